@@ -1,0 +1,3 @@
+"""Live scoring for LangChain and LangGraph agents (being written)."""
+
+__all__: tuple[str, ...] = ()

@@ -1,0 +1,26 @@
+"""The run trace scorers read: :class:`Run`, its steps, and helpers that extract evidence."""
+
+from livescore.runs._model import Run, RunLike, Step, StepKind, ToolCall, coerce_run
+from livescore.runs._readers import (
+    ToolResult,
+    extract_retrieved_documents,
+    extract_tool_results,
+    get_assistant_message,
+    get_user_message,
+    message_text,
+)
+
+__all__ = (
+    "Run",
+    "RunLike",
+    "Step",
+    "StepKind",
+    "ToolCall",
+    "ToolResult",
+    "coerce_run",
+    "extract_retrieved_documents",
+    "extract_tool_results",
+    "get_assistant_message",
+    "get_user_message",
+    "message_text",
+)

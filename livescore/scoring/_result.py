@@ -1,0 +1,148 @@
+"""What a score is: :class:`ScoreResult`, and the errors of the scorer pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from livescore.judges._protocol import JudgeUsage
+
+__all__ = ("NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
+
+ScoreStatus = Literal["scored", "skipped", "failed"]
+"""How a scoring attempt ended (a dropped run never reaches a scorer and has no result)."""
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """The outcome of one scorer on one run.
+
+    Step results are plain dicts (or whatever a custom step returned), with the seed's keys
+    in snake_case (``claims``, ``verdicts``, ``reference_keywords``…).
+
+    Attributes:
+        run_id: The scored run's id.
+        scorer_id: The scorer's id (``"hallucination"``, ``"keyword-coverage"``…).
+        status: ``"scored"``, ``"skipped"`` (not scorable; see ``reason``) or ``"failed"``.
+        score: The score; ``None`` unless ``status == "scored"``.
+        label: A low-cardinality reading of the score (``"low"``, ``"high"``…), when the
+            scorer defines one.
+        reason: Why the score is what it is; for a skip, why the run was not scorable.
+        preprocess_step_result: What the preprocess step returned.
+        preprocess_prompt: The prompt the preprocess step sent to the judge.
+        analyze_step_result: What the analyze step returned.
+        analyze_prompt: The prompt the analyze step sent to the judge.
+        generate_reason_prompt: The prompt the reason step sent to the judge.
+        usage: Judge cost of the whole score.
+        step_usage: Judge cost per step name.
+        error: The failure message when ``status == "failed"``.
+        error_type: A short failure class (``"timeout"``, ``"invalid_response"``…).
+        failed_step: The step that failed.
+        duration_s: Wall time of the whole score, in seconds.
+        judge_model: The judge model's name, when a judge was used.
+        flags: Facts about the input worth recording (``{"output_truncated": True}``).
+    """
+
+    run_id: str
+    scorer_id: str
+    status: ScoreStatus = "scored"
+    score: float | None = None
+    label: str | None = None
+    reason: str | None = None
+    preprocess_step_result: Any = None
+    preprocess_prompt: str | None = None
+    analyze_step_result: Any = None
+    analyze_prompt: str | None = None
+    generate_reason_prompt: str | None = None
+    usage: JudgeUsage = field(default_factory=JudgeUsage)
+    step_usage: dict[str, JudgeUsage] = field(default_factory=dict)
+    error: str | None = None
+    error_type: str | None = None
+    failed_step: str | None = None
+    duration_s: float = 0.0
+    judge_model: str | None = None
+    flags: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether a score was produced."""
+        return self.status == "scored"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of the result (sets become sorted lists)."""
+        return {
+            "run_id": self.run_id,
+            "scorer_id": self.scorer_id,
+            "status": self.status,
+            "score": self.score,
+            "label": self.label,
+            "reason": self.reason,
+            "preprocess_step_result": _plain(self.preprocess_step_result),
+            "preprocess_prompt": self.preprocess_prompt,
+            "analyze_step_result": _plain(self.analyze_step_result),
+            "analyze_prompt": self.analyze_prompt,
+            "generate_reason_prompt": self.generate_reason_prompt,
+            "usage": _usage_dict(self.usage),
+            "step_usage": {k: _usage_dict(v) for k, v in self.step_usage.items()},
+            "error": self.error,
+            "error_type": self.error_type,
+            "failed_step": self.failed_step,
+            "duration_s": self.duration_s,
+            "judge_model": self.judge_model,
+            "flags": _plain(self.flags),
+        }
+
+
+def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
+    return {
+        "calls": usage.calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "latency_s": usage.latency_s,
+        "cached": usage.cached,
+    }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return _plain(value.model_dump())
+    return value
+
+
+class NotScorable(Exception):
+    """Raise from any step (or ``get_context``) to declare a run not scorable.
+
+    The result then has ``status == "skipped"``, the message as ``reason``, and no score.
+
+    Example:
+        >>> def preprocess(ctx):
+        ...     if not ctx.context:
+        ...         raise NotScorable("no context to judge against")
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ScorerRunError(Exception):
+    """A scorer step failed.
+
+    Attributes:
+        step: The failed step's name (``"get_context"``, ``"preprocess"``, ``"analyze"``,
+            ``"generate_score"``, ``"generate_reason"``, ``"input"``).
+        result: The partial result, with ``status == "failed"`` and every step that finished.
+        error_type: A short failure class, taken from the cause when it is a judge error.
+    """
+
+    def __init__(self, step: str, result: ScoreResult, cause: BaseException) -> None:
+        super().__init__(f"scorer {result.scorer_id!r} failed in step {step!r}: {cause}")
+        self.step = step
+        self.result = result
+        self.error_type = result.error_type or type(cause).__name__

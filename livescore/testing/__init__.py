@@ -1,0 +1,5 @@
+"""Public test doubles for testing scorers: a scripted judge and an OpenAI-compatible server."""
+
+from livescore.testing._scripted import ScriptedJudge
+
+__all__ = ("ScriptedJudge",)
