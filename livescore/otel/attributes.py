@@ -1,0 +1,69 @@
+"""Every OpenTelemetry name livescore emits, in one place.
+
+The GenAI semantic conventions are still in development and their Python constants in
+``opentelemetry-semantic-conventions`` are deprecated, so livescore keeps plain strings.
+Search your tracing backend for these names (for example ``gen_ai.evaluation.name``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- GenAI semantic conventions: evaluation ---------------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+OPERATION_EVALUATION: Final = "evaluation"
+GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+ERROR_TYPE: Final = "error.type"
+
+# -- GenAI semantic conventions: agents, tools, models ----------------------------------
+OPERATION_INVOKE_AGENT: Final = "invoke_agent"
+OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+OPERATION_CHAT: Final = "chat"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+
+# -- OpenInference (Arize Phoenix) evaluation conventions --------------------------------
+OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
+OPENINFERENCE_KIND_EVALUATOR: Final = "EVALUATOR"
+OPENINFERENCE_EVAL_NAME: Final = "evaluations.0.evaluation.name"
+OPENINFERENCE_EVAL_SCORE: Final = "evaluations.0.evaluation.score"
+OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
+OPENINFERENCE_EVAL_EXPLANATION: Final = "evaluations.0.evaluation.explanation"
+
+# -- livescore extras ---------------------------------------------------------------------
+LIVESCORE_SCORER_ID: Final = "livescore.scorer.id"
+LIVESCORE_SCORER_VERSION: Final = "livescore.scorer.version"
+LIVESCORE_STATUS: Final = "livescore.status"
+LIVESCORE_SAMPLE_RATE: Final = "livescore.sample_rate"
+LIVESCORE_RUN_ID: Final = "livescore.run.id"
+LIVESCORE_JUDGE_MODEL: Final = "livescore.judge.model"
+LIVESCORE_JUDGE_CALLS: Final = "livescore.judge.calls"
+LIVESCORE_JUDGE_INPUT_TOKENS: Final = "livescore.judge.input_tokens"
+LIVESCORE_JUDGE_OUTPUT_TOKENS: Final = "livescore.judge.output_tokens"
+LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
+LIVESCORE_DURATION: Final = "livescore.duration_s"
+LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
+LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
+LIVESCORE_CLAIMS_TOTAL: Final = "livescore.claims.total"
+LIVESCORE_CLAIMS_HALLUCINATED: Final = "livescore.claims.hallucinated"
+LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
+LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
+
+# -- metrics --------------------------------------------------------------------------------
+METRIC_SCORE: Final = "livescore.score"
+METRIC_RUNS: Final = "livescore.runs"  # counter, attribute livescore.status=sampled|scored|…
+METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
+METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
+METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
+
+INSTRUMENTATION_SCOPE: Final = "livescore"
