@@ -56,6 +56,8 @@ class StepContext:
         analyze_step_result: Set once analyze has run.
         score: Set once generate_score has run.
         flags: Facts recorded on the result (truncation, …); steps may add to it.
+        state: Scratch space the steps of one score share (a prompt step's ``parse`` may
+            keep part of an answer here for a later step); not recorded in the result.
     """
 
     run: Run
@@ -67,6 +69,7 @@ class StepContext:
     analyze_step_result: Any = None
     score: float | None = None
     flags: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 StepFunction: TypeAlias = Callable[[StepContext], Any]
@@ -89,6 +92,13 @@ class PromptStep(Generic[M]):
         system: The system prompt (the judge's standing instructions).
         validate: Optional extra check of a well-formed answer; raise ``ValueError`` to ask
             the judge once more with the problem spelled out.
+        skip_if: Optional predicate; when it returns true the judge is not called (no
+            prompt, no cost) and the step result is ``skip_result(ctx)`` instead. For
+            answers known without a model: nothing to extract from an empty output.
+        skip_result: The step result when ``skip_if`` holds (sync or async); ``None`` when
+            not given.
+        parse: Optional ``(answer, ctx) -> step result``, replacing the default
+            ``model_dump()`` (or the text itself); lets one answer feed several steps.
 
     Example:
         >>> from pydantic import BaseModel
@@ -98,6 +108,8 @@ class PromptStep(Generic[M]):
         ...     description="Extract claims",
         ...     output_schema=Claims,
         ...     create_prompt=lambda ctx: f"List the claims in: {ctx.output_text}",
+        ...     skip_if=lambda ctx: not ctx.output_text.strip(),
+        ...     skip_result=lambda ctx: {"claims": []},
         ... )
     """
 
@@ -106,6 +118,9 @@ class PromptStep(Generic[M]):
     create_prompt: Callable[[StepContext], str]
     system: str = "You are a careful evaluator. Answer exactly in the requested format."
     validate: Callable[[M, StepContext], None] | None = None
+    skip_if: Callable[[StepContext], bool] | None = None
+    skip_result: StepFunction | None = None
+    parse: Callable[[M, StepContext], Any] | None = None
 
 
 Step_: TypeAlias = StepFunction | PromptStep[Any]
@@ -280,7 +295,11 @@ class Scorer:
         step = self._steps[name]
         if step is None:
             return
-        if isinstance(step, PromptStep):
+        prompt: str | None
+        if isinstance(step, PromptStep) and step.skip_if is not None and step.skip_if(ctx):
+            skip_result = step.skip_result
+            value, prompt = (await _call(skip_result, ctx) if skip_result else None), None
+        elif isinstance(step, PromptStep):
             value, prompt = await self._ask_judge(name, step, ctx, result)
         else:
             value, prompt = await _call(step, ctx), None
@@ -318,17 +337,19 @@ class Scorer:
                     schema=step.output_schema,
                     validate=validate,
                 )
-                reply_usage = reply.usage
-                value = reply.value
-                if name == "generate_score":
-                    value = getattr(value, "score", value)
-                elif isinstance(value, BaseModel):
-                    value = value.model_dump()
+                reply_usage, value = reply.usage, reply.value
         except JudgeError as exc:
             usage.add(exc.usage)
             raise
         usage.add(reply_usage)
         result.usage.add(reply_usage)
+        # The answer was paid for: count it before parse, which may still fail.
+        if step.parse is not None:
+            value = step.parse(value, ctx)
+        elif name == "generate_score":
+            value = getattr(value, "score", value)
+        elif isinstance(value, BaseModel):
+            value = value.model_dump()
         return value, prompt
 
 
