@@ -1,0 +1,498 @@
+"""An in-process OpenAI-compatible HTTP server on 127.0.0.1, for testing judges and scorers.
+
+It speaks just enough of ``POST /v1/chat/completions`` for the real ``openai`` client to talk
+to it, and answers from a script: structured replies, free text, delays, HTTP errors with
+headers (429 with ``retry-after``), hangs past the client's timeout, dropped connections and
+broken response bodies. It runs a stdlib ``ThreadingHTTPServer`` in a background thread, so
+it serves many concurrent requests and works from sync and async tests alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from livescore.judges._openai import OpenAIJudge
+
+__all__ = ("OpenAITestServer", "Reply", "ReplyLike")
+
+ReplyKind = Literal["json", "text", "error", "delay", "hang", "drop", "broken_body"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One scripted answer of :class:`OpenAITestServer`. Build it with the class methods.
+
+    A plain ``dict`` or ``str`` in a script is shorthand for :meth:`json` or :meth:`text`.
+
+    Example:
+        >>> Reply.json({"claims": []}).kind
+        'json'
+        >>> Reply.rate_limited(retry_after=0.01).status
+        429
+    """
+
+    kind: ReplyKind
+    content: str = ""
+    status: int = 200
+    body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    then: Reply | None = None
+    finish_reason: str = "stop"
+    usage: tuple[int, int] | None = None
+
+    @classmethod
+    def json(cls, data: Any, *, usage: tuple[int, int] | None = None) -> Reply:
+        """Answer with ``data`` serialised as JSON in the assistant message's content.
+
+        ``usage`` is ``(prompt_tokens, completion_tokens)``; by default both are estimated
+        from the text (about four characters a token).
+        """
+        return cls("json", content=json.dumps(data), usage=usage)
+
+    @classmethod
+    def text(
+        cls, text: str, *, finish_reason: str = "stop", usage: tuple[int, int] | None = None
+    ) -> Reply:
+        """Answer with ``text`` as the assistant message's content, verbatim.
+
+        Use it for free-text answers and for content that is not valid JSON
+        (``Reply.text('{"claims": [')``); ``finish_reason="length"`` imitates a reply cut
+        at ``max_tokens``.
+        """
+        return cls("text", content=text, finish_reason=finish_reason, usage=usage)
+
+    @classmethod
+    def empty(cls) -> Reply:
+        """Answer 200 with an empty assistant message."""
+        return cls("text", content="")
+
+    @classmethod
+    def error(
+        cls, status: int, body: Any = None, *, headers: Mapping[str, str] | None = None
+    ) -> Reply:
+        """Answer with HTTP ``status``; ``body`` (a dict, a string or ``None``) becomes an
+        OpenAI-style ``{"error": {...}}`` body when it is not a dict already."""
+        return cls("error", status=status, body=body, headers=dict(headers or {}))
+
+    @classmethod
+    def rate_limited(cls, *, retry_after: float | None = None) -> Reply:
+        """Answer 429, with ``retry-after-ms`` and ``retry-after`` headers when given."""
+        headers: dict[str, str] = {}
+        if retry_after is not None:
+            headers["retry-after-ms"] = str(int(retry_after * 1000))
+            headers["retry-after"] = str(retry_after)
+        return cls.error(429, "Rate limit reached (scripted)", headers=headers)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Reply:
+        """Answer with a 5xx status."""
+        return cls.error(status, "The server had an error (scripted)")
+
+    @classmethod
+    def delay(cls, seconds: float, then: ReplyLike) -> Reply:
+        """Wait ``seconds``, then answer with ``then``."""
+        return cls("delay", seconds=seconds, then=_as_reply(then))
+
+    @classmethod
+    def hang(cls, seconds: float = 3600.0) -> Reply:
+        """Never answer (until ``seconds`` pass or the server closes), then drop the
+        connection: the client's timeout fires first."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def drop(cls) -> Reply:
+        """Close the connection without sending any response."""
+        return cls("drop")
+
+    @classmethod
+    def broken_body(cls, text: str = '{"id": "chatcmpl-broken", "choices": [') -> Reply:
+        """Answer 200 with a response body that is not valid JSON (a truncating proxy)."""
+        return cls("broken_body", content=text)
+
+
+ReplyLike = Reply | Mapping[str, Any] | str
+"""A :class:`Reply`, or a mapping (JSON content) or a string (text content) for short."""
+
+
+def _as_reply(value: ReplyLike) -> Reply:
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, str):
+        return Reply.text(value)
+    if isinstance(value, Mapping):
+        return Reply.json(dict(value))
+    raise TypeError(f"a scripted reply must be a Reply, a dict or a str, not {type(value)!r}")
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class OpenAITestServer:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1, answering from a script.
+
+    Replies come first from the queue (``replies=`` and :meth:`enqueue`), then from
+    ``responder`` (a function of the request body), and when both are exhausted the server
+    answers HTTP 500 with a body that says the script ran out, so a test fails loudly.
+
+    Args:
+        replies: Replies to serve in order.
+        responder: Called with each request's JSON body when the queue is empty; returns
+            a reply.
+        latency: Seconds to wait before every answer (for benchmarks).
+        reject_json_schema: Answer ``response_format={"type": "json_schema"}`` requests with
+            ``reject_status`` (as llama-cpp-python's server does), without using the script.
+        reject_status: The status for rejected ``json_schema`` requests.
+
+    Attributes:
+        requests: The JSON body of every request received, in order (rejected ones too).
+        headers: The headers of every request received, in the same order.
+        max_concurrent: The most requests that were in flight at the same time.
+
+    Example:
+        >>> with OpenAITestServer([{"claims": []}]) as server:
+        ...     server.base_url.startswith("http://127.0.0.1:")
+        True
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[ReplyLike] = (),
+        *,
+        responder: Callable[[dict[str, Any]], ReplyLike] | None = None,
+        latency: float = 0.0,
+        reject_json_schema: bool = False,
+        reject_status: int = 400,
+    ) -> None:
+        self._queue: deque[Reply] = deque(_as_reply(r) for r in replies)
+        self.responder = responder
+        self.latency = latency
+        self.reject_json_schema = reject_json_schema
+        self.reject_status = reject_status
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.max_concurrent = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> OpenAITestServer:
+        """Bind a free port on 127.0.0.1 and serve in a background thread."""
+        if self._httpd is not None:
+            return self
+        self._closing.clear()
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="livescore-openai-test-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, end hanging replies and close every open connection."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._closing.set()
+        httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            # Idle keep-alive connections block their handler thread in a read: wake it.
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> OpenAITestServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> OpenAITestServer:
+        return self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        import anyio.to_thread
+
+        # shutdown() waits for the serving loop to notice: keep the event loop free meanwhile.
+        await anyio.to_thread.run_sync(self.close)
+
+    # -- scripting -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client, ending in ``/v1``."""
+        if self._httpd is None:
+            raise RuntimeError("OpenAITestServer is not running: use it in a `with` block")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def enqueue(self, *replies: ReplyLike) -> None:
+        """Add replies to the end of the script."""
+        converted = [_as_reply(r) for r in replies]
+        with self._lock:
+            self._queue.extend(converted)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are still queued."""
+        with self._lock:
+            return len(self._queue)
+
+    def judge(self, model: str = "test-model", **kwargs: Any) -> OpenAIJudge:
+        """An :class:`~livescore.judges.OpenAIJudge` pointed at this server.
+
+        Keyword arguments go to ``OpenAIJudge``; the API key defaults to ``"test-key"``.
+        """
+        from livescore.judges._openai import OpenAIJudge
+
+        kwargs.setdefault("api_key", "test-key")
+        return OpenAIJudge(model, base_url=self.base_url, **kwargs)
+
+    # -- serving (runs on handler threads) --------------------------------------------------
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        if self.reject_json_schema:
+            response_format = body.get("response_format")
+            if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+                return Reply.error(
+                    self.reject_status,
+                    "response_format type 'json_schema' is not supported by this server; "
+                    "use {'type': 'json_object', 'schema': ...}",
+                )
+        with self._lock:
+            scripted = self._queue.popleft() if self._queue else None
+        if scripted is not None:
+            return scripted
+        if self.responder is not None:
+            return _as_reply(self.responder(body))
+        return Reply.error(
+            500,
+            f"OpenAITestServer: the script ran out of replies at request {len(self.requests)} "
+            "(enqueue more replies or set a responder)",
+        )
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep unless the server closes first; True when it closed."""
+        return self._closing.wait(seconds) if seconds > 0 else self._closing.is_set()
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_concurrent = max(self.max_concurrent, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        owner: OpenAITestServer,
+    ) -> None:
+        self.owner = owner
+        super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out or give up close their sockets mid-reply: that is the point
+        # of several scripted faults, not a server error worth a traceback.
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+    server_version = "livescore-OpenAITestServer/1"
+
+    def setup(self) -> None:
+        super().setup()
+        owner = self.server.owner
+        with owner._lock:
+            owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        owner = self.server.owner
+        with owner._lock:
+            owner._connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "test-model"}]})
+        else:
+            self._send_json(404, _error_body(f"no route for GET {self.path}", "not_found"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, _error_body(f"no route for POST {self.path}", "not_found"))
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            self._send_json(400, _error_body("request body is not valid JSON", "invalid_request"))
+            return
+        if not isinstance(body, dict) or "messages" not in body or "model" not in body:
+            self._send_json(
+                400,
+                _error_body("a chat completion needs 'model' and 'messages'", "invalid_request"),
+            )
+            return
+        owner = self.server.owner
+        with owner._lock:
+            owner.requests.append(body)
+            owner.headers.append({k.lower(): v for k, v in self.headers.items()})
+        owner._enter()
+        try:
+            if owner._sleep(owner.latency):
+                self._drop()
+                return
+            self._answer(owner._next_reply(body), body)
+        finally:
+            owner._leave()
+
+    def _answer(self, reply: Reply, request: dict[str, Any]) -> None:
+        owner = self.server.owner
+        if reply.kind == "delay":
+            if owner._sleep(reply.seconds):
+                self._drop()
+                return
+            assert reply.then is not None
+            self._answer(reply.then, request)
+        elif reply.kind == "hang":
+            owner._sleep(reply.seconds)
+            self._drop()
+        elif reply.kind == "drop":
+            self._drop()
+        elif reply.kind == "error":
+            body = reply.body
+            if not isinstance(body, dict):
+                body = _error_body(
+                    str(body) if body is not None else f"HTTP {reply.status} (scripted)",
+                    _ERROR_TYPES.get(reply.status, "server_error"),
+                )
+            self._send_json(reply.status, body, reply.headers)
+        elif reply.kind == "broken_body":
+            self._send_bytes(200, reply.content.encode(), "application/json")
+        else:
+            self._send_json(200, _completion(request, reply))
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(body).encode(), "application/json", headers)
+
+    def _send_bytes(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True  # the client gave up (timeout): nothing to tell it
+
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "permission_error",
+    404: "not_found_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def _error_body(message: str, error_type: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if reply.usage is not None:
+        prompt_tokens, completion_tokens = reply.usage
+    else:
+        prompt_text = json.dumps(request.get("messages", []))
+        prompt_tokens = _estimate_tokens(prompt_text)
+        completion_tokens = _estimate_tokens(reply.content) if reply.content else 0
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(request.get("model", "test-model")),
+        "system_fingerprint": "livescore-test",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
