@@ -1,6 +1,17 @@
-"""Judges: the models that answer prompt steps. ``"openai/<model>"`` strings resolve here."""
+"""Judges: the models that answer prompt steps. ``"openai/<model>"`` strings resolve here.
 
-from livescore.judges._openai import OpenAIJudge, resolve_judge
+Example:
+    >>> from livescore.judges import resolve_judge
+    >>> resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1").model
+    'llama3.2'
+"""
+
+from livescore.judges._openai import (
+    OpenAIJudge,
+    StructuredOutputMode,
+    forget_server,
+    resolve_judge,
+)
 from livescore.judges._protocol import (
     Judge,
     JudgeConfigError,
@@ -18,5 +29,7 @@ __all__ = (
     "JudgeResponseError",
     "JudgeUsage",
     "OpenAIJudge",
+    "StructuredOutputMode",
+    "forget_server",
     "resolve_judge",
 )

@@ -44,7 +44,7 @@ from livescore.judges._protocol import (
     ModelT,
 )
 
-__all__ = ("OpenAIJudge", "StructuredOutputMode", "resolve_judge")
+__all__ = ("OpenAIJudge", "StructuredOutputMode", "forget_server", "resolve_judge")
 
 StructuredOutputMode = Literal["json_schema", "json_object", "prompt"]
 """How a structured answer is requested, from the strongest guarantee to the weakest."""
@@ -62,6 +62,20 @@ _MAX_ERROR_EXCERPT = 300
 _MAX_CORRECTION_EXCERPT = 1500
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{2})[A-Za-z0-9_\-*]+")
 _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|schema|structured", re.IGNORECASE)
+
+
+# Indirection so tests can record the backoff waits instead of sleeping through them.
+_sleep = anyio.sleep
+
+
+def forget_server(base_url: str) -> None:
+    """Forget which structured-output rung the server at ``base_url`` accepted.
+
+    :class:`~livescore.testing.OpenAITestServer` calls it on start, since a new server may
+    reuse an old one's port; call it yourself after swapping the model behind a URL.
+    """
+    with _SERVER_MODES_LOCK:
+        _SERVER_MODES.pop(base_url.rstrip("/"), None)
 
 
 def _loop_key() -> object:
@@ -478,7 +492,7 @@ class OpenAIJudge:
             if attempt < self.max_retries:
                 wait = self._backoff(attempt, retry_after)
                 started = time.perf_counter()
-                await anyio.sleep(wait)
+                await _sleep(wait)
                 usage.latency_s += time.perf_counter() - started
         assert last is not None
         if self.max_retries:

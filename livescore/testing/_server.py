@@ -207,6 +207,10 @@ class OpenAITestServer:
             daemon=True,
         )
         self._thread.start()
+        # A new server may reuse an old one's port: what the old one accepted is no guide.
+        from livescore.judges._openai import forget_server
+
+        forget_server(self.base_url)
         return self
 
     def close(self) -> None:
