@@ -58,6 +58,9 @@ LIVESCORE_CLAIMS_TOTAL: Final = "livescore.claims.total"
 LIVESCORE_CLAIMS_HALLUCINATED: Final = "livescore.claims.hallucinated"
 LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
+LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
+LIVESCORE_DISPATCHER: Final = "livescore.dispatcher"  # the dispatcher's name (queue gauge)
+GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
 
 # -- metrics --------------------------------------------------------------------------------
 METRIC_SCORE: Final = "livescore.score"

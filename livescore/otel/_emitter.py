@@ -1,0 +1,407 @@
+"""Scores as OpenTelemetry data: one evaluation span per score, plus metrics.
+
+Only ``opentelemetry-api`` is used: the application owns the SDK, its providers and its
+exporters (OpenTelemetry's rule for libraries). Without an SDK every call is a no-op.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from opentelemetry import metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+)
+
+from livescore.otel import attributes as A
+from livescore.runs._model import Run
+from livescore.scoring._result import ScoreResult
+
+__all__ = ("ContentCapture", "Emitter", "OTelEmitter", "run_span_context")
+
+ContentCapture = Literal["full", "truncated", "none"]
+"""What user-derived text (explanations, error messages, skip reasons) scores carry."""
+
+_VERSION = "0.1.0"
+# Scores are usually in [0, 1]; the SDK's default buckets (0, 5, 10, ...) would put every
+# score in one bucket.
+_SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+QueueDepthSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
+"""A function that reports ``(depth, attributes)`` pairs for the queue-depth gauge."""
+
+
+@runtime_checkable
+class Emitter(Protocol):
+    """Where live scores and counts go. :class:`OTelEmitter` is the default.
+
+    A dispatcher calls ``record_sampled`` and ``record_dropped`` on the submitting thread
+    (keep them cheap) and ``emit`` on its worker thread. An emitter may also define
+    ``flush(timeout)`` (called by :meth:`LiveDispatcher.shutdown`) and
+    ``observe_queue_depth(source)``.
+    """
+
+    def emit(
+        self,
+        run: Run,
+        result: ScoreResult,
+        *,
+        sample_rate: float | None,
+        source: str = "live",
+        scorer_version: str | None = None,
+        start_time_ns: int | None = None,
+    ) -> None:
+        """Publish one finished score (scored, failed or skipped)."""
+        ...
+
+    def record_sampled(self, scorer_id: str, count: int = 1) -> None:
+        """Count (run, scorer) pairs that sampling picked."""
+        ...
+
+    def record_dropped(self, scorer_id: str, reason: str, count: int = 1) -> None:
+        """Count (run, scorer) pairs that will never be scored, and why."""
+        ...
+
+
+def run_span_context(run: Run) -> SpanContext | None:
+    """The span context of the span that represents ``run`` (``None`` when it has none).
+
+    The context is marked local (``is_remote=False``): in-process, the run's span was
+    created by this same process. A worker in another process should mark it remote.
+
+    Example:
+        >>> from livescore import Run
+        >>> ctx = run_span_context(Run(trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+        ...                            span_id="00f067aa0ba902b7"))
+        >>> ctx is not None and ctx.is_valid
+        True
+    """
+    if not run.trace_id or not run.span_id:
+        return None
+    try:
+        trace_id = int(run.trace_id, 16)
+        span_id = int(run.span_id, 16)
+    except (TypeError, ValueError):
+        return None
+    ctx = SpanContext(
+        trace_id=trace_id,
+        span_id=span_id,
+        is_remote=False,
+        trace_flags=TraceFlags(int(run.trace_flags) & 0xFF),
+    )
+    return ctx if ctx.is_valid else None
+
+
+class OTelEmitter:
+    """Publish scores as OpenTelemetry spans and metrics (``opentelemetry-api`` only).
+
+    Each score becomes an ``evaluation {scorer id}`` span, a child of the run's span (built
+    from ``run.trace_id`` / ``run.span_id``) with one link to it, carrying the GenAI
+    ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras, the OpenInference
+    ``evaluations.0.evaluation.*`` attributes and a ``gen_ai.evaluation.result`` event. A run
+    without a trace id gets a root span in a new trace, findable by ``livescore.run.id``.
+
+    Metrics (meter ``livescore``): ``livescore.score`` (histogram), ``livescore.runs``
+    (counter by ``livescore.status``), ``livescore.judge.latency`` (histogram, seconds),
+    ``livescore.judge.tokens`` (counter by ``gen_ai.token.type``) and
+    ``livescore.queue.depth`` (gauge).
+
+    Args:
+        tracer_provider: Where spans go; the global provider by default (resolved lazily,
+            so an SDK set up after this emitter still receives the spans).
+        meter_provider: Where metrics go; the global provider by default.
+        capture_content: ``"full"`` keeps explanations, error messages and skip reasons;
+            ``"truncated"`` cuts them to ``max_content_chars``; ``"none"`` leaves them out
+            (they can quote user data). Scores, labels and counts are always kept.
+        max_content_chars: The cut for ``"truncated"``.
+
+    Example:
+        >>> from livescore import Run, ScoreResult
+        >>> emitter = OTelEmitter(capture_content="truncated", max_content_chars=200)
+        >>> emitter.emit(Run(run_id="r1"), ScoreResult(run_id="r1", scorer_id="demo",
+        ...              score=1.0), sample_rate=1.0)
+    """
+
+    def __init__(
+        self,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+        capture_content: ContentCapture = "full",
+        max_content_chars: int = 1000,
+    ) -> None:
+        if capture_content not in ("full", "truncated", "none"):
+            raise ValueError(
+                f"capture_content must be 'full', 'truncated' or 'none', not {capture_content!r}"
+            )
+        if isinstance(max_content_chars, bool) or not isinstance(max_content_chars, int):
+            raise TypeError("max_content_chars must be an int")
+        if max_content_chars < 1:
+            raise ValueError(f"max_content_chars must be at least 1, not {max_content_chars}")
+        self.capture_content: ContentCapture = capture_content
+        self.max_content_chars = max_content_chars
+        self._tracer = trace.get_tracer(
+            A.INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
+        )
+        meter = metrics.get_meter(A.INSTRUMENTATION_SCOPE, _VERSION, meter_provider=meter_provider)
+        self._meter = meter
+        self._score = meter.create_histogram(
+            A.METRIC_SCORE,
+            unit="1",
+            description="Score values of live scores, per scorer",
+            explicit_bucket_boundaries_advisory=_SCORE_BUCKETS,
+        )
+        self._runs = meter.create_counter(
+            A.METRIC_RUNS,
+            unit="{run}",
+            description="(run, scorer) pairs by outcome: sampled, scored, failed, skipped, dropped",
+        )
+        self._judge_latency = meter.create_histogram(
+            A.METRIC_JUDGE_LATENCY,
+            unit="s",
+            description="Time one score spent waiting on its judge calls",
+            explicit_bucket_boundaries_advisory=_LATENCY_BUCKETS,
+        )
+        self._judge_tokens = meter.create_counter(
+            A.METRIC_JUDGE_TOKENS,
+            unit="{token}",
+            description="Tokens the judge consumed, by gen_ai.token.type",
+        )
+        self._queue_sources: list[weakref.ref[Any] | Callable[[], Any]] = []
+        self._queue_lock = threading.Lock()
+        self._queue_gauge: Any = None
+
+    # -- counts (hot path: called on the agent's thread) -----------------------------------
+
+    def record_sampled(self, scorer_id: str, count: int = 1) -> None:
+        """Count ``count`` (run, scorer) pairs that sampling picked."""
+        self._runs.add(count, {A.LIVESCORE_SCORER_ID: scorer_id, A.LIVESCORE_STATUS: "sampled"})
+
+    def record_dropped(self, scorer_id: str, reason: str, count: int = 1) -> None:
+        """Count ``count`` pairs that will never be scored, with the reason."""
+        self._runs.add(
+            count,
+            {
+                A.LIVESCORE_SCORER_ID: scorer_id,
+                A.LIVESCORE_STATUS: "dropped",
+                A.LIVESCORE_REASON: reason,
+            },
+        )
+
+    # -- queue depth gauge ----------------------------------------------------------------
+
+    def observe_queue_depth(self, source: QueueDepthSource) -> None:
+        """Report a queue's depth on the ``livescore.queue.depth`` gauge.
+
+        ``source`` returns ``(depth, attributes)`` pairs; a bound method is held weakly, so
+        registering a dispatcher does not keep it alive.
+        """
+        ref: weakref.ref[Any] | Callable[[], Any]
+        try:
+            ref = weakref.WeakMethod(source)  # type: ignore[arg-type]
+        except TypeError:
+            ref = _strong(source)
+        with self._queue_lock:
+            self._queue_sources.append(ref)
+            if self._queue_gauge is None:
+                self._queue_gauge = self._meter.create_observable_gauge(
+                    A.METRIC_QUEUE_DEPTH,
+                    callbacks=[self._observe_queues],
+                    unit="{run}",
+                    description="Runs waiting in a live dispatcher's queue",
+                )
+
+    def _observe_queues(self, options: metrics.CallbackOptions) -> Iterator[metrics.Observation]:
+        with self._queue_lock:
+            sources = [ref() for ref in self._queue_sources]
+            self._queue_sources = [
+                ref for ref, fn in zip(self._queue_sources, sources, strict=True) if fn is not None
+            ]
+        for fn in sources:
+            if fn is None:
+                continue
+            for depth, attrs in fn():
+                yield metrics.Observation(depth, attrs)
+
+    # -- scores ----------------------------------------------------------------------------
+
+    def emit(
+        self,
+        run: Run,
+        result: ScoreResult,
+        *,
+        sample_rate: float | None,
+        source: str = "live",
+        scorer_version: str | None = None,
+        start_time_ns: int | None = None,
+    ) -> None:
+        """Publish one score as an evaluation span, a span event and metrics.
+
+        Args:
+            run: The scored run; its trace and span ids place the span.
+            result: The score (any status).
+            sample_rate: The rate that sampled the run (``None`` for a predicate), so
+                dashboards can re-weight.
+            source: ``"live"`` or ``"eval"``.
+            scorer_version: Recorded as ``livescore.scorer.version``.
+            start_time_ns: When scoring started (epoch ns); ``now - result.duration_s`` by
+                default. The span ends now.
+        """
+        end_ns = time.time_ns()
+        if start_time_ns is None:
+            start_time_ns = end_ns - int(max(result.duration_s, 0.0) * 1e9)
+        self._emit_span(run, result, sample_rate, source, scorer_version, start_time_ns, end_ns)
+        self._emit_metrics(result)
+
+    def _emit_span(
+        self,
+        run: Run,
+        result: ScoreResult,
+        sample_rate: float | None,
+        source: str,
+        scorer_version: str | None,
+        start_ns: int,
+        end_ns: int,
+    ) -> None:
+        parent = run_span_context(run)
+        if parent is not None:
+            context = trace.set_span_in_context(NonRecordingSpan(parent))
+            links = [Link(parent)]
+        else:
+            # No run span to hang the score on: a root span in a new trace, found by run id.
+            context = Context()
+            links = []
+        attrs = self._span_attributes(run, result, sample_rate, source, scorer_version)
+        span = self._tracer.start_span(
+            f"{A.OPERATION_EVALUATION} {result.scorer_id}",
+            context=context,
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+            links=links,
+            start_time=start_ns,
+        )
+        event: dict[str, Any] = {A.GEN_AI_EVALUATION_NAME: result.scorer_id}
+        for key in (
+            A.GEN_AI_EVALUATION_SCORE_VALUE,
+            A.GEN_AI_EVALUATION_SCORE_LABEL,
+            A.GEN_AI_EVALUATION_EXPLANATION,
+            A.ERROR_TYPE,
+        ):
+            if key in attrs:
+                event[key] = attrs[key]
+        span.add_event(A.GEN_AI_EVALUATION_RESULT_EVENT, event, timestamp=end_ns)
+        if result.status == "failed":
+            error_type = result.error_type or "error"
+            message = self._content(result.error)
+            span.set_status(
+                Status(StatusCode.ERROR, f"{error_type}: {message}" if message else error_type)
+            )
+        span.end(end_time=end_ns)
+
+    def _span_attributes(
+        self,
+        run: Run,
+        result: ScoreResult,
+        sample_rate: float | None,
+        source: str,
+        scorer_version: str | None,
+    ) -> dict[str, Any]:
+        attrs: dict[str, Any] = {
+            A.GEN_AI_OPERATION_NAME: A.OPERATION_EVALUATION,
+            A.GEN_AI_EVALUATION_NAME: result.scorer_id,
+            A.OPENINFERENCE_SPAN_KIND: A.OPENINFERENCE_KIND_EVALUATOR,
+            A.OPENINFERENCE_EVAL_NAME: result.scorer_id,
+            A.LIVESCORE_SCORER_ID: result.scorer_id,
+            A.LIVESCORE_STATUS: result.status,
+            A.LIVESCORE_RUN_ID: run.run_id,
+            A.LIVESCORE_SOURCE: source,
+            A.LIVESCORE_DURATION: float(result.duration_s),
+        }
+        if scorer_version is not None:
+            attrs[A.LIVESCORE_SCORER_VERSION] = scorer_version
+        if sample_rate is not None:
+            attrs[A.LIVESCORE_SAMPLE_RATE] = float(sample_rate)
+        if result.score is not None:
+            attrs[A.GEN_AI_EVALUATION_SCORE_VALUE] = float(result.score)
+            attrs[A.OPENINFERENCE_EVAL_SCORE] = float(result.score)
+        if result.label is not None:
+            attrs[A.GEN_AI_EVALUATION_SCORE_LABEL] = result.label
+            attrs[A.OPENINFERENCE_EVAL_LABEL] = result.label
+        if result.status == "scored":
+            explanation = self._content(result.reason)
+            if explanation:
+                attrs[A.GEN_AI_EVALUATION_EXPLANATION] = explanation
+                attrs[A.OPENINFERENCE_EVAL_EXPLANATION] = explanation
+        elif result.status == "skipped":
+            skip = self._content(result.reason)
+            if skip:
+                attrs[A.LIVESCORE_SKIP_REASON] = skip
+        else:
+            attrs[A.ERROR_TYPE] = result.error_type or "error"
+            if result.failed_step:
+                attrs[A.LIVESCORE_FAILED_STEP] = result.failed_step
+        if result.judge_model:
+            attrs[A.LIVESCORE_JUDGE_MODEL] = result.judge_model
+        usage = result.usage
+        if usage.calls:
+            attrs[A.LIVESCORE_JUDGE_CALLS] = usage.calls
+            attrs[A.LIVESCORE_JUDGE_INPUT_TOKENS] = usage.input_tokens
+            attrs[A.LIVESCORE_JUDGE_OUTPUT_TOKENS] = usage.output_tokens
+            attrs[A.LIVESCORE_JUDGE_LATENCY] = float(usage.latency_s)
+        flags = result.flags or {}
+        for flag, key in (
+            ("claims_total", A.LIVESCORE_CLAIMS_TOTAL),
+            ("claims_hallucinated", A.LIVESCORE_CLAIMS_HALLUCINATED),
+        ):
+            value = flags.get(flag)
+            if isinstance(value, int) and not isinstance(value, bool):
+                attrs[key] = value
+        if flags.get("output_truncated"):
+            attrs[A.LIVESCORE_OUTPUT_TRUNCATED] = True
+        return attrs
+
+    def _content(self, text: str | None) -> str | None:
+        if not text or self.capture_content == "none":
+            return None
+        if self.capture_content == "truncated" and len(text) > self.max_content_chars:
+            return text[: self.max_content_chars - 1] + "…"
+        return text
+
+    def _emit_metrics(self, result: ScoreResult) -> None:
+        scorer = {A.LIVESCORE_SCORER_ID: result.scorer_id}
+        outcome: dict[str, str] = {**scorer, A.LIVESCORE_STATUS: result.status}
+        if result.status == "failed":
+            outcome[A.ERROR_TYPE] = result.error_type or "error"
+        self._runs.add(1, outcome)
+        if result.status == "scored" and result.score is not None:
+            self._score.record(
+                float(result.score), {**scorer, A.GEN_AI_EVALUATION_NAME: result.scorer_id}
+            )
+        usage = result.usage
+        if usage.calls:
+            judge = dict(scorer)
+            if result.judge_model:
+                judge[A.LIVESCORE_JUDGE_MODEL] = result.judge_model
+            self._judge_latency.record(float(usage.latency_s), judge)
+            if usage.input_tokens:
+                self._judge_tokens.add(usage.input_tokens, {**judge, A.GEN_AI_TOKEN_TYPE: "input"})
+            if usage.output_tokens:
+                self._judge_tokens.add(
+                    usage.output_tokens, {**judge, A.GEN_AI_TOKEN_TYPE: "output"}
+                )
+
+
+def _strong(fn: Callable[[], Any]) -> Callable[[], Any]:
+    # Same call shape as a weakref: calling it returns the callable.
+    return lambda: fn
