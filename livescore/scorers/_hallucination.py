@@ -394,8 +394,6 @@ def _resolve(model: str | Judge | None, options: Mapping[str, Any] | None) -> Ju
         raise JudgeConfigError(
             "the hallucination scorer needs a judge: model='openai/<model>' or a Judge object"
         )
-    if options and not isinstance(model, str):
-        raise ValueError("judge_options apply to model strings only, not to a Judge object")
     return resolve_judge(model, **dict(options or {}))
 
 
