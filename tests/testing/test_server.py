@@ -12,7 +12,7 @@ import anyio
 import openai
 import pytest
 
-from livescore.testing import OpenAITestServer, Reply
+from livescore.testing import OpenAITestServer, Reply, ReplyLike
 
 MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 
@@ -158,7 +158,7 @@ def test_reject_json_schema_emulates_llama_cpp() -> None:
 
 
 def test_drop_and_broken_body_are_transport_faults() -> None:
-    replies = [Reply.drop(), Reply.broken_body(), "fine"]
+    replies: list[ReplyLike] = [Reply.drop(), Reply.broken_body(), "fine"]
     with OpenAITestServer(replies) as server, client_for(server) as client:
         with pytest.raises(openai.APIConnectionError):
             client.chat.completions.create(model="m", messages=MESSAGES)
