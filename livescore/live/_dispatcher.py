@@ -711,6 +711,20 @@ def _after_fork_in_child() -> None:
         dispatcher._after_fork_in_child()
 
 
-atexit.register(_shutdown_at_exit)
+def _register_exit_hook() -> None:
+    # threading's exit hooks run before atexit's, and atexit runs last-registered first: an
+    # SDK TracerProvider created after `import livescore` would otherwise be shut down before
+    # the final scores reach it. concurrent.futures uses the same hook for the same reason.
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        try:
+            register(_shutdown_at_exit)
+            return
+        except RuntimeError:  # imported while the interpreter is already shutting down
+            return
+    atexit.register(_shutdown_at_exit)
+
+
+_register_exit_hook()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)

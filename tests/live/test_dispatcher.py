@@ -376,30 +376,40 @@ def test_shut_down_dispatcher_is_garbage_collected(emitter: FakeEmitter) -> None
     assert ref() is None
 
 
-def test_interpreter_exit_finishes_queued_scores(tmp_path: Any) -> None:
+def test_interpreter_exit_finishes_queued_scores_before_the_sdk_shuts_down(
+    tmp_path: Any,
+) -> None:
+    # The app sets up its TracerProvider after creating the dispatcher, so the provider's own
+    # exit hook is registered later; the scores must still reach it.
     script = textwrap.dedent(
         """
         import anyio
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            SimpleSpanProcessor, SpanExporter, SpanExportResult,
+        )
         from livescore import Run, create_scorer
         from livescore.live import LiveDispatcher
 
-        class PrintingFakeEmitter:
-            def emit(self, run, result, **kw):
-                print("emitted", run.run_id, result.status, flush=True)
-            def record_sampled(self, scorer_id, count=1):
-                pass
-            def record_dropped(self, scorer_id, reason, count=1):
-                print("dropped", reason, flush=True)
+        class PrintingFakeExporter(SpanExporter):
+            def export(self, spans):
+                for span in spans:
+                    print("exported", span.attributes["livescore.run.id"], flush=True)
+                return SpanExportResult.SUCCESS
 
         async def slowish(ctx):
             await anyio.sleep(0.05)
             return 1.0
 
         scorer = create_scorer(id="s", description="x", generate_score=slowish)
-        dispatcher = LiveDispatcher([scorer], emitter=PrintingFakeEmitter())
+        dispatcher = LiveDispatcher([scorer])  # OTel on the global providers
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(PrintingFakeExporter()))
+        trace.set_tracer_provider(provider)
         for i in range(3):
             dispatcher.submit(Run(input="q", output="a", run_id=f"r{i}"))
-        # no flush, no shutdown: the atexit hook must finish the work
+        # no flush, no shutdown: the exit hook must finish the work
         """
     )
     path = tmp_path / "exit_script.py"
@@ -408,8 +418,8 @@ def test_interpreter_exit_finishes_queued_scores(tmp_path: Any) -> None:
         [sys.executable, str(path)], capture_output=True, text=True, timeout=50, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    lines = sorted(proc.stdout.splitlines())
-    assert lines == ["emitted r0 scored", "emitted r1 scored", "emitted r2 scored"]
+    assert sorted(proc.stdout.splitlines()) == ["exported r0", "exported r1", "exported r2"]
+    assert "already shutdown" not in proc.stderr
 
 
 # -- robustness ------------------------------------------------------------------------------
