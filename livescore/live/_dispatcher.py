@@ -425,13 +425,16 @@ class LiveDispatcher:
                         await admission.acquire()
                     except BaseException:
                         # Cancelled (shutdown) before these pairs started.
-                        self._drop_pairs(job, range(i, len(job.configs)), "shutdown")
+                        self._drop_pairs(job, range(i, len(job.configs)), self._cancel_reason())
                         raise
                     limiter = limiters.get(config.scorer_id)
                     if limiter is None:
                         limiter = anyio.CapacityLimiter(config.max_concurrency)
                         limiters[config.scorer_id] = limiter
                     tg.start_soon(self._score_pair, job, i, limiter, admission)
+
+    def _cancel_reason(self) -> str:
+        return "shutdown" if self._stopping else "worker_error"
 
     def _take(self) -> tuple[_Job | None, bool]:
         with self._lock:
@@ -505,8 +508,8 @@ class LiveDispatcher:
         finally:
             admission.release()
             _SCORING.reset(token)
-            if result is None:  # cancelled by shutdown before a result existed
-                self._drop_pairs(job, (index,), "shutdown")
+            if result is None:  # cancelled (shutdown, or the worker failed) before a result
+                self._drop_pairs(job, (index,), self._cancel_reason())
         assert result is not None  # every path without a result raised above
         self._finish(job, index, config, result, start_ns)
 

@@ -655,3 +655,33 @@ def test_scorer_instances_become_default_configs() -> None:
         60.0,
         4,
     )
+
+
+def test_a_crashed_worker_drops_its_work_and_a_new_one_starts(
+    dispatchers: list[LiveDispatcher],
+    emitter: FakeEmitter,
+    gate: Gate,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    d = new(dispatchers, [gated_scorer(gate)], emitter, max_judge_concurrency=1)
+    _fill_worker(d, gate)  # run-1 scoring, run-2 waiting for a slot
+    d.submit(make_run(3))  # queued
+    take = d._take
+
+    def broken_take() -> Any:
+        monkeypatch.setattr(d, "_take", take)  # only the first call fails
+        raise RuntimeError("worker bug")
+
+    monkeypatch.setattr(d, "_take", broken_take)
+    gate.opened.set()  # run-1 finishes, the worker asks for more work and crashes
+    assert d.flush(timeout=20)
+    s = d.stats()
+    assert s.scored + s.dropped == 3
+    assert s.dropped_by_reason.get("worker_error", 0) >= 1
+    assert "the scoring worker stopped" in caplog.text
+    assert_invariant(d)
+
+    assert d.submit(make_run(4)) is True  # a fresh worker picks it up
+    assert d.flush(timeout=20)
+    assert "run-4" in emitter.run_ids()
