@@ -1,0 +1,195 @@
+"""Reading ``livescore eval`` datasets: JSON lines, one item per line.
+
+Two line formats are understood:
+
+* livescore items: ``input`` (required), ``output`` (required unless a target produces it),
+  ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``;
+* the hallucination benchmark format of ``data/hallucination/*.jsonl``: ``question`` (the
+  input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``.
+
+Any other field is kept in the item's ``metadata``. A ``hallucinated`` label (0/1 or a
+boolean) in either format makes the dataset *labelled*, so the CLI can report judge
+quality. A bad line is reported with its number and skipped; the good ones are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ("LABEL_FIELD", "Dataset", "DatasetProblem", "load_dataset", "parse_line")
+
+LABEL_FIELD = "hallucinated"
+"""The label field: 1 (or true) when the output is hallucinated."""
+
+LineFormat = Literal["livescore", "hallucination"]
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetProblem:
+    """A line that could not be used.
+
+    Attributes:
+        line: The 1-based line number.
+        message: What is wrong with it.
+    """
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass(slots=True)
+class Dataset:
+    """The usable items of a dataset file, and what was wrong with the rest.
+
+    Attributes:
+        items: ``run_evals`` items (``input``, ``output``, ``context``, ``ground_truth``,
+            ``id``, ``metadata``), in file order.
+        lines: The 1-based line number of each item.
+        labels: The ``hallucinated`` label of each item (``None`` where absent).
+        problems: The skipped lines, with their number and the reason.
+        formats: How many lines were read in each format.
+    """
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    labels: list[int | None] = field(default_factory=list)
+    problems: list[DatasetProblem] = field(default_factory=list)
+    formats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def labelled(self) -> bool:
+        """Whether any item carries a ``hallucinated`` label."""
+        return any(label is not None for label in self.labels)
+
+
+class _LineError(ValueError):
+    pass
+
+
+def parse_line(obj: Any, *, require_output: bool) -> tuple[dict[str, Any], int | None, LineFormat]:
+    """Turn one decoded JSON line into a ``run_evals`` item, its label and its format.
+
+    Raises:
+        ValueError: The line is not a usable item (the message says why).
+
+    Example:
+        >>> item, label, fmt = parse_line(
+        ...     {"question": "Q?", "context": "C.", "output": "A.", "hallucinated": 1},
+        ...     require_output=True,
+        ... )
+        >>> item["input"], item["context"], label, fmt
+        ('Q?', ['C.'], 1, 'hallucination')
+    """
+    if not isinstance(obj, Mapping):
+        raise _LineError(f"expected a JSON object, got {type(obj).__name__}")
+    data = dict(obj)
+    fmt: LineFormat
+    if "input" in data:
+        fmt = "livescore"
+        value = data.pop("input")
+    elif "question" in data:
+        fmt = "hallucination"
+        value = data.pop("question")
+    else:
+        raise _LineError("missing field 'input' (or 'question')")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise _LineError("the input is empty")
+    item: dict[str, Any] = {"input": value}
+
+    if "output" in data:
+        output = data.pop("output")
+        if output is None:
+            raise _LineError("'output' is null")
+        item["output"] = output
+    elif require_output:
+        raise _LineError("missing field 'output' (give --target to produce outputs)")
+
+    if "context" in data:
+        context = data.pop("context")
+        if isinstance(context, str):
+            item["context"] = [context]
+        elif isinstance(context, Sequence) and all(isinstance(c, str) for c in context):
+            item["context"] = list(context)
+        elif context is not None:
+            raise _LineError("'context' must be a string or a list of strings")
+
+    if "ground_truth" in data:
+        item["ground_truth"] = data.pop("ground_truth")
+    if "id" in data:
+        item_id = data.pop("id")
+        if item_id is not None:
+            item["id"] = str(item_id)
+
+    label: int | None = None
+    if LABEL_FIELD in data:
+        raw_label = data[LABEL_FIELD]
+        if raw_label not in (0, 1):  # True/False compare equal to 1/0
+            raise _LineError(f"'{LABEL_FIELD}' must be 0 or 1, not {raw_label!r}")
+        label = int(raw_label)
+
+    metadata = data.pop("metadata", None)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise _LineError("'metadata' must be an object")
+    merged = dict(metadata or {})
+    merged.update(data)  # unknown fields (dataset, task, the label…) travel as metadata
+    if merged:
+        item["metadata"] = merged
+    return item, label, fmt
+
+
+def load_dataset(path: str | Path, *, require_output: bool = True) -> Dataset:
+    """Read a JSON-lines dataset; bad lines become :class:`DatasetProblem` entries.
+
+    Blank lines are ignored. Each other line must be a JSON object in one of the formats
+    described in this module.
+
+    Args:
+        path: The ``.jsonl`` file.
+        require_output: Whether each line must carry ``output`` (no target given).
+
+    Raises:
+        OSError: The file cannot be read.
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        ...     _ = f.write('{"input": "hi", "output": "hello"}\\nnot json\\n')
+        >>> ds = load_dataset(f.name)
+        >>> len(ds.items), [str(p) for p in ds.problems]
+        (1, ['line 2: invalid JSON: Expecting value (column 1)'])
+        >>> os.remove(f.name)
+    """
+    dataset = Dataset()
+    raw = Path(path).read_bytes()
+    for number, line_bytes in enumerate(raw.splitlines(), start=1):
+        try:
+            text = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            dataset.problems.append(DatasetProblem(number, f"not valid UTF-8 ({exc.reason})"))
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            dataset.problems.append(
+                DatasetProblem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            )
+            continue
+        try:
+            item, label, fmt = parse_line(obj, require_output=require_output)
+        except _LineError as exc:
+            dataset.problems.append(DatasetProblem(number, str(exc)))
+            continue
+        dataset.items.append(item)
+        dataset.lines.append(number)
+        dataset.labels.append(label)
+        dataset.formats[fmt] = dataset.formats.get(fmt, 0) + 1
+    return dataset

@@ -1,0 +1,345 @@
+"""What :func:`~livescore.evals.run_evals` returns: per-item results and per-scorer aggregates."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from livescore.judges._protocol import JudgeUsage
+from livescore.runs._model import Run, _json_safe
+from livescore.runs._readers import get_assistant_message, get_user_message, message_text
+from livescore.scoring._result import ScoreResult
+
+__all__ = (
+    "EvalResult",
+    "HistogramBin",
+    "ItemFailure",
+    "ItemResult",
+    "ScoreAggregate",
+    "ScoreDistribution",
+)
+
+HISTOGRAM_BINS = 10
+"""How many equal-width bins a score distribution has."""
+
+
+@dataclass(slots=True)
+class ItemResult:
+    """One dataset item after its run and its scores.
+
+    Attributes:
+        index: Position of the item in the data, from 0.
+        input: The item's input.
+        output: What the target answered (or the item's ready ``output``).
+        ground_truth: The item's ``ground_truth``, when given.
+        context: The item's static context (ground-truth documents), when given.
+        id: The item's ``id``, when given.
+        metadata: The item's ``metadata``, when given.
+        run: The run the scorers saw (tool calls and results included for agent targets);
+            ``None`` when the target failed before producing one.
+        scores: Every scorer's result, by scorer id, with its step results.
+        error: Why the item could not be scored (the target raised, the item is malformed);
+            ``None`` when it ran.
+        error_type: A short failure class (the exception's type name, ``"invalid_item"``).
+        duration_s: Wall time of the target call, in seconds (0 for ready outputs).
+        callback_error: What ``on_item_complete`` raised for this item, if anything.
+
+    Example:
+        >>> item = ItemResult(index=0, input="hi", output="hello")
+        >>> item.ok
+        True
+    """
+
+    index: int
+    input: Any = None
+    output: Any = None
+    ground_truth: Any = None
+    context: list[str] | None = None
+    id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    run: Run | None = None
+    scores: dict[str, ScoreResult] = field(default_factory=dict)
+    error: str | None = None
+    error_type: str | None = None
+    duration_s: float = 0.0
+    callback_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the item ran (its scores may still have failed or been skipped)."""
+        return self.error is None
+
+    @property
+    def input_text(self) -> str:
+        """The user's message as text (what a scorer reads as the input)."""
+        return _readable(self.run, self.input, get_user_message)
+
+    @property
+    def output_text(self) -> str:
+        """The agent's final answer as text (what a scorer reads as the output)."""
+        return _readable(self.run, self.output, get_assistant_message)
+
+    def to_dict(self, *, include_run: bool = False) -> dict[str, Any]:
+        """A JSON-safe dict of the item (one line of ``livescore eval --out``).
+
+        Args:
+            include_run: Also include the full run trace (steps, tool calls and results).
+        """
+        data: dict[str, Any] = {
+            "index": self.index,
+            "id": self.id,
+            "input": _json_safe(self.input),
+            "output": _json_safe(self.output),
+            "output_text": self.output_text,
+            "ground_truth": _json_safe(self.ground_truth),
+            "context": self.context,
+            "metadata": _json_safe(self.metadata),
+            "error": self.error,
+            "error_type": self.error_type,
+            "duration_s": self.duration_s,
+            "callback_error": self.callback_error,
+            "scores": {sid: result.to_dict() for sid, result in self.scores.items()},
+        }
+        if self.run is not None:
+            data["run_id"] = self.run.run_id
+            data["trace_id"] = self.run.trace_id
+            data["span_id"] = self.run.span_id
+            if include_run:
+                data["run"] = self.run.to_dict()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ItemFailure:
+    """An item that failed (its target, or one scorer on it).
+
+    Attributes:
+        index: The item's position in the data.
+        error: The failure message.
+        error_type: A short failure class (``"timeout"``, ``"invalid_response"``, …).
+        step: The scorer step that failed (``"analyze"``…), or ``"target"``.
+    """
+
+    index: int
+    error: str
+    error_type: str | None = None
+    step: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistogramBin:
+    """One bar of a score histogram: scores in ``[lower, upper)`` (the last bin is closed)."""
+
+    lower: float
+    upper: float
+    count: int
+
+
+@dataclass(slots=True)
+class ScoreDistribution:
+    """How a scorer's scores spread.
+
+    Attributes:
+        bins: Equal-width bins over ``[0, 1]``, or over the observed range when scores fall
+            outside it (a scorer with ``scale=10``).
+        labels: How many scores got each label (``{"low": 7, "high": 2}``).
+    """
+
+    bins: list[HistogramBin] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ScoreAggregate:
+    """One scorer over the whole dataset.
+
+    Attributes:
+        scorer_id: The scorer's id.
+        mean: Mean of the produced scores; ``None`` when none was produced.
+        count: How many scores were produced (same as ``scored``).
+        scored: Items scored.
+        failed: Items on which the scorer failed (see ``failures``).
+        skipped: Items the scorer declared not scorable (see ``skip_reasons``).
+        min: Lowest score, or ``None``.
+        max: Highest score, or ``None``.
+        distribution: Histogram bins and label counts.
+        failures: Each failure with the item index and the error.
+        skip_reasons: How many items were skipped for each reason.
+        usage: Judge calls and tokens this scorer spent.
+
+    Example:
+        >>> from livescore import ScoreResult
+        >>> agg = ScoreAggregate.from_results("kc", [(0, ScoreResult("r", "kc", score=0.5))])
+        >>> agg.mean, agg.scored
+        (0.5, 1)
+    """
+
+    scorer_id: str
+    mean: float | None = None
+    count: int = 0
+    scored: int = 0
+    failed: int = 0
+    skipped: int = 0
+    min: float | None = None
+    max: float | None = None
+    distribution: ScoreDistribution = field(default_factory=ScoreDistribution)
+    failures: list[ItemFailure] = field(default_factory=list)
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+    usage: JudgeUsage = field(default_factory=JudgeUsage)
+
+    @property
+    def attempted(self) -> int:
+        """Items the scorer ran on: scored + failed + skipped."""
+        return self.scored + self.failed + self.skipped
+
+    @classmethod
+    def from_results(
+        cls, scorer_id: str, results: Sequence[tuple[int, ScoreResult]]
+    ) -> ScoreAggregate:
+        """Aggregate ``(item index, result)`` pairs of one scorer."""
+        agg = cls(scorer_id=scorer_id)
+        scores: list[float] = []
+        labels: Counter[str] = Counter()
+        skips: Counter[str] = Counter()
+        for index, result in results:
+            agg.usage.add(result.usage)
+            if result.status == "scored" and result.score is not None:
+                scores.append(result.score)
+                if result.label is not None:
+                    labels[result.label] += 1
+            elif result.status == "skipped":
+                agg.skipped += 1
+                skips[result.reason or "not scorable"] += 1
+            else:
+                agg.failed += 1
+                agg.failures.append(
+                    ItemFailure(
+                        index=index,
+                        error=result.error or "unknown error",
+                        error_type=result.error_type,
+                        step=result.failed_step,
+                    )
+                )
+        agg.scored = agg.count = len(scores)
+        if scores:
+            agg.mean = math.fsum(scores) / len(scores)
+            agg.min, agg.max = min(scores), max(scores)
+        agg.distribution = ScoreDistribution(
+            bins=histogram(scores), labels=dict(sorted(labels.items()))
+        )
+        agg.skip_reasons = dict(skips.most_common())
+        return agg
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of the aggregate."""
+        return {
+            "scorer_id": self.scorer_id,
+            "mean": self.mean,
+            "count": self.count,
+            "scored": self.scored,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "min": self.min,
+            "max": self.max,
+            "distribution": {
+                "bins": [
+                    {"lower": b.lower, "upper": b.upper, "count": b.count}
+                    for b in self.distribution.bins
+                ],
+                "labels": dict(self.distribution.labels),
+            },
+            "failures": [
+                {"index": f.index, "error": f.error, "error_type": f.error_type, "step": f.step}
+                for f in self.failures
+            ],
+            "skip_reasons": dict(self.skip_reasons),
+            "usage": _usage_dict(self.usage),
+        }
+
+
+@dataclass(slots=True)
+class EvalResult:
+    """Everything :func:`~livescore.evals.run_evals` learned.
+
+    Attributes:
+        scores: One aggregate per scorer, by scorer id (in the order the scorers were given).
+        items: One result per item, in the order of the data.
+        usage: Judge calls and tokens of all scorers together.
+        duration_s: Wall time of the whole evaluation, in seconds.
+        item_failures: Items that could not be scored at all (the target raised, the item
+            was malformed), with their index and error.
+
+    Example:
+        >>> result = EvalResult()
+        >>> result.scores, result.items
+        ({}, [])
+    """
+
+    scores: dict[str, ScoreAggregate] = field(default_factory=dict)
+    items: list[ItemResult] = field(default_factory=list)
+    usage: JudgeUsage = field(default_factory=JudgeUsage)
+    duration_s: float = 0.0
+    item_failures: list[ItemFailure] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe summary (aggregates, usage, failures; not the items)."""
+        return {
+            "items": len(self.items),
+            "item_failures": [
+                {"index": f.index, "error": f.error, "error_type": f.error_type}
+                for f in self.item_failures
+            ],
+            "scores": {sid: agg.to_dict() for sid, agg in self.scores.items()},
+            "usage": _usage_dict(self.usage),
+            "duration_s": self.duration_s,
+        }
+
+
+def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[HistogramBin]:
+    """Count ``scores`` into ``bins`` equal-width bins.
+
+    The range is ``[0, 1]`` when every score lies in it (so runs compare bar for bar), else
+    the observed range widened to include 0. No scores gives no bins.
+
+    Example:
+        >>> [b.count for b in histogram([0.0, 0.05, 1.0], bins=2)]
+        [2, 1]
+    """
+    if not scores:
+        return []
+    low = min(0.0, min(scores))
+    high = max(1.0, max(scores))
+    width = (high - low) / bins
+    counts = [0] * bins
+    for score in scores:
+        # The epsilon keeps 0.3 in the 0.3 bin despite 0.3 / 0.1 == 2.9999999999999996.
+        slot = math.floor((score - low) / width + 1e-9) if width > 0 else 0
+        counts[min(max(slot, 0), bins - 1)] += 1
+    return [
+        HistogramBin(
+            lower=round(low + i * width, 12), upper=round(low + (i + 1) * width, 12), count=n
+        )
+        for i, n in enumerate(counts)
+    ]
+
+
+def _readable(run: Run | None, value: Any, reader: Callable[[Run], str]) -> str:
+    try:
+        if run is not None:
+            return reader(run)
+        return message_text(value)
+    except TypeError:  # a value no reader understands: show it as it is
+        return "" if value is None else str(value)
+
+
+def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
+    return {
+        "calls": usage.calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "latency_s": usage.latency_s,
+        "cached": usage.cached,
+    }

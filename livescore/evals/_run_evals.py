@@ -1,0 +1,586 @@
+"""``run_evals``: the same scorers as live scoring, over a dataset.
+
+Each item runs through a target (a LangChain agent, any callable) or carries a ready
+output; the scorers then see the item's run exactly as they would see a live one. Failures
+are values here too: a target that raises or a scorer that fails is recorded on its item
+and counted, and the evaluation goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from livescore.otel import attributes as attrs
+from livescore.otel._emitter import ContentCapture, Emitter, OTelEmitter
+from livescore.runs._model import Run, Step
+from livescore.scoring._result import ScoreResult, ScorerRunError
+from livescore.scoring._scorer import Scorer
+
+from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
+
+__all__ = (
+    "CONTEXT_METADATA_KEY",
+    "OnItemComplete",
+    "Target",
+    "get_item_context",
+    "run_evals",
+    "run_evals_sync",
+)
+
+logger = logging.getLogger("livescore.evals")
+
+CONTEXT_METADATA_KEY = "context"
+"""Where an item's static ``context`` travels: ``run.metadata["context"]``."""
+
+ITEM_KEYS = frozenset({"input", "output", "ground_truth", "context", "id", "metadata"})
+"""The keys a dataset item may have."""
+
+Target = Callable[[Any], Any] | Any
+"""A LangChain Runnable (anything with ``ainvoke``) or a callable ``(input) -> output``."""
+
+OnItemComplete = Callable[[ItemResult], Any]
+"""``on_item_complete(item_result)``, sync or async."""
+
+EVAL_ITEM_SPAN = "eval_item"
+LIVESCORE_EVAL_ID = "livescore.eval.id"
+LIVESCORE_EVAL_ITEM_INDEX = "livescore.eval.item.index"
+LIVESCORE_EVAL_ITEM_ID = "livescore.eval.item.id"
+
+
+def get_item_context(run: Run, step: Step | None = None) -> list[str] | None:
+    """The static context a dataset item carried, for a scorer's ``get_context``.
+
+    :func:`run_evals` puts an item's ``context`` in ``run.metadata["context"]``; pass this
+    function as ``get_context`` to judge against it.
+
+    Example:
+        >>> from livescore import Run
+        >>> get_item_context(Run(metadata={"context": ["Paris is in France."]}))
+        ['Paris is in France.']
+    """
+    value = run.metadata.get(CONTEXT_METADATA_KEY)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+class _Invoker(Protocol):
+    name: str
+
+    async def __call__(self, value: Any) -> Run | Any: ...
+
+
+@dataclass(slots=True)
+class _LangChainTarget:
+    runnable: Any
+    capture: Callable[..., Awaitable[tuple[Any, Run]]]
+    name: str
+
+    async def __call__(self, value: Any) -> Run:
+        _, run = await self.capture(self.runnable, _agent_input(self.runnable, value))
+        return run
+
+
+def _agent_input(runnable: Any, value: Any) -> Any:
+    """A plain-text input becomes one user message for runnables that take ``messages``.
+
+    ``create_agent`` agents take ``{"messages": [...]}``; a dataset usually holds the
+    question as text. Other inputs (and other runnables) pass through unchanged.
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        schema = runnable.get_input_jsonschema()
+    except Exception:  # not every runnable can describe its input
+        return value
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(properties, Mapping) and "messages" in properties:
+        return {"messages": [{"role": "user", "content": value}]}
+    return value
+
+
+@dataclass(slots=True)
+class _CallableTarget:
+    fn: Callable[[Any], Any]
+    name: str
+
+    async def __call__(self, value: Any) -> Any:
+        if _is_async_callable(self.fn):
+            return await self.fn(value)
+        # A sync target runs in a worker thread so `concurrency` items overlap; anyio copies
+        # the context, so spans the target opens still nest under the item's span.
+        result = await anyio.to_thread.run_sync(self.fn, value)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def _is_async_callable(fn: Any) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    )
+
+
+def _resolve_target(target: Target | None) -> _Invoker | None:
+    if target is None:
+        return None
+    if hasattr(target, "ainvoke"):
+        try:
+            from livescore_langchain import acapture_run
+        except ImportError as exc:
+            raise ImportError(
+                "this target looks like a LangChain Runnable (it has .ainvoke); running it "
+                "needs the LangChain integration: pip install 'livescore[langchain]'"
+            ) from exc
+        name = getattr(target, "name", None) or type(target).__name__
+        return _LangChainTarget(target, acapture_run, str(name))
+    if callable(target):
+        name = getattr(target, "__name__", None) or type(target).__name__
+        return _CallableTarget(target, str(name))
+    raise TypeError(
+        "target must be a LangChain Runnable (with .ainvoke) or a callable (input) -> output, "
+        f"not {type(target).__name__}"
+    )
+
+
+def _check_scorers(scorers: Sequence[Scorer]) -> list[Scorer]:
+    if isinstance(scorers, Scorer):
+        return [scorers]
+    checked = list(scorers)
+    if not checked:
+        raise ValueError("run_evals needs at least one scorer")
+    seen: set[str] = set()
+    for scorer in checked:
+        if not isinstance(scorer, Scorer):
+            raise TypeError(f"scorers must be livescore Scorer objects, not {scorer!r}")
+        if scorer.id in seen:
+            raise ValueError(f"two scorers share the id {scorer.id!r}; ids must be unique")
+        seen.add(scorer.id)
+    return checked
+
+
+class _InvalidItem(ValueError):
+    pass
+
+
+@dataclass(slots=True)
+class _Item:
+    input: Any
+    output: Any
+    has_output: bool
+    ground_truth: Any
+    context: list[str] | None
+    id: str | None
+    metadata: dict[str, Any]
+
+
+def _parse_item(raw: Any) -> _Item:
+    if isinstance(raw, Run):
+        context = get_item_context(raw)
+        return _Item(
+            input=raw.input,
+            output=raw.output,
+            has_output=raw.output is not None,
+            ground_truth=raw.ground_truth,
+            context=context,
+            id=None,
+            metadata=dict(raw.metadata),
+        )
+    if not isinstance(raw, Mapping):
+        raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
+    unknown = set(raw) - ITEM_KEYS
+    if unknown:
+        raise _InvalidItem(
+            f"unknown item key(s) {sorted(map(str, unknown))}; expected some of {sorted(ITEM_KEYS)}"
+        )
+    if "input" not in raw:
+        raise _InvalidItem("the item has no 'input'")
+    context = raw.get("context")
+    if context is not None:
+        if isinstance(context, str):
+            context = [context]
+        elif not isinstance(context, Sequence) or not all(isinstance(c, str) for c in context):
+            raise _InvalidItem("'context' must be a string or a list of strings")
+        else:
+            context = list(context)
+    metadata = raw.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise _InvalidItem("'metadata' must be a mapping")
+    item_id = raw.get("id")
+    return _Item(
+        input=raw["input"],
+        output=raw.get("output"),
+        has_output="output" in raw,
+        ground_truth=raw.get("ground_truth"),
+        context=context,
+        id=None if item_id is None else str(item_id),
+        metadata=dict(metadata or {}),
+    )
+
+
+async def _iterate(data: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[Any]:
+    if isinstance(data, AsyncIterable):
+        async for raw in data:
+            yield raw
+    else:
+        for raw in data:
+            yield raw
+
+
+class _Evaluation:
+    """The state of one ``run_evals`` call."""
+
+    def __init__(
+        self,
+        scorers: list[Scorer],
+        invoker: _Invoker | None,
+        on_item_complete: OnItemComplete | None,
+        tracer: trace.Tracer,
+        emitter: Emitter,
+    ) -> None:
+        self.scorers = scorers
+        self.invoker = invoker
+        self.on_item_complete = on_item_complete
+        self.tracer = tracer
+        self.emitter = emitter
+        self.eval_id = uuid.uuid4().hex
+
+    async def evaluate(self, index: int, raw: Any) -> ItemResult:
+        try:
+            item = _parse_item(raw)
+        except _InvalidItem as exc:
+            result = ItemResult(index=index, error=str(exc), error_type="invalid_item")
+            await self._complete(result)
+            return result
+        result = ItemResult(
+            index=index,
+            input=item.input,
+            output=item.output,
+            ground_truth=item.ground_truth,
+            context=item.context,
+            id=item.id,
+            metadata=item.metadata,
+        )
+        run = await self._produce_run(item, result)
+        if run is not None:
+            result.run = run
+            result.output = run.output
+            await self._score(run, result)
+        await self._complete(result)
+        return result
+
+    async def _produce_run(self, item: _Item, result: ItemResult) -> Run | None:
+        if self.invoker is None and not item.has_output:
+            result.error = "the item has no 'output' and run_evals was given no target"
+            result.error_type = "invalid_item"
+            return None
+        started = time.perf_counter()
+        try:
+            produced, trace_ids = await self._call_in_span(item, result.index)
+        except Exception as exc:
+            result.error = str(exc) or type(exc).__name__
+            result.error_type = type(exc).__name__
+            result.duration_s = time.perf_counter() - started
+            return None
+        result.duration_s = time.perf_counter() - started
+        run = produced if isinstance(produced, Run) else Run(output=produced)
+        if run.input is None:
+            run.input = item.input
+        if run.ground_truth is None:
+            run.ground_truth = item.ground_truth
+        if item.context is not None:
+            run.metadata[CONTEXT_METADATA_KEY] = list(item.context)
+        if item.metadata:
+            run.metadata.setdefault("item", item.metadata)
+        run.metadata.setdefault("source", "eval")
+        # A run that already names its span (OpenInference's agent span, or a Run the
+        # target built) keeps it; otherwise the item's span represents the run.
+        if trace_ids is not None and run.trace_id is None:
+            run.trace_id, run.span_id, run.trace_flags = trace_ids
+        if run.error is not None:
+            result.error = run.error
+            result.error_type = "target_error"
+            result.run = run
+            return None
+        return run
+
+    async def _call_in_span(
+        self, item: _Item, index: int
+    ) -> tuple[Any, tuple[str, str, int] | None]:
+        span_attrs: dict[str, str | int] = {}
+        if self.invoker is None:
+            name = EVAL_ITEM_SPAN
+        else:
+            name = f"{attrs.OPERATION_INVOKE_AGENT} {self.invoker.name}"
+            span_attrs[attrs.GEN_AI_OPERATION_NAME] = attrs.OPERATION_INVOKE_AGENT
+            span_attrs[attrs.GEN_AI_AGENT_NAME] = self.invoker.name
+        span_attrs[attrs.LIVESCORE_SOURCE] = "eval"
+        span_attrs[LIVESCORE_EVAL_ID] = self.eval_id
+        span_attrs[LIVESCORE_EVAL_ITEM_INDEX] = index
+        if item.id is not None:
+            span_attrs[LIVESCORE_EVAL_ITEM_ID] = item.id
+        with self.tracer.start_as_current_span(
+            name, kind=SpanKind.INTERNAL, attributes=span_attrs, record_exception=True
+        ) as span:
+            ctx = span.get_span_context()
+            ids = (
+                (format(ctx.trace_id, "032x"), format(ctx.span_id, "016x"), int(ctx.trace_flags))
+                if ctx.is_valid
+                else None
+            )
+            if self.invoker is None:
+                return item.output, ids
+            try:
+                produced = await self.invoker(item.input)
+            except Exception as exc:
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+                span.set_attribute(attrs.ERROR_TYPE, type(exc).__name__)
+                raise
+            return produced, ids
+
+    async def _score(self, run: Run, result: ItemResult) -> None:
+        scores: dict[str, ScoreResult] = {}
+
+        async def score_one(scorer: Scorer) -> None:
+            scores[scorer.id] = await _run_scorer(scorer, run)
+
+        # Scorers are independent: on one item they run side by side.
+        async with anyio.create_task_group() as tg:
+            for scorer in self.scorers:
+                tg.start_soon(score_one, scorer)
+        result.scores = {s.id: scores[s.id] for s in self.scorers}
+        for scorer in self.scorers:
+            score = result.scores[scorer.id]
+            try:
+                # Every item is "sampled" at rate 1, so the live accounting invariant
+                # (sampled = scored + failed + skipped + dropped) holds for evals too.
+                self.emitter.record_sampled(scorer.id)
+                self.emitter.emit(
+                    run, score, sample_rate=1.0, source="eval", scorer_version=scorer.version
+                )
+            except Exception:  # telemetry never fails an evaluation
+                logger.exception("could not emit the score of %s", scorer.id)
+
+    async def _complete(self, result: ItemResult) -> None:
+        if self.on_item_complete is None:
+            return
+        try:
+            value = self.on_item_complete(result)
+            if inspect.isawaitable(value):
+                await value
+        except Exception as exc:
+            # A bug in a progress callback must not throw away the evaluation's results.
+            result.callback_error = f"{type(exc).__name__}: {exc}"
+            logger.exception("on_item_complete raised for item %d", result.index)
+
+
+async def _run_scorer(scorer: Scorer, run: Run) -> ScoreResult:
+    try:
+        return await scorer.run(run)
+    except ScorerRunError as exc:
+        return exc.result
+    except Exception as exc:  # a run the scorer cannot read (TypeError…) is a failure too
+        return ScoreResult(
+            run_id=run.run_id,
+            scorer_id=scorer.id,
+            status="failed",
+            error=str(exc) or type(exc).__name__,
+            error_type=type(exc).__name__,
+            failed_step="input",
+        )
+
+
+async def run_evals(
+    data: Iterable[Mapping[str, Any] | Run] | AsyncIterable[Mapping[str, Any] | Run],
+    scorers: Sequence[Scorer],
+    *,
+    target: Target | None = None,
+    on_item_complete: OnItemComplete | None = None,
+    concurrency: int = 1,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: Any = None,
+    capture_content: ContentCapture = "full",
+) -> EvalResult:
+    """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
+
+    Each item is a mapping with ``input`` and any of ``output`` (a ready answer),
+    ``ground_truth``, ``context`` (a string or list of strings: static ground truth, put in
+    ``run.metadata["context"]``; read it with ``get_context=get_item_context``), ``id`` and
+    ``metadata``. A :class:`~livescore.Run` is accepted as an item too.
+
+    Targets:
+        * a LangChain Runnable or ``langchain.agents.create_agent`` agent (anything with
+          ``ainvoke``): run through ``livescore_langchain.acapture_run``, so the scorers see
+          the captured run, tool calls and results included, exactly as in live scoring. A
+          text input becomes ``{"messages": [{"role": "user", "content": text}]}`` when the
+          runnable's input has ``messages`` (as an agent's does);
+        * any callable ``(input) -> output``, sync (run in a worker thread) or async; it may
+          return a :class:`~livescore.Run` to hand over its own steps;
+        * ``None``: every item must carry ``output``. With a target, an item's ``output`` is
+          ignored.
+
+    Failures are values: a target that raises, a malformed item or a failing scorer is
+    recorded on the item (``item.error``, ``item.scores[id].status == "failed"``) and
+    counted in the aggregates; nothing aborts the run. ``on_item_complete`` is called once
+    per item in completion order; what it raises is logged and kept in
+    ``item.callback_error``, never fatal.
+
+    Tracing: with an OpenTelemetry SDK (``tracer_provider=`` or the global one), each item is
+    a traced run (an ``invoke_agent {name}`` span around the target, an ``eval_item`` span
+    for ready outputs, carrying ``livescore.eval.id`` and ``livescore.eval.item.index``) and
+    each score an evaluation span beneath it with ``livescore.source = "eval"``, exactly like
+    live scores. Without an SDK nothing is recorded.
+
+    Args:
+        data: Items, as any iterable or async iterable (read lazily: at most
+            ``concurrency`` items are in flight).
+        scorers: The scorers to run on every item (unique ids).
+        target: What produces each item's output; see above.
+        on_item_complete: Called with each :class:`ItemResult` when it is done.
+        concurrency: How many items run at once (scorers of one item run side by side).
+        tracer_provider: Where item and score spans go; the global provider by default.
+        meter_provider: Where score metrics go; the global provider by default.
+        capture_content: What user-derived text score spans carry: ``"full"``,
+            ``"truncated"`` or ``"none"`` (see :class:`~livescore.otel.OTelEmitter`).
+
+    Returns:
+        An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
+        order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
+
+    Raises:
+        ValueError: No scorer, duplicate scorer ids, or ``concurrency < 1``.
+        TypeError: A scorer or the target is of the wrong kind.
+        ImportError: The target is a LangChain Runnable and ``livescore[langchain]`` is
+            not installed.
+
+    Example:
+        >>> import anyio
+        >>> from livescore import create_scorer
+        >>> length = create_scorer(
+        ...     id="short", description="1 when the answer is short",
+        ...     generate_score=lambda ctx: float(len(ctx.output_text) < 20),
+        ... )
+        >>> data = [{"input": "2+2?", "output": "4"}, {"input": "Why?", "output": "x" * 30}]
+        >>> result = anyio.run(lambda: run_evals(data, [length]))
+        >>> result.scores["short"].mean
+        0.5
+    """
+    checked = _check_scorers(scorers)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
+    if isinstance(data, Mapping | str | bytes):
+        raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
+    invoker = _resolve_target(target)
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    evaluation = _Evaluation(
+        checked,
+        invoker,
+        on_item_complete,
+        provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
+        OTelEmitter(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        ),
+    )
+
+    started = time.perf_counter()
+    slots: list[ItemResult | None] = []
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def work(index: int, raw: Any, token: object) -> None:
+        try:
+            slots[index] = await evaluation.evaluate(index, raw)
+        finally:
+            limiter.release_on_behalf_of(token)
+
+    async with anyio.create_task_group() as tg:
+        async for raw in _iterate(data):
+            token = object()
+            # Acquire before reading on, so a huge (or endless) iterable is read only as
+            # fast as items finish.
+            await limiter.acquire_on_behalf_of(token)
+            slots.append(None)
+            tg.start_soon(work, len(slots) - 1, raw, token)
+
+    items = [item for item in slots if item is not None]
+    return _summarize(checked, items, time.perf_counter() - started)
+
+
+def _summarize(scorers: list[Scorer], items: list[ItemResult], duration_s: float) -> EvalResult:
+    result = EvalResult(items=items, duration_s=duration_s)
+    for scorer in scorers:
+        pairs = [(it.index, it.scores[scorer.id]) for it in items if scorer.id in it.scores]
+        agg = ScoreAggregate.from_results(scorer.id, pairs)
+        result.scores[scorer.id] = agg
+        result.usage.add(agg.usage)
+    result.item_failures = [
+        ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
+        for it in items
+        if it.error is not None
+    ]
+    return result
+
+
+def run_evals_sync(
+    data: Iterable[Mapping[str, Any] | Run],
+    scorers: Sequence[Scorer],
+    *,
+    target: Target | None = None,
+    on_item_complete: OnItemComplete | None = None,
+    concurrency: int = 1,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: Any = None,
+    capture_content: ContentCapture = "full",
+) -> EvalResult:
+    """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
+
+    Raises:
+        RuntimeError: Called while an event loop is running (use ``await run_evals(...)``).
+
+    Example:
+        >>> from livescore import create_scorer
+        >>> exact = create_scorer(
+        ...     id="exact", description="1 when the output equals the ground truth",
+        ...     generate_score=lambda ctx: float(ctx.output_text == ctx.run.ground_truth),
+        ... )
+        >>> run_evals_sync([{"input": "2+2?", "output": "4", "ground_truth": "4"}],
+        ...                [exact]).scores["exact"].mean
+        1.0
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "run_evals_sync was called inside a running event loop; use await run_evals(...)"
+        )
+    call = functools.partial(
+        run_evals,
+        data,
+        scorers,
+        target=target,
+        on_item_complete=on_item_complete,
+        concurrency=concurrency,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
+    )
+    return anyio.run(call)
