@@ -38,6 +38,7 @@ from livescore_langchain import _spans
 if TYPE_CHECKING:
     from langchain_core.documents import Document
 
+    from livescore.live import ScorerConfig
     from livescore.scoring import Scorer
 
 __all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
@@ -185,7 +186,7 @@ class LiveScoringHandler(BaseCallbackHandler):
 
     def __init__(
         self,
-        scorers: Sequence[Scorer | Any] | None = None,
+        scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
         dispatcher: RunSink | None = None,
         name: str | None = None,
@@ -468,7 +469,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             if span is not None:
                 if call_id:  # known only now when the tool was called without one
                     span.set_attribute(attrs.GEN_AI_TOOL_CALL_ID, call_id)
-                _spans.end_span(span, error)
+                _spans.end_span(span, error, error_type="tool_error")
             step = run.open_steps.pop(run_id, None)
             if step is not None and step.tool_call is not None:
                 step.output = output
@@ -689,16 +690,25 @@ class LiveScoringHandler(BaseCallbackHandler):
 
     def _evict(self, run: _OpenRun) -> None:
         self.evicted_runs += 1
-        self._end_spans(run, "evicted")
+        self._end_spans(run, "the run never ended in time", error_type="evicted")
         if run.sampled:
             self.dispatcher.drop(run.decision, "evicted")
 
-    def _end_spans(self, run: _OpenRun, error: BaseException | str | None) -> None:
-        for span in run.tool_spans.values():  # tools the run never saw end (cancellation)
-            _spans.end_span(span, error if error is not None else "not finished")
+    def _end_spans(
+        self,
+        run: _OpenRun,
+        error: BaseException | str | None,
+        *,
+        error_type: str | None = None,
+    ) -> None:
+        for span in run.tool_spans.values():  # tools the run never saw end
+            if error is None:
+                _spans.end_span(span, "the run ended first", error_type="unfinished")
+            else:
+                _spans.end_span(span, error, error_type=error_type)
         run.tool_spans = {}
         if run.span is not None:
-            _spans.end_span(run.span, error)
+            _spans.end_span(run.span, error, error_type=error_type)
             run.span = None
 
     def _finish(self, run_id: UUID, output: Any, error: BaseException | None) -> None:
@@ -778,7 +788,7 @@ def step_run(run: Run, step: Step) -> Run:
 
 
 def _make_dispatcher(
-    scorers: Sequence[Any],
+    scorers: Sequence[Scorer | ScorerConfig],
     *,
     name: str | None,
     tracer_provider: TracerProvider | None,

@@ -119,13 +119,19 @@ def start_tool_span(tracer: Tracer, tool: str, call_id: str | None, parent: Span
     )
 
 
-def end_span(span: Span, error: BaseException | str | None) -> None:
-    """End ``span``, marking it failed (``error.type`` and an ERROR status) on ``error``."""
+def end_span(
+    span: Span, error: BaseException | str | None, *, error_type: str | None = None
+) -> None:
+    """End ``span``, marking it failed (``error.type`` and an ERROR status) on ``error``.
+
+    ``error`` is the exception, or a message whose type is ``error_type`` (``"error"`` by
+    default).
+    """
     if error is not None:
         if isinstance(error, BaseException):
-            error_type, message = type(error).__name__, str(error)
+            kind, message = error_type or type(error).__name__, str(error)
         else:
-            error_type, message = "tool_error", error
-        span.set_attribute(attrs.ERROR_TYPE, error_type)
-        span.set_status(Status(StatusCode.ERROR, message or error_type))
+            kind, message = error_type or "error", error
+        span.set_attribute(attrs.ERROR_TYPE, kind)
+        span.set_status(Status(StatusCode.ERROR, message or kind))
     span.end()

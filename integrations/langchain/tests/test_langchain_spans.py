@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -211,3 +212,20 @@ async def test_async_runs_nest_scores_under_their_own_agent_spans(
             s for s in spans_named(spans, "execute_tool") if parent_span_id(s) == hex_span_id(agent)
         ]
         assert len(tools) == 1
+
+
+def test_an_evicted_run_ends_its_agent_span_as_evicted(
+    exporter: InMemorySpanExporter, tracer_provider: TracerProvider
+) -> None:
+    sink = SpySink()
+    handler = LiveScoringHandler(dispatcher=sink, tracer_provider=tracer_provider, max_open_runs=1)
+
+    handler.on_chain_start({}, {"messages": []}, run_id=uuid.uuid4(), name="stuck")
+    handler.on_chain_start({}, {"messages": []}, run_id=uuid.uuid4(), name="next")
+
+    (agent,) = exporter.get_finished_spans()
+    assert agent.name == "invoke_agent stuck"
+    assert agent.status.status_code == StatusCode.ERROR
+    assert agent.attributes is not None
+    assert agent.attributes[attrs.ERROR_TYPE] == "evicted"
+    assert [reason for _, reason in sink.dropped] == ["evicted"]
