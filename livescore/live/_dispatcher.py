@@ -70,10 +70,16 @@ class LiveDispatcher:
         overflow: ``"drop_new"`` refuses new runs while the queue is full;
             ``"drop_oldest"`` evicts the oldest waiting run instead (fresher runs win).
             Either way the dropped pairs count as dropped with reason ``"queue_full"``.
-        max_judge_concurrency: Scores in flight at once, over all scorers.
+        max_judge_concurrency: Scores in flight at once, over all scorers. A score makes
+            its judge calls one after another, so this also caps concurrent judge calls. A
+            scorer that cannot keep up holds its share of these slots and, through the
+            shared FIFO queue, slows the others: give it a lower rate or more concurrency.
         name: Names the worker thread and the ``livescore.queue.depth`` gauge.
         register_atexit: Shut down (finishing queued work within ``shutdown_timeout``) when
-            the interpreter exits. The registration holds the dispatcher weakly.
+            the interpreter exits. The hook runs before ``atexit`` handlers, so an SDK
+            provider created later is still open for the last scores; it holds the
+            dispatcher weakly. A dispatcher whose worker started stays alive until
+            :meth:`shutdown` (or the ``with`` block) ends it.
         shutdown_timeout: The deadline of the exit-time shutdown, in seconds.
 
     Example:
