@@ -46,7 +46,6 @@ import functools
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from importlib import resources
 from typing import NamedTuple
 
@@ -54,11 +53,11 @@ import snowballstemmer
 
 __all__ = ("KeywordExtractor", "Keywords", "builtin_compound_terms", "smart_stopwords")
 
-# A token: a leading-dot name (.NET), or a word with inner . ' - and an optional ++ or #
-# suffix (group 1); or a clause break (group 2). One regex, one pass, in C.
+# A token inside a whitespace-separated chunk: a word with inner . ' - and an optional ++ or
+# # suffix, a leading-dot name (.NET), or a clause break (one punctuation character).
 _TOKEN_RE = re.compile(
-    r"((?<![\w.])\.[^\W\d_]\w*|\w+(?:[.'\-]\w+)*(?:\+\+|#)?)"
-    r"|([.,;:!?()\[\]{}\"“”…|\n]|(?<!\S)-(?!\S)|[–—])"
+    r"\w+(?:[.'\-]\w+)*(?:\+\+|#)?|(?<![\w.])\.[^\W\d_]\w*"
+    r"|[.,;:!?()\[\]{}\"“”…|]|(?<!\S)-(?!\S)|[–—]"
 )
 _NUMBER_RE = re.compile(r"[\d.\-_']+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
@@ -88,7 +87,7 @@ _PREFIXES = frozenset(
 )
 
 _STEM_CACHE_SIZE = 1 << 15
-_TOKEN_CACHE_SIZE = 1 << 15
+_CHUNK_CACHE_SIZE = 1 << 16  # distinct chunks of text kept per extractor (~10 MB at most)
 
 _local = threading.local()
 
@@ -140,16 +139,22 @@ def builtin_compound_terms() -> tuple[str, ...]:
 
 
 class _Token(NamedTuple):
-    """What one token contributes to a text's keywords."""
+    """What one token contributes to a text's keywords (cached per extractor)."""
 
     seq: tuple[str, ...]  # keys it adds to the word sequence (compound matching)
     key: str | None  # its keyword key; None for stopwords and numbers
     display: str  # lower-case surface form
     content: tuple[str, ...]  # keys of its content words (one-word matching)
     unit: str | None  # the key compound-term detection sees; None for hyphen compounds
+    flag: int  # _STARTS_TERM: may start a known compound term; _HYPHENATED: a-b compound
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+_PLAIN, _STARTS_TERM, _HYPHENATED = 0, 1, 2
+_BREAK = _Token((), None, "", (), None, _PLAIN)  # a clause break (compared by identity)
+_NOTHING = _Token((), None, "", (), None, _PLAIN)  # a token of underscores only
+_BREAKS = frozenset('.,;:!?()[]{}"“”…|\n-–—')
+
+
 class Keywords:
     """The keywords of one text, as :meth:`KeywordExtractor.extract` found them.
 
@@ -158,8 +163,6 @@ class Keywords:
             space-joined keys of a compound) mapped to its display form (the lower-case
             surface form of its first occurrence), in order of appearance.
         words: The keys of every content word in the text, compounds' words included.
-        sequence: The key of every word in order (stopwords included), ``None`` at clause
-            breaks; compound keywords are matched against it.
 
     Example:
         >>> kw = KeywordExtractor().extract("Dogs love machine-learning!")
@@ -169,17 +172,41 @@ class Keywords:
         (True, True)
     """
 
-    terms: Mapping[str, str]
-    words: frozenset[str]
-    sequence: tuple[str | None, ...]
+    __slots__ = ("_sequence", "_tokens", "terms", "words")
+
+    def __init__(
+        self, terms: dict[str, str], words: frozenset[str], tokens: list[_Token | None]
+    ) -> None:
+        self.terms: Mapping[str, str] = terms
+        self.words = words
+        self._tokens = tokens
+        self._sequence: tuple[str | None, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.terms)
+
+    def __repr__(self) -> str:
+        return f"Keywords({sorted(self.terms.values())!r})"
 
     @property
     def forms(self) -> set[str]:
         """The display forms of the keywords."""
         return set(self.terms.values())
+
+    @property
+    def sequence(self) -> tuple[str | None, ...]:
+        """The key of every word in order (stopwords included), ``None`` at clause breaks.
+
+        Compound keywords of another text are matched against it. Built on first use: most
+        texts are never asked about a compound.
+        """
+        if self._sequence is None:
+            self._sequence = tuple(
+                key
+                for token in self._tokens
+                for key in (token.seq if token is not None else (None,))
+            )
+        return self._sequence
 
     def covers(self, key: str) -> bool:
         """Whether this text covers a keyword key of another text.
@@ -238,19 +265,25 @@ class KeywordExtractor:
         )
         self.stemming = stemming
         self.stopwords = smart_stopwords() | _ABBREVIATIONS | (extra - {""})
-        # Per-extractor cache: a token's reading depends on the stopwords and stemming.
-        self._read = functools.lru_cache(maxsize=_TOKEN_CACHE_SIZE)(self._read_uncached)
         terms = _words("compound_terms", compound_terms)
         if builtin_compound_terms:
             terms = [*_load_builtin_terms(), *terms]
         self.compound_terms = tuple(dict.fromkeys(t.strip() for t in terms))
-        index: dict[str, list[tuple[str, ...]]] = {}
+        index: dict[tuple[str, str], list[tuple[str, ...]]] = {}
         for term in self.compound_terms:
             keys = self._term_keys(term)
-            if keys not in index.get(keys[0], ()):
-                index.setdefault(keys[0], []).append(keys)
-        # Longest term first: "large language model" wins over "language model".
+            pair = (keys[0], keys[1])
+            if keys not in index.get(pair, ()):
+                index.setdefault(pair, []).append(keys)
+        # Indexed by the first two words; longest term first: "large language model" wins
+        # over "language model".
         self._compounds = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in index.items()}
+        self._term_starts = frozenset(first for first, _ in index)
+        # The tokens of each distinct chunk of text, for this extractor's stopwords, stemming
+        # and compound terms. A plain dict: a hit costs one lookup, the hot path of
+        # extract(). Cleared when full; dict reads and writes are atomic, so threads may
+        # share it.
+        self._cache: dict[str, tuple[_Token, ...]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -267,73 +300,114 @@ class KeywordExtractor:
             raise TypeError(f"keyword extraction needs text, not {type(text).__name__}")
         if "\u2019" in text or "\u2018" in text or "\u02bc" in text:
             text = text.translate(_APOSTROPHES)
+        cached = self._cache.get
         read = self._read
-        sequence: list[str | None] = []
         tokens: list[_Token | None] = []
-        words: set[str] = set()
-        for word, _ in _TOKEN_RE.findall(text):
-            if not word:
-                if tokens and tokens[-1] is not None:  # runs of breaks count once
-                    sequence.append(None)
-                    tokens.append(None)
-                continue
-            token = read(word)
-            if token is None:
-                continue
-            sequence.extend(token.seq)
-            tokens.append(token)
-            if token.content:
-                words.update(token.content)
-        return Keywords(terms=self._terms(tokens), words=frozenset(words), sequence=tuple(sequence))
+        append = tokens.append
+        terms: dict[str, str] = {}
+        flagged: list[int] = []
+        after_break = True
+        # The hot loop. str.split() finds the whitespace-separated chunks in C, and each
+        # distinct chunk ("data.", "(cleaning,", "React.js") is tokenized once per extractor
+        # and cached: a chunk seen before costs one dict lookup.
+        for line in text.splitlines():
+            for chunk in line.split():
+                for token in cached(chunk) or read(chunk):
+                    if token is _BREAK:
+                        if not after_break:  # runs of breaks count once
+                            append(None)
+                            after_break = True
+                        continue
+                    after_break = False
+                    if token[5]:
+                        flagged.append(len(tokens))
+                    append(token)
+                    key = token[1]
+                    if key is not None and key not in terms:
+                        terms[key] = token[2]
+            if not after_break:  # a line break is a clause break
+                append(None)
+                after_break = True
+        words = {key for key in terms if " " not in key}
+        if flagged:
+            matches: dict[int, tuple[str, ...]] = {}
+            for at in flagged:
+                hyphenated = tokens[at]
+                if hyphenated is not None and hyphenated.flag == _HYPHENATED:
+                    words.update(hyphenated.content)
+                else:
+                    term = self._term_at(tokens, at)
+                    if term is not None:
+                        matches[at] = term
+            if matches:
+                terms = self._merge(tokens, matches)
+        return Keywords(terms, frozenset(words), tokens)
 
     # -- internals ---------------------------------------------------------------------
 
-    def _terms(self, tokens: list[_Token | None]) -> dict[str, str]:
+    def _term_at(self, tokens: list[_Token | None], at: int) -> tuple[str, ...] | None:
+        """The longest known compound term starting at ``tokens[at]``, if any."""
+        if at + 1 >= len(tokens):
+            return None
+        first, second = tokens[at], tokens[at + 1]
+        if first is None or second is None or first.unit is None or second.unit is None:
+            return None
+        for term in self._compounds.get((first.unit, second.unit), ()):
+            size = len(term)
+            if at + size > len(tokens):
+                continue
+            for offset in range(2, size):
+                other = tokens[at + offset]
+                if other is None or other.unit != term[offset]:
+                    break
+            else:
+                return term
+        return None
+
+    @staticmethod
+    def _merge(tokens: list[_Token | None], matches: dict[int, tuple[str, ...]]) -> dict[str, str]:
+        # Only for texts with a known compound term: rebuild the keywords, each compound's
+        # words merged into one keyword (leftmost match first, as the text reads).
         terms: dict[str, str] = {}
-        compounds = self._compounds
-        count = len(tokens)
-        i = 0
-        while i < count:
-            token = tokens[i]
-            i += 1
-            if token is None:
+        skip_to = 0
+        for at, token in enumerate(tokens):
+            if at < skip_to or token is None:
                 continue
-            candidates = compounds.get(token.unit) if token.unit is not None else None
-            if candidates:
-                for term in candidates:
-                    size = len(term)
-                    end = i - 1 + size
-                    if end <= count and _units_match(tokens, i, term):
-                        key = " ".join(term)
-                        if key not in terms:
-                            terms[key] = " ".join(
-                                t.display for t in tokens[i - 1 : end] if t is not None
-                            )
-                        i = end
-                        break
-                else:
-                    if token.key is not None and token.key not in terms:
-                        terms[token.key] = token.display
-                continue
-            if token.key is not None and token.key not in terms:
+            term = matches.get(at)
+            if term is not None:
+                skip_to = at + len(term)
+                key = " ".join(term)
+                if key not in terms:
+                    parts = tokens[at:skip_to]
+                    terms[key] = " ".join(t.display for t in parts if t is not None)
+            elif token.key is not None and token.key not in terms:
                 terms[token.key] = token.display
         return terms
 
     def _term_keys(self, term: str) -> tuple[str, ...]:
         keys: list[str] = []
         has_content = False
-        for word, brk in _TOKEN_RE.findall(term.translate(_APOSTROPHES)):
-            if brk:
-                continue
-            token = self._read(word)
-            if token is not None:
-                keys.extend(token.seq)
-                has_content = has_content or bool(token.content)
+        for word in _TOKEN_RE.findall(term.translate(_APOSTROPHES)):
+            token = self._parse(word)
+            keys.extend(token.seq)
+            has_content = has_content or bool(token.content)
         if len(keys) < 2 or not has_content:
             raise ValueError(
                 f"compound term {term!r} needs at least two words, one of them not a stopword"
             )
         return tuple(keys)
+
+    def _read(self, chunk: str) -> tuple[_Token, ...]:
+        tokens = []
+        for word in _TOKEN_RE.findall(chunk):
+            token = self._parse(word)
+            if token.unit is not None and token.unit in self._term_starts:
+                token = token._replace(flag=_STARTS_TERM)
+            tokens.append(token)
+        if len(self._cache) >= _CHUNK_CACHE_SIZE:
+            self._cache.clear()
+        read = self._cache[chunk] = tuple(tokens)
+        return read
 
     def _word_key(self, word: str) -> str:
         if len(word) > 3 and word.endswith("js"):
@@ -341,51 +415,46 @@ class KeywordExtractor:
             word = word[:-2]
         return _stem(word) if self.stemming else word
 
-    def _read_uncached(self, raw: str) -> _Token | None:
+    def _parse(self, raw: str) -> _Token:
+        if raw in _BREAKS:
+            return _BREAK
         raw = raw.strip("_")  # markdown _emphasis_, __dunder__
         if not raw:
-            return None
+            return _NOTHING
         low = raw.lower()
         stop = self.stopwords
         if low in stop:
-            return _Token((low,), None, low, (), low)
+            return _Token((low,), None, low, (), low, _PLAIN)
         if low.endswith("'s"):
             low = low[:-2]
             if not low or low in stop:
-                return _Token((low,), None, low, (), low)
+                return _Token((low,), None, low, (), low, _PLAIN)
         bare = low.replace("'", "")
         if bare.isalpha():
             if self.stemming and len(raw) > 3 and raw[-1] == "s" and raw[:-1].isupper():
                 bare = bare[:-1]  # GPUs, LLMs, APIs: the stemmer keeps their "s"
             key = self._word_key(bare)
-            return _Token((key,), key, low, (key,), key)
+            return _Token((key,), key, low, (key,), key, _PLAIN)
         if _NUMBER_RE.fullmatch(low):
-            return _Token((low,), None, low, (), low)
+            return _Token((low,), None, low, (), low, _PLAIN)
         if "-" in low and "." not in low:
             parts = low.split("-")
             if all(p.isalpha() for p in parts):
                 if parts[0] in _PREFIXES or any(len(p) == 1 for p in parts):
                     key = self._word_key("".join(parts))
-                    return _Token((key,), key, low, (key,), key)
+                    return _Token((key,), key, low, (key,), key, _PLAIN)
                 keys = tuple(p if p in stop else self._word_key(p) for p in parts)
                 content = tuple(k for k, p in zip(keys, parts, strict=True) if p not in stop)
-                return _Token(keys, " ".join(keys) if content else None, low, content, None)
+                if not content:
+                    return _Token(keys, None, low, (), None, _PLAIN)
+                return _Token(keys, " ".join(keys), low, content, None, _HYPHENATED)
         # A technical term: kept whole, unstemmed; inner dots and hyphens ignored.
         lead = "." if low.startswith(".") else ""
         key = lead + low.replace(".", "").replace("-", "")
         if len(key) > 3 and key.endswith("js") and not lead:
             base = key[:-2]
             key = self._word_key(base) if base.isalpha() else base
-        return _Token((key,), key, low, (key,), key)
-
-
-def _units_match(tokens: list[_Token | None], start: int, term: tuple[str, ...]) -> bool:
-    # tokens[start - 1] already matched term[0]; compare the rest unit by unit.
-    for offset in range(1, len(term)):
-        token = tokens[start - 1 + offset]
-        if token is None or token.unit != term[offset]:
-            return False
-    return True
+        return _Token((key,), key, low, (key,), key, _PLAIN)
 
 
 def _words(name: str, words: object) -> list[str]:

@@ -213,6 +213,16 @@ def test_punctuation_breaks_a_compound(extractor: KeywordExtractor) -> None:
     }
 
 
+def test_a_line_break_breaks_a_compound(extractor: KeywordExtractor) -> None:
+    assert forms(extractor, "- machine\n- learning") == {"machine", "learning"}
+    assert covered(extractor, "machine learning", "machine\nlearning") == set()
+
+
+def test_compound_words_used_alone_elsewhere_stay_keywords(extractor: KeywordExtractor) -> None:
+    kw = extractor.extract("Machine learning on a machine; machine learning again")
+    assert kw.terms == {"machin learn": "machine learning", "machin": "machine"}
+
+
 def test_hyphenated_words_are_compounds(extractor: KeywordExtractor) -> None:
     assert forms(extractor, "real-time machine-learning") == {"real-time", "machine-learning"}
     assert covered(extractor, "machine-learning", "machine learning") == {"machine-learning"}
