@@ -624,7 +624,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         tags: list[str] | None,
         *,
         model_input: bool,
-    ) -> _OpenRun | None:
+    ) -> _OpenRun:
         agent_name = self.name or name
         external, check_openinference = self._external_span(run_id)
         own: Span | None = None
@@ -654,9 +654,9 @@ class LiveScoringHandler(BaseCallbackHandler):
             if span is not None:
                 return span, False
             # OpenInference's tracer is not inline: on async runs it starts its span after
-            # this callback. Look again at root end (before it ends its span).
-            current = _spans.current_span()
-            return current, current is None
+            # this callback. Look again at root end (before it ends its span); until then
+            # the current span, its parent-to-be, stands in (same trace, same sampling key).
+            return _spans.current_span(), True
         return _spans.current_span(), False
 
     def _register(self, run: _OpenRun) -> list[_OpenRun]:

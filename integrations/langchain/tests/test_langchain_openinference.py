@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -68,8 +69,6 @@ async def test_async_runs_find_the_span_openinference_starts_after_the_handler(
 
     await weather_agent().ainvoke(QUESTION, config={"callbacks": [handler]})
 
-    import asyncio
-
     assert await asyncio.to_thread(handler.flush, 10)
     spans = exporter.get_finished_spans()
     root = _root_agent_span(spans)
@@ -90,3 +89,22 @@ def test_a_globally_instrumented_handler_also_nests_under_openinference(
     spans = exporter.get_finished_spans()
     (evaluation,) = spans_named(spans, "evaluation")
     assert parent_span_id(evaluation) == hex_span_id(_root_agent_span(spans))
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("openinference")
+async def test_under_a_request_span_scores_still_nest_under_openinferences_span(
+    make_handler: MakeHandler, exporter: InMemorySpanExporter, tracer_provider: TracerProvider
+) -> None:
+    handler = make_handler([recording_scorer(Recorded())])
+
+    with tracer_provider.get_tracer("app").start_as_current_span("POST /chat") as request:
+        await weather_agent().ainvoke(QUESTION, config={"callbacks": [handler]})
+
+    assert await asyncio.to_thread(handler.flush, 10)
+    spans = exporter.get_finished_spans()
+    (root,) = [s for s in spans if s.name == "LangGraph"]
+    assert root.parent is not None
+    assert root.parent.span_id == request.get_span_context().span_id
+    (evaluation,) = spans_named(spans, "evaluation")
+    assert parent_span_id(evaluation) == hex_span_id(root)
