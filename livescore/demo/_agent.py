@@ -106,7 +106,7 @@ def get_order_status(order_id: str) -> dict[str, Any]:
     """Look up a Parcelly order by its id (like PX-1042): status, locker, deadlines."""
     order = ORDERS.get(order_id.strip().upper())
     if order is None:
-        raise ValueError(f"no order with id {order_id!r}")
+        return {"error": f"no order with id {order_id!r}"}
     return dict(order)
 
 
@@ -180,6 +180,8 @@ def _answer_from(plan: DemoQuestion, message: ToolMessage) -> str:
         data = None
     if isinstance(data, dict) and "order_id" in data:
         return _order_answer(data)
+    if isinstance(data, dict) and "error" in data:
+        return f"I could not find that: {data['error']}."
     # Search results: "Title (slug): text" pages separated by blank lines, best first.
     best = content.split("\n\n")[0]
     text = best.partition("): ")[2] or best

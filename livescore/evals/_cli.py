@@ -346,9 +346,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     quality, notes = _quality_rows(result, dataset, args.threshold)
     if quality:
         out.print(_quality_table(quality))
+        baseline = quality[-1]
         out.print(
             f"A score ≥ {args.threshold:g} predicts 'hallucinated' (--threshold); AUROC needs "
-            "no threshold. The length-only baseline is what output length alone achieves."
+            "no threshold. The length-only baseline is what output length alone achieves "
+            f"(it {escape(baseline.coverage)}); a judge should beat it."
         )
     elif dataset.labelled and not any(s.id.startswith("hallucination") for s in scorers):
         out.print(

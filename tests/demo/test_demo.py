@@ -1,0 +1,201 @@
+"""The demo end to end: a real agent, live scoring, the judge server, exported spans."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _demo_support import OTLPTestReceiver, demo_judge_responder
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from rich.console import Console
+
+from livescore.demo import run_demo
+from livescore.demo._local_judge import local_judge_status
+from livescore.evals._cli import main
+from livescore.testing import OpenAITestServer
+
+COUNTRIES = "Which countries does Parcelly deliver to?"
+
+
+@pytest.fixture(autouse=True)
+def _no_configured_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "LIVESCORE_JUDGE_MODEL",
+        "LIVESCORE_AGENT_MODEL",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=220, no_color=True, highlight=False), buffer
+
+
+def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    console, buffer = _console()
+    with (
+        OpenAITestServer(responder=demo_judge_responder) as judge,
+        OTLPTestReceiver() as collector,
+    ):
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+        code = run_demo(
+            ["--model", "openai/test-judge", "--otlp-endpoint", collector.url], console=console
+        )
+        judge_requests = len(judge.requests)
+    out = buffer.getvalue()
+
+    assert code == 0, out
+    # What it printed: the runs, their tool calls, and the scores with label and reason.
+    assert out.count("invoke_agent parcelly-support") == 5
+    assert 'execute_tool search_docs({"query": "countries"})' in out
+    assert 'execute_tool get_order_status({"order_id": "PX-1042"})' in out
+    assert "→ Countries (countries): Parcelly operates lockers in Germany" in out
+    assert "deliberately unsupported claim to answer 4" in out
+    assert "evaluation hallucination  score 0.33  label low  claims 1/3 unsupported" in out
+    assert out.count("evaluation hallucination  score 0.00  label none") == 4
+    assert "The score is 0.33 because the drone delivery claim is not in any tool result." in out
+    assert out.count("evaluation keyword-coverage  score") == 5
+    assert "sampled 10 · scored 10 · failed 0 · skipped 0 · dropped 0" in out
+    assert f"{collector.url}/v1/traces" in out
+    assert "gen_ai.evaluation.score.value" in out  # what to search for
+    assert judge_requests == 15  # three judge calls for each of five runs
+
+    # What it exported, as an OTLP collector received it.
+    spans = collector.spans
+    agents = {
+        s.span_id: s for s in spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"
+    }
+    tools = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "execute_tool"]
+    evaluations = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "evaluation"]
+    assert len(agents) == 5
+    assert {a.attributes["gen_ai.agent.name"] for a in agents.values()} == {"parcelly-support"}
+    assert {a.service_name for a in agents.values()} == {"livescore-demo"}
+    assert sorted(t.attributes["gen_ai.tool.name"] for t in tools) == [
+        "get_order_status",
+        *["search_docs"] * 4,
+    ]
+    assert len(evaluations) == 10
+    for span in evaluations:
+        parent = agents[span.parent_span_id]  # every score hangs under its run's span
+        assert span.trace_id == parent.trace_id
+        assert span.attributes["gen_ai.evaluation.name"] in ("hallucination", "keyword-coverage")
+        assert span.attributes["livescore.source"] == "live"
+        assert isinstance(span.attributes["gen_ai.evaluation.score.value"], float)
+    flagged = [
+        s
+        for s in evaluations
+        if s.attributes["gen_ai.evaluation.name"] == "hallucination"
+        and s.attributes["gen_ai.evaluation.score.value"] > 0
+    ]
+    assert len(flagged) == 1
+    assert flagged[0].attributes["gen_ai.evaluation.score.label"] == "low"
+    assert "drone" in flagged[0].attributes["gen_ai.evaluation.explanation"]
+    assert flagged[0].attributes["livescore.claims.hallucinated"] == 1
+    # It is the countries run: its tool span searched for "countries".
+    countries_run = agents[flagged[0].parent_span_id]
+    assert any(t.parent_span_id == countries_run.span_id for t in tools)
+
+
+def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_runs() -> None:
+    console, buffer = _console()
+    memory = InMemorySpanExporter()
+    code = run_demo([], console=console, span_exporters=[memory])
+    out = buffer.getvalue()
+
+    assert code == 0, out
+    assert "Hallucination scoring is disabled" in out
+    assert "--model openai/<model>" in out
+    assert "--local-judge" in out
+    assert "evaluation hallucination" not in out
+    assert out.count("evaluation keyword-coverage  score") == 5
+    assert "sampled 5 · scored 5" in out
+    evaluations = [
+        s
+        for s in memory.get_finished_spans()
+        if (s.attributes or {}).get("gen_ai.operation.name") == "evaluation"
+    ]
+    assert len(evaluations) == 5
+    assert {(s.attributes or {}).get("gen_ai.evaluation.name") for s in evaluations} == {
+        "keyword-coverage"
+    }
+
+
+def test_an_endpoint_without_a_model_name_is_pointed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    console, buffer = _console()
+    assert run_demo(["--question", COUNTRIES], console=console) == 0
+    out = buffer.getvalue()
+    assert "An endpoint is configured" in out
+    assert "Hallucination scoring is disabled" in out
+
+
+@pytest.mark.skipif(local_judge_status()[0], reason="the local judge is installed here")
+def test_local_judge_not_installed_says_how_to_install() -> None:
+    console, buffer = _console()
+    assert run_demo(["--local-judge", "--question", COUNTRIES], console=console) == 0
+    out = buffer.getvalue()
+    assert "the local judge is not installed" in out
+    assert "pip install 'livescore[local-judge]'" in out
+    assert "evaluation keyword-coverage" in out
+    assert "evaluation hallucination" not in out
+
+
+@pytest.mark.local_llm
+@pytest.mark.skipif(
+    os.environ.get("LIVESCORE_LOCAL_LLM") != "1" or not local_judge_status()[0],
+    reason="opt-in: set LIVESCORE_LOCAL_LLM=1 with livescore[local-judge] installed",
+)
+def test_local_judge_runs_the_wiring_offline() -> None:
+    console, buffer = _console()
+    assert run_demo(["--local-judge", "--question", COUNTRIES], console=console) == 0
+    out = buffer.getvalue()
+    assert "not for trustworthy verdicts" in out or "close to chance" in out
+    assert "evaluation hallucination" in out
+
+
+def test_bad_configuration_exits_2() -> None:
+    console, buffer = _console()
+    assert run_demo(["--model", "gpt-4o"], console=console) == 2
+    assert "no provider prefix" in buffer.getvalue()
+    console, buffer = _console()
+    assert run_demo(["--otlp-endpoint", "localhost:4318"], console=console) == 2
+    assert "must be an http(s) URL" in buffer.getvalue()
+    console, buffer = _console()
+    assert run_demo(["--agent-model", "anthropic/claude"], console=console) == 2
+    assert "'openai/<model>'" in buffer.getvalue()
+
+
+def test_demo_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--question", "Where is my order PX-1042?"]) == 0
+    out = capsys.readouterr().out
+    assert "Berlin Hauptbahnhof, locker bank 12" in out
+    assert "execute_tool get_order_status" in out
+
+
+def test_console_script_runs_the_demo() -> None:
+    script = Path(sys.executable).with_name("livescore")
+    if not script.exists():
+        found = shutil.which("livescore")
+        if found is None:
+            pytest.skip("the livescore console script is not installed (pip install -e .)")
+        script = Path(found)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LIVESCORE_"))}
+    env["COLUMNS"] = "200"
+    done = subprocess.run(
+        [str(script), "demo", "--question", COUNTRIES],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Hallucination scoring is disabled" in done.stdout
+    assert "evaluation keyword-coverage" in done.stdout

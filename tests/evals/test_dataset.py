@@ -1,0 +1,91 @@
+"""Dataset lines: both formats, labels, and bad lines reported by number."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from livescore.evals._dataset import load_dataset, parse_line
+
+
+def _write(path: Path, lines: list[str | bytes]) -> Path:
+    with path.open("wb") as out:
+        for line in lines:
+            out.write(line if isinstance(line, bytes) else line.encode("utf-8"))
+            out.write(b"\n")
+    return path
+
+
+def test_both_formats_and_bad_lines(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "data.jsonl",
+        [
+            json.dumps({"input": "q1", "output": "a1", "context": ["c1", "c2"], "id": 7}),
+            "",
+            "{not json",
+            json.dumps(
+                {
+                    "question": "q2",
+                    "context": "ctx",
+                    "output": "a2",
+                    "hallucinated": 1,
+                    "dataset": "HaluEval",
+                }
+            ),
+            json.dumps({"output": "no input"}),
+            json.dumps(["a", "list"]),
+            b"\xff\xfe broken bytes",
+            json.dumps({"input": "q3"}),
+            json.dumps({"input": "q4", "output": "a4", "hallucinated": 2}),
+            json.dumps({"input": "q5", "output": "a5", "context": 5}),
+            json.dumps({"input": "  ", "output": "a"}),
+        ],
+    )
+    ds = load_dataset(path)
+
+    assert ds.lines == [1, 4]
+    assert ds.items[0] == {"input": "q1", "output": "a1", "context": ["c1", "c2"], "id": "7"}
+    assert ds.items[1] == {
+        "input": "q2",
+        "output": "a2",
+        "context": ["ctx"],
+        "metadata": {"hallucinated": 1, "dataset": "HaluEval"},
+    }
+    assert ds.labels == [None, 1]
+    assert ds.labelled
+    assert ds.formats == {"livescore": 1, "hallucination": 1}
+    problems = {p.line: p.message for p in ds.problems}
+    assert sorted(problems) == [3, 5, 6, 7, 8, 9, 10, 11]
+    assert problems[3].startswith("invalid JSON")
+    assert problems[5] == "missing field 'input' (or 'question')"
+    assert problems[6] == "expected a JSON object, got list"
+    assert problems[7].startswith("not valid UTF-8")
+    assert "missing field 'output'" in problems[8]
+    assert problems[9] == "'hallucinated' must be 0 or 1, not 2"
+    assert problems[10] == "'context' must be a string or a list of strings"
+    assert problems[11] == "the input is empty"
+    assert str(ds.problems[0]) == f"line 3: {problems[3]}"
+
+
+def test_output_is_optional_with_a_target(tmp_path: Path) -> None:
+    path = _write(tmp_path / "inputs.jsonl", [json.dumps({"input": "q", "ground_truth": "a"})])
+    ds = load_dataset(path, require_output=False)
+    assert ds.items == [{"input": "q", "ground_truth": "a"}]
+    assert not ds.labelled
+
+
+def test_shipped_hallucination_data_reads_cleanly() -> None:
+    root = Path(__file__).resolve().parents[2] / "data" / "hallucination"
+    ds = load_dataset(root / "halueval_qa_200.jsonl")
+    assert len(ds.items) == 200
+    assert ds.problems == []
+    assert sorted(set(ds.labels)) == [0, 1]
+
+
+def test_parse_line_rejects_null_output() -> None:
+    with pytest.raises(ValueError, match="'output' is null"):
+        parse_line({"input": "q", "output": None}, require_output=True)
+    with pytest.raises(ValueError, match="'metadata' must be an object"):
+        parse_line({"input": "q", "output": "a", "metadata": 3}, require_output=True)
