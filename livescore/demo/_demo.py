@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from livescore.evals._cli import judge_model_string
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
 from livescore.otel import attributes as A
 from livescore.runs import Run, Step, extract_tool_results
@@ -54,8 +55,8 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     judge = parser.add_argument_group("judge (the model that checks the answers)")
     judge.add_argument(
         "--model",
-        help=f"judge model 'openai/<model>' on the endpoint of OPENAI_BASE_URL / OPENAI_API_KEY "
-        f"(default: ${JUDGE_MODEL_ENV})",
+        help="judge model 'openai/<model>' ('openai/' optional) on the endpoint of "
+        f"OPENAI_BASE_URL / OPENAI_API_KEY (default: ${JUDGE_MODEL_ENV})",
     )
     judge.add_argument("--base-url", help="the judge's base URL (default: $OPENAI_BASE_URL)")
     judge.add_argument(
@@ -151,7 +152,7 @@ def _choose_judge(args: argparse.Namespace, console: Console) -> _JudgeChoice:
         if args.base_url:
             options["base_url"] = args.base_url
         try:
-            judge = resolve_judge(model, **options)
+            judge = resolve_judge(judge_model_string(model), **options)
         except JudgeConfigError as exc:
             raise DemoError(str(exc)) from exc
         where = getattr(judge, "base_url", None) or "the configured endpoint"
@@ -256,7 +257,7 @@ def _agent_chat_model(args: argparse.Namespace) -> tuple[Any, str]:
     spec = args.agent_model or os.environ.get(AGENT_MODEL_ENV)
     if not spec:
         return None, "scripted (no LLM configured): it calls the tools and answers from them"
-    provider, _, name = spec.partition("/")
+    provider, _, name = judge_model_string(spec).partition("/")
     if provider.lower() != "openai" or not name.strip():
         raise DemoError(f"--agent-model must look like 'openai/<model>', not {spec!r}")
     try:

@@ -11,6 +11,8 @@ Example:
     1.0
 """
 
+from livescore.evals._quality import BinaryQuality, auroc, binary_quality
+from livescore.evals._report import render_report, write_report
 from livescore.evals._result import (
     EvalResult,
     HistogramBin,
@@ -30,6 +32,7 @@ from livescore.evals._run_evals import (
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "BinaryQuality",
     "EvalResult",
     "HistogramBin",
     "ItemFailure",
@@ -38,7 +41,11 @@ __all__ = (
     "ScoreAggregate",
     "ScoreDistribution",
     "Target",
+    "auroc",
+    "binary_quality",
     "get_item_context",
+    "render_report",
     "run_evals",
     "run_evals_sync",
+    "write_report",
 )

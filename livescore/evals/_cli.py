@@ -73,6 +73,17 @@ def eval_context(run: Run, step: Step | None) -> list[str] | None:
     return evidence or None
 
 
+def judge_model_string(model: str) -> str:
+    """``"gpt-4o-mini"`` means ``"openai/gpt-4o-mini"``: the prefix is optional on the CLI.
+
+    Example:
+        >>> judge_model_string("gpt-4o-mini"), judge_model_string("openai/llama3.2")
+        ('openai/gpt-4o-mini', 'openai/llama3.2')
+    """
+    model = model.strip()
+    return model if "/" in model or not model else f"openai/{model}"
+
+
 def _judge(args: argparse.Namespace) -> Judge:
     model = args.model or os.environ.get(JUDGE_MODEL_ENV)
     if not model:
@@ -84,7 +95,7 @@ def _judge(args: argparse.Namespace) -> Judge:
     if args.base_url:
         options["base_url"] = args.base_url
     try:
-        return resolve_judge(model, **options)
+        return resolve_judge(judge_model_string(model), **options)
     except JudgeConfigError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -412,7 +423,7 @@ def _add_eval(sub: Any) -> None:
     )
     p.add_argument(
         "--model",
-        help=f"the judge, 'openai/<model>' (default: ${JUDGE_MODEL_ENV})",
+        help=f"the judge, 'openai/<model>' ('openai/' optional; default: ${JUDGE_MODEL_ENV})",
     )
     p.add_argument(
         "--base-url", help="the judge's OpenAI-compatible base URL (default: $OPENAI_BASE_URL)"

@@ -162,8 +162,8 @@ def test_local_judge_runs_the_wiring_offline() -> None:
 
 def test_bad_configuration_exits_2() -> None:
     console, buffer = _console()
-    assert run_demo(["--model", "gpt-4o"], console=console) == 2
-    assert "no provider prefix" in buffer.getvalue()
+    assert run_demo(["--model", "claude/x"], console=console) == 2
+    assert "unknown provider 'claude'" in buffer.getvalue()
     console, buffer = _console()
     assert run_demo(["--otlp-endpoint", "localhost:4318"], console=console) == 2
     assert "must be an http(s) URL" in buffer.getvalue()
