@@ -214,7 +214,7 @@ def test_labelled_hallucination_data_gives_judge_quality(
                 "--scorer",
                 "hallucination",
                 "--model",
-                "test-judge"  # the openai/ prefix is optional,
+                "test-judge",  # the openai/ prefix is optional
                 "--concurrency",
                 "2",
                 "--report",
