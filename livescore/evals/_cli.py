@@ -411,7 +411,6 @@ def _add_eval(sub: Any) -> None:
             "example: livescore eval data/hallucination/halueval_qa_200.jsonl "
             "--scorer hallucination --model openai/gpt-4o-mini --limit 50 --report report.html"
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("data", metavar="DATA.jsonl", help="the dataset, one JSON object per line")
     p.add_argument(
@@ -478,7 +477,6 @@ def _add_demo(sub: Any) -> None:
             "live hallucination and keyword-coverage scoring attached, and show each run's "
             "trace with its tool calls and evaluation spans as they were exported."
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_demo_arguments(p)
     p.set_defaults(handler=run_demo_command)
