@@ -5,7 +5,7 @@ Pipeline (code only, no judge; microseconds to a few milliseconds per score):
 1. preprocess: the keywords of the reference (the user's input, or the ground truth) and of
    the response, ``{"reference_keywords": set, "response_keywords": set}`` (display forms).
    The extraction rules (stopwords, stems, technical and compound terms) are in
-   :mod:`livescore.scorers._keywords`.
+   :class:`~livescore.scorers.KeywordExtractor`.
 2. analyze: ``{"total_keywords", "matched_keywords", "missing_keywords"}``.
 3. generate_score: matched / total × scale, unrounded. With no reference keywords: ``scale``
    when the response has none either, else 0 (the seed's documented rule).
@@ -103,7 +103,7 @@ def create_keyword_coverage_scorer(
     "GPT-4"; "React", "React.js" and "ReactJS" are one keyword). Compound terms ("machine
     learning", "type inference", hyphenated words like "real-time") count as one keyword,
     covered only when the response has the same words next to each other. The full rules
-    are in the :mod:`livescore.scorers._keywords` docstring.
+    are in :class:`~livescore.scorers.KeywordExtractor`.
 
     Score: matched / total × ``scale``, unrounded. Both texts without keywords (empty, or
     only stopwords and numbers): ``scale``. Exactly one without keywords: 0.

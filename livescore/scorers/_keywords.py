@@ -1,43 +1,7 @@
 """Keyword extraction for the keyword coverage scorer: tokenizer, stopwords, stems, compounds.
 
-The rules, in the order they apply to a text:
-
-1. **Tokens.** A token is a run of letters, digits and underscores, with ``.``, ``'`` or ``-``
-   allowed *inside* it (``React.js``, ``don't``, ``GPT-4``, ``machine-learning``), an optional
-   ``++`` or ``#`` at its end (``C++``, ``C#``), or a name glued to a leading dot (``.NET``).
-   Sentence punctuation (``. , ; : ! ? ( ) [ ] { } "``, ``…``, ``|``, a line break, a dash
-   standing alone) is a *clause break*. Everything else (markdown ``*`` and backticks,
-   slashes, quotes at a word's edge) only separates tokens.
-2. **Case.** Everything is compared in lower case; the keywords shown in results are the
-   lower-case surface form of their first occurrence.
-3. **Stopwords and numbers.** A token in the SMART English stopword list (570 words, plus
-   ``e.g.``, ``i.e.``, ``a.k.a.`` and any ``extra_stopwords``), alone or without a
-   possessive ``'s``, is no keyword. Nor is a number (digits with ``. - _``: ``2024``,
-   ``3.12``): "Python 3.12" has the keyword ``python``. Single letters are SMART
-   stopwords, so a lone "C" or "R" is not a keyword either (``C++`` and ``C#`` are).
-4. **Plain words** (letters, maybe an apostrophe) are compared by their Snowball English
-   stem: "dogs" matches "dog", "running" matches "run", "interfaces" matches "interface".
-   A possessive ``'s`` is dropped ("React's" is "react"), and so is the plural ``s`` of an
-   upper-case acronym ("GPUs", "LLMs", "APIs"), which the stemmer leaves alone.
-5. **Technical terms** (any other token: ``React.js``, ``Node.js``, ``C++``, ``C#``,
-   ``.NET``, ``GPT-4``, ``x86_64``, ``ES2015``, ``k8s``) are kept whole and not stemmed;
-   inner dots and hyphens are ignored when comparing, so ``GPT-4`` matches ``GPT4`` and
-   ``ASP.NET`` matches ``aspnet`` (a leading dot is kept: ``.NET`` is not "net").
-   A trailing ``js`` / ``.js`` names the same library as the bare name: ``React``,
-   ``React.js`` and ``ReactJS`` are one keyword (no English word ends in "js").
-6. **Hyphenated words** made of letters are compounds: ``machine-learning`` is one keyword
-   made of the words "machine" and "learning", and it matches "machine learning" written
-   with a space. A prefix (``pre-``, ``re-``, ``non-``, ``multi-``…) or a one-letter part
-   (``e-mail``) is glued instead: ``pre-trained`` is the word "pretrained".
-7. **Compound terms.** Adjacent words of the reference that form a known compound term (a
-   built-in list of fixed phrases such as "machine learning", "feature engineering",
-   "type inference", "hyperparameter tuning", plus the scorer's ``compound_terms``) count as
-   ONE keyword instead of one per word; the longest known term wins. Adjacent means: next
-   to each other, in that order, within one clause (no punctuation between them).
-8. **Matching.** A one-word keyword is covered when the response has a word with the same
-   key anywhere (inside a compound too). A compound keyword is covered only when the
-   response has the same words, adjacent, in the same order (space or hyphen between
-   them): "learning about machines" does not cover "machine learning".
+The rules are in :class:`KeywordExtractor`'s docstring, where the scorer's documentation
+points.
 """
 
 from __future__ import annotations
@@ -232,17 +196,57 @@ class Keywords:
 
 
 class KeywordExtractor:
-    """Turns text into :class:`Keywords` (rules in the module docstring); reusable, thread-safe.
+    """Turns text into :class:`Keywords`; reusable and thread-safe.
+
+    Rules, in the order they apply to a text:
+
+    1. **Tokens.** A token is a run of letters, digits and underscores, with ``.``, ``'`` or
+       ``-`` allowed *inside* it (``React.js``, ``don't``, ``GPT-4``, ``machine-learning``), an
+       optional ``++`` or ``#`` at its end (``C++``, ``C#``), or a name glued to a leading dot
+       (``.NET``). Sentence punctuation (``. , ; : ! ? ( ) [ ] { } "``, ``…``, ``|``, a line
+       break, a dash standing alone) is a *clause break*. Everything else (markdown ``*``,
+       backticks and edge underscores, slashes, quotes at a word's edge) only separates tokens.
+    2. **Case.** Everything is compared in lower case; the keywords shown in results are the
+       lower-case surface form of their first occurrence.
+    3. **Stopwords and numbers.** A token in the SMART English stopword list (570 words, plus
+       ``e.g.``, ``i.e.``, ``a.k.a.`` and any ``extra_stopwords``), alone or without a
+       possessive ``'s``, is no keyword. Nor is a number (digits with ``. - _``: ``2024``,
+       ``3.12``): "Python 3.12" has the keyword ``python``. Single letters are SMART stopwords,
+       so a lone "C" or "R" is not a keyword either (``C++`` and ``C#`` are).
+    4. **Plain words** (letters, maybe an apostrophe) are compared by their Snowball English
+       stem: "dogs" matches "dog", "running" matches "run", "interfaces" matches "interface". A
+       possessive ``'s`` is dropped ("React's" is "react"), and so is the plural ``s`` of an
+       upper-case acronym ("GPUs", "LLMs", "APIs"), which the stemmer leaves alone.
+    5. **Technical terms** (any other token: ``React.js``, ``Node.js``, ``C++``, ``C#``,
+       ``.NET``, ``GPT-4``, ``x86_64``, ``ES2015``, ``k8s``) are kept whole and not stemmed;
+       inner dots and hyphens are ignored when comparing, so ``GPT-4`` matches ``GPT4`` and
+       ``ASP.NET`` matches ``aspnet`` (a leading dot is kept: ``.NET`` is not "net"). A trailing
+       ``js`` / ``.js`` names the same library as the bare name: ``React``, ``React.js`` and
+       ``ReactJS`` are one keyword (no English word ends in "js").
+    6. **Hyphenated words** made of letters are compounds: ``machine-learning`` is one keyword
+       made of the words "machine" and "learning", and it matches "machine learning" written
+       with a space. A prefix (``pre-``, ``re-``, ``non-``, ``multi-``…) or a one-letter part
+       (``e-mail``) is glued instead: ``pre-trained`` is the word "pretrained".
+    7. **Compound terms.** Adjacent words of the reference that form a known compound term (a
+       built-in list of fixed phrases such as "machine learning", "feature engineering", "type
+       inference", "hyperparameter tuning", plus the scorer's ``compound_terms``) count as ONE
+       keyword instead of one per word; the longest known term wins. Adjacent means: next to
+       each other, in that order, within one clause (no punctuation between them).
+    8. **Matching.** A one-word keyword is covered when the response has a word with the same
+       key anywhere (inside a compound too). A compound keyword is covered only when the
+       response has the same words, adjacent, in the same order (space or hyphen between them):
+       "learning about machines" does not cover "machine learning".
 
     Args:
         stemming: Compare plain words by their Snowball English stem ("dogs" = "dog").
             With ``False`` only case and the rules for technical terms apply.
-        extra_stopwords: Words to ignore besides the SMART list (any case).
+        extra_stopwords: Single words to ignore besides the SMART list (any case).
         compound_terms: Multi-word terms to treat as one keyword, besides the built-in ones.
         builtin_compound_terms: Use the built-in compound terms ("machine learning"…).
 
     Raises:
-        ValueError: A compound term has fewer than two words, or only stopwords.
+        ValueError: A compound term has fewer than two words, or only stopwords; an extra
+            stopword is not one word.
         TypeError: ``extra_stopwords`` or ``compound_terms`` is a string, not a list.
 
     Example:
@@ -263,6 +267,11 @@ class KeywordExtractor:
             w.strip().lower().translate(_APOSTROPHES)
             for w in _words("extra_stopwords", extra_stopwords)
         )
+        for word in extra:
+            if len(word.split()) > 1:
+                raise ValueError(
+                    f"extra stopword {word!r} is not one word (for phrases, list each word)"
+                )
         self.stemming = stemming
         self.stopwords = smart_stopwords() | _ABBREVIATIONS | (extra - {""})
         terms = _words("compound_terms", compound_terms)

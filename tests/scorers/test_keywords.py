@@ -274,6 +274,11 @@ def test_word_lists_must_be_lists_of_strings() -> None:
         KeywordExtractor(compound_terms=[("machine", "learning")])  # type: ignore[list-item]
 
 
+def test_extra_stopwords_are_single_words() -> None:
+    with pytest.raises(ValueError, match="not one word"):
+        KeywordExtractor(extra_stopwords=["thank you"])
+
+
 def test_extract_needs_text(extractor: KeywordExtractor) -> None:
     with pytest.raises(TypeError, match="needs text, not int"):
         extractor.extract(42)  # type: ignore[arg-type]
