@@ -7,6 +7,7 @@ Example:
     1.0
 """
 
+from livescore.evals import EvalResult, run_evals, run_evals_sync
 from livescore.judges import Judge, JudgeError, JudgeUsage, resolve_judge
 from livescore.runs import (
     Run,
@@ -31,6 +32,7 @@ from livescore.scoring import (
 __version__ = "0.1.0"
 
 __all__ = (
+    "EvalResult",
     "Judge",
     "JudgeError",
     "JudgeUsage",
@@ -51,4 +53,6 @@ __all__ = (
     "get_assistant_message",
     "get_user_message",
     "resolve_judge",
+    "run_evals",
+    "run_evals_sync",
 )
