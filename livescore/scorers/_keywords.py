@@ -51,7 +51,8 @@ _PREFIXES = frozenset(
 )
 
 _STEM_CACHE_SIZE = 1 << 15
-_CHUNK_CACHE_SIZE = 1 << 16  # distinct chunks of text kept per extractor (~10 MB at most)
+_CHUNK_CACHE_SIZE = 1 << 16  # distinct chunks of text kept per extractor
+_CACHED_CHUNK_CHARS = 48  # longer chunks (URLs, blobs) are read each time: ~10 MB cache at most
 
 _local = threading.local()
 
@@ -413,9 +414,11 @@ class KeywordExtractor:
             if token.unit is not None and token.unit in self._term_starts:
                 token = token._replace(flag=_STARTS_TERM)
             tokens.append(token)
-        if len(self._cache) >= _CHUNK_CACHE_SIZE:
-            self._cache.clear()
-        read = self._cache[chunk] = tuple(tokens)
+        read = tuple(tokens)
+        if len(chunk) <= _CACHED_CHUNK_CHARS:
+            if len(self._cache) >= _CHUNK_CACHE_SIZE:
+                self._cache.clear()
+            self._cache[chunk] = read
         return read
 
     def _word_key(self, word: str) -> str:

@@ -292,6 +292,15 @@ def test_keywords_object(extractor: KeywordExtractor) -> None:
     assert kw.words == frozenset({"dog", "love", "machin", "learn"})
 
 
+def test_long_chunks_are_read_but_not_cached() -> None:
+    extractor = KeywordExtractor()
+    blob = "-".join(["segment"] * 500) + "x9"  # one 4 kB "word": a base64 blob, a long URL
+    assert len(extractor.extract(f"Redis {blob} sentinel")) == 3
+    assert len(extractor.extract(f"Redis {blob} sentinel")) == 3
+    assert blob not in extractor._cache
+    assert "Redis" in extractor._cache
+
+
 def test_extraction_is_thread_safe() -> None:
     # Snowball stemmers keep state between calls; each thread must get its own. The stem
     # cache is cleared so that the threads really stem, concurrently.
