@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from _demo_support import OTLPTestReceiver, demo_judge_responder
+from _demo_support import demo_judge_responder
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otlp_receiver import OTLPTestReceiver
 from rich.console import Console
 
 from livescore.demo import run_demo
