@@ -92,13 +92,13 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
         )
         dispatcher = LiveDispatcher(
             [
-                ScorerConfig(hallucination, sampling=0.5, max_concurrency=1),
+                ScorerConfig(hallucination, sampling=0.5, max_concurrency=2),
                 ScorerConfig(moody, sampling=0.5, max_concurrency=1),
                 ScorerConfig(create_keyword_coverage_scorer(), sampling=0.5, max_concurrency=1),
             ],
             emitter=OTelEmitter(tracer_provider=tracer_provider, meter_provider=meter_provider),
-            max_queue=3,
-            max_judge_concurrency=2,
+            max_queue=10,
+            max_judge_concurrency=4,
             register_atexit=False,
         )
         handler = make_handler(dispatcher=dispatcher)
