@@ -138,8 +138,10 @@ def grounded_reply(
 # -- reading what was exported ------------------------------------------------------------------
 
 
-def evaluation_spans(spans: Iterable[ReadableSpan], scorer_id: str | None = None) -> list[Any]:
-    found = []
+def evaluation_spans(
+    spans: Iterable[ReadableSpan], scorer_id: str | None = None
+) -> list[ReadableSpan]:
+    found: list[ReadableSpan] = []
     for span in spans:
         attrs = span.attributes or {}
         if attrs.get(A.GEN_AI_OPERATION_NAME) != A.OPERATION_EVALUATION:

@@ -106,8 +106,8 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
         good_turns: list[Any] = []
         for i in range(RUNS):
             good_turns += [tool_call(call_id=f"w{i}", city="Paris"), ANSWER]
-        good = create_agent(ScriptedChatModel(responses=good_turns), tools=[get_weather])
-        failing = create_agent(
+        good: Any = create_agent(ScriptedChatModel(responses=good_turns), tools=[get_weather])
+        failing: Any = create_agent(
             ScriptedChatModel(
                 responses=[
                     tool_call("broken_forecast", call_id=f"b{i}", city="Paris") for i in range(RUNS)
@@ -117,8 +117,9 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
         )
         errors = 0
         for fails in plan:
+            agent = failing if fails else good
             try:
-                (failing if fails else good).invoke(question(), config={"callbacks": [handler]})
+                agent.invoke(question(), config={"callbacks": [handler]})
             except ValueError:
                 errors += 1
 
