@@ -20,15 +20,17 @@ import contextlib
 import copy
 import email.utils
 import json
+import logging
 import os
 import random
 import re
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 import openai
@@ -49,11 +51,14 @@ __all__ = ("OpenAIJudge", "StructuredOutputMode", "forget_server", "resolve_judg
 StructuredOutputMode = Literal["json_schema", "json_object", "prompt"]
 """How a structured answer is requested, from the strongest guarantee to the weakest."""
 
+_log = logging.getLogger("livescore.judges")
+
 _LADDER: tuple[StructuredOutputMode, ...] = ("json_schema", "json_object", "prompt")
 
-# What each server accepted, keyed by base URL: shared by every judge in the process, so a
-# llama.cpp server that refused ``json_schema`` once is not asked again by the next scorer.
-_SERVER_MODES: dict[str, StructuredOutputMode] = {}
+# What each server accepted, keyed by base URL and model (a gateway routes models to different
+# backends): shared by every judge in the process, so a llama.cpp server that refused
+# ``json_schema`` once is not asked again by the next scorer.
+_SERVER_MODES: dict[tuple[str, str], StructuredOutputMode] = {}
 _SERVER_MODES_LOCK = threading.Lock()
 
 _OFFICIAL_HOST = "api.openai.com"
@@ -61,6 +66,11 @@ _LOCAL_KEY = "not-needed"  # local servers ignore the key, but the client insist
 _MAX_ERROR_EXCERPT = 300
 _MAX_CORRECTION_EXCERPT = 1500
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{2})[A-Za-z0-9_\-*]+")
+_OTHER_PARAMETER = re.compile(
+    r"temperature|max_tokens|max_completion_tokens|context length|context_length|"
+    r"maximum context|model|messages",
+    re.IGNORECASE,
+)
 _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|schema|structured", re.IGNORECASE)
 
 
@@ -74,8 +84,10 @@ def forget_server(base_url: str) -> None:
     :class:`~livescore.testing.OpenAITestServer` calls it on start, since a new server may
     reuse an old one's port; call it yourself after swapping the model behind a URL.
     """
+    url = base_url.rstrip("/")
     with _SERVER_MODES_LOCK:
-        _SERVER_MODES.pop(base_url.rstrip("/"), None)
+        for key in [k for k in _SERVER_MODES if k[0] == url]:
+            del _SERVER_MODES[key]
 
 
 def _loop_key() -> object:
@@ -101,8 +113,15 @@ class _LoopState:
     closer: AsyncGenerator[None, None] | None = None
 
 
+# Every client a judge opened, per event loop, held strongly until the loop shuts down (or the
+# judge's ``aclose``). Were a client only reachable from a judge that became garbage, the
+# cyclic collector would finalise its sockets with it: "unclosed transport" warnings.
+_OPEN_CLIENTS: dict[object, dict[int, AsyncGenerator[None, None]]] = {}
+_OPEN_CLIENTS_LOCK = threading.Lock()
+
+
 async def _close_when_loop_ends(
-    client: openai.AsyncOpenAI, forget: Callable[[], None]
+    loop: object, client: openai.AsyncOpenAI, forget: Callable[[], None]
 ) -> AsyncGenerator[None, None]:
     # An async generator parked at its ``yield``: ``asyncio.run`` (and so ``anyio.run`` and
     # pytest's runner) closes every live async generator before closing the loop, which runs
@@ -111,8 +130,35 @@ async def _close_when_loop_ends(
     try:
         yield
     finally:
+        with _OPEN_CLIENTS_LOCK:
+            owned = _OPEN_CLIENTS.get(loop, {})
+            owned.pop(id(client), None)
+            if not owned:
+                _OPEN_CLIENTS.pop(loop, None)
         forget()
         await client.close()
+
+
+def _keep_open(
+    loop: object, client: openai.AsyncOpenAI, closer: AsyncGenerator[None, None]
+) -> None:
+    with _OPEN_CLIENTS_LOCK:
+        # A loop closed without ``shutdown_asyncgens`` never ran its closers: let go of them.
+        for dead in [k for k in _OPEN_CLIENTS if _is_closed(k)]:
+            del _OPEN_CLIENTS[dead]
+        _OPEN_CLIENTS.setdefault(loop, {})[id(client)] = closer
+
+
+def _forgetter(judge: OpenAIJudge, key: object) -> Callable[[], None]:
+    # A weak reference: the closer must not keep its judge alive (nor form a cycle with it).
+    ref = weakref.ref(judge)
+
+    def forget() -> None:
+        alive = ref()
+        if alive is not None:
+            alive._forget(key)
+
+    return forget
 
 
 class OpenAIJudge:
@@ -213,6 +259,7 @@ class OpenAIJudge:
         self.backoff_max = float(backoff_max)
         self.retry_after_max = float(retry_after_max)
         self._default_headers = dict(default_headers or {})
+        self._send_temperature = True
         # Newer OpenAI models refuse ``max_tokens``; most local servers only know it.
         self._max_tokens_param = (
             "max_completion_tokens" if _OFFICIAL_HOST in self._base_url else "max_tokens"
@@ -286,9 +333,10 @@ class OpenAIJudge:
             {"role": "user", "content": prompt},
         ]
         for attempt in range(2):  # the answer, then one corrective retry
-            text, finish_reason = await self._complete(messages, usage, schema, json_schema)
+            answer = await self._complete(messages, usage, schema, json_schema)
+            text = answer.text
             try:
-                value = _parse_object(text, schema, finish_reason)
+                value = _parse_object(answer, schema)
                 if validate is not None:
                     validate(value)
             except ValueError as exc:
@@ -325,7 +373,7 @@ class OpenAIJudge:
             {"role": "user", "content": prompt},
         ]
         for _ in range(2):
-            text, _finish = await self._complete(messages, usage, None, None)
+            text = (await self._complete(messages, usage, None, None)).text
             if text.strip():
                 self._cache_put(cache_key, text)
                 return JudgeReply(text, usage)
@@ -369,8 +417,9 @@ class OpenAIJudge:
                 client, anyio.CapacityLimiter(self.max_concurrency), owns_client=True
             )
             if isinstance(key, asyncio.AbstractEventLoop):
-                closer = _close_when_loop_ends(client, lambda: self._forget(key))
+                closer = _close_when_loop_ends(key, client, _forgetter(self, key))
                 await closer.__anext__()  # park it at its yield: the loop now tracks it
+                _keep_open(key, client, closer)
                 state.closer = closer
         with self._lock:
             for other in [k for k in self._loops if _is_closed(k)]:
@@ -392,12 +441,18 @@ class OpenAIJudge:
         if self.structured_output != "auto":
             return self.structured_output
         with _SERVER_MODES_LOCK:
-            return _SERVER_MODES.get(self._base_url, "json_schema")
+            return _SERVER_MODES.get((self._base_url, self._model), "json_schema")
 
     def _remember_mode(self, mode: StructuredOutputMode) -> None:
         if self.structured_output == "auto":
             with _SERVER_MODES_LOCK:
-                _SERVER_MODES[self._base_url] = mode
+                _SERVER_MODES[(self._base_url, self._model)] = mode
+            _log.info(
+                "judge %s at %s: structured output via %s from now on",
+                self._model,
+                self.base_url,
+                mode,
+            )
 
     async def _complete(
         self,
@@ -405,7 +460,7 @@ class OpenAIJudge:
         usage: JudgeUsage,
         schema: type[BaseModel] | None,
         json_schema: dict[str, Any] | None,
-    ) -> tuple[str, str | None]:
+    ) -> _Answer:
         """One answer's text (walking the structured-output ladder), with transport retries."""
         if schema is None or json_schema is None:
             completion = await self._create(messages, None, usage)
@@ -434,15 +489,10 @@ class OpenAIJudge:
         usage: JudgeUsage,
     ) -> Any:
         state = await self._loop_state()
-        kwargs: dict[str, Any] = {"model": self._model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            kwargs[self._max_tokens_param] = self.max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
         last: JudgeError | None = None
-        for attempt in range(self.max_retries + 1):
+        attempt = adaptations = 0
+        while attempt <= self.max_retries:
+            kwargs = self._request_kwargs(messages, response_format)
             retry_after: float | None = None
             async with state.limiter:
                 usage.calls += 1
@@ -463,6 +513,9 @@ class OpenAIJudge:
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     excerpt = self._excerpt(exc)
+                    if status == 400 and adaptations < 2 and self._adapt(excerpt, kwargs):
+                        adaptations += 1
+                        continue  # the same request minus what the model refused, at once
                     if response_format is not None and _rejects_format(status, excerpt):
                         raise _FormatRejectedError(
                             self._error(
@@ -491,15 +544,51 @@ class OpenAIJudge:
                     usage.latency_s += time.perf_counter() - started
             if attempt < self.max_retries:
                 wait = self._backoff(attempt, retry_after)
+                _log.debug("%s; retrying in %.2fs", last, wait)
                 started = time.perf_counter()
                 await _sleep(wait)
                 usage.latency_s += time.perf_counter() - started
+            attempt += 1
         assert last is not None
         if self.max_retries:
             last = self._error(
                 f"{last.args[0]} (after {self.max_retries + 1} attempts)", last.error_type, usage
             )
         raise last
+
+    def _request_kwargs(
+        self, messages: list[dict[str, str]], response_format: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self._model, "messages": messages}
+        if self.temperature is not None and self._send_temperature:
+            kwargs["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            kwargs[self._max_tokens_param] = self.max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        return kwargs
+
+    def _adapt(self, excerpt: str, kwargs: Mapping[str, Any]) -> bool:
+        """Drop or rename a parameter the model refused; True when there was one.
+
+        Reasoning models (OpenAI's o-series, gpt-5) accept only their default temperature
+        and want ``max_completion_tokens``; most local servers want ``max_tokens``. Rather
+        than make every user learn that, the judge adapts once and remembers.
+        """
+        text = excerpt.lower()
+        refused = any(word in text for word in ("unsupported", "not support", "only the default"))
+        if "temperature" in kwargs and "temperature" in text and refused:
+            self._send_temperature = False
+            _log.info("judge %s does not accept a temperature: sending none", self._model)
+            return True
+        if "max_tokens" in kwargs and "max_completion_tokens" in text:
+            self._max_tokens_param = "max_completion_tokens"
+            _log.info("judge %s wants max_completion_tokens instead of max_tokens", self._model)
+            return True
+        if "max_completion_tokens" in kwargs and "max_completion_tokens" in text and refused:
+            self._max_tokens_param = "max_tokens"
+            return True
+        return False
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -575,12 +664,13 @@ def _next_rung(mode: StructuredOutputMode) -> StructuredOutputMode | None:
 
 
 def _rejects_format(status: int, excerpt: str) -> bool:
-    # 400/422 are how most servers refuse an unknown response_format (whatever the message:
-    # a 400 for another reason fails again on the next rung, and nothing is remembered then);
+    # 400/422 are how most servers refuse an unknown response_format, often with a terse
+    # message; a 400 that names another parameter is about that parameter, not the format.
     # llama.cpp answers 500, which only counts when it names the format, else it is retried.
+    names_format = bool(_UNSUPPORTED_FORMAT.search(excerpt))
     if status in (400, 422):
-        return True
-    return status >= 500 and bool(_UNSUPPORTED_FORMAT.search(excerpt))
+        return names_format or not _OTHER_PARAMETER.search(excerpt)
+    return status >= 500 and names_format
 
 
 def _status_error_type(status: int) -> str:
@@ -620,12 +710,20 @@ def _add_tokens(usage: JudgeUsage, completion: Any) -> None:
         usage.output_tokens += int(getattr(reported, "completion_tokens", 0) or 0)
 
 
-def _content(completion: Any) -> tuple[str, str | None]:
+class _Answer(NamedTuple):
+    text: str
+    finish_reason: str | None = None
+    refusal: str | None = None
+
+
+def _content(completion: Any) -> _Answer:
     choices = getattr(completion, "choices", None) or []
     if not choices:
-        return "", None
+        return _Answer("")
     message = choices[0].message
-    return (message.content or ""), choices[0].finish_reason
+    return _Answer(
+        message.content or "", choices[0].finish_reason, getattr(message, "refusal", None)
+    )
 
 
 def _redact_url(url: str) -> str:
@@ -714,8 +812,11 @@ def _strip_fences(text: str) -> str:
     return text
 
 
-def _parse_object(text: str, schema: type[ModelT], finish_reason: str | None) -> ModelT:
+def _parse_object(answer: _Answer, schema: type[ModelT]) -> ModelT:
+    text = answer.text
     if not text.strip():
+        if answer.refusal:
+            raise ValueError(f"the model refused to answer: {answer.refusal}")
         raise ValueError("the answer was empty")
     body = _strip_fences(text)
     try:
@@ -728,7 +829,7 @@ def _parse_object(text: str, schema: type[ModelT], finish_reason: str | None) ->
             with contextlib.suppress(json.JSONDecodeError):
                 data = json.loads(body[start : end + 1])
         if data is None:
-            cut = " (the answer was cut at max_tokens)" if finish_reason == "length" else ""
+            cut = " (the answer was cut at max_tokens)" if answer.finish_reason == "length" else ""
             raise ValueError(f"the answer is not valid JSON{cut}: {exc}") from None
     return schema.model_validate(data)
 

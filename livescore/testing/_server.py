@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ("OpenAITestServer", "Reply", "ReplyLike")
 
-ReplyKind = Literal["json", "text", "error", "delay", "hang", "drop", "broken_body"]
+ReplyKind = Literal[
+    "json", "text", "refusal", "tool_calls", "error", "delay", "hang", "drop", "broken_body"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,17 @@ class Reply:
     """One scripted answer of :class:`OpenAITestServer`. Build it with the class methods.
 
     A plain ``dict`` or ``str`` in a script is shorthand for :meth:`json` or :meth:`text`.
+    A request with ``"stream": true`` gets the same reply as server-sent events.
+
+    Attributes:
+        kind: What the server does: answer (``json``, ``text``, ``refusal``, ``tool_calls``),
+            fail (``error``, ``hang``, ``drop``, ``broken_body``) or wait (``delay``).
+        content: The assistant text (or the raw body for ``broken_body``).
+        status, body, headers: The HTTP error (``error`` only).
+        seconds, then: How long to wait, and the reply after it (``delay``, ``hang``).
+        finish_reason: The choice's ``finish_reason``.
+        usage: ``(prompt_tokens, completion_tokens)``; estimated when ``None``.
+        calls: ``(id, name, JSON arguments)`` per tool call.
 
     Example:
         >>> Reply.json({"claims": []}).kind
@@ -52,6 +65,7 @@ class Reply:
     then: Reply | None = None
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None
+    calls: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def json(cls, data: Any, *, usage: tuple[int, int] | None = None) -> Reply:
@@ -78,6 +92,25 @@ class Reply:
     def empty(cls) -> Reply:
         """Answer 200 with an empty assistant message."""
         return cls("text", content="")
+
+    @classmethod
+    def refusal(cls, text: str = "I can't help with that.") -> Reply:
+        """Answer 200 with no content and ``message.refusal`` set, as OpenAI does."""
+        return cls("refusal", content=text)
+
+    @classmethod
+    def tool_calls(cls, *calls: tuple[str, Mapping[str, Any]]) -> Reply:
+        """Answer with tool calls, each ``(tool name, arguments)``; ids are ``call_0``, ….
+
+        For testing agents that run on an OpenAI-compatible chat model.
+        """
+        return cls(
+            "tool_calls",
+            finish_reason="tool_calls",
+            calls=tuple(
+                (f"call_{i}", name, json.dumps(dict(args))) for i, (name, args) in enumerate(calls)
+            ),
+        )
 
     @classmethod
     def error(
@@ -327,6 +360,7 @@ class OpenAITestServer:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 256  # benchmarks open many connections at once; 5 would drop SYNs
 
     def __init__(
         self,
@@ -428,6 +462,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, body, reply.headers)
         elif reply.kind == "broken_body":
             self._send_bytes(200, reply.content.encode(), "application/json")
+        elif request.get("stream"):
+            self._send_bytes(200, _stream(request, reply), "text/event-stream")
         else:
             self._send_json(200, _completion(request, reply))
 
@@ -473,30 +509,81 @@ def _error_body(message: str, error_type: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
 
 
-def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def _usage(request: dict[str, Any], reply: Reply) -> dict[str, int]:
     if reply.usage is not None:
         prompt_tokens, completion_tokens = reply.usage
     else:
-        prompt_text = json.dumps(request.get("messages", []))
-        prompt_tokens = _estimate_tokens(prompt_text)
-        completion_tokens = _estimate_tokens(reply.content) if reply.content else 0
+        prompt_tokens = _estimate_tokens(json.dumps(request.get("messages", [])))
+        produced = reply.content + "".join(name + args for _, name, args in reply.calls)
+        completion_tokens = _estimate_tokens(produced) if produced else 0
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _message(reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    if reply.kind == "refusal":
+        message.update(content=None, refusal=reply.content)
+    if reply.calls:
+        message["content"] = None
+        message["tool_calls"] = [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+            for call_id, name, args in reply.calls
+        ]
+    return message
+
+
+def _envelope(request: dict[str, Any], obj: str) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion",
+        "object": obj,
         "created": int(time.time()),
         "model": str(request.get("model", "test-model")),
         "system_fingerprint": "livescore-test",
+    }
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        **_envelope(request, "chat.completion"),
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content, "refusal": None},
+                "message": _message(reply),
                 "logprobs": None,
                 "finish_reason": reply.finish_reason,
             }
         ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
+        "usage": _usage(request, reply),
     }
+
+
+def _stream(request: dict[str, Any], reply: Reply) -> bytes:
+    """The reply as server-sent events: role, content (or tool calls), finish, usage."""
+    base = _envelope(request, "chat.completion.chunk")
+    message = _message(reply)
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    if message.get("tool_calls"):
+        deltas.append(
+            {"tool_calls": [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]}
+        )
+    elif message.get("refusal"):
+        deltas.append({"refusal": message["refusal"]})
+    elif reply.content:
+        # Two pieces, so a client that joins chunks is exercised.
+        half = len(reply.content) // 2
+        deltas += [{"content": reply.content[:half]}, {"content": reply.content[half:]}]
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas
+    ]
+    chunks.append(
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]}
+    )
+    if (request.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**base, "choices": [], "usage": _usage(request, reply)})
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+    events.append("data: [DONE]\n\n")
+    return "".join(events).encode()

@@ -637,3 +637,107 @@ def test_structured_request_json_is_serialisable() -> None:
         )
         json.dumps([sent, response_format])
         assert sent[1] == messages[1]
+
+
+# -- adapting to what the model accepts ---------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_refused_temperature_is_dropped_and_remembered(server: OpenAITestServer) -> None:
+    server.enqueue(
+        Reply.error(
+            400,
+            "Unsupported value: 'temperature' does not support 0.0 with this model. "
+            "Only the default (1) value is supported.",
+        ),
+        {"claims": []},
+        {"claims": ["again"]},
+    )
+    judge = fast_judge(server)
+    reply = await judge.generate_object(system="s", prompt="p", schema=Claims)
+    assert reply.usage.calls == 2
+    await judge.generate_object(system="s", prompt="p2", schema=Claims)
+    assert ["temperature" in r for r in server.requests] == [True, False, False]
+    assert formats(server) == ["json_schema"] * 3  # not mistaken for a format refusal
+
+
+@pytest.mark.anyio
+async def test_max_tokens_is_renamed_when_the_model_asks(server: OpenAITestServer) -> None:
+    server.enqueue(
+        Reply.error(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+        ),
+        "ok",
+    )
+    judge = fast_judge(server, max_tokens=300)
+    assert (await judge.generate_text(system="s", prompt="p")).value == "ok"
+    assert server.requests[0]["max_tokens"] == 300
+    assert server.requests[1]["max_completion_tokens"] == 300
+    assert "max_tokens" not in server.requests[1]
+
+
+@pytest.mark.anyio
+async def test_a_400_about_something_else_does_not_walk_the_ladder(
+    server: OpenAITestServer,
+) -> None:
+    server.enqueue(Reply.error(400, "This model's maximum context length is 8192 tokens."))
+    with pytest.raises(JudgeError) as caught:
+        await fast_judge(server).generate_object(system="s", prompt="p", schema=Claims)
+    assert caught.value.error_type == "bad_request"
+    assert "maximum context length" in str(caught.value)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_format_memory_is_per_model() -> None:
+    def responder(body: dict[str, Any]) -> Reply:
+        refuses = body["model"] == "small-local"
+        if refuses and body.get("response_format", {}).get("type") == "json_schema":
+            return Reply.error(400, "json_schema not supported")
+        return Reply.json({"claims": []})
+
+    async with OpenAITestServer(responder=responder) as server:
+        await fast_judge(server, model="small-local").generate_object(
+            system="s", prompt="p", schema=Claims
+        )
+        await fast_judge(server, model="big-remote").generate_object(
+            system="s", prompt="p", schema=Claims
+        )
+        await fast_judge(server, model="small-local").generate_object(
+            system="s", prompt="p", schema=Claims
+        )
+    assert [(r["model"], r["response_format"]["type"]) for r in server.requests] == [
+        ("small-local", "json_schema"),
+        ("small-local", "json_object"),
+        ("big-remote", "json_schema"),
+        ("small-local", "json_object"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_refusal_gets_the_corrective_retry(server: OpenAITestServer) -> None:
+    server.enqueue(Reply.refusal("I cannot judge this."), Reply.refusal("Still no."))
+    with pytest.raises(JudgeResponseError, match="refused to answer: Still no"):
+        await fast_judge(server).generate_object(system="s", prompt="p", schema=Claims)
+    assert (
+        "refused to answer: I cannot judge this." in server.requests[1]["messages"][-1]["content"]
+    )
+
+
+@pytest.mark.anyio
+async def test_logs_never_carry_the_key(
+    server: OpenAITestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.enqueue(
+        Reply.error(503, f"upstream rejected key {SECRET}"),
+        Reply.error(400, "response_format is not supported"),
+        {"claims": []},
+    )
+    caplog.set_level("DEBUG", logger="livescore.judges")
+    judge = fast_judge(server, api_key=SECRET)
+    await judge.generate_object(system="s", prompt="p", schema=Claims)
+    assert "retrying" in caplog.text
+    assert "json_object from now on" in caplog.text
+    assert SECRET not in caplog.text

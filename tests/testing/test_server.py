@@ -222,3 +222,44 @@ def test_judge_helper_points_at_the_server() -> None:
         assert judge.model == "my-model"
         assert judge.base_url == server.base_url
         assert judge.timeout == 2.0
+
+
+def test_tool_calls_and_refusal_replies() -> None:
+    replies: list[ReplyLike] = [
+        Reply.tool_calls(("search", {"q": "paris"}), ("lookup", {"id": 3})),
+        Reply.refusal("I won't."),
+    ]
+    with OpenAITestServer(replies) as server, client_for(server) as client:
+        called = client.chat.completions.create(model="m", messages=MESSAGES)
+        refused = client.chat.completions.create(model="m", messages=MESSAGES)
+    calls = called.choices[0].message.tool_calls or []
+    assert called.choices[0].finish_reason == "tool_calls"
+    assert [(c.id, c.function.name, json.loads(c.function.arguments)) for c in calls] == [  # type: ignore[union-attr]
+        ("call_0", "search", {"q": "paris"}),
+        ("call_1", "lookup", {"id": 3}),
+    ]
+    assert refused.choices[0].message.content is None
+    assert refused.choices[0].message.refusal == "I won't."
+
+
+def test_streaming_requests_get_server_sent_events() -> None:
+    replies: list[ReplyLike] = [
+        Reply.text("streamed answer", usage=(8, 3)),
+        Reply.tool_calls(("search", {"q": "x"})),
+    ]
+    with OpenAITestServer(replies) as server, client_for(server) as client:
+        stream = client.chat.completions.create(
+            model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        )
+        chunks = list(stream)
+        tool_stream = list(
+            client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "streamed answer"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == 3
+    deltas = [c.choices[0].delta for c in tool_stream if c.choices]
+    streamed_calls = [call for d in deltas for call in (d.tool_calls or [])]
+    assert [call.function.name for call in streamed_calls] == ["search"]  # type: ignore[union-attr]
