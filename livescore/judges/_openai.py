@@ -805,7 +805,8 @@ def _strict_schema(json_schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 
 def _strip_fences(text: str) -> str:
-    text = text.strip()
+    # Reasoning models served locally (DeepSeek-R1, Qwen3) put their thinking before the JSON.
+    text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL).strip()
     match = re.match(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```\s*$", text, re.DOTALL)
     if match:
         return match.group(1).strip()

@@ -313,11 +313,15 @@ class OpenAITestServer:
     def judge(self, model: str = "test-model", **kwargs: Any) -> OpenAIJudge:
         """An :class:`~livescore.judges.OpenAIJudge` pointed at this server.
 
-        Keyword arguments go to ``OpenAIJudge``; the API key defaults to ``"test-key"``.
+        Keyword arguments go to ``OpenAIJudge``. Test-friendly defaults: ``api_key="test-key"``,
+        ``timeout=5.0`` and ``backoff_base=0.01`` (retries do not slow a test down; a scripted
+        ``retry-after`` is still honoured).
         """
         from livescore.judges._openai import OpenAIJudge
 
         kwargs.setdefault("api_key", "test-key")
+        kwargs.setdefault("timeout", 5.0)
+        kwargs.setdefault("backoff_base", 0.01)
         return OpenAIJudge(model, base_url=self.base_url, **kwargs)
 
     # -- serving (runs on handler threads) --------------------------------------------------

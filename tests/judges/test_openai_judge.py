@@ -71,8 +71,6 @@ def server() -> Iterator[OpenAITestServer]:
 
 
 def fast_judge(server: OpenAITestServer, **kwargs: Any) -> OpenAIJudge:
-    kwargs.setdefault("backoff_base", 0.01)
-    kwargs.setdefault("timeout", 5.0)
     return server.judge(**kwargs)
 
 
@@ -255,6 +253,14 @@ async def test_a_cut_answer_says_so(server: OpenAITestServer) -> None:
     server.enqueue(cut, cut)
     with pytest.raises(JudgeResponseError, match="max_tokens"):
         await fast_judge(server).generate_object(system="s", prompt="p", schema=Claims)
+
+
+@pytest.mark.anyio
+async def test_thinking_before_the_json_is_ignored(server: OpenAITestServer) -> None:
+    server.enqueue(Reply.text('<think>{maybe} let me see</think>\n```json\n{"claims": []}\n```'))
+    reply = await fast_judge(server).generate_object(system="s", prompt="p", schema=Claims)
+    assert reply.value.claims == []
+    assert reply.usage.calls == 1
 
 
 @pytest.mark.anyio

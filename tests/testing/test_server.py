@@ -221,7 +221,7 @@ def test_judge_helper_points_at_the_server() -> None:
         judge = server.judge("my-model", timeout=2.0)
         assert judge.model == "my-model"
         assert judge.base_url == server.base_url
-        assert judge.timeout == 2.0
+        assert (judge.timeout, judge.backoff_base) == (2.0, 0.01)
 
 
 def test_tool_calls_and_refusal_replies() -> None:
