@@ -559,7 +559,10 @@ class OpenAIJudge:
     def _request_kwargs(
         self, messages: list[dict[str, str]], response_format: dict[str, Any] | None
     ) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": self._model, "messages": messages}
+        kwargs: dict[str, Any] = {
+            "model": self._model,
+            "messages": [{**m, "content": _valid_unicode(m["content"])} for m in messages],
+        }
         if self.temperature is not None and self._send_temperature:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -900,3 +903,16 @@ def resolve_judge(model: str | Judge, **kwargs: Any) -> Judge:
     if not name.strip():
         raise JudgeConfigError(f"judge {model!r} names no model after 'openai/'; {accepted}")
     return OpenAIJudge(name.strip(), **kwargs)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD.
+
+    A broken decoder upstream (``errors="surrogateescape"``, a bad JSON escape) can leave
+    lone surrogates in an agent's output or a tool result; the HTTP client cannot encode
+    them as UTF-8 and would fail the request before sending anything.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)

@@ -493,6 +493,10 @@ class LiveDispatcher:
                     # The timeout covers the score, not the wait for a concurrency slot.
                     with anyio.fail_after(config.timeout):
                         result = await config.scorer.run(job.run)
+                        if time.perf_counter() - started > config.timeout:
+                            # A synchronous step can overrun without ever reaching a
+                            # checkpoint where fail_after could fire.
+                            raise TimeoutError
                 except ScorerRunError as exc:
                     result = exc.result
                 except TimeoutError:

@@ -9,6 +9,7 @@ dispatcher (an O(1) ``submit``) at root end.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -227,6 +228,8 @@ class LiveScoringHandler(BaseCallbackHandler):
         self.max_open_runs = max_open_runs
         self.open_run_ttl = float(open_run_ttl)
         self.emit_run_spans: EmitRunSpans = emit_run_spans
+        # The handler's own spans follow the same content policy as the scores' spans.
+        self._end_span = functools.partial(_spans.end_span, capture=capture_content)
         self._tracer = trace.get_tracer(
             _INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
         )
@@ -469,7 +472,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             if span is not None:
                 if call_id:  # known only now when the tool was called without one
                     span.set_attribute(attrs.GEN_AI_TOOL_CALL_ID, call_id)
-                _spans.end_span(span, error, error_type="tool_error")
+                self._end_span(span, error, error_type="tool_error")
             step = run.open_steps.pop(run_id, None)
             if step is not None and step.tool_call is not None:
                 step.output = output
@@ -496,7 +499,7 @@ class LiveScoringHandler(BaseCallbackHandler):
                 return
             span = run.tool_spans.pop(run_id, None)
             if span is not None:
-                _spans.end_span(span, error)
+                self._end_span(span, error)
             step = run.open_steps.pop(run_id, None)
             if step is not None:
                 step.error = _error_text(error)
@@ -703,12 +706,12 @@ class LiveScoringHandler(BaseCallbackHandler):
     ) -> None:
         for span in run.tool_spans.values():  # tools the run never saw end
             if error is None:
-                _spans.end_span(span, "the run ended first", error_type="unfinished")
+                self._end_span(span, "the run ended first", error_type="unfinished")
             else:
-                _spans.end_span(span, error, error_type=error_type)
+                self._end_span(span, error, error_type=error_type)
         run.tool_spans = {}
         if run.span is not None:
-            _spans.end_span(run.span, error, error_type=error_type)
+            self._end_span(run.span, error, error_type=error_type)
             run.span = None
 
     def _finish(self, run_id: UUID, output: Any, error: BaseException | None) -> None:

@@ -23,6 +23,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from livescore.otel import ContentCapture
 from livescore.otel import attributes as attrs
 
 __all__ = (
@@ -120,18 +121,29 @@ def start_tool_span(tracer: Tracer, tool: str, call_id: str | None, parent: Span
 
 
 def end_span(
-    span: Span, error: BaseException | str | None, *, error_type: str | None = None
+    span: Span,
+    error: BaseException | str | None,
+    *,
+    error_type: str | None = None,
+    capture: ContentCapture = "full",
+    max_chars: int = 1000,
 ) -> None:
     """End ``span``, marking it failed (``error.type`` and an ERROR status) on ``error``.
 
     ``error`` is the exception, or a message whose type is ``error_type`` (``"error"`` by
-    default).
+    default). Error messages can quote user text (a tool's input, the agent's exception),
+    so ``capture`` governs them as it governs the scores' explanations: ``"none"`` keeps
+    only the error type, ``"truncated"`` cuts the message at ``max_chars``.
     """
     if error is not None:
         if isinstance(error, BaseException):
             kind, message = error_type or type(error).__name__, str(error)
         else:
             kind, message = error_type or "error", error
+        if capture == "none":
+            message = kind
+        elif capture == "truncated" and len(message) > max_chars:
+            message = message[: max_chars - 1] + "…"
         span.set_attribute(attrs.ERROR_TYPE, kind)
         span.set_status(Status(StatusCode.ERROR, message or kind))
     span.end()
