@@ -209,15 +209,6 @@ def test_bytes_and_lone_surrogates_never_crash_and_every_pair_gets_a_clear_resul
     assert keyword[A.LIVESCORE_STATUS] == "scored"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: a lone surrogate in the output makes the openai client fail to encode the "
-        "request (UnicodeEncodeError, nothing is sent); OpenAIJudge._create reports it as "
-        "'invalid_response: the response body was not valid JSON' and retries it. Text "
-        "should reach the judge with lone surrogates replaced by U+FFFD."
-    ),
-)
 def test_lone_surrogates_reach_the_judge_replaced_and_the_run_is_scored(
     make_handler: MakeHandler, exporter: InMemorySpanExporter
 ) -> None:
@@ -378,15 +369,6 @@ def test_a_get_context_that_hangs_times_out_and_spares_other_scorers(
     assert handler.stats().failed_by_type == {"timeout": 1}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: ScorerConfig.timeout says a score that takes longer is recorded as failed "
-        "'timeout', but a synchronous step that overruns it (no await after it) is recorded "
-        "as scored: anyio.fail_after only fires at a checkpoint. LiveDispatcher._score_pair "
-        "could check the elapsed time when the score returns."
-    ),
-)
 def test_a_synchronous_step_that_overruns_the_timeout_is_a_timeout(
     make_handler: MakeHandler, exporter: InMemorySpanExporter
 ) -> None:

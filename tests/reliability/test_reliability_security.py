@@ -212,15 +212,6 @@ def test_capture_none_keeps_user_text_out_of_every_attribute_and_event(
         assert USER_TEXT not in description, description
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: with capture_content='none', LiveScoringHandler's own execute_tool and "
-        "invoke_agent spans still put tool error messages and the agent's exception message "
-        "(user text) in their status description: capture_content only reaches the "
-        "dispatcher's OTelEmitter, not livescore_langchain._spans.end_span."
-    ),
-)
 def test_capture_none_keeps_user_text_out_of_the_handlers_own_span_statuses(
     make_handler: MakeHandler, exporter: InMemorySpanExporter
 ) -> None:
