@@ -1,0 +1,409 @@
+"""Benchmark 1: what each observability option adds to every agent run, on the agent's thread.
+
+The same LangChain ``create_agent`` agent (a scripted chat model, two tool calls, then the
+answer) runs N times per configuration, in one process:
+
+- no callbacks (the baseline);
+- livescore: ``LiveScoringHandler`` at 100 % sampling, with a hallucination scorer (three
+  judge calls per score) whose judge answers after 1 s, plus keyword coverage; the same
+  with a 0.1 s judge, to show the agent's cost does not depend on the judge's latency; and
+  keyword coverage alone, which separates the capture path from the judge client's CPU;
+- OpenInference's ``LangChainInstrumentor`` on an SDK ``TracerProvider`` with a
+  ``BatchSpanProcessor`` to an exporter that drops everything;
+- Langfuse's LangChain ``CallbackHandler`` (its OTel pipeline, exporting to the same kind of
+  exporter; its API endpoint is a dead local port, so nothing leaves the machine).
+
+Two scenarios: a model that answers at once (CPU-bound runs back to back: the worst case,
+where everything in the process competes for the GIL), and a model that takes 20 ms per turn
+(the agent waits on I/O, as every real agent does). Configurations run in interleaved
+blocks (their order rotates each round) so that drift on a shared machine spreads evenly;
+``gc.collect()`` runs before each block. livescore's scores are flushed between blocks,
+outside the timed runs. Every run is timed with ``time.perf_counter_ns``; process CPU time
+(all threads) is taken around each block.
+
+Run: ``python bench/hot_path.py [--quick] [--runs N] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    console,
+    judge_model,
+    judge_server,
+    percentile,
+    print_machine,
+    table,
+)
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from livescore import Run, extract_tool_results
+from livescore.judges import OpenAIJudge
+from livescore.live import LiveDispatcher, ScorerConfig
+from livescore.otel import OTelEmitter
+from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
+from livescore_langchain import LiveScoringHandler
+from livescore_langchain.testing import ScriptedChatModel
+
+QUESTION = {
+    "messages": [
+        {"role": "user", "content": "Where is my parcel 4711, and when will it reach the locker?"}
+    ]
+}
+ANSWER = (
+    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker; "
+    "delivery to a locker takes two working days, so expect it on Wednesday."
+)
+
+
+@tool
+def track_parcel(parcel_id: str) -> dict[str, Any]:
+    """Where a parcel is now."""
+    return {"parcel": parcel_id, "status": "in transit", "last_scan": "Lyon depot, Monday"}
+
+
+@tool
+def delivery_estimate(parcel_id: str, destination: str) -> str:
+    """How long delivery to a destination takes."""
+    return f"Delivery of {parcel_id} to a {destination} takes two working days."
+
+
+TURNS: tuple[Any, ...] = (
+    AIMessage(
+        "", tool_calls=[{"name": "track_parcel", "args": {"parcel_id": "4711"}, "id": "call_1"}]
+    ),
+    AIMessage(
+        "",
+        tool_calls=[
+            {
+                "name": "delivery_estimate",
+                "args": {"parcel_id": "4711", "destination": "locker"},
+                "id": "call_2",
+            }
+        ],
+    ),
+    ANSWER,
+)
+
+
+def make_agent(runs: int, model_delay: float = 0.0) -> Any:
+    """One agent whose scripted model lasts ``runs`` runs (three turns each)."""
+    model = ScriptedChatModel(responses=list(TURNS) * runs, delay=model_delay)
+    return create_agent(model, tools=[track_parcel, delivery_estimate])
+
+
+class DropExporter(SpanExporter):
+    """Accepts spans and keeps only their count (export cost without I/O)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.count += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def tool_contexts(run: Run, step: Any) -> list[str]:
+    return [result.to_context() for result in extract_tool_results(run)]
+
+
+# -- configurations ------------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    """One way of running the agent: callbacks to pass, and hooks around each block."""
+
+    name: str
+    callbacks: list[Any] = field(default_factory=list)
+    enter: Callable[[], None] = lambda: None
+    leave: Callable[[], None] = lambda: None  # outside the timed runs
+    close: Callable[[], str] = lambda: ""  # returns what the configuration did
+    times_ns: list[int] = field(default_factory=list)
+    cpu_s: float = 0.0  # process CPU (all threads) during the timed runs
+    cpu_after_s: float = 0.0  # process CPU in `leave` (livescore finishing its scores)
+
+
+def baseline() -> Config:
+    return Config("no callbacks")
+
+
+def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+    """livescore at 100 %: hallucination (judge answering after ``latency``) and keyword
+    coverage; keyword coverage alone when ``latency`` is ``None``."""
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    scorers = [ScorerConfig(create_keyword_coverage_scorer(), max_concurrency=64)]
+    if latency is not None:
+        judge = OpenAIJudge(
+            judge_model(latency),
+            base_url=base_url,
+            api_key="bench",
+            max_concurrency=64,
+            timeout=30,
+        )
+        hallucination = create_hallucination_scorer(model=judge, get_context=tool_contexts)
+        scorers.insert(0, ScorerConfig(hallucination, max_concurrency=64))
+    dispatcher = LiveDispatcher(
+        scorers,
+        emitter=OTelEmitter(tracer_provider=provider, meter_provider=meters),
+        max_judge_concurrency=64,
+        register_atexit=False,
+    )
+    handler = LiveScoringHandler(dispatcher=dispatcher, tracer_provider=provider)
+    name = (
+        "livescore, keyword coverage only" if latency is None else f"livescore, {latency:g} s judge"
+    )
+
+    def leave() -> None:
+        if not dispatcher.flush(timeout=flush_timeout):
+            console.print(f"[yellow]{name}: flush timed out")
+
+    def close() -> str:
+        dispatcher.shutdown(timeout=flush_timeout)
+        provider.shutdown()
+        meters.shutdown()
+        s = dispatcher.stats()
+        return f"{s.scored}/{s.sampled} scores ({s.failed} failed, {s.dropped} dropped)"
+
+    return Config(name, [handler], leave=leave, close=close)
+
+
+def openinference() -> Config:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    instrumentor = LangChainInstrumentor()
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{spans.count:,} spans"
+
+    return Config(
+        "OpenInference",
+        enter=lambda: instrumentor.instrument(tracer_provider=provider),
+        leave=lambda: instrumentor.uninstrument(),
+        close=close,
+    )
+
+
+def langfuse(project: str) -> Config | None:
+    try:
+        from langfuse import Langfuse
+        from langfuse.langchain import CallbackHandler
+    except ImportError:
+        console.print("[yellow]Langfuse is not installed (pip install langfuse): column skipped")
+        return None
+    logging.getLogger("langfuse").setLevel(logging.ERROR)  # it warns about the dead endpoint
+    provider = TracerProvider()
+    spans = DropExporter()
+    public_key = f"pk-lf-bench-{project}"  # one client per scenario
+    client = Langfuse(
+        public_key=public_key,
+        secret_key="sk-lf-bench",
+        base_url="http://127.0.0.1:9",  # nothing listens there
+        tracer_provider=provider,  # its own provider, not the global one
+        span_exporter=spans,  # behind its BatchSpanProcessor: no network
+    )
+    handler = CallbackHandler(public_key=public_key)
+
+    def close() -> str:
+        client.flush()
+        provider.shutdown()
+        return f"{spans.count:,} spans"
+
+    return Config("Langfuse", [handler], close=close)
+
+
+# -- the measurement -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How the agent behaves: how long its model takes per turn, and how many runs."""
+
+    name: str
+    model_delay: float
+    runs: int
+    block: int
+    warmup: int
+
+
+def run_block(agent: Any, config: Config, runs: int, timed: bool) -> None:
+    config.enter()
+    callbacks = {"callbacks": config.callbacks}
+    gc.collect()
+    cpu = time.process_time()
+    try:
+        for _ in range(runs):
+            start = time.perf_counter_ns()
+            agent.invoke(QUESTION, config=callbacks)
+            elapsed = time.perf_counter_ns() - start
+            if timed:
+                config.times_ns.append(elapsed)
+    finally:
+        after = time.process_time()
+        config.leave()
+        if timed:
+            config.cpu_s += after - cpu
+            config.cpu_after_s += time.process_time() - after
+
+
+def measure(scenario: Scenario, base_url: str) -> dict[str, Any]:
+    configs = [
+        baseline(),
+        livescore(base_url, 1.0, flush_timeout=60.0),
+        livescore(base_url, 0.1, flush_timeout=60.0),
+        livescore(base_url, None, flush_timeout=60.0),
+        openinference(),
+    ]
+    lf = langfuse(scenario.name.split()[0])
+    if lf is not None:
+        configs.append(lf)
+    rounds = max(1, scenario.runs // scenario.block)
+    agent = make_agent(
+        len(configs) * (scenario.warmup + rounds * scenario.block), scenario.model_delay
+    )
+    console.print(
+        f"[bold]{scenario.name}[/]: {len(configs)} configurations × {rounds} blocks of "
+        f"{scenario.block} runs (+{scenario.warmup} warm-up runs each), interleaved"
+    )
+    for config in configs:
+        run_block(agent, config, scenario.warmup, timed=False)
+    for r in range(rounds):
+        order = configs[r % len(configs) :] + configs[: r % len(configs)]
+        for config in order:
+            run_block(agent, config, scenario.block, timed=True)
+    notes = {c.name: c.close() for c in configs}
+    return report(scenario, configs, notes)
+
+
+def report(scenario: Scenario, configs: Sequence[Config], notes: dict[str, str]) -> dict[str, Any]:
+    base = configs[0]
+    base_p50 = percentile(base.times_ns, 50) / 1e3
+    base_p99 = percentile(base.times_ns, 99) / 1e3
+    base_cpu = base.cpu_s / len(base.times_ns) * 1e6
+    ours = configs[1]
+    ours_added = percentile(ours.times_ns, 50) / 1e3 - base_p50
+    rows = []
+    results: dict[str, Any] = {}
+    for config in configs:
+        n = len(config.times_ns)
+        p50 = percentile(config.times_ns, 50) / 1e3
+        p99 = percentile(config.times_ns, 99) / 1e3
+        added50, added99 = p50 - base_p50, p99 - base_p99
+        cpu = config.cpu_s / n * 1e6 - base_cpu
+        after = config.cpu_after_s / n * 1e6
+        is_base = config is base
+        vs_ours = added50 / ours_added if ours_added > 0 else float("nan")
+        note = notes.get(config.name, "")
+        if after >= 1:
+            note += f"; +{after:,.0f} µs CPU/run after the runs"
+        rows.append(
+            [
+                config.name,
+                n,
+                f"{p50 / 1e3:.2f}",
+                f"{p99 / 1e3:.2f}",
+                "—" if is_base else f"{added50:+,.0f}",
+                "—" if is_base else f"{added99:+,.0f}",
+                "—" if is_base else f"{cpu:+,.0f}",
+                "—" if is_base or vs_ours != vs_ours else f"{vs_ours:.2f}×",
+                note.lstrip("; "),
+            ]
+        )
+        results[config.name] = {
+            "runs": n,
+            "p50_us": p50,
+            "p99_us": p99,
+            "added_p50_us": added50,
+            "added_p99_us": added99,
+            "added_cpu_per_run_us": cpu,
+            "cpu_after_per_run_us": after,
+            "note": note,
+        }
+    table(
+        f"{scenario.name}: per-run latency on the agent's thread",
+        [
+            "configuration",
+            "runs",
+            "p50 ms",
+            "p99 ms",
+            "added p50 µs",
+            "added p99 µs",
+            "added CPU/run µs",
+            "added vs livescore",
+            "work done",
+        ],
+        rows,
+    )
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs (about 20 s)")
+    parser.add_argument("--runs", type=int, help="timed runs per configuration, instant model")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    instant_runs = args.runs or (60 if quick else 300)
+    scenarios = [
+        Scenario(
+            "instant model (CPU-bound runs back to back)",
+            0.0,
+            instant_runs,
+            block=30 if quick else 50,
+            warmup=10 if quick else 30,
+        ),
+        Scenario(
+            "model answers in 20 ms (the agent waits on I/O)",
+            0.02,
+            20 if quick else 100,
+            block=10 if quick else 25,
+            warmup=3 if quick else 5,
+        ),
+    ]
+    print_machine("Hot path: time each observability option adds to an agent run")
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    with judge_server() as base_url:
+        for scenario in scenarios:
+            results[scenario.name] = measure(scenario, base_url)
+    console.print(
+        "added = configuration minus 'no callbacks' at the same percentile; CPU = process "
+        "CPU time (every thread) during the timed runs, per run; 'added vs livescore' divides "
+        "each added p50 by livescore's (1 s judge). livescore scores on a worker thread of "
+        "the same process: its judge client's CPU shares the GIL with the agent, which shows "
+        "when runs are CPU-bound and back to back, and hides in the agent's I/O waits."
+    )
+    console.print(f"wall time {time.perf_counter() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
