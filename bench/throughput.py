@@ -1,0 +1,262 @@
+"""Benchmark 2: scoring throughput against a judge with a fixed reply latency.
+
+N sampled runs (1,000 by default) are submitted at once to a ``LiveDispatcher`` whose
+hallucination scorer talks to the benchmark's judge server (another process; every reply
+comes after 200 ms), for each mode (three-step: three judge calls per score; one-call: one)
+and each concurrency. The concurrency is set on all three knobs that bound it: the
+dispatcher's ``max_judge_concurrency``, the scorer's ``ScorerConfig.max_concurrency`` and
+the judge's ``max_concurrency``.
+
+Each configuration runs in a fresh child process (clean memory figures, a fresh event loop).
+It reports scores per second beside the ceiling the judge allows (concurrency / (calls per
+score × latency)), judge calls and tokens per score (the server estimates tokens at four
+characters each), the time from submit (≈ the run's end) to the end of the score's span
+(p50, p99; everything is submitted at once, so this is mostly waiting in the queue), the
+time a score takes once started (the span's duration), CPU per score, and peak memory.
+
+Run: ``python bench/throughput.py [--quick] [--runs N] [--concurrency 16 64] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    BENCH_DIR,
+    console,
+    current_rss,
+    emit_json,
+    judge_model,
+    judge_server,
+    mib,
+    peak_rss,
+    percentile,
+    print_machine,
+    table,
+)
+
+LATENCY_S = 0.2
+QUESTION = "Where is my parcel 4711, and when will it reach the Bellecour locker?"
+ANSWER = (
+    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker. "
+    "Delivery to a locker takes two working days, so it should be there on Wednesday; you "
+    "will get a text message with the pickup code when it arrives."
+)
+CONTEXT = [
+    '{"tool": "track_parcel", "result": {"parcel": "4711", "status": "in transit", '
+    '"last_scan": "Lyon depot", "scanned_at": "Monday 09:41", "destination": '
+    '"Bellecour locker"}}',
+    "Delivery times: to a home address, one working day in the same region; to a locker, "
+    "two working days. Lockers keep parcels for five days; a pickup code is sent by text "
+    "message when the parcel arrives. Parcels over 20 kg cannot go to a locker.",
+]
+
+
+def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
+    """Score ``runs`` runs in this process; return the figures."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from livescore import Run
+    from livescore.judges import OpenAIJudge
+    from livescore.live import LiveDispatcher, ScorerConfig
+    from livescore.otel import OTelEmitter
+    from livescore.scorers import create_hallucination_scorer
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    judge = OpenAIJudge(
+        judge_model(LATENCY_S),
+        base_url=base_url,
+        api_key="bench",
+        max_concurrency=concurrency,
+        timeout=60,
+        max_retries=0,
+    )
+    scorer = create_hallucination_scorer(model=judge, context=CONTEXT, mode=mode)  # type: ignore[arg-type]
+    dispatcher = LiveDispatcher(
+        [ScorerConfig(scorer, max_concurrency=concurrency, timeout=120)],
+        emitter=OTelEmitter(tracer_provider=provider, meter_provider=meters),
+        max_queue=runs + concurrency,
+        max_judge_concurrency=concurrency,
+        register_atexit=False,
+    )
+
+    def make_run(i: int) -> Run:
+        return Run(
+            input=QUESTION,
+            output=ANSWER,
+            run_id=f"run-{i}",
+            trace_id=f"{i + 1:032x}",
+            span_id=f"{i + 1:016x}",
+        )
+
+    # Warm-up: one wave at full concurrency opens the connections and starts the worker.
+    for i in range(concurrency):
+        dispatcher.submit(make_run(-1 - i))
+    dispatcher.flush(timeout=120)
+    exporter.clear()
+
+    rss_before = current_rss()
+    submitted_ns: dict[str, int] = {}
+    cpu = time.process_time()
+    started = time.perf_counter()
+    for i in range(runs):
+        run = make_run(i)
+        submitted_ns[run.run_id] = time.time_ns()
+        dispatcher.submit(run)
+    flushed = dispatcher.flush(timeout=600)
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    dispatcher.shutdown(timeout=5)
+
+    spans = exporter.get_finished_spans()
+    waits, durations, calls, tokens_in, tokens_out = [], [], [], [], []
+    statuses: dict[str, int] = {}
+    for span in spans:
+        attrs = dict(span.attributes or {})
+        status = str(attrs.get("livescore.status"))
+        statuses[status] = statuses.get(status, 0) + 1
+        run_id = str(attrs.get("livescore.run.id"))
+        if run_id in submitted_ns and span.end_time is not None and span.start_time is not None:
+            waits.append((span.end_time - submitted_ns[run_id]) / 1e6)
+            durations.append((span.end_time - span.start_time) / 1e6)
+        calls.append(int(attrs.get("livescore.judge.calls", 0)))  # type: ignore[call-overload]
+        tokens_in.append(int(attrs.get("livescore.judge.input_tokens", 0)))  # type: ignore[call-overload]
+        tokens_out.append(int(attrs.get("livescore.judge.output_tokens", 0)))  # type: ignore[call-overload]
+    n = max(len(spans), 1)
+    return {
+        "mode": mode,
+        "concurrency": concurrency,
+        "runs": runs,
+        "flushed": flushed,
+        "statuses": statuses,
+        "elapsed_s": elapsed,
+        "scores_per_s": statuses.get("scored", 0) / elapsed,
+        "calls_per_score": sum(calls) / n,
+        "input_tokens_per_score": sum(tokens_in) / n,
+        "output_tokens_per_score": sum(tokens_out) / n,
+        "submit_to_span_end_ms": {"p50": percentile(waits, 50), "p99": percentile(waits, 99)},
+        "score_duration_ms": {"p50": percentile(durations, 50), "p99": percentile(durations, 99)},
+        "cpu_ms_per_score": cpu / runs * 1e3,
+        "rss_before_bytes": rss_before,
+        "peak_rss_bytes": peak_rss(),
+    }
+
+
+def run_child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH_DIR / "throughput.py"),
+            "--child",
+            mode,
+            str(concurrency),
+            str(runs),
+            base_url,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"throughput child {mode}/{concurrency} failed:\n{proc.stderr}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200 runs per configuration")
+    parser.add_argument("--runs", type=int, help="runs per configuration (default 1000)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        mode, concurrency, runs, base_url = args.child
+        emit_json(child(mode, int(concurrency), int(runs), base_url))
+        return []
+
+    runs = args.runs or (200 if args.quick else 1000)
+    print_machine("Throughput: scores per second against a judge with 200 ms replies")
+    console.print(
+        f"{runs} runs submitted at once per configuration; hallucination scorer; judge server "
+        f"in its own process, every reply after {LATENCY_S * 1000:.0f} ms; each configuration "
+        "in a fresh process"
+    )
+    results = []
+    started = time.perf_counter()
+    with judge_server() as base_url:
+        for mode in ("three_step", "one_call"):
+            for concurrency in args.concurrency:
+                results.append(run_child(mode, concurrency, runs, base_url))
+    rows = []
+    for r in results:
+        ceiling = r["concurrency"] / (r["calls_per_score"] * LATENCY_S)
+        statuses = r["statuses"]
+        scored = statuses.get("scored", 0)
+        rows.append(
+            [
+                r["mode"].replace("_", "-"),
+                r["concurrency"],
+                f"{scored}/{r['runs']}" + ("" if r["flushed"] else " (flush timed out)"),
+                f"{r['scores_per_s']:.1f}",
+                f"{ceiling:.1f}",
+                f"{r['scores_per_s'] / ceiling:.0%}",
+                f"{r['calls_per_score']:.2f}",
+                f"{r['input_tokens_per_score']:,.0f}/{r['output_tokens_per_score']:,.0f}",
+                f"{r['submit_to_span_end_ms']['p50'] / 1e3:.1f}/"
+                f"{r['submit_to_span_end_ms']['p99'] / 1e3:.1f}",
+                f"{r['score_duration_ms']['p50']:.0f}/{r['score_duration_ms']['p99']:.0f}",
+                f"{r['cpu_ms_per_score']:.1f}",
+                mib(r["peak_rss_bytes"]),
+                mib(r["peak_rss_bytes"] - r["rss_before_bytes"]),
+            ]
+        )
+    table(
+        "Scoring throughput",
+        [
+            "mode",
+            "conc.",
+            "scored",
+            "scores/s",
+            "ceiling",
+            "of ceil.",
+            "calls/score",
+            "tokens/score in/out",
+            "submit→end s p50/p99",
+            "score ms p50/p99",
+            "CPU ms/score",
+            "peak RSS",
+            "RSS +",
+        ],
+        rows,
+    )
+    console.print(
+        "ceiling = concurrency / (judge calls per score × 0.2 s): what the judge allows. "
+        "submit→span end includes the wait in the queue (all runs arrive at once); 'score ms' "
+        "is the span's duration, from the scorer's start to its end. CPU is the scoring "
+        "process's (the judge server runs in another process). RSS growth is the peak during "
+        "the run over the resident memory just before it."
+    )
+    console.print(f"wall time {time.perf_counter() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
