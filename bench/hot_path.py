@@ -6,8 +6,9 @@ answer) runs N times per configuration, in one process:
 - no callbacks (the baseline);
 - livescore: ``LiveScoringHandler`` at 100 % sampling, with a hallucination scorer (three
   judge calls per score) whose judge answers after 1 s, plus keyword coverage; the same
-  with a 0.1 s judge, to show the agent's cost does not depend on the judge's latency; and
-  keyword coverage alone, which separates the capture path from the judge client's CPU;
+  with a 0.1 s judge, to show the agent's cost does not depend on the judge's latency;
+  keyword coverage alone (no judge client in the process); and the handler alone, handing
+  its runs to a sink that keeps them (the capture and its own spans, nothing scored);
 - OpenInference's ``LangChainInstrumentor`` on an SDK ``TracerProvider`` with a
   ``BatchSpanProcessor`` to an exporter that drops everything;
 - Langfuse's LangChain ``CallbackHandler`` (its OTel pipeline, exporting to the same kind of
@@ -189,6 +190,48 @@ def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Con
     return Config(name, [handler], leave=leave, close=close)
 
 
+class KeepRuns:
+    """A run sink that keeps the captured runs and scores nothing: isolates the capture."""
+
+    sampled = True  # also the sampling decision it hands out: every run is sampled
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def sample(self, key: str | None) -> KeepRuns:
+        return self
+
+    def submit(self, run: Run, decision: Any = None) -> bool:
+        self.runs += 1
+        return True
+
+    def drop(self, decision: Any, reason: str) -> None:
+        pass
+
+    def flush(self, timeout: float | None = None) -> bool:
+        return True
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        pass
+
+    def stats(self) -> int:
+        return self.runs
+
+
+def capture_only() -> Config:
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    sink = KeepRuns()
+    handler = LiveScoringHandler(dispatcher=sink, tracer_provider=provider)
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{sink.runs:,} runs captured, {spans.count:,} spans"
+
+    return Config("livescore handler, no scoring", [handler], close=close)
+
+
 def openinference() -> Config:
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
@@ -277,6 +320,7 @@ def measure(scenario: Scenario, base_url: str) -> dict[str, Any]:
         livescore(base_url, 1.0, flush_timeout=60.0),
         livescore(base_url, 0.1, flush_timeout=60.0),
         livescore(base_url, None, flush_timeout=60.0),
+        capture_only(),
         openinference(),
     ]
     lf = langfuse(scenario.name.split()[0])
@@ -369,21 +413,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     quick = args.quick
-    instant_runs = args.runs or (60 if quick else 300)
+    instant_runs = args.runs or (40 if quick else 300)
     scenarios = [
         Scenario(
             "instant model (CPU-bound runs back to back)",
             0.0,
             instant_runs,
-            block=30 if quick else 50,
-            warmup=10 if quick else 30,
+            block=40 if quick else 50,
+            warmup=5 if quick else 20,
         ),
         Scenario(
             "model answers in 20 ms (the agent waits on I/O)",
             0.02,
-            20 if quick else 100,
+            10 if quick else 75,
             block=10 if quick else 25,
-            warmup=3 if quick else 5,
+            warmup=2 if quick else 5,
         ),
     ]
     print_machine("Hot path: time each observability option adds to an agent run")
