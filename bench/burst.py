@@ -98,9 +98,9 @@ def timed_pass(runs: int) -> dict[str, Any]:
     burst_s = time.perf_counter() - started
     rss_after = current_rss()
     before_shutdown = dispatcher.stats()
-    t0 = time.perf_counter()
+    shutdown_started = time.perf_counter()
     dispatcher.shutdown(timeout=SHUTDOWN_DEADLINE_S)
-    shutdown_s = time.perf_counter() - t0
+    shutdown_s = time.perf_counter() - shutdown_started
     after = dispatcher.stats()
     provider.shutdown()
     meters.shutdown()

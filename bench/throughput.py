@@ -42,6 +42,8 @@ from _common import (
     table,
 )
 
+from livescore.scorers import HallucinationMode
+
 LATENCY_S = 0.2
 QUESTION = "Where is my parcel 4711, and when will it reach the Bellecour locker?"
 ANSWER = (
@@ -59,7 +61,7 @@ CONTEXT = [
 ]
 
 
-def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
+def child(mode: HallucinationMode, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
     """Score ``runs`` runs in this process; return the figures."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -85,7 +87,7 @@ def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, An
         timeout=60,
         max_retries=0,
     )
-    scorer = create_hallucination_scorer(model=judge, context=CONTEXT, mode=mode)  # type: ignore[arg-type]
+    scorer = create_hallucination_scorer(model=judge, context=CONTEXT, mode=mode)
     dispatcher = LiveDispatcher(
         [ScorerConfig(scorer, max_concurrency=concurrency, timeout=120)],
         emitter=OTelEmitter(tracer_provider=provider, meter_provider=meters),
@@ -123,7 +125,11 @@ def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, An
     dispatcher.shutdown(timeout=5)
 
     spans = exporter.get_finished_spans()
-    waits, durations, calls, tokens_in, tokens_out = [], [], [], [], []
+    waits: list[float] = []
+    durations: list[float] = []
+    calls: list[int] = []
+    tokens_in: list[int] = []
+    tokens_out: list[int] = []
     statuses: dict[str, int] = {}
     for span in spans:
         attrs = dict(span.attributes or {})
@@ -133,9 +139,9 @@ def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, An
         if run_id in submitted_ns and span.end_time is not None and span.start_time is not None:
             waits.append((span.end_time - submitted_ns[run_id]) / 1e6)
             durations.append((span.end_time - span.start_time) / 1e6)
-        calls.append(int(attrs.get("livescore.judge.calls", 0)))  # type: ignore[call-overload]
-        tokens_in.append(int(attrs.get("livescore.judge.input_tokens", 0)))  # type: ignore[call-overload]
-        tokens_out.append(int(attrs.get("livescore.judge.output_tokens", 0)))  # type: ignore[call-overload]
+        calls.append(_int(attrs.get("livescore.judge.calls")))
+        tokens_in.append(_int(attrs.get("livescore.judge.input_tokens")))
+        tokens_out.append(_int(attrs.get("livescore.judge.output_tokens")))
     n = max(len(spans), 1)
     return {
         "mode": mode,
@@ -154,6 +160,10 @@ def child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, An
         "rss_before_bytes": rss_before,
         "peak_rss_bytes": peak_rss(),
     }
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def run_child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
@@ -187,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
     if args.child:
         mode, concurrency, runs, base_url = args.child
+        if mode not in ("three_step", "one_call"):
+            parser.error(f"unknown mode {mode!r}")
         emit_json(child(mode, int(concurrency), int(runs), base_url))
         return []
 
