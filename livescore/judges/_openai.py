@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import copy
 import email.utils
+import functools
 import json
 import logging
 import os
@@ -307,15 +308,8 @@ class OpenAIJudge:
             ...     claims: list[str]
             >>> # reply = await judge.generate_object(system="...", prompt="...", schema=Claims)
         """
-        json_schema = schema.model_json_schema()
-        cache_key = (
-            "object",
-            system,
-            prompt,
-            json.dumps(json_schema, sort_keys=True),
-            self.temperature,
-            self.max_tokens,
-        )
+        forms = _schema_forms(schema)
+        cache_key = ("object", system, prompt, forms.key, self.temperature, self.max_tokens)
         cached = self._cache_get(cache_key)
         if cached is not None:
             value = schema.model_validate(cached)
@@ -333,7 +327,7 @@ class OpenAIJudge:
             {"role": "user", "content": prompt},
         ]
         for attempt in range(2):  # the answer, then one corrective retry
-            answer = await self._complete(messages, usage, schema, json_schema)
+            answer = await self._complete(messages, usage, forms)
             text = answer.text
             try:
                 value = _parse_object(answer, schema)
@@ -373,7 +367,7 @@ class OpenAIJudge:
             {"role": "user", "content": prompt},
         ]
         for _ in range(2):
-            text = (await self._complete(messages, usage, None, None)).text
+            text = (await self._complete(messages, usage, None)).text
             if text.strip():
                 self._cache_put(cache_key, text)
                 return JudgeReply(text, usage)
@@ -458,18 +452,15 @@ class OpenAIJudge:
         self,
         messages: list[dict[str, str]],
         usage: JudgeUsage,
-        schema: type[BaseModel] | None,
-        json_schema: dict[str, Any] | None,
+        forms: _SchemaForms | None,
     ) -> _Answer:
         """One answer's text (walking the structured-output ladder), with transport retries."""
-        if schema is None or json_schema is None:
+        if forms is None:
             completion = await self._create(messages, None, usage)
             return _content(completion)
         mode = self._mode()
         while True:
-            request_messages, response_format = _structured_request(
-                messages, mode, schema, json_schema
-            )
+            request_messages, response_format = _structured_request(messages, mode, forms)
             try:
                 completion = await self._create(request_messages, response_format, usage)
             except _FormatRejectedError as exc:
@@ -737,32 +728,60 @@ def _redact_url(url: str) -> str:
 # -- structured output ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _SchemaForms:
+    """Everything a request needs of one answer schema, computed once per model class.
+
+    Building a JSON schema from a pydantic model, making it strict and serialising it cost
+    a noticeable share of a score's CPU, which a live worker shares with the agent.
+    """
+
+    name: str
+    json_schema: dict[str, Any]
+    key: str  # canonical JSON text, for the request cache
+    compact: str  # for the prompt of the weaker rungs
+    strict_schema: dict[str, Any]
+    strict: bool
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_forms(schema: type[BaseModel]) -> _SchemaForms:
+    json_schema = schema.model_json_schema()
+    strict_schema, strict = _strict_schema(json_schema)
+    return _SchemaForms(
+        name=_schema_name(schema),
+        json_schema=json_schema,
+        key=json.dumps(json_schema, sort_keys=True),
+        compact=json.dumps(json_schema, separators=(",", ":")),
+        strict_schema=strict_schema,
+        strict=strict,
+    )
+
+
 def _structured_request(
     messages: list[dict[str, str]],
     mode: StructuredOutputMode,
-    schema: type[BaseModel],
-    json_schema: dict[str, Any],
+    forms: _SchemaForms,
 ) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
     if mode == "json_schema":
-        strict_schema, strict = _strict_schema(json_schema)
         return messages, {
             "type": "json_schema",
             "json_schema": {
-                "name": _schema_name(schema),
-                "schema": strict_schema,
-                "strict": strict,
+                "name": forms.name,
+                "schema": forms.strict_schema,
+                "strict": forms.strict,
             },
         }
     # Weaker rungs: the schema is spelled out in the system prompt, since the server does
     # not enforce it (llama.cpp's ``json_object`` does take a ``schema``, so send it too).
     instructions = (
         "\n\nAnswer with one JSON object and nothing else (no prose, no code fences). "
-        f"It must match this JSON Schema:\n{json.dumps(json_schema, separators=(',', ':'))}"
+        f"It must match this JSON Schema:\n{forms.compact}"
     )
     system, *rest = messages
     with_schema = [{"role": "system", "content": system["content"] + instructions}, *rest]
     if mode == "json_object":
-        return with_schema, {"type": "json_object", "schema": json_schema}
+        return with_schema, {"type": "json_object", "schema": forms.json_schema}
     return with_schema, None
 
 

@@ -639,7 +639,7 @@ def test_structured_request_json_is_serialisable() -> None:
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "p"}]
     for mode in ("json_schema", "json_object", "prompt"):
         sent, response_format = _openai._structured_request(
-            messages, mode, Verdicts, Verdicts.model_json_schema()
+            messages, mode, _openai._schema_forms(Verdicts)
         )
         json.dumps([sent, response_format])
         assert sent[1] == messages[1]
