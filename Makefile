@@ -24,7 +24,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Docstring examples first (a separate run: doctest collection would import the two test
+# folders' conftest.py files under one module name), then the test suite.
 unit: setup
+	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain
 	$(BIN)/pytest $(ARGS)
 
 # The HTML report is checked in headless Chromium; install it where we can (root + apt-get),

@@ -140,7 +140,9 @@ class Run:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Run:
         """Rebuild a run from :meth:`to_dict` output (or any mapping with the same keys)."""
-        kwargs: dict[str, Any] = {k: data[k] for k in _RUN_KEYS - {"steps"} if k in data and data[k] is not None}
+        kwargs: dict[str, Any] = {
+            k: data[k] for k in _RUN_KEYS - {"steps"} if k in data and data[k] is not None
+        }
         if "run_id" in kwargs:
             kwargs["run_id"] = str(kwargs["run_id"])
         kwargs["steps"] = [_step_from_dict(s) for s in data.get("steps") or ()]

@@ -36,8 +36,25 @@ class ToolResult:
     result: Any
 
     def to_context(self) -> str:
-        """One context string: ``{"tool": name, "result": result}`` as JSON (the seed's form)."""
-        return json.dumps({"tool": self.tool_name, "result": self.result}, default=str)
+        """One context string: ``{"tool": name, "result": result}`` as JSON (the seed's form).
+
+        A result that is itself JSON text (LangChain hands dict results to the model as JSON)
+        is embedded as JSON, not as an escaped string, so the judge reads it as the model did.
+
+        Example:
+            >>> ToolResult("weather", "c1", {}, '{"sky": "sunny"}').to_context()
+            '{"tool": "weather", "result": {"sky": "sunny"}}'
+        """
+        return json.dumps({"tool": self.tool_name, "result": _maybe_json(self.result)}, default=str)
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def extract_tool_results(run: Run) -> list[ToolResult]:
