@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -60,7 +61,9 @@ class LiveDispatcher:
     loop), within per-scorer concurrency limits and timeouts and a global limit on scores
     in flight. Every score, failure and skip goes to the emitter (OpenTelemetry by
     default); every sampled (run, scorer) pair ends as exactly one of scored, failed,
-    skipped or dropped, and :meth:`stats` counts them.
+    skipped or dropped, and :meth:`stats` counts them. The sampled and dropped counts
+    reach the emitter from the worker too, batched, so that the agent's thread never pays
+    for a meter call; :meth:`flush` hands over what is still pending.
 
     Args:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
@@ -169,6 +172,13 @@ class LiveDispatcher:
         self._outstanding: dict[int, _Job] = {}  # accepted, unfinished; in seq order
         self._counts: dict[str, _Counts] = {c.scorer_id: _Counts() for c in self.scorers}
         self._seq = 0
+        # Metric deltas counted but not yet handed to the emitter, keyed by (scorer id, drop
+        # reason; None for sampled). The worker reports them, so the agent's thread never
+        # pays for a meter call (an SDK Counter.add costs ~10 µs); see _report_metrics.
+        self._pending: dict[tuple[str, str | None], int] = {}
+        # Held while reporting (taken before self._lock, never inside it): a flush waits
+        # for a report in progress on the worker instead of returning before it lands.
+        self._report_lock = threading.Lock()
         self._emit_errors = 0
         self._logged_emit_error = False
         self._thread: threading.Thread | None = None
@@ -244,26 +254,24 @@ class LiveDispatcher:
                 broken.append(config)
         if not configs and not broken:
             return False
-        drops: list[tuple[str, str]] = []
         accepted = False
         start: threading.Thread | None = None
-        wake: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         with self._lock:
             for config in (*configs, *broken):
-                self._counts_of(config.scorer_id).sampled += 1
+                self._count_sampled(config.scorer_id)
             for config in broken:
-                self._count_drop(config.scorer_id, "sampling_error", drops)
+                self._count_drop(config.scorer_id, "sampling_error")
             if not configs:
                 pass
             elif self._closed:
                 for config in configs:
-                    self._count_drop(config.scorer_id, "shutdown", drops)
+                    self._count_drop(config.scorer_id, "shutdown")
             elif len(self._queue) >= self.max_queue and self.overflow == "drop_new":
                 for config in configs:
-                    self._count_drop(config.scorer_id, "queue_full", drops)
+                    self._count_drop(config.scorer_id, "queue_full")
             else:
                 if len(self._queue) >= self.max_queue:
-                    self._drop_job(self._queue.popleft(), "queue_full", drops)
+                    self._drop_job(self._queue.popleft(), "queue_full")
                 self._seq += 1
                 job = _Job(run, tuple(configs), self._seq)
                 self._queue.append(job)
@@ -275,16 +283,11 @@ class LiveDispatcher:
                     start = self._thread = threading.Thread(
                         target=self._thread_main, name=f"{self.name}-worker", daemon=True
                     )
-                elif self._waiting and self._loop is not None and self._wake is not None:
-                    self._waiting = False
-                    wake = (self._loop, self._wake)
-        self._report(configs, broken, drops)
+            then = self._reporter()
         if start is not None:
             self._start_worker(start)
-        if wake is not None:
-            # RuntimeError: the loop closed under us, so the worker is exiting anyway.
-            with contextlib.suppress(RuntimeError):
-                wake[0].call_soon_threadsafe(wake[1].set)
+        if then is not None:
+            then()
         return accepted
 
     def drop(self, decision: SamplingDecision, reason: str) -> None:
@@ -301,12 +304,13 @@ class LiveDispatcher:
             {'evicted': 1}
         """
         try:
-            drops: list[tuple[str, str]] = []
             with self._lock:
                 for config in decision.scorers:
-                    self._counts_of(config.scorer_id).sampled += 1
-                    self._count_drop(config.scorer_id, str(reason), drops)
-            self._report(decision.scorers, (), drops)
+                    self._count_sampled(config.scorer_id)
+                    self._count_drop(config.scorer_id, str(reason))
+                then = self._reporter()
+            if then is not None:
+                then()
         except Exception:
             _log.exception("livescore: drop() failed")
 
@@ -318,13 +322,19 @@ class LiveDispatcher:
             counts = self._counts[scorer_id] = _Counts()
         return counts
 
-    def _count_drop(self, scorer_id: str, reason: str, drops: list[tuple[str, str]]) -> None:
+    def _count_sampled(self, scorer_id: str) -> None:
+        self._counts_of(scorer_id).sampled += 1
+        key = (scorer_id, None)
+        self._pending[key] = self._pending.get(key, 0) + 1
+
+    def _count_drop(self, scorer_id: str, reason: str) -> None:
         counts = self._counts_of(scorer_id)
         counts.dropped += 1
         counts.dropped_by_reason[reason] = counts.dropped_by_reason.get(reason, 0) + 1
-        drops.append((scorer_id, reason))
+        key = (scorer_id, reason)
+        self._pending[key] = self._pending.get(key, 0) + 1
 
-    def _drop_job(self, job: _Job, reason: str, drops: list[tuple[str, str]]) -> None:
+    def _drop_job(self, job: _Job, reason: str) -> None:
         """Drop every unfinished pair of ``job``."""
         for i, config in enumerate(job.configs):
             if job.done[i]:
@@ -335,7 +345,7 @@ class LiveDispatcher:
                 counts.in_flight -= 1
             else:
                 counts.queued -= 1
-            self._count_drop(config.scorer_id, reason, drops)
+            self._count_drop(config.scorer_id, reason)
             self._complete(job)
 
     def _complete(self, job: _Job) -> None:
@@ -345,20 +355,45 @@ class LiveDispatcher:
             if self._flush_waiters:
                 self._cond.notify_all()
 
-    def _report(
-        self,
-        sampled: Iterable[ScorerConfig],
-        broken: Iterable[ScorerConfig],
-        drops: list[tuple[str, str]],
-    ) -> None:
-        # Emitter calls happen outside the lock; a broken emitter costs a log line, not a run.
+    def _reporter(self) -> Callable[[], object] | None:
+        """Who reports the metric deltas just counted: what to call once the lock is released.
+
+        The worker reports them when it next looks at its queue (waking it if it sleeps).
+        With no worker to do it, or once shut down (when the agent's speed no longer
+        matters and the worker may be gone for good), the caller reports them itself.
+        """
+        if self._thread is None or self._closed:
+            return self._report_metrics
+        if self._waiting and self._loop is not None and self._wake is not None:
+            self._waiting = False
+            return functools.partial(_wake, self._loop, self._wake)
+        return None  # the worker is busy and reports at its next loop iteration
+
+    def _report_metrics(self, timeout: float | None = None) -> bool:
+        """Hand the pending metric deltas to the emitter (outside ``self._lock``).
+
+        Returns ``False`` only when another thread's report did not end within ``timeout``.
+        """
+        if not self._report_lock.acquire(timeout=-1 if timeout is None else max(timeout, 0)):
+            return False
         try:
-            for config in (*sampled, *broken):
-                self.emitter.record_sampled(config.scorer_id)
-            for scorer_id, reason in drops:
-                self.emitter.record_dropped(scorer_id, reason)
-        except Exception:
-            self._emit_failed()
+            with self._lock:
+                if not self._pending:  # the common case on the worker: nothing to report
+                    return True
+                pending, self._pending = self._pending, {}
+            for (scorer_id, reason), count in pending.items():
+                # One failed call costs its own deltas, not the others'; a broken emitter
+                # costs a log line and a count, never a run.
+                try:
+                    if reason is None:
+                        self.emitter.record_sampled(scorer_id, count)
+                    else:
+                        self.emitter.record_dropped(scorer_id, reason, count)
+                except Exception:
+                    self._emit_failed()
+            return True
+        finally:
+            self._report_lock.release()
 
     def _emit_failed(self) -> None:
         with self._lock:
@@ -375,13 +410,12 @@ class LiveDispatcher:
             thread.start()
         except RuntimeError:  # e.g. "can't create new thread at interpreter shutdown"
             _log.exception("livescore: cannot start the scoring worker; queued runs dropped")
-            drops: list[tuple[str, str]] = []
             with self._lock:
                 if self._thread is thread:
                     self._thread = None
                 while self._queue:
-                    self._drop_job(self._queue.popleft(), "no_worker", drops)
-            self._report((), (), drops)
+                    self._drop_job(self._queue.popleft(), "no_worker")
+            self._report_metrics()  # no worker will
 
     def _thread_main(self) -> None:
         ident = threading.get_ident()
@@ -392,19 +426,18 @@ class LiveDispatcher:
             _log.exception("livescore: the scoring worker stopped")
         finally:
             _remove_worker_thread(ident)
-            drops: list[tuple[str, str]] = []
             with self._lock:
                 # Normally nothing is left; after a crash, what was accepted is dropped.
                 reason = "shutdown" if self._stopping else "worker_error"
                 for job in list(self._outstanding.values()):
-                    self._drop_job(job, reason, drops)
+                    self._drop_job(job, reason)
                 self._queue.clear()
                 self._loop = self._wake = self._cancel = None
                 self._worker_ident = None
                 if self._thread is threading.current_thread():
                     self._thread = None
                 self._cond.notify_all()
-            self._report((), (), drops)
+            self._report_metrics()  # the last deltas of this worker, and its drops
 
     async def _worker_main(self) -> None:
         wake = asyncio.Event()
@@ -421,6 +454,9 @@ class LiveDispatcher:
             while True:
                 wake.clear()
                 job, stop = self._take()
+                # After _take, not before: a delta counted once it marked the worker as
+                # waiting wakes it, and every earlier one is reported here.
+                self._report_metrics()
                 if job is None:
                     if stop:
                         break
@@ -459,7 +495,7 @@ class LiveDispatcher:
             return None, False
 
     def _drop_pairs(self, job: _Job, indices: Iterable[int], reason: str) -> None:
-        drops: list[tuple[str, str]] = []
+        # Runs on the worker; its deltas are reported at the next loop iteration or exit.
         with self._lock:
             for i in indices:
                 if not job.done[i]:
@@ -470,9 +506,8 @@ class LiveDispatcher:
                         counts.in_flight -= 1
                     else:
                         counts.queued -= 1
-                    self._count_drop(config.scorer_id, reason, drops)
+                    self._count_drop(config.scorer_id, reason)
                     self._complete(job)
-        self._report((), (), drops)
 
     async def _score_pair(
         self,
@@ -567,7 +602,9 @@ class LiveDispatcher:
         """Wait until every run accepted so far is scored and emitted.
 
         Runs submitted while waiting are not waited for. Call it from a thread that may
-        block (not from inside a scorer; that returns ``False`` at once).
+        block (not from inside a scorer; that returns ``False`` at once). The counts still
+        waiting for the worker to report them reach the emitter before it returns, so its
+        metrics then agree with :meth:`stats`.
 
         Args:
             timeout: Seconds to wait at most; ``None`` waits as long as it takes.
@@ -578,6 +615,11 @@ class LiveDispatcher:
         if threading.get_ident() == self._worker_ident:
             return False  # the worker cannot wait for itself
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        done = self._wait_done(deadline)
+        # Report here: the worker may be asleep, busy for a while, or gone.
+        return self._report_metrics(_left(deadline)) and done
+
+    def _wait_done(self, deadline: float | None) -> bool:
         with self._cond:
             target = self._seq
             self._flush_waiters += 1
@@ -623,16 +665,14 @@ class LiveDispatcher:
         if threading.get_ident() == self._worker_ident:
             return  # called from a scorer: stop accepting, the rest is up to the app
         done = self.flush(timeout)
-        drops: list[tuple[str, str]] = []
         with self._lock:
             self._stopping = True
             if not done:
                 self._abort = True
                 while self._queue:
-                    self._drop_job(self._queue.popleft(), "shutdown", drops)
+                    self._drop_job(self._queue.popleft(), "shutdown")
             loop, wake, cancel = self._loop, self._wake, self._cancel
             thread = self._thread
-        self._report((), (), drops)
         if loop is not None and wake is not None:
             try:
                 loop.call_soon_threadsafe(wake.set)
@@ -650,13 +690,13 @@ class LiveDispatcher:
                 _log.warning("livescore: the scoring worker did not stop; dropping its work")
                 with self._lock:
                     for job in list(self._outstanding.values()):
-                        self._drop_job(job, "shutdown", drops)
-                self._report((), (), drops)
+                        self._drop_job(job, "shutdown")
+        # The last counts reach the emitter before its own flush hook sends them on.
+        self._report_metrics(_left(deadline))
         hook = getattr(self.emitter, "flush", None)
         if callable(hook):
-            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             try:
-                hook(left)
+                hook(_left(deadline))
             except Exception:
                 self._emit_failed()
 
@@ -699,6 +739,16 @@ def _failure(
         duration_s=duration_s,
         judge_model=judge.model if judge is not None else None,
     )
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+
+def _wake(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
+    # RuntimeError: the loop closed under us, so the worker is exiting anyway.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(event.set)
 
 
 def _check_int(name: str, value: Any) -> None:

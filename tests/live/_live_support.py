@@ -22,6 +22,7 @@ class FakeEmitter:
     results: list[tuple[Run, ScoreResult, dict[str, Any]]] = field(default_factory=list)
     sampled: list[str] = field(default_factory=list)
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    meter_threads: list[int] = field(default_factory=list)  # idents of record_* callers
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def emit(self, run: Run, result: ScoreResult, **kwargs: Any) -> None:
@@ -31,10 +32,12 @@ class FakeEmitter:
     def record_sampled(self, scorer_id: str, count: int = 1) -> None:
         with self.lock:
             self.sampled.extend([scorer_id] * count)
+            self.meter_threads.append(threading.get_ident())
 
     def record_dropped(self, scorer_id: str, reason: str, count: int = 1) -> None:
         with self.lock:
             self.dropped.extend([(scorer_id, reason)] * count)
+            self.meter_threads.append(threading.get_ident())
 
     def statuses(self) -> list[str]:
         with self.lock:

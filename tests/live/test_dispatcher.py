@@ -208,7 +208,10 @@ def test_full_queue_drops_new_runs_and_counts_them_exactly(
     s = d.stats()
     assert (s.sampled, s.queued, s.in_flight, s.dropped) == (1002, 2, 2, 998)
     assert s.dropped_by_reason == {"queue_full": 998}
+    # The stuck worker reports no metrics; flush reports them even when its wait times out.
+    assert d.flush(timeout=0) is False
     assert emitter.dropped.count(("gated", "queue_full")) == 998
+    assert len(emitter.sampled) == 1002
     assert_invariant(d)
 
     gate.opened.set()
@@ -506,6 +509,7 @@ def test_emitter_exceptions_do_not_kill_the_worker(
             raise RuntimeError("exporter down")
 
         def record_sampled(self, scorer_id: str, count: int = 1) -> None:
+            super().record_sampled(scorer_id, count)
             raise RuntimeError("meter down")
 
     emitter = BrokenFakeEmitter()
@@ -515,9 +519,107 @@ def test_emitter_exceptions_do_not_kill_the_worker(
     assert d.flush(timeout=20)
     s = d.stats()
     assert s.scored == 5
-    assert s.emit_errors == 10  # 5 emits and 5 record_sampled calls
+    # Sampled counts are batched, so 1 to 5 record_sampled calls carry the 5 pairs.
+    meter_calls = len(emitter.meter_threads)
+    assert 1 <= meter_calls <= 5
+    assert len(emitter.sampled) == 5
+    assert s.emit_errors == 5 + meter_calls  # every emit and every record_sampled raised
     assert len(emitter.results) == 5
     assert caplog.text.count("the emitter raised") == 1  # logged once, counted always
+
+
+def test_no_metric_call_runs_on_the_submitting_thread(
+    dispatchers: list[LiveDispatcher], emitter: FakeEmitter, gate: Gate
+) -> None:
+    def broken_predicate(run: Run) -> bool:
+        raise RuntimeError("bad predicate")
+
+    d = new(
+        dispatchers,
+        [gated_scorer(gate), ScorerConfig(constant_scorer("picky"), sampling=broken_predicate)],
+        emitter,
+        max_queue=2,
+        max_judge_concurrency=1,
+    )
+    agent: dict[str, Any] = {}
+
+    def agent_thread() -> None:
+        # Everything the agent's thread can count: accepted runs, queue_full drops,
+        # sampling errors and drop(), with the worker busy and with it asleep.
+        agent["ident"] = threading.get_ident()
+        _fill_worker(d, gate)
+        agent["accepted"] = [d.submit(make_run(i)) for i in range(3, 7)]
+        d.drop(d.sample("evicted-run"), "evicted")
+        gate.opened.set()
+        wait_until(lambda: d.stats().scored == 4)
+        agent["late"] = d.submit(make_run(99))
+        d.drop(d.sample("evicted-late"), "evicted")
+
+    thread = threading.Thread(target=agent_thread)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert d.flush(timeout=20) is True
+
+    assert agent["accepted"] == [True, True, False, False]
+    assert agent["late"] is True
+    s = d.stats()
+    assert s.dropped_by_reason == {"queue_full": 2, "sampling_error": 7, "evicted": 2}
+    # After flush the metrics equal the counts, and none was reported by the agent.
+    assert len(emitter.sampled) == s.sampled == 7 + 7 + 2
+    assert sorted(emitter.dropped) == sorted(
+        (sid, reason)
+        for sid, per in s.by_scorer.items()
+        for reason, n in per.dropped_by_reason.items()
+        for _ in range(n)
+    )
+    assert emitter.meter_threads
+    assert agent["ident"] not in emitter.meter_threads
+
+
+def test_the_worker_reports_metrics_without_a_flush(
+    dispatchers: list[LiveDispatcher], emitter: FakeEmitter
+) -> None:
+    d = new(dispatchers, [constant_scorer()], emitter)
+    assert d.submit(make_run(1)) is True
+    wait_until(lambda: emitter.sampled == ["constant"])
+    worker = d._thread
+    assert worker is not None
+    assert emitter.meter_threads == [worker.ident]
+
+
+def test_flush_waits_for_a_metric_report_in_progress_on_the_worker(
+    dispatchers: list[LiveDispatcher],
+) -> None:
+    class BlockingMeterFakeEmitter(FakeEmitter):
+        """record_dropped blocks (once armed) until released: a slow meter."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.armed = False
+            self.entered = threading.Event()
+            self.release = threading.Event()
+
+        def record_dropped(self, scorer_id: str, reason: str, count: int = 1) -> None:
+            if self.armed:
+                self.entered.set()
+                self.release.wait(30)
+            super().record_dropped(scorer_id, reason, count)
+
+    emitter = BlockingMeterFakeEmitter()
+    d = new(dispatchers, [constant_scorer()], emitter)
+    assert d.submit(make_run(1)) is True
+    assert d.flush(timeout=20) is True
+    emitter.armed = True
+    d.drop(d.sample("evicted-run"), "evicted")  # wakes the idle worker, which reports it
+    assert emitter.entered.wait(20)
+    # Nothing is outstanding, but the report is not done: flush must not say it is.
+    assert d.flush(timeout=0.05) is False
+    assert emitter.dropped == []
+    emitter.release.set()
+    assert d.flush(timeout=20) is True
+    assert emitter.dropped == [("constant", "evicted")]
+    assert len(emitter.sampled) == d.stats().sampled == 2
 
 
 def test_is_scoring_inside_scorers_only(
