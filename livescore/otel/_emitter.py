@@ -47,8 +47,9 @@ QueueDepthSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
 class Emitter(Protocol):
     """Where live scores and counts go. :class:`OTelEmitter` is the default.
 
-    A dispatcher calls ``record_sampled`` and ``record_dropped`` on the submitting thread
-    (keep them cheap) and ``emit`` on its worker thread. An emitter may also define
+    A dispatcher calls ``emit`` on its worker thread, and ``record_sampled`` /
+    ``record_dropped`` in batches (``count`` may exceed 1) from its worker, or from
+    ``flush``/``shutdown`` — never on the agent's submitting thread. An emitter may also define
     ``flush(timeout)`` (called by :meth:`LiveDispatcher.shutdown`) and
     ``observe_queue_depth(source)``.
     """

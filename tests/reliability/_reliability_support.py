@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
@@ -16,7 +16,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from livescore import Run, extract_tool_results
 from livescore.otel import attributes as A
 from livescore.testing import Reply, ReplyLike
+from livescore_langchain import LiveScoringHandler
 from livescore_langchain.testing import ScriptedChatModel
+
+MakeHandler = Callable[..., LiveScoringHandler]
+"""The ``make_handler`` fixture: handlers on the test's providers."""
 
 QUESTION = "What is the weather in Paris?"
 ANSWER = "It is 21°C and sunny in Paris."

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _reliability_support import MakeHandler
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -38,9 +39,6 @@ def meter_provider(metric_reader: InMemoryMetricReader) -> Iterator[MeterProvide
     provider = MeterProvider(metric_readers=[metric_reader])
     yield provider
     provider.shutdown()
-
-
-MakeHandler = Callable[..., LiveScoringHandler]
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 from _reliability_support import (
     ANSWER,
     FAST_JUDGE,
+    MakeHandler,
     attributes,
     broken_forecast,
     evaluation_spans,
@@ -28,7 +29,6 @@ from _reliability_support import (
     tool_call,
     tool_contexts,
 )
-from conftest import MakeHandler
 from langchain.agents import create_agent
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader

@@ -11,6 +11,7 @@ import anyio
 import pytest
 from _reliability_support import (
     FAST_JUDGE,
+    MakeHandler,
     attributes,
     evaluation_spans,
     grounded_reply,
@@ -24,7 +25,6 @@ from _reliability_support import (
     user_prompt,
     weather_agent,
 )
-from conftest import MakeHandler
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 from _reliability_support import (
     FAST_JUDGE,
+    MakeHandler,
     evaluation_spans,
     grounded_reply,
     only_evaluation,
@@ -22,7 +23,6 @@ from _reliability_support import (
     transcript,
     weather_agent,
 )
-from conftest import MakeHandler
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 

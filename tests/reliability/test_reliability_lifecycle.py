@@ -17,6 +17,7 @@ import pytest
 from _reliability_support import (
     ANSWER,
     FAST_JUDGE,
+    MakeHandler,
     attributes,
     evaluation_spans,
     get_weather,
@@ -26,7 +27,6 @@ from _reliability_support import (
     tool_contexts,
     weather_agent,
 )
-from conftest import MakeHandler
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from _reliability_support import (
     FAST_JUDGE,
+    MakeHandler,
     evaluation_spans,
     exported_text,
     flaky_forecast,
@@ -21,7 +22,6 @@ from _reliability_support import (
     tool_contexts,
     weather_agent,
 )
-from conftest import MakeHandler
 from langchain_core.tools import tool
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
