@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _examples_support import load_example
 
 from livescore.testing import OpenAITestServer, ReplyLike
-
-EXAMPLE = Path(__file__).parents[2] / "examples" / "hallucination_static_context.py"
 
 CLAIMS = [
     "Steve Jobs introduced the first iPhone at Macworld.",
@@ -26,15 +22,6 @@ VERDICTS = [
     {"statement": CLAIMS[3], "verdict": "yes", "reason": "Sales are not in the context."},
 ]
 REASON = "The score is 0.5 because the release date is wrong and the sales figure is unsupported."
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("hallucination_static_context", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -53,7 +40,7 @@ def test_example_three_steps(
     replies: list[ReplyLike] = [{"claims": CLAIMS}, {"verdicts": VERDICTS}, REASON]
     judge_env.enqueue(*replies)
 
-    code = load_example().main([])
+    code = load_example("hallucination_static_context").main([])
 
     out = capsys.readouterr().out
     assert code == 0
@@ -70,7 +57,9 @@ def test_example_three_steps(
 def test_example_one_call(judge_env: OpenAITestServer, capsys: pytest.CaptureFixture[str]) -> None:
     judge_env.enqueue({"claims": CLAIMS, "verdicts": VERDICTS, "reason": "Two claims are off."})
 
-    code = load_example().main(["--mode", "one_call", "--model", "openai/other-model"])
+    code = load_example("hallucination_static_context").main(
+        ["--mode", "one_call", "--model", "openai/other-model"]
+    )
 
     out = capsys.readouterr().out
     assert code == 0
@@ -85,7 +74,7 @@ def test_example_without_a_model_says_how_to_give_one(
     monkeypatch.delenv("LIVESCORE_JUDGE_MODEL", raising=False)
 
     with pytest.raises(SystemExit) as exit_info:
-        load_example().main([])
+        load_example("hallucination_static_context").main([])
 
     assert exit_info.value.code == 2
     assert "LIVESCORE_JUDGE_MODEL" in capsys.readouterr().err
@@ -96,7 +85,7 @@ def test_example_reports_a_failing_judge(
 ) -> None:
     judge_env.enqueue({"claims": CLAIMS}, "not json", "still not json")
 
-    code = load_example().main([])
+    code = load_example("hallucination_static_context").main([])
 
     assert code == 1
     assert "scoring failed in step 'analyze' (invalid_response)" in capsys.readouterr().err

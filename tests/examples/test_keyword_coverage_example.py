@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _examples_support import example_path, load_example
 
 from livescore.testing import OpenAITestServer, Reply
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "keyword_coverage.py"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("keyword_coverage_example", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+EXAMPLE = example_path("keyword_coverage")
 
 
 def test_runs_as_a_script_with_the_built_in_agent() -> None:
@@ -54,7 +43,7 @@ def test_runs_as_a_script_with_the_built_in_agent() -> None:
 def test_answers_from_a_model_on_an_openai_compatible_server(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    module = load_example()
+    module = load_example("keyword_coverage")
     answers = [
         "React and Vue are the JavaScript frameworks most teams pick.",
         "TypeScript offers interfaces and generics; type inference fills in the rest.",
@@ -83,7 +72,7 @@ def test_answers_from_a_model_on_an_openai_compatible_server(
 def test_agent_failure_is_reported(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    module = load_example()
+    module = load_example("keyword_coverage")
     with OpenAITestServer([Reply.error(400, "bad request (scripted)")] * 3) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from _examples_support import load_example
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import OTLPTestReceiver
 
 from livescore.testing import OpenAITestServer
-
-EXAMPLE = Path(__file__).parents[2] / "examples" / "langchain_live_scoring.py"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("langchain_live_scoring", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +45,9 @@ def test_scores_are_children_of_the_agent_runs(monkeypatch: pytest.MonkeyPatch) 
     exporter = InMemorySpanExporter()
     with OpenAITestServer(responder=judge_double) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        code = load_example().main(["--model", "openai/test-judge"], exporter=exporter)
+        code = load_example("langchain_live_scoring").main(
+            ["--model", "openai/test-judge"], exporter=exporter
+        )
     spans = exporter.get_finished_spans()
     runs = {s.context.span_id: s for s in spans if s.name == "invoke_agent town-guide"}
     evaluations = [s for s in spans if s.name.startswith("evaluation ")]
@@ -86,7 +75,7 @@ def test_exports_over_otlp_when_the_endpoint_is_set(
 ) -> None:
     with OTLPTestReceiver() as receiver:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
-        assert load_example().main([]) == 0
+        assert load_example("langchain_live_scoring").main([]) == 0
     names = [s.name for s in receiver.spans]
     assert names.count("invoke_agent town-guide") == 3
     assert names.count("evaluation keyword-coverage") == 3

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _examples_support import load_example
 
 from livescore.testing import OpenAITestServer
-
-EXAMPLE = Path(__file__).parents[2] / "examples" / "run_evals_agent.py"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_evals_agent", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +36,7 @@ def _judge(body: dict[str, object]) -> object:
 
 
 def test_without_a_judge_keyword_coverage_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert load_example().main([]) == 0
+    assert load_example("run_evals_agent").main([]) == 0
     out = capsys.readouterr().out
     assert "hallucination is not scored" in out
     assert "The rivers Rhône and Saône run through Lyon." in out
@@ -62,7 +50,9 @@ def test_with_a_judge_the_unsupported_claim_is_found(
     report = tmp_path / "report.html"
     with OpenAITestServer(responder=_judge) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        code = load_example().main(["--model", "openai/test-judge", "--report", str(report)])
+        code = load_example("run_evals_agent").main(
+            ["--model", "openai/test-judge", "--report", str(report)]
+        )
         # Every claim extraction saw the city's tool result as context in the verdict call.
         verdict_prompts = [
             str(r["messages"][-1]["content"])
