@@ -78,6 +78,9 @@ class ScorerConfig:
         timeout: Seconds one score may take (judge calls included) before it is recorded as
             failed with ``error.type = "timeout"``.
         max_concurrency: How many scores of this scorer run at once.
+        salt: Scorers sharing a salt (all of them by default) sample correlated runs:
+            at the same rate they score the same runs, and a lower rate scores a subset of
+            a higher one. Give a scorer a salt of its own to sample independently.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -90,6 +93,7 @@ class ScorerConfig:
     sampling: SamplingSpec = 1.0
     timeout: float = 60.0
     max_concurrency: int = 4
+    salt: str = ""
     rate: float | None = field(init=False, default=None)
     """The sampling rate, or ``None`` when ``sampling`` is a predicate."""
 
@@ -108,6 +112,8 @@ class ScorerConfig:
             raise ValueError(f"scorer {sid!r}: timeout must be positive, not {self.timeout!r}")
         if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int):
             raise TypeError(f"scorer {sid!r}: max_concurrency must be an int")
+        if not isinstance(self.salt, str):
+            raise TypeError(f"scorer {sid!r}: salt must be a string")
         if self.max_concurrency < 1:
             raise ValueError(
                 f"scorer {sid!r}: max_concurrency must be at least 1, not {self.max_concurrency}"
@@ -144,7 +150,8 @@ class SamplingDecision:
             run had neither and the decision was random.
         scorers: The rate-sampled scorers that picked this run.
         deferred: Scorers with a predicate; they decide at submit, when the run is complete.
-        fraction: ``sample_fraction(key)``: the run is sampled by every rate above it.
+        fraction: ``sample_fraction(key)``: the run is sampled by every unsalted rate above
+            it.
 
     Example:
         >>> decision = SamplingDecision(key="abc", scorers=(), deferred=(), fraction=0.5)
@@ -167,12 +174,17 @@ def decide(configs: tuple[ScorerConfig, ...], key: str | None) -> SamplingDecisi
     """Decide the scorers of one run (pure: no counters move)."""
     # A run without any id cannot be tied to other replicas' decisions, so it gets a random
     # key: still the right rate, just not reproducible.
-    fraction = sample_fraction(key if key is not None else uuid.uuid4().hex)
+    base = key if key is not None else uuid.uuid4().hex
+    fractions = {"": sample_fraction(base)}
     picked: list[ScorerConfig] = []
     deferred: list[ScorerConfig] = []
     for config in configs:
         if config.rate is None:
             deferred.append(config)
-        elif fraction < config.rate:
+            continue
+        fraction = fractions.get(config.salt)
+        if fraction is None:
+            fraction = fractions[config.salt] = sample_fraction(f"{config.salt}:{base}")
+        if fraction < config.rate:
             picked.append(config)
-    return SamplingDecision(key, tuple(picked), tuple(deferred), fraction)
+    return SamplingDecision(key, tuple(picked), tuple(deferred), fractions[""])

@@ -61,6 +61,29 @@ def test_scorers_at_the_same_rate_score_the_same_runs_and_lower_rates_a_subset()
     assert len(c) > 0
 
 
+def test_a_salted_scorer_samples_independently_at_its_rate() -> None:
+    d = LiveDispatcher(
+        [
+            ScorerConfig(constant_scorer("a"), 0.5),
+            ScorerConfig(constant_scorer("b"), 0.5, salt="b"),
+            ScorerConfig(constant_scorer("c"), 0.5, salt="b"),
+        ],
+        register_atexit=False,
+    )
+    a, b, c = picked(d, "a"), picked(d, "b"), picked(d, "c")
+    assert b == c  # the same salt: correlated with each other
+    # Independent of the unsalted scorer: the overlap is about a quarter of the keys, not half.
+    n = len(KEYS)
+    sd = math.sqrt(n * 0.25 * 0.75)
+    assert abs(len(a & b) - n * 0.25) < 5 * sd
+    assert abs(len(b) - n * 0.5) < 5 * math.sqrt(n * 0.25)
+
+
+def test_salt_must_be_a_string() -> None:
+    with pytest.raises(TypeError, match="salt must be a string"):
+        ScorerConfig(constant_scorer(), 0.5, salt=3)  # type: ignore[arg-type]
+
+
 def test_rates_zero_and_one_are_never_and_always() -> None:
     d = LiveDispatcher(
         [ScorerConfig(constant_scorer("never"), 0), ScorerConfig(constant_scorer("always"), 1)],
