@@ -35,7 +35,6 @@ from typing import Any, Literal, NamedTuple
 
 import anyio
 import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from livescore.judges._protocol import (
@@ -491,14 +490,15 @@ class OpenAIJudge:
                 started = time.perf_counter()
                 try:
                     with anyio.fail_after(self.timeout):
-                        # The client's documented raw ``post``: our body is already plain
-                        # JSON, and ``chat.completions.create`` would spend ~1.5 ms of CPU per
-                        # call (a quarter of a judge call's) re-walking it against its
-                        # TypedDicts, CPU a live worker takes from the agent it shares a GIL
-                        # with. Errors, retries and auth are the client's, as with create.
+                        # The client's documented raw ``post``, answered as plain JSON:
+                        # ``chat.completions.create`` would spend ~2 ms of CPU per call
+                        # re-walking our (already plain) body against its TypedDicts and
+                        # building typed models from the reply, CPU a live worker takes
+                        # from the agent it shares a GIL with. Errors and auth are the
+                        # client's, as with create.
                         completion = await state.client.post(
                             "/chat/completions",
-                            cast_to=ChatCompletion,
+                            cast_to=object,
                             body=kwargs,
                             options={"timeout": self.timeout},
                         )
@@ -707,10 +707,14 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _add_tokens(usage: JudgeUsage, completion: Any) -> None:
-    reported = getattr(completion, "usage", None)
-    if reported is not None:
-        usage.input_tokens += int(getattr(reported, "prompt_tokens", 0) or 0)
-        usage.output_tokens += int(getattr(reported, "completion_tokens", 0) or 0)
+    reported = completion.get("usage") if isinstance(completion, Mapping) else None
+    if isinstance(reported, Mapping):
+        usage.input_tokens += _count(reported.get("prompt_tokens"))
+        usage.output_tokens += _count(reported.get("completion_tokens"))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class _Answer(NamedTuple):
@@ -720,12 +724,23 @@ class _Answer(NamedTuple):
 
 
 def _content(completion: Any) -> _Answer:
-    choices = getattr(completion, "choices", None) or []
-    if not choices:
+    """The first choice's text from a chat completion body (an empty answer if malformed)."""
+    choices = completion.get("choices") if isinstance(completion, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         return _Answer("")
-    message = choices[0].message
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        return _Answer("")
+    content, refusal, finish = (
+        message.get("content"),
+        message.get("refusal"),
+        choice.get("finish_reason"),
+    )
     return _Answer(
-        message.content or "", choices[0].finish_reason, getattr(message, "refusal", None)
+        content if isinstance(content, str) else "",
+        finish if isinstance(finish, str) else None,
+        refusal if isinstance(refusal, str) else None,
     )
 
 

@@ -10,6 +10,7 @@ and the ``livescore.runs`` metric.
 from __future__ import annotations
 
 import random
+import threading
 import zlib
 from collections import Counter
 from typing import Any
@@ -75,8 +76,13 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
         Reply.empty(),
     ]
 
+    # The judge answers nothing until the agent has finished its first runs, so the small
+    # queue overflows however fast or slow this machine is; then a fault on about a third of
+    # requests.
+    opened = threading.Event()
+
     def responder(body: dict[str, Any]) -> ReplyLike:
-        # Slow enough that the small queue overflows; a fault on about a third of requests.
+        opened.wait(timeout=30)
         return Reply.delay(
             0.01, rng.choice(faults) if rng.random() < 0.35 else grounded_reply(body)
         )
@@ -116,13 +122,16 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
             tools=[broken_forecast],
         )
         errors = 0
-        for fails in plan:
+        for i, fails in enumerate(plan):
+            if i == RUNS // 5:
+                opened.set()
             agent = failing if fails else good
             try:
                 agent.invoke(question(), config={"callbacks": [handler]})
             except ValueError:
                 errors += 1
 
+        opened.set()
         assert handler.flush(timeout=60)
         handler.shutdown(timeout=5)
     assert errors == sum(plan) > 0
