@@ -16,8 +16,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from livescore.evals._cli import judge_model_string
-from livescore.judges import Judge, JudgeConfigError, resolve_judge
+from livescore.evals._cli import add_judge_arguments, judge_from_arguments, judge_model_string
+from livescore.judges import Judge, JudgeConfigError
 from livescore.otel import attributes as A
 from livescore.runs import Run, Step, extract_tool_results
 from livescore.scoring import Scorer
@@ -53,30 +53,12 @@ class DemoError(Exception):
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``livescore demo`` options to ``parser``."""
     judge = parser.add_argument_group("judge (the model that checks the answers)")
-    judge.add_argument(
-        "--model",
-        help="judge model 'openai/<model>' ('openai/' optional) on the endpoint of "
-        f"OPENAI_BASE_URL / OPENAI_API_KEY (default: ${JUDGE_MODEL_ENV})",
-    )
-    judge.add_argument("--base-url", help="the judge's base URL (default: $OPENAI_BASE_URL)")
+    add_judge_arguments(judge)
     judge.add_argument(
         "--local-judge",
         action="store_true",
         help="start llama.cpp's server with SmolLM2-135M as an offline judge "
         f"({LOCAL_JUDGE_INSTALL}); shows the wiring, its verdicts are not trustworthy",
-    )
-    judge.add_argument(
-        "--mode",
-        choices=("three_step", "one_call"),
-        default="three_step",
-        help="hallucination: three judge calls per score (default) or one",
-    )
-    judge.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="timeout of one judge call (default: 60)",
     )
     agent = parser.add_argument_group("agent")
     agent.add_argument(
@@ -146,15 +128,11 @@ class _JudgeChoice:
 
 
 def _choose_judge(args: argparse.Namespace, console: Console) -> _JudgeChoice:
-    model = args.model or os.environ.get(JUDGE_MODEL_ENV)
-    if model:
-        options: dict[str, Any] = {"timeout": args.judge_timeout}
-        if args.base_url:
-            options["base_url"] = args.base_url
-        try:
-            judge = resolve_judge(judge_model_string(model), **options)
-        except JudgeConfigError as exc:
-            raise DemoError(str(exc)) from exc
+    try:
+        judge = judge_from_arguments(args)
+    except JudgeConfigError as exc:
+        raise DemoError(str(exc)) from exc
+    if judge is not None:
         where = getattr(judge, "base_url", None) or "the configured endpoint"
         return _JudgeChoice(judge, f"{judge.model} at {where}")
     if args.local_judge:

@@ -76,6 +76,10 @@ def eval_context(run: Run, step: Step | None) -> list[str] | None:
 def judge_model_string(model: str) -> str:
     """``"gpt-4o-mini"`` means ``"openai/gpt-4o-mini"``: the prefix is optional on the CLI.
 
+    A name with a slash is taken as ``provider/model``, so a model id that has a slash of its
+    own (``meta-llama/Llama-3.1-8B-Instruct`` on vLLM) is written with the prefix:
+    ``openai/meta-llama/Llama-3.1-8B-Instruct``.
+
     Example:
         >>> judge_model_string("gpt-4o-mini"), judge_model_string("openai/llama3.2")
         ('openai/gpt-4o-mini', 'openai/llama3.2')
@@ -84,20 +88,60 @@ def judge_model_string(model: str) -> str:
     return model if "/" in model or not model else f"openai/{model}"
 
 
-def _judge(args: argparse.Namespace) -> Judge:
+def add_judge_arguments(parser: Any) -> None:
+    """The judge options ``livescore eval`` and ``livescore demo`` share.
+
+    ``parser`` is an ``argparse`` parser or argument group.
+    """
+    parser.add_argument(
+        "--model",
+        help="the judge model, '[openai/]<model>', on the OpenAI-compatible endpoint of "
+        f"OPENAI_BASE_URL / OPENAI_API_KEY (default: ${JUDGE_MODEL_ENV})",
+    )
+    parser.add_argument(
+        "--base-url", help="the judge's OpenAI-compatible base URL (default: $OPENAI_BASE_URL)"
+    )
+    parser.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="timeout of one judge call (default: 60)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("three_step", "one_call"),
+        default="three_step",
+        help="hallucination: claims, verdicts and reason in three judge calls (default) or one",
+    )
+
+
+def judge_from_arguments(args: argparse.Namespace) -> Judge | None:
+    """The judge the shared options name; ``None`` when no model is given anywhere.
+
+    Raises:
+        livescore.judges.JudgeConfigError: The model or endpoint is unusable.
+    """
     model = args.model or os.environ.get(JUDGE_MODEL_ENV)
     if not model:
+        return None
+    options: dict[str, Any] = {"timeout": args.judge_timeout}
+    if args.base_url:
+        options["base_url"] = args.base_url
+    return resolve_judge(judge_model_string(model), **options)
+
+
+def _judge(args: argparse.Namespace) -> Judge:
+    try:
+        judge = judge_from_arguments(args)
+    except JudgeConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    if judge is None:
         raise UsageError(
             "the hallucination scorer needs a judge model: pass --model openai/<model> or set "
             f"{JUDGE_MODEL_ENV} (the endpoint comes from OPENAI_BASE_URL / OPENAI_API_KEY)"
         )
-    options: dict[str, Any] = {"timeout": args.judge_timeout}
-    if args.base_url:
-        options["base_url"] = args.base_url
-    try:
-        return resolve_judge(judge_model_string(model), **options)
-    except JudgeConfigError as exc:
-        raise UsageError(str(exc)) from exc
+    return judge
 
 
 def _build_scorers(args: argparse.Namespace) -> list[Scorer]:
@@ -420,26 +464,7 @@ def _add_eval(sub: Any) -> None:
         help="a scorer to run (repeatable); default: keyword-coverage, plus hallucination "
         "when a judge model is configured",
     )
-    p.add_argument(
-        "--model",
-        help=f"the judge, 'openai/<model>' ('openai/' optional; default: ${JUDGE_MODEL_ENV})",
-    )
-    p.add_argument(
-        "--base-url", help="the judge's OpenAI-compatible base URL (default: $OPENAI_BASE_URL)"
-    )
-    p.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="timeout of one judge call (default: 60)",
-    )
-    p.add_argument(
-        "--mode",
-        choices=("three_step", "one_call"),
-        default="three_step",
-        help="hallucination: claims, verdicts and reason in three judge calls (default) or one",
-    )
+    add_judge_arguments(p)
     p.add_argument(
         "--keyword-reference",
         choices=("input", "ground_truth"),
