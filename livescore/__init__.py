@@ -7,6 +7,7 @@ Example:
     1.0
 """
 
+from livescore._errors import LivescoreError
 from livescore.evals import EvalResult, run_evals, run_evals_sync
 from livescore.judges import Judge, JudgeError, JudgeUsage, resolve_judge
 from livescore.runs import (
@@ -36,6 +37,7 @@ __all__ = (
     "Judge",
     "JudgeError",
     "JudgeUsage",
+    "LivescoreError",
     "NotScorable",
     "PromptStep",
     "Run",

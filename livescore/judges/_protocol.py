@@ -8,6 +8,8 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+from livescore._errors import LivescoreError
+
 __all__ = (
     "Judge",
     "JudgeConfigError",
@@ -62,7 +64,7 @@ class JudgeReply(Generic[T]):
     usage: JudgeUsage = field(default_factory=JudgeUsage)
 
 
-class JudgeError(Exception):
+class JudgeError(LivescoreError):
     """A judge call failed for good (after its retries).
 
     Attributes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from livescore._errors import LivescoreError
 from livescore.judges._protocol import JudgeUsage
 
 __all__ = ("NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
@@ -131,7 +132,7 @@ class NotScorable(Exception):
         self.reason = reason
 
 
-class ScorerRunError(Exception):
+class ScorerRunError(LivescoreError):
     """A scorer step failed.
 
     Attributes:

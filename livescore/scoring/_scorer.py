@@ -196,7 +196,7 @@ class Scorer:
         return self._label(score) if self._label is not None else None
 
     async def run(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
-        """Score one run.
+        """Score one run, raising when a step fails (for direct use; see :meth:`score`).
 
         Args:
             run: A :class:`~livescore.Run` or a mapping with ``input``, ``output``,
@@ -211,38 +211,111 @@ class Scorer:
                 partial result.
             TypeError: ``run`` is not a run.
         """
-        run = coerce_run(run)
+        result, error = await self._execute(coerce_run(run), step, None)
+        if error is not None:
+            raise ScorerRunError(result.failed_step or "input", result, error) from error
+        return result
+
+    async def score(
+        self,
+        run: RunLike,
+        *,
+        step: Step | None = None,
+        # A parameter, not the caller's fail_after: the result must name the step that
+        # overran and keep the usage of the steps that finished.
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> ScoreResult:
+        """Score one run and never raise: a failure is a result with ``status="failed"``.
+
+        This is the one call live scoring, ``run_evals`` and fleet workers use, so a
+        failure becomes a value in exactly one place. Only cancellation propagates.
+
+        Args:
+            run: A :class:`~livescore.Run` or a mapping (an unreadable one fails in step
+                ``"input"``).
+            step: The agent step to score; the run's final model turn by default.
+            timeout: Seconds the whole score may take. Past it the score fails with
+                ``error_type="timeout"``, the step that overran as ``failed_step``, and the
+                judge usage of the steps that finished.
+
+        Returns:
+            A result whose ``status`` is ``"scored"``, ``"skipped"`` or ``"failed"`` (then
+            ``failed_step``, ``error`` and ``error_type`` say what went wrong).
+
+        Example:
+            >>> import anyio
+            >>> scorer = create_scorer(id="len", description="Length",
+            ...                        generate_score=lambda ctx: 1 / len(ctx.output_text))
+            >>> result = anyio.run(lambda: scorer.score({"input": "hi", "output": ""}))
+            >>> result.status, result.failed_step, result.error_type
+            ('failed', 'generate_score', 'ZeroDivisionError')
+        """
+        try:
+            coerced = coerce_run(run)
+        except Exception as exc:
+            result = ScoreResult(
+                run_id=_run_id_of(run),
+                scorer_id=self.id,
+                judge_model=self.judge.model if self.judge is not None else None,
+            )
+            _record_failure(result, "input", exc)
+            return result
+        result, _ = await self._execute(coerced, step, timeout)
+        return result
+
+    async def _execute(
+        self,
+        run: Run,
+        step: Step | None,
+        timeout: float | None,  # noqa: ASYNC109
+    ) -> tuple[ScoreResult, Exception | None]:
         started = time.perf_counter()
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
             judge_model=self.judge.model if self.judge is not None else None,
         )
+        error: Exception | None = None
         current = "input"
-        try:
-            ctx = self._start(run, step, result)
-            current = "get_context"
-            ctx.context = await self._resolve_context(run, ctx.step)
-            for current in ("preprocess", "analyze", "generate_score", "generate_reason"):
-                await self._run_step(current, ctx, result)
-        except NotScorable as skip:
-            result.status = "skipped"
-            result.reason = skip.reason
-            result.score = None
-        except Exception as exc:
-            result.status = "failed"
-            result.score = None
-            result.failed_step = current
-            result.error = str(exc) or type(exc).__name__
-            result.error_type = (
-                exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
-            )
-            if isinstance(exc, JudgeError):
-                result.usage.add(exc.usage)
-            result.duration_s = time.perf_counter() - started
-            raise ScorerRunError(current, result, exc) from exc
+        overran: str | None = None  # the step during which the time ran out
+
+        def check_time() -> None:
+            nonlocal overran
+            late = timeout is not None and time.perf_counter() - started > timeout
+            if overran is None and late:
+                overran = current
+
+        # move_on_after, not fail_after: a step that raises TimeoutError itself is that
+        # step's failure, not the scorer's timeout.
+        with anyio.move_on_after(timeout) as scope:
+            try:
+                ctx = self._start(run, step, result)
+                current = "get_context"
+                ctx.context = await self._resolve_context(run, ctx.step)
+                check_time()
+                for current in ("preprocess", "analyze", "generate_score", "generate_reason"):
+                    await self._run_step(current, ctx, result)
+                    check_time()
+            except NotScorable as skip:
+                result.status = "skipped"
+                result.reason = skip.reason
+                result.score = None
+            except Exception as exc:
+                error = exc
+                _record_failure(result, current, exc)
         result.duration_s = time.perf_counter() - started
-        return result
+        if scope.cancelled_caught:
+            overran = current
+        if error is None and overran is not None:
+            # A synchronous step can overrun without reaching a checkpoint where the
+            # cancel scope could fire: the elapsed time decides too.
+            assert timeout is not None
+            error = TimeoutError(
+                f"scorer {self.id!r} took longer than {timeout:g} s (in step {overran!r})"
+            )
+            _record_failure(result, overran, error)
+            result.error_type = "timeout"
+        return result, error
 
     def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
         """Score one run from synchronous code (scripts, notebooks without a running loop).
@@ -351,6 +424,22 @@ class Scorer:
         elif isinstance(value, BaseModel):
             value = value.model_dump()
         return value, prompt
+
+
+def _record_failure(result: ScoreResult, step: str, exc: Exception) -> None:
+    result.status = "failed"
+    result.score = None
+    result.label = None
+    result.failed_step = step
+    result.error = str(exc) or type(exc).__name__
+    result.error_type = exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
+    if isinstance(exc, JudgeError):
+        result.usage.add(exc.usage)
+
+
+def _run_id_of(run: object) -> str:
+    value = run.get("run_id") if isinstance(run, dict) else getattr(run, "run_id", None)
+    return value if isinstance(value, str) and value else "unknown"
 
 
 async def _call(fn: Callable[[StepContext], Any], ctx: StepContext) -> Any:
