@@ -18,6 +18,7 @@ from livescore.runs import (
     extract_retrieved_documents,
     extract_tool_results,
     get_assistant_message,
+    get_run_context,
     get_user_message,
 )
 from livescore.scoring import (
@@ -53,6 +54,7 @@ __all__ = (
     "extract_retrieved_documents",
     "extract_tool_results",
     "get_assistant_message",
+    "get_run_context",
     "get_user_message",
     "resolve_judge",
     "run_evals",

@@ -25,6 +25,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from livescore.otel import attributes as attrs
 from livescore.otel._emitter import ContentCapture, Emitter, OTelEmitter
 from livescore.runs._model import Run, Step
+from livescore.runs._readers import CONTEXT_METADATA_KEY
 from livescore.scoring._result import ScoreResult, ScorerRunError
 from livescore.scoring._scorer import Scorer
 
@@ -41,7 +42,6 @@ __all__ = (
 
 logger = logging.getLogger("livescore.evals")
 
-CONTEXT_METADATA_KEY = "context"
 """Where an item's static ``context`` travels: ``run.metadata["context"]``."""
 
 ITEM_KEYS = frozenset({"input", "output", "ground_truth", "context", "id", "metadata"})

@@ -2,15 +2,18 @@
 
 from livescore.runs._model import Run, RunLike, Step, StepKind, ToolCall, coerce_run
 from livescore.runs._readers import (
+    CONTEXT_METADATA_KEY,
     ToolResult,
     extract_retrieved_documents,
     extract_tool_results,
     get_assistant_message,
+    get_run_context,
     get_user_message,
     message_text,
 )
 
 __all__ = (
+    "CONTEXT_METADATA_KEY",
     "Run",
     "RunLike",
     "Step",
@@ -21,6 +24,7 @@ __all__ = (
     "extract_retrieved_documents",
     "extract_tool_results",
     "get_assistant_message",
+    "get_run_context",
     "get_user_message",
     "message_text",
 )

@@ -10,13 +10,18 @@ from typing import Any
 from livescore.runs._model import Run
 
 __all__ = (
+    "CONTEXT_METADATA_KEY",
     "ToolResult",
     "extract_retrieved_documents",
     "extract_tool_results",
     "get_assistant_message",
+    "get_run_context",
     "get_user_message",
     "message_text",
 )
+
+CONTEXT_METADATA_KEY = "context"
+"""Where a run carries ground truth given with it (a dataset item's ``context``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,38 @@ def extract_tool_results(run: Run) -> list[ToolResult]:
         if step.kind == "tool" and call is not None and call.ok and step.error is None:
             results.append(ToolResult(call.name, call.call_id, call.args, call.result))
     return results
+
+
+def get_run_context(run: Run, step: Any = None) -> list[str]:
+    """The ground truth a run carries: the default ``get_context`` of judge scorers.
+
+    A context given with the run (a dataset item's ``context``, kept in
+    ``run.metadata["context"]``) wins; otherwise the run's own evidence: each successful
+    tool call (name, arguments and result, via :meth:`ToolResult.to_context`) and each
+    retrieved document, in the order the agent received them. An empty list means the run
+    carries no ground truth (judge scorers then skip it as not scorable).
+
+    Example:
+        >>> from livescore import Run, Step, ToolCall
+        >>> run = Run(steps=[Step(kind="retriever", documents=["Paris is in France."])])
+        >>> get_run_context(run)
+        ['Paris is in France.']
+        >>> get_run_context(Run(metadata={"context": "Given."}))
+        ['Given.']
+    """
+    given = run.metadata.get(CONTEXT_METADATA_KEY)
+    if isinstance(given, str):
+        return [given]
+    if isinstance(given, Sequence) and given:
+        return [v if isinstance(v, str) else message_text(v) for v in given]
+    context: list[str] = []
+    for item in run.steps:
+        call = item.tool_call
+        if item.kind == "tool" and call is not None and call.ok and item.error is None:
+            context.append(ToolResult(call.name, call.call_id, call.args, call.result).to_context())
+        elif item.kind == "retriever":
+            context.extend(item.documents)
+    return context
 
 
 def extract_retrieved_documents(run: Run) -> list[str]:

@@ -82,3 +82,26 @@ def test_non_text_values_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match="cannot read text from a int"):
         message_text(42)
     assert message_text(None) == ""
+
+
+def test_run_context_prefers_the_given_context_then_tool_results_and_documents() -> None:
+    from livescore import Run, Step, ToolCall, get_run_context
+
+    run = Run(
+        steps=[
+            Step(
+                kind="tool", tool_call=ToolCall("get_city", args={"city": "Lyon"}, result="France")
+            ),
+            Step(kind="tool", tool_call=ToolCall("broken", result=None, error="boom")),
+            Step(kind="retriever", documents=["Lyon is on the Rhône."]),
+        ]
+    )
+    context = get_run_context(run)
+    assert len(context) == 2
+    assert '"get_city"' in context[0]
+    assert "France" in context[0]
+    assert context[1] == "Lyon is on the Rhône."
+
+    run.metadata["context"] = ["Given."]
+    assert get_run_context(run) == ["Given."]
+    assert get_run_context(Run()) == []
