@@ -91,9 +91,9 @@ def create_content_similarity_scorer(
         ...     "ground_truth": "The parcel is at the Lyon depot.",
         ... })
         >>> round(result.score, 3), result.label
-        (0.809, 'high')
+        (0.745, 'moderate')
         >>> result.reason
-        'Character bigram similarity to the ground truth: 0.81 (case and whitespace ignored).'
+        'Character bigram similarity to the ground truth: 0.75 (case and whitespace ignored).'
     """
     check_reference(reference)
     if max_text_chars < 1:
