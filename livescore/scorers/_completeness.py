@@ -87,7 +87,7 @@ def extract_elements(text: str) -> Elements:
       Zealand", "AWS Lambda") form one element, matched only as those words side by side.
       The first word of a sentence is left out when it is a stopword ("The", "What") or when
       the name would still have two words without it ("Ask Steve Jobs" → "steve jobs").
-      Lines that are mostly capitalised (titles) have no names.
+      Lines of four words or more, 80 % capitalised (titles), have no names.
     - **Numbers**: kept whole and compared exactly after normalising ("1,250" = "1250",
       "3.50" = "3.5"); "3" does not cover "30".
 
@@ -124,7 +124,7 @@ def _names(text: str) -> list[str]:
     for line in text.splitlines():
         tokens = _NAME_TOKEN.findall(line)
         words = [t for t in tokens if t[0].isalpha()]
-        if len(words) >= 4 and sum(map(_is_capitalised, words)) >= 0.6 * len(words):
+        if len(words) >= 4 and sum(map(_is_capitalised, words)) >= 0.8 * len(words):
             continue  # a title or a heading: capitals say nothing there
         run: list[str] = []
         run_starts_sentence = False
