@@ -31,8 +31,8 @@ def test_ratio_matches_the_lcs_definition_on_random_texts() -> None:
     for _ in range(200):
         first = "".join(rng.choice("abc d") for _ in range(rng.randrange(1, 40)))
         second = "".join(rng.choice("abc d") for _ in range(rng.randrange(1, 40)))
-        expected = 1.0 if first == second else 2 * lcs_table(first, second) / (
-            len(first) + len(second)
+        expected = (
+            1.0 if first == second else 2 * lcs_table(first, second) / (len(first) + len(second))
         )
         assert sequence_ratio(first, second) == expected
 
@@ -118,9 +118,9 @@ def test_long_texts_stay_fast_and_exact() -> None:
     result = score({"input": first, "output": second})
     assert 0.5 < result.score < 1
     # Same value as the exact ratio on a prefix-sized check of the definition.
-    assert sequence_ratio(first[:300], second[:300]) == 2 * lcs_table(
-        first[:300], second[:300]
-    ) / 600
+    assert (
+        sequence_ratio(first[:300], second[:300]) == 2 * lcs_table(first[:300], second[:300]) / 600
+    )
 
 
 def test_bad_options_fail_at_construction() -> None:

@@ -81,7 +81,8 @@ def test_mixed_tone_lowers_the_score_by_the_spread() -> None:
 def test_one_sentence_is_consistent() -> None:
     result = score("I am furious about this!")
     assert result.score == 1.0
-    assert result.reason is not None and result.reason.startswith("One sentence")
+    assert result.reason is not None
+    assert result.reason.startswith("One sentence")
 
 
 def test_empty_answer_is_not_scorable() -> None:

@@ -52,8 +52,7 @@ def test_strict_single_tool() -> None:
     extra = score(tool_run("get_weather", "search"), expected_tool="get_weather", strict=True)
     assert extra.score == 0.0
     assert extra.reason == (
-        "Expected exactly one call, to get_weather; the agent did not. "
-        "Calls: get_weather, search."
+        "Expected exactly one call, to get_weather; the agent did not. Calls: get_weather, search."
     )
     partial = score(
         tool_run("get_weather", "search"),

@@ -70,7 +70,8 @@ def test_expected_no_calls() -> None:
     assert score(tool_run(), expected_steps=[]).score == 1.0
     wrong = score(tool_run("search"), expected_steps=[])
     assert wrong.score == 0.0
-    assert wrong.reason is not None and "no tool call expected" in wrong.reason
+    assert wrong.reason is not None
+    assert "no tool call expected" in wrong.reason
 
 
 def test_wrong_tools_earn_nothing_for_being_quick() -> None:
@@ -121,7 +122,8 @@ def test_blacklist_tool_and_sequence_score_zero() -> None:
     run = tool_run("search", "delete_user", "send_email")
     tool = score(run, expected_steps=["search"], blacklist=["delete_user"])
     assert tool.score == 0.0
-    assert tool.reason is not None and tool.reason.startswith("Blacklisted: delete_user.")
+    assert tool.reason is not None
+    assert tool.reason.startswith("Blacklisted: delete_user.")
     assert tool.analyze_step_result["blacklist"] == {
         "passed": False,
         "tools": ["delete_user"],
@@ -130,8 +132,11 @@ def test_blacklist_tool_and_sequence_score_zero() -> None:
     sequence = score(run, expected_steps=["search"], blacklist=[["delete_user", "send_email"]])
     assert sequence.score == 0.0
     assert "delete_user → send_email" in (sequence.reason or "")
-    apart = score(tool_run("delete_user", "x", "send_email"), expected_steps=["x"],
-                  blacklist=[("delete_user", "send_email")])
+    apart = score(
+        tool_run("delete_user", "x", "send_email"),
+        expected_steps=["x"],
+        blacklist=[("delete_user", "send_email")],
+    )
     assert apart.analyze_step_result["blacklist"]["passed"] is True
 
 
