@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from livescore.scorers._text import (
+    DROP_WHITESPACE,
     Reference,
     check_reference,
-    collapse_whitespace,
     dice_similarity,
     reference_text,
 )
@@ -76,8 +76,8 @@ def create_content_similarity_scorer(
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
-        "ground truth", "reference_chars": int, "response_chars": int}`` (lengths after
-        normalisation), ``analyze_step_result = {"similarity": float}``, the score, a label
+        "ground truth", "reference_chars": int, "response_chars": int}`` (the lengths
+        compared: without whitespace when it is ignored), ``analyze_step_result = {"similarity": float}``, the score, a label
         (:func:`similarity_label`) and a reason.
 
     Raises:
@@ -107,7 +107,9 @@ def create_content_similarity_scorer(
         if ignore_case:
             text = text.lower()
         if ignore_whitespace:
-            text = collapse_whitespace(text)
+            # The comparison drops every whitespace character: drop them once, here (a C
+            # translate, ~20 times faster than collapsing runs with a regex).
+            text = text.translate(DROP_WHITESPACE)
         return text
 
     def preprocess(ctx: StepContext) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from livescore.runs import message_text
 from livescore.scoring import NotScorable, StepContext
 
 __all__ = (
+    "DROP_WHITESPACE",
     "JS_WHITESPACE",
     "Reference",
     "check_reference",
@@ -41,7 +42,8 @@ JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-_DROP_WHITESPACE = dict.fromkeys(map(ord, JS_WHITESPACE))
+DROP_WHITESPACE: dict[int, None] = dict.fromkeys(map(ord, JS_WHITESPACE))
+"""A ``str.translate`` table that removes JavaScript's whitespace characters."""
 _JS_WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -96,8 +98,8 @@ def dice_similarity(first: str, second: str, *, ignore_whitespace: bool = True) 
         0.8
     """
     if ignore_whitespace:
-        first = first.translate(_DROP_WHITESPACE)
-        second = second.translate(_DROP_WHITESPACE)
+        first = first.translate(DROP_WHITESPACE)
+        second = second.translate(DROP_WHITESPACE)
     if first == second:
         return 1.0
     first_grams, first_units = _bigrams(first)
