@@ -247,7 +247,13 @@ def _no_tool_errors_check() -> Check:
         if failed:
             reason = f"{len(failed)} of {len(calls)} tool calls failed: {describe_calls(failed)}"
         else:
-            reason = f"all {len(calls)} tool calls succeeded" if calls else "no tool was called"
+            reason = (
+                "no tool was called"
+                if not calls
+                else "the tool call succeeded"
+                if len(calls) == 1
+                else f"all {len(calls)} tool calls succeeded"
+            )
         return CheckResult(
             "no-tool-errors",
             not failed,

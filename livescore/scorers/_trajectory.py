@@ -57,7 +57,7 @@ def create_trajectory_scorer(
     - **efficiency** — ``budget × redundancy``: budget is 1 within ``max_steps`` calls, else
       ``max(0, 1 − (calls − max_steps) / max_steps)`` (0 for any call when ``max_steps=0``;
       always 1 without ``max_steps``); redundancy loses 0.2 for each call that repeats the
-      previous one exactly (same tool, same arguments).
+      previous, successful one exactly (same tool, same arguments).
     - **failure_handling** — retrying a failing tool is fine up to ``max_retries`` times in a
       row; each retry beyond costs 0.2. Failed calls are listed either way.
 
@@ -232,7 +232,8 @@ def _efficiency(calls: list[RecordedCall], budget: int | None) -> dict[str, Any]
     redundant = [
         later.name
         for earlier, later in itertools.pairwise(calls)
-        if earlier.name == later.name and _same_args(earlier.args, later.args)
+        # Retrying a failed call is failure handling, not waste.
+        if earlier.ok and earlier.name == later.name and _same_args(earlier.args, later.args)
     ]
     redundancy = max(0.0, 1.0 - _REDUNDANT_COST * len(redundant))
     return {

@@ -102,6 +102,10 @@ def test_redundant_calls_cost_efficiency() -> None:
     # Different arguments: not redundant.
     other = ("search", {"q": "sports"}, None)
     assert score(tool_run(same, other), expected_steps=["search"]).score == 1.0
+    # Retrying a failed call with the same arguments: not redundant either.
+    failed = ("search", {"q": "news"}, "timeout")
+    retried = score(tool_run(failed, same), expected_steps=["search"])
+    assert retried.analyze_step_result["efficiency"]["redundant_calls"] == []
 
 
 def test_failures_are_listed_and_excess_retries_cost() -> None:
