@@ -77,8 +77,8 @@ def create_content_similarity_scorer(
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
         "ground truth", "reference_chars": int, "response_chars": int}`` (the lengths
-        compared: without whitespace when it is ignored), ``analyze_step_result = {"similarity": float}``, the score, a label
-        (:func:`similarity_label`) and a reason.
+        compared: without whitespace when it is ignored), ``analyze_step_result =
+        {"similarity": float}``, the score, a label (:func:`similarity_label`) and a reason.
 
     Raises:
         ValueError: ``reference`` is not one of the three values.

@@ -7,7 +7,6 @@ import functools
 import math
 import re
 import string
-import threading
 from itertools import repeat
 from typing import Any
 
@@ -40,17 +39,13 @@ _MAX_SENTENCE_WORDS = 100
 _MAX_LISTED = 50  # sentence tones kept in the step result
 _PUNCTUATION = string.punctuation
 
-_analyzer_lock = threading.Lock()
-
-
 @functools.cache
 def _analyzer() -> Any:
     # Imported and built on first use (about 10 ms: it reads the lexicon shipped inside the
     # package), once per process.
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    with _analyzer_lock:
-        return SentimentIntensityAnalyzer()
+    return SentimentIntensityAnalyzer()
 
 
 @functools.lru_cache(maxsize=4096)
