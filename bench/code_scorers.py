@@ -19,9 +19,10 @@ seed:
   tools, with Mastra's equivalent message parts (tool-call accuracy) and trajectory steps.
 
 *cold* is the first pass (livescore's caches cleared first; Node's JIT cold), *warm* the
-steady state over repeated passes for ``--seconds``. Mastra's textual difference fills an
-n × m table: a long pair takes about 25 s and 4 GB in Node, so only ``--mastra-long-pairs``
-of them run (cold only), and none with ``--quick``.
+steady state over repeated passes: the best of three rounds of ``--seconds`` / 3 each, for
+both, so a round slowed by other work on a shared machine does not decide. Mastra's textual
+difference fills an n × m table: a long pair takes about 25 s and 4 GB in Node, so only
+``--mastra-long-pairs`` of them run (cold only), and none with ``--quick``.
 
 Run: ``python bench/code_scorers.py [--seconds 2] [--quick] [--no-mastra] [--json out.json]``.
 """
@@ -94,15 +95,16 @@ const scores = [];
 let start = performance.now();
 for (const run of runs) scores.push((await scorer.run(run)).score);
 const cold = runs.length / ((performance.now() - start) / 1000);
+// The best of three rounds: on a shared machine, the round least disturbed by others.
 let warm = null;
-if (spec.seconds > 0) {
+for (let round = 0; round < 3 && spec.seconds > 0; round++) {
   let scored = 0;
   start = performance.now();
-  while ((performance.now() - start) / 1000 < spec.seconds) {
+  while ((performance.now() - start) / 1000 < spec.seconds / 3) {
     for (const run of runs) await scorer.run(run);
     scored += runs.length;
   }
-  warm = scored / ((performance.now() - start) / 1000);
+  warm = Math.max(warm ?? 0, scored / ((performance.now() - start) / 1000));
 }
 const version = JSON.parse(readFileSync("node_modules/@mastra/evals/package.json", "utf8")).version;
 console.log(JSON.stringify({ node: process.version, evals: version, cold, warm, scores }));
@@ -254,15 +256,16 @@ def time_livescore(make: Callable[[], Scorer], runs: list[Run], seconds: float) 
         started = time.perf_counter()
         results = [await scorer.run(run) for run in runs]
         cold = len(runs) / (time.perf_counter() - started)
-        warm = None
-        if seconds > 0:
+        # The best of three rounds: on a shared machine, the round least disturbed by others.
+        warm: float | None = None
+        for _ in range(3 if seconds > 0 else 0):
             scored = 0
             started = time.perf_counter()
-            while time.perf_counter() - started < seconds:
+            while time.perf_counter() - started < seconds / 3:
                 for run in runs:
                     await scorer.run(run)
                 scored += len(runs)
-            warm = scored / (time.perf_counter() - started)
+            warm = max(warm or 0.0, scored / (time.perf_counter() - started))
         return Timing(cold, warm, [float(r.score) for r in results])
 
     return anyio.run(measure)
@@ -359,7 +362,9 @@ MASTRA_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
 def _times(ours: float | None, theirs: float | None) -> str:
@@ -610,7 +615,7 @@ def print_agreement(found: list[Agreement]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="warm timing per cell")
+    parser.add_argument("--seconds", type=float, default=3.0, help="warm timing per cell")
     parser.add_argument("--quick", action="store_true", help="fewer items, shorter timings")
     parser.add_argument("--no-mastra", action="store_true", help="skip the Node.js columns")
     parser.add_argument(
