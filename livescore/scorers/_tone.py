@@ -39,6 +39,7 @@ _MAX_SENTENCE_WORDS = 100
 _MAX_LISTED = 50  # sentence tones kept in the step result
 _PUNCTUATION = string.punctuation
 
+
 @functools.cache
 def _analyzer() -> Any:
     # Imported and built on first use (about 10 ms: it reads the lexicon shipped inside the
