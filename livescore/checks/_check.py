@@ -67,6 +67,14 @@ class Check:
     Attributes:
         id: The check's id, also the scorer's default id.
         description: What it checks, in one line.
+
+    Example:
+        >>> from livescore.checks._text_checks import _contains_check
+        >>> check = _contains_check("refund", ignore_case=True, wanted=True)
+        >>> check
+        Check('includes': The answer contains 'refund' (case ignored))
+        >>> bool(check("Refund sent.")), check.scorer().id
+        (True, 'includes')
     """
 
     __slots__ = ("_evaluate", "_text_input", "description", "id")

@@ -55,6 +55,12 @@ class Elements:
             without the words of its names.
         names: Multi-word names ("Steve Jobs", "New Zealand", "Acme Corp"), lower case.
         numbers: Standalone numbers, normalised ("1,250.50" → "1250.5").
+        name_keys: The keyword keys of the names' words (left out of ``keywords``' count).
+
+    Example:
+        >>> elements = extract_elements("Did Acme Corp refund the 1,250.50 EUR?")
+        >>> elements.names, elements.numbers, len(elements)
+        (('acme corp',), ('1250.5',), 4)
     """
 
     keywords: Keywords

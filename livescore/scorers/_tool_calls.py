@@ -21,6 +21,11 @@ class RecordedCall:
         error: Why it failed; ``None`` when it succeeded.
         ran: ``False`` for a call the model requested that never ran (the run stopped
             first); such a call counts as failed.
+
+    Example:
+        >>> call = RecordedCall("search", {"q": "news"}, error="timeout")
+        >>> call.ok, call.to_dict()
+        (False, {'name': 'search', 'ok': False, 'error': 'timeout'})
     """
 
     name: str
