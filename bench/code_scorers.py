@@ -21,7 +21,7 @@ seed:
 *cold* is the first pass (livescore's caches cleared first; Node's JIT cold), *warm* the
 steady state over repeated passes: the best of three rounds of ``--seconds`` / 3 each, for
 both, so a round slowed by other work on a shared machine does not decide. Mastra's textual
-difference fills an n × m table: a long pair takes about 25 s and 4 GB in Node, so only
+difference fills an n × m table: a long pair takes 10 to 25 s and about 4 GB in Node, so only
 ``--mastra-long-pairs`` of them run (cold only), and none with ``--quick``.
 
 Run: ``python bench/code_scorers.py [--seconds 2] [--quick] [--no-mastra] [--json out.json]``.
