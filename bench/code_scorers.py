@@ -634,7 +634,7 @@ def main(argv: list[str] | None = None) -> None:
         "--mastra-long-pairs",
         type=int,
         default=1,
-        help="long pairs Mastra's textual difference scores (about 25 s and 4 GB each)",
+        help="long pairs Mastra's textual difference scores (10 to 25 s and about 4 GB each)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
