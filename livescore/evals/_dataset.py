@@ -5,7 +5,8 @@ Two line formats are understood:
 * livescore items: ``input`` (required), ``output`` (required unless a target produces it),
   ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``;
 * the hallucination benchmark format of ``data/hallucination/*.jsonl``: ``question`` (the
-  input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``.
+  input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``, and
+  the provenance fields ``dataset``, ``task`` and ``meta``.
 
 Any other field is kept in the item's ``metadata`` (and named in
 :attr:`Dataset.unknown_fields`, so a typo shows), the same rule as ``run_evals``. A
@@ -86,7 +87,9 @@ class _LineError(ValueError):
 
 
 _FORMAT_FIELDS = frozenset({"input", "question", "output", "context", "ground_truth", "id"})
-_KNOWN_FIELDS = _FORMAT_FIELDS | {LABEL_FIELD, "metadata"}
+# The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
+_PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
+_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata"}
 
 
 def parse_line(
