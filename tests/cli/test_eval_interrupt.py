@@ -15,7 +15,7 @@ from _cli_support import write_jsonl
 
 # The target answers the first three inputs at once; the fourth signals that it started
 # (every earlier item is then complete and written) and waits until it is interrupted.
-TARGET = '''
+TARGET = """
 import anyio
 from pathlib import Path
 
@@ -26,7 +26,7 @@ async def answer(question):
         READY.touch()
         await anyio.sleep(120)
     return question + " answered"
-'''
+"""
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -11,9 +11,8 @@ import pytest
 from _evals_support import length_scorer
 
 from livescore import create_scorer
-from livescore.evals import EvalResult, run_evals_sync
+from livescore.evals import EvalResult, QualityRow, render_report, run_evals_sync, write_report
 from livescore.evals._quality import binary_quality
-from livescore.evals import QualityRow, render_report, write_report
 from livescore.scoring import StepContext
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

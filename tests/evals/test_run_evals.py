@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -228,7 +227,7 @@ async def test_unknown_keys_are_kept_as_metadata_with_one_warning_naming_them() 
         {"input": "q", "output": "b", "hallucinated": 0, "metadata": {"dataset": "mine"}},
         {"input": "q", "output": "c"},
     ]
-    with pytest.warns(UserWarning) as caught:
+    with pytest.warns(UserWarning, match="unknown item key") as caught:
         result = await run_evals(data, [length_scorer()])
 
     assert len(caught) == 1
