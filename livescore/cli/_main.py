@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Example:
         >>> main(["--version"])  # doctest: +SKIP
-        livescore 0.1.0 (livescore-ai)
+        livescore <version> (livescore-ai)
     """
     parser = build_parser()
     args = parser.parse_args(argv)
