@@ -490,6 +490,38 @@ async def test_langchain_agent_target_tool_results_reach_get_context() -> None:
     assert all(s.parent is not None and s.parent.span_id in agent_ids for s in evaluations)
 
 
+async def test_get_run_context_is_the_agents_tool_results_or_the_items_context() -> None:
+    # The documented default context of run_evals: no hand-written tool_results function.
+    from livescore import get_run_context
+
+    seen: list[list[str]] = []
+
+    def record(ctx: StepContext) -> float:
+        seen.append(list(ctx.context or ()))
+        return 1.0
+
+    scorer = create_scorer(
+        id="ctx",
+        description="records its context",
+        generate_score=record,
+        get_context=get_run_context,
+    )
+    await run_evals(
+        [
+            {"input": "What is the weather in Paris?"},
+            {"input": "And in Rome?", "context": "Rome: 30°C, given by the dataset."},
+        ],
+        [scorer],
+        target=_weather_agent(),
+    )
+    assert len(seen) == 2
+    # The agent's own tool call, with its arguments and result.
+    [paris] = seen[0]
+    assert '"get_weather"' in paris
+    assert "Paris" in paris
+    assert seen[1] == ["Rome: 30°C, given by the dataset."]  # an item's context wins
+
+
 async def test_a_framework_target_without_its_adapter_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
