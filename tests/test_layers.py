@@ -89,7 +89,8 @@ def test_the_core_never_imports_a_framework_or_the_sdk_at_module_level() -> None
 def test_the_checker_sees_what_it_should(tmp_path: Path) -> None:
     source = (
         "import a\nfrom b.c import d\nif TYPE_CHECKING:\n    import hidden\n"
-        "def f():\n    import inner\ntry:\n    import tried\nexcept ImportError:\n    import other\n"
+        "def f():\n    import inner\n"
+        "try:\n    import tried\nexcept ImportError:\n    import other\n"
     )
     path = tmp_path / "probe.py"
     path.write_text(source, encoding="utf-8")
