@@ -33,6 +33,7 @@ __all__ = ("ContentCapture", "Emitter", "OTelEmitter", "run_span_context")
 ContentCapture = Literal["full", "truncated", "none"]
 """What user-derived text (explanations, error messages, skip reasons) scores carry."""
 
+_VERSION = "0.1.0"
 # Scores are usually in [0, 1]; the SDK's default buckets (0, 5, 10, ...) would put every
 # score in one bucket.
 _SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
@@ -151,14 +152,10 @@ class OTelEmitter:
             raise ValueError(f"max_content_chars must be at least 1, not {max_content_chars}")
         self.capture_content: ContentCapture = capture_content
         self.max_content_chars = max_content_chars
-        from livescore._version import __version__  # read on first use, not at import
-
         self._tracer = trace.get_tracer(
-            A.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
+            A.INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
         )
-        meter = metrics.get_meter(
-            A.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider
-        )
+        meter = metrics.get_meter(A.INSTRUMENTATION_SCOPE, _VERSION, meter_provider=meter_provider)
         self._meter = meter
         self._score = meter.create_histogram(
             A.METRIC_SCORE,

@@ -52,6 +52,7 @@ other span represents it (no OpenInference span, no current span), ``"always"``,
 ``"never"``."""
 
 _INSTRUMENTATION_SCOPE = "livescore_langchain"
+_VERSION = "0.1.0"
 
 
 class _Decision(Protocol):
@@ -229,10 +230,8 @@ class LiveScoringHandler(BaseCallbackHandler):
         self.emit_run_spans: EmitRunSpans = emit_run_spans
         # The handler's own spans follow the same content policy as the scores' spans.
         self._end_span = functools.partial(_spans.end_span, capture=capture_content)
-        from livescore._version import __version__  # read once, on first use
-
         self._tracer = trace.get_tracer(
-            _INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
+            _INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
         )
         self._lock = threading.Lock()
         self._roots: OrderedDict[UUID, _OpenRun] = OrderedDict()  # oldest first
