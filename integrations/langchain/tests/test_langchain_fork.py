@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 from _lc_support import ANSWER, QUESTION, SpySink, weather_agent
 
-from livescore_langchain import LiveScoringHandler
+from livescore_langchain import (
+    LiveScoringHandler,
+    _instrument,
+    instrument,
+    instrumented_handler,
+    uninstrument,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
 
@@ -140,3 +146,32 @@ def test_runs_open_at_the_fork_stay_the_parents() -> None:
     handler.on_chain_end({}, run_id=child_run, parent_run_id=root)
     handler.on_chain_end({"messages": []}, run_id=root)
     assert [run.run_id for run in sink.runs] == [str(root)]
+
+
+def test_a_child_forked_inside_instrument_can_instrument() -> None:
+    handler = LiveScoringHandler(dispatcher=SpySink(), emit_run_spans="never")
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with _instrument._LOCK:  # a thread inside instrument() at the fork
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert held.wait(10)
+
+    def child() -> dict[str, Any]:
+        instrument(handler)
+        attached = instrumented_handler() is handler
+        uninstrument()
+        return {"attached": attached}
+
+    try:
+        report = _in_child(child)
+    finally:
+        release.set()
+        holder.join(10)
+
+    assert report == {"attached": True}
+    assert instrumented_handler() is None
