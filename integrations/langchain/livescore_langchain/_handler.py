@@ -172,7 +172,7 @@ class _OpenRun:
         self.input: Any = None
         self.metadata: dict[str, Any] = {}
         self.steps: list[Step] = []
-        self.open_steps: dict[int, Step] = {}  # by run key (see _key)
+        self.open_steps: dict[int, Step] = {}  # keyed by run_id.int, as the handler's maps
         self.children: list[int] = []
         self.span: Span | None = None  # livescore's own invoke_agent span, to end
         self.tool_spans: dict[int, Span] = {}
