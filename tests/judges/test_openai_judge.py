@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import openai
 import pytest
 from pydantic import BaseModel
@@ -19,7 +21,8 @@ from livescore.judges import (
     JudgeError,
     JudgeResponseError,
     OpenAIJudge,
-    _openai,
+    _structured,
+    _transport,
     resolve_judge,
 )
 from livescore.testing import OpenAITestServer, Reply, ScriptedJudge
@@ -60,7 +63,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
         recorded.append(seconds)
         await anyio.lowlevel.checkpoint()
 
-    monkeypatch.setattr(_openai, "_sleep", record)
+    monkeypatch.setattr(_transport, "_sleep", record)
     return recorded
 
 
@@ -526,7 +529,38 @@ def test_one_judge_across_event_loops_and_threads() -> None:
         worker.join(timeout=30)
         assert in_thread == [["x"]]
         assert len(server.requests) == 4
-        assert judge._loops == {}  # each loop's client was closed when its loop ended
+        # Each loop's client was closed when its loop ended: no connection is left open.
+        assert server.wait_for_no_connections(timeout=10), server.open_connections
+
+
+def test_many_short_loops_leave_no_connection_and_no_warning() -> None:
+    # ``run_sync`` and notebooks start a loop per call: none may leak a client or a socket
+    # (an unclosed one would be a ResourceWarning, an error under this suite's filters).
+    with OpenAITestServer(responder=lambda body: Reply.text("ok")) as server:
+        judges = [fast_judge(server), fast_judge(server, model="other")]
+
+        async def ask() -> None:
+            for judge in judges:
+                await judge.generate_text(system="s", prompt="p")
+            assert server.open_connections >= 1  # the loop's client keeps its connection
+
+        for _ in range(20):
+            anyio.run(ask)
+            assert server.wait_for_no_connections(timeout=10), server.open_connections
+        gc.collect()
+        assert len(server.requests) == 40
+
+
+@pytest.mark.anyio
+async def test_judges_of_one_loop_share_a_client_per_server(server: OpenAITestServer) -> None:
+    server.enqueue("a", "b", "c")
+    first, second = fast_judge(server), fast_judge(server, model="other")
+    await first.generate_text(system="s", prompt="p")
+    await second.generate_text(system="s", prompt="p")
+    assert server.open_connections == 1  # one keep-alive connection, reused
+    other_key = fast_judge(server, api_key="another-key")
+    await other_key.generate_text(system="s", prompt="p")
+    assert server.open_connections == 2  # other credentials: another client
 
 
 @pytest.mark.anyio
@@ -534,8 +568,9 @@ async def test_aclose_and_a_user_client(server: OpenAITestServer) -> None:
     server.enqueue("one", "two")
     judge = fast_judge(server)
     await judge.generate_text(system="s", prompt="p")
+    assert server.open_connections == 1
     await judge.aclose()
-    assert judge._loops == {}
+    assert await anyio.to_thread.run_sync(server.wait_for_no_connections)
     async with openai.AsyncOpenAI(base_url=server.base_url, api_key="user-key") as client:
         user_judge = OpenAIJudge("m", client=client)
         assert user_judge.base_url == server.base_url
@@ -638,8 +673,8 @@ def test_structured_request_json_is_serialisable() -> None:
     # What the ladder sends must be plain JSON, whatever the pydantic model holds.
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "p"}]
     for mode in ("json_schema", "json_object", "prompt"):
-        sent, response_format = _openai._structured_request(
-            messages, mode, _openai._schema_forms(Verdicts)
+        sent, response_format = _structured.structured_request(
+            messages, mode, _structured.schema_forms(Verdicts)
         )
         json.dumps([sent, response_format])
         assert sent[1] == messages[1]
