@@ -44,8 +44,8 @@ def split_credentials(url: str) -> tuple[str, str | None, tuple[str, ...]]:
     Basic, as the HTTP client itself would have sent it), and the secrets to mask.
 
     Example:
-        >>> split_credentials("http://me:pw@host/v1")
-        ('http://host/v1', 'Basic bWU6cHc=', ('me', 'pw', 'bWU6cHc='))
+        >>> split_credentials("http://me:s3cret@host/v1")
+        ('http://host/v1', 'Basic bWU6czNjcmV0', ('s3cret', 'bWU6czNjcmV0'))
         >>> split_credentials("http://host/v1")
         ('http://host/v1', None, ())
     """
@@ -56,7 +56,9 @@ def split_credentials(url: str) -> tuple[str, str | None, tuple[str, ...]]:
     raw_user, _, raw_password = userinfo.partition(":")
     user, password = unquote(raw_user), unquote(raw_password)
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-    secrets = (user, password, raw_user, raw_password, token)
+    # The user name is only a secret when it is the whole credential (``https://TOKEN@host``);
+    # masking an ordinary one ("judge", "admin") would garble every message that says it.
+    secrets = (password, raw_password, token) if password else (user, raw_user, token)
     unique = tuple(dict.fromkeys(s for s in secrets if s))
     return urlunsplit(parts._replace(netloc=host)), f"Basic {token}", unique
 
