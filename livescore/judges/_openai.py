@@ -306,6 +306,7 @@ class OpenAIJudge:
         :class:`~livescore.judges.JudgeError` subclass of their kind, after the retries.
 
         Example:
+            >>> from pydantic import BaseModel
             >>> class Claims(BaseModel):
             ...     claims: list[str]
             >>> # reply = await judge.generate_object(system="...", prompt="...", schema=Claims)

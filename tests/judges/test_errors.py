@@ -141,7 +141,7 @@ async def test_an_html_page_then_a_real_answer_succeeds() -> None:
 async def test_json_that_is_not_a_completion_says_so() -> None:
     odd = Reply.raw_body(b'{"error": "model is loading"}')
     async with OpenAITestServer([odd]) as server:
-        with pytest.raises(JudgeResponseError, match="not a chat completion: .*model is loading"):
+        with pytest.raises(JudgeResponseError, match=r"not a chat completion: .*model is loading"):
             await server.judge(max_retries=0).generate_text(system="s", prompt="p")
 
 

@@ -18,8 +18,8 @@ from livescore.judges import (
     JudgeError,
     JudgeResponseError,
     OpenAIJudge,
+    _transport,
 )
-from livescore.judges import _transport
 from livescore.testing import OpenAITestServer, Reply
 
 MB = 1_000_000

@@ -288,10 +288,10 @@ def test_raw_body_sends_exactly_the_given_bytes_status_and_headers() -> None:
 @pytest.mark.parametrize("chunked", [True, False])
 def test_large_body_streams_the_size_asked_for(chunked: bool) -> None:
     size = 3 * 65536 + 123
-    with OpenAITestServer([Reply.large_body(size, chunked=chunked)]) as server:
-        with _raw_post(server) as response:
-            data = response.read()
-            length = response.headers.get("content-length")
+    reply = Reply.large_body(size, chunked=chunked)
+    with OpenAITestServer([reply]) as server, _raw_post(server) as response:
+        data = response.read()
+        length = response.headers.get("content-length")
     assert len(data) == size
     assert length == (None if chunked else str(size))
 
