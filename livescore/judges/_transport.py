@@ -33,7 +33,7 @@ import time
 import weakref
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -67,8 +67,8 @@ class ClientSettings:
     """What an HTTP client is built from; judges with equal settings share one per loop."""
 
     base_url: str  # never with credentials in it: see ``split_credentials``
-    api_key: str
-    headers: tuple[tuple[str, str], ...]
+    api_key: str = field(repr=False)
+    headers: tuple[tuple[str, str], ...] = field(repr=False)
     max_response_bytes: int
     transport: TransportName
 
