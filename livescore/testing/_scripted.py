@@ -9,10 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from livescore.judges._errors import JudgeResponseError
+from livescore.judges import JudgeReply, JudgeResponseError, JudgeUsage
+
+# The judges' internals this double shares on purpose, so scripted tests run the same rules.
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import Answer, Message
-from livescore.judges._usage import JudgeReply, JudgeUsage
 from livescore.judges._validation import ask_for_object
 
 __all__ = ("ScriptedJudge",)
