@@ -49,11 +49,6 @@ def test_the_scorers_load_no_report_ui_sdk_or_framework() -> None:
     assert loaded_after("import livescore.scorers") <= {"openai"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="livescore.judges still imports the openai client at import; the judges part of "
-    "issue 8 makes it lazy (remove this marker when it lands)",
-)
 def test_the_scorers_do_not_load_the_judge_client() -> None:
     assert "openai" not in loaded_after("import livescore.scorers")
 
