@@ -20,6 +20,8 @@ BENCHMARKS = (
     "throughput.py",
     "keyword_coverage.py",
     "burst.py",
+    "handler_callbacks.py",
+    "import_time.py",
     "code_scorers.py",
 )
 

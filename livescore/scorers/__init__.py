@@ -1,6 +1,16 @@
 """Prebuilt scorers: hallucination (LLM judge); keyword coverage, completeness, content
-similarity, textual difference, tone, tool-call accuracy and trajectory (code)."""
+similarity, textual difference, tone, tool-call accuracy and trajectory (code); and their
+catalog."""
 
+from livescore.scorers._catalog import (
+    CatalogEntry,
+    ScorerOptions,
+    build_scorer,
+    get_catalog_entry,
+    parse_scorer_spec,
+    register_scorer,
+    scorer_catalog,
+)
 from livescore.scorers._completeness import (
     COMPLETENESS_LABELS,
     CompletenessReference,
@@ -61,6 +71,7 @@ __all__ = (
     "TONE_MATCH_LABELS",
     "TOOL_CALL_ACCURACY_LABELS",
     "TRAJECTORY_LABELS",
+    "CatalogEntry",
     "CompletenessReference",
     "Elements",
     "EmptyContextPolicy",
@@ -70,7 +81,9 @@ __all__ = (
     "Keywords",
     "RecordedCall",
     "Reference",
+    "ScorerOptions",
     "TrajectoryOrdering",
+    "build_scorer",
     "builtin_compound_terms",
     "create_completeness_scorer",
     "create_content_similarity_scorer",
@@ -82,9 +95,13 @@ __all__ = (
     "create_trajectory_scorer",
     "dice_similarity",
     "extract_elements",
+    "get_catalog_entry",
     "hallucination_label",
     "keyword_coverage_label",
+    "parse_scorer_spec",
     "read_tool_calls",
+    "register_scorer",
+    "scorer_catalog",
     "sentence_tones",
     "sequence_ratio",
     "similarity_label",

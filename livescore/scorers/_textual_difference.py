@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rapidfuzz.distance import Indel, LCSseq
-
 from livescore.scorers._content_similarity import similarity_label
 from livescore.scorers._text import Reference, check_reference, reference_text, utf16_units
 from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext, create_scorer
@@ -30,6 +28,9 @@ def sequence_ratio(first: str, second: str) -> float:
         >>> sequence_ratio("", ""), sequence_ratio("abc", "")
         (1.0, 0.0)
     """
+    # Imported on first use: `import livescore.scorers` stays light (rapidfuzz: ~7 ms).
+    from rapidfuzz.distance import LCSseq
+
     if first == second:
         return 1.0
     if not first or not second:
@@ -145,6 +146,8 @@ def _word_changes(first: list[str], second: list[str]) -> tuple[int, list[str], 
     rapidfuzz's Indel opcodes on word lists (bit-parallel LCS over hashed words); a removal
     next to an addition is one change (a replacement).
     """
+    from rapidfuzz.distance import Indel
+
     changes = 0
     added: list[str] = []
     removed: list[str] = []

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rapidfuzz.distance import LCSseq
-
 from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
@@ -100,6 +98,9 @@ def create_tool_call_accuracy_scorer(
         }
 
     def analyze(ctx: StepContext) -> dict[str, Any]:
+        # Imported on first use: `import livescore.scorers` stays light.
+        from rapidfuzz.distance import LCSseq
+
         calls: list[RecordedCall] = ctx.state["calls"]
         names = [call.name for call in calls]
         if strict:

@@ -9,8 +9,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
-from rapidfuzz.distance import LCSseq
-
 from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
@@ -183,6 +181,9 @@ def create_trajectory_scorer(
 
 
 def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str, Any]:
+    # Imported on first use: `import livescore.scorers` stays light.
+    from rapidfuzz.distance import LCSseq
+
     if not expected:
         score = 1.0 if not names else 0.0
         return {"score": score, "matched": 0, "expected": 0, "missing": [], "extra": names}
