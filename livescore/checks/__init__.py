@@ -7,7 +7,7 @@ Each check has two forms with the same arguments:
   passes, for tests: ``assert checks.includes(run, "refund")`` fails with a message naming
   the check, the reason and the answer (or the tool calls) it looked at;
 - ``checks.includes_scorer("refund")`` returns a :class:`~livescore.Scorer` scoring 1 (pass)
-  or 0 (fail) with the reason, for live scoring, ``run_evals`` and the CLI.
+  or 0 (fail) with the reason, for live scoring and ``run_evals``.
 
 Arguments are checked when the check is built (an empty text, an invalid regex, a negative
 count raise ``ValueError`` there), never at the first live run.

@@ -117,7 +117,7 @@ class Check:
     def scorer(self, *, id: str | None = None) -> Scorer:
         """This check as a scorer: 1 when the run passes, 0 when it fails, with the reason.
 
-        The scorer works everywhere scorers do: live scoring, ``run_evals`` and the CLI. Its
+        The scorer works everywhere scorers do: live scoring and ``run_evals``. Its
         ``preprocess_step_result`` is the check's details plus ``"passed"``.
 
         Args:
