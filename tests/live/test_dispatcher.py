@@ -110,7 +110,7 @@ def test_judge_failure_is_a_failed_record_with_the_judge_error_type(
     scorer = create_scorer(
         id="judged",
         description="asks the judge",
-        judge=judge,
+        model=judge,
         generate_score=PromptStep(
             description="score", output_schema=Verdict, create_prompt=lambda ctx: "score it"
         ),
