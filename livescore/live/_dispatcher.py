@@ -323,13 +323,16 @@ class LiveDispatcher:
     def _submit(self, run: RunLike, decision: SamplingDecision | None) -> bool:
         if not isinstance(run, Run):
             run = coerce_run(run)
-        parent = TraceParent.of_run(run)
-        trace_id = parent.trace_id if parent is not None else normalize_trace_id(run.trace_id)
-        if parent is None:
+        # Cheap checks only, on every submit: the full parent is built for accepted runs.
+        trace_id = normalize_trace_id(run.trace_id) if run.trace_id is not None else None
+        current: TraceParent | None = None
+        if trace_id is None or run.span_id is None:
             # A run with no span of its own nests under the span the agent ran in.
             current = current_trace_parent()
-            if current is not None and (run.trace_id is None or trace_id == current.trace_id):
-                parent, trace_id = current, current.trace_id
+            if current is not None and run.trace_id is not None and trace_id != current.trace_id:
+                current = None
+            if current is not None:
+                trace_id = current.trace_id
         if decision is None:
             decision = decide(self.scorers, trace_id or run.trace_id or run.run_id)
         configs = list(decision.scorers)
@@ -343,8 +346,8 @@ class LiveDispatcher:
                 broken.append(config)
         if not configs and not broken:
             return False
-        if parent is not None:
-            trace_sampled = parent.sampled
+        if current is not None:
+            trace_sampled = current.sampled
         else:
             trace_sampled = trace_id is None or bool(run.trace_flags & 1)
         accepted = False
@@ -370,6 +373,7 @@ class LiveDispatcher:
                 if len(self._queue) >= self.max_queue:
                     self._drop_job(self._queue.popleft(), "queue_full")
                 self._seq += 1
+                parent = current if current is not None else TraceParent.of_run(run)
                 job = _Job(self, ScoringJob(run, tuple(configs), parent), self._seq)
                 self._queue.append(job)
                 self._outstanding[job.seq] = job

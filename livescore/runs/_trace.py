@@ -11,6 +11,7 @@ __all__ = ("TraceParent", "normalize_span_id", "normalize_trace_id")
 
 _HEX = re.compile(r"[0-9a-f]+")
 _CANONICAL_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+_CANONICAL_SPAN_ID = re.compile(r"[0-9a-f]{16}")
 
 
 def _normalize_hex_id(value: object, digits: int) -> str | None:
@@ -54,6 +55,8 @@ def normalize_span_id(value: object) -> str | None:
         >>> normalize_span_id("00F067AA0BA902B7")
         '00f067aa0ba902b7'
     """
+    if isinstance(value, str) and _CANONICAL_SPAN_ID.fullmatch(value):
+        return None if value == "0" * 16 else value
     return _normalize_hex_id(value, 16)
 
 
