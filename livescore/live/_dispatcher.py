@@ -31,6 +31,15 @@ OverflowPolicy = Literal["drop_new", "drop_oldest"]
 # How long shutdown waits, past its deadline, for cancelled scoring tasks to unwind.
 _CANCEL_GRACE_S = 2.0
 
+_EMITTER_METHODS = (
+    "emit",
+    "record_sampled",
+    "record_dropped",
+    "record_handed_off",
+    "observe_queue_depth",
+    "flush",
+)
+
 # Metric deltas waiting for the worker to report them, keyed by (kind, scorer id, reason).
 _SAMPLED, _DROPPED, _HANDED_OFF = "sampled", "dropped", "handed_off"
 
@@ -224,6 +233,12 @@ class LiveDispatcher:
             from livescore.otel import OTelEmitter
 
             emitter = OTelEmitter()
+        elif not isinstance(emitter, Emitter):
+            missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
+            raise TypeError(
+                f"emitter {emitter!r} lacks {', '.join(missing)}: an emitter implements "
+                "livescore.otel.Emitter (or subclass OTelEmitter)"
+            )
         self.name = name
         self.scorers: tuple[ScorerConfig, ...] = tuple(configs)
         self.emitter: Emitter = emitter

@@ -747,6 +747,20 @@ def test_bad_scorer_lists_are_rejected() -> None:
         LiveDispatcher(["not a scorer"], register_atexit=False)  # type: ignore[list-item]
 
 
+def test_an_emitter_missing_part_of_the_protocol_is_refused_by_name() -> None:
+    class HalfFakeEmitter:
+        def emit(self, *args: Any, **kwargs: Any) -> None: ...
+
+        def record_sampled(self, scorer_id: str, count: int = 1) -> None: ...
+
+    with pytest.raises(TypeError, match="lacks record_dropped, record_handed_off"):
+        LiveDispatcher(
+            [constant_scorer()],
+            emitter=HalfFakeEmitter(),  # type: ignore[arg-type]
+            register_atexit=False,
+        )
+
+
 def test_scorer_instances_become_default_configs() -> None:
     scorer: Scorer = constant_scorer()
     d = LiveDispatcher([scorer], register_atexit=False)
