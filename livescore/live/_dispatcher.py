@@ -278,7 +278,6 @@ class LiveDispatcher:
         self._emit_errors = 0
         self._logged_emit_error = False
         self._thread: threading.Thread | None = None
-        self._worker_ident: int | None = None
         self._waiting = False  # the worker is parked until someone clears this
         self._stopping = False  # the worker exits once the queue is empty
         self._abort = False  # the worker cancels everything now
@@ -349,7 +348,7 @@ class LiveDispatcher:
             if current is not None:
                 trace_id = current.trace_id
         if decision is None:
-            decision = decide(self.scorers, trace_id or run.trace_id or run.run_id)
+            decision = self.sample(trace_id or run.trace_id or run.run_id)
         configs = list(decision.scorers)
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
@@ -580,20 +579,17 @@ class LiveDispatcher:
                 for job in list(self._outstanding.values()):
                     self._drop_job(job, reason)
                 self._queue.clear()
-                self._worker_ident = None
                 if self._thread is threading.current_thread():
                     self._thread = None
                 self._done_cond.notify_all()
             self._report_metrics()  # the last deltas of this worker, and its drops
 
     async def _worker_main(self, generation: int) -> None:
-        # The two threads that wait on the worker's behalf (for work, for an abort) get
-        # slots of their own, apart from anyio's default pool that sync scorer steps use.
+        # The two threads that wait on the worker's behalf (for work, for an abort) get a
+        # limiter of their own: busy synchronous scorer steps never keep them from waiting.
         signals = anyio.CapacityLimiter(2)
         try:
             async with anyio.create_task_group() as tg:
-                with self._lock:
-                    self._worker_ident = threading.get_ident()
                 tg.start_soon(self._cancel_on_abort, tg.cancel_scope, generation, signals)
                 await self.executor.run(_JobStream(self, generation, signals))
                 tg.cancel_scope.cancel()  # done: stop waiting for an abort

@@ -222,16 +222,16 @@ async def test_an_input_of_prompt_variables_skips_keyword_coverage_only() -> Non
 
 @pytest.mark.anyio
 async def test_the_hallucination_scorer_scores_a_run_with_an_empty_input() -> None:
-    # Regression (SummEdits lines have an empty question): the input is not needed.
-    judge = ScriptedJudge(
-        [
-            {"claims": ["The fee is 5 euros."]},
-            {"verdicts": [{"statement": "x", "verdict": "yes", "reason": "it says 7"}]},
-            "The score is 1 because the fee is 7 euros.",
-        ]
-    )
+    # Regression (SummEdits lines have an empty question): the input is not needed, and a
+    # run with no input at all is no different for this scorer: it never reads it.
+    one_score = [
+        {"claims": ["The fee is 5 euros."]},
+        {"verdicts": [{"statement": "x", "verdict": "yes", "reason": "it says 7"}]},
+        "The score is 1 because the fee is 7 euros.",
+    ]
+    judge = ScriptedJudge(one_score * 2)
     scorer = create_hallucination_scorer(model=judge, context=["The fee is 7 euros."])
-    for run in ({"input": "", "output": "The fee is 5 euros."},):
+    for run in ({"input": "", "output": "The fee is 5 euros."}, {"output": "The fee is 5 euros."}):
         result = await scorer.score(run)
         assert (result.status, result.score) == ("scored", 1.0)
 
