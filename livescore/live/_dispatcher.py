@@ -301,8 +301,10 @@ class LiveDispatcher:
 
         Call it when the run starts, with its trace id (or run id), to skip capturing runs
         no scorer wants; pass the decision to :meth:`submit`. Scorers whose sampling is a
-        predicate are in ``decision.deferred`` and decide at submit. A trace id is
-        normalised first (lowercase, no ``0x``), so its spelling never changes the decision.
+        predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
+        id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
+        zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
+        run's ``trace_id`` the same way.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -310,7 +312,8 @@ class LiveDispatcher:
             >>> d.sample("4bf92f3577b34da6a3ce929d0e0e4736").sampled
             True
         """
-        if key is not None:
+        if key is not None and (len(key) == 32 or key[:2] in ("0x", "0X")):
+            # What looks like a trace id (not a run id) is keyed by its canonical form.
             key = normalize_trace_id(key) or key
         return decide(self.scorers, key)
 
@@ -348,7 +351,11 @@ class LiveDispatcher:
             if current is not None:
                 trace_id = current.trace_id
         if decision is None:
-            decision = self.sample(trace_id or run.trace_id or run.run_id)
+            # trace_id is normalised already; anything else goes through sample() as a key.
+            if trace_id is not None:
+                decision = decide(self.scorers, trace_id)
+            else:
+                decision = self.sample(run.trace_id or run.run_id)
         configs = list(decision.scorers)
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
