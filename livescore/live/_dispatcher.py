@@ -18,7 +18,14 @@ from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
 from livescore.live._stats import Counts, DispatchStats, total_stats
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
-from livescore.runs import Run, RunLike, TraceParent, coerce_run, normalize_trace_id
+from livescore.runs import (
+    Run,
+    RunLike,
+    TraceParent,
+    coerce_run,
+    normalize_span_id,
+    normalize_trace_id,
+)
 from livescore.scoring import Scorer, ScoreResult
 
 __all__ = ("LiveDispatcher", "OverflowPolicy")
@@ -394,7 +401,7 @@ class LiveDispatcher:
                 if len(self._queue) >= self.max_queue:
                     self._drop_job(self._queue.popleft(), "queue_full")
                 self._seq += 1
-                parent = current if current is not None else TraceParent.of_run(run)
+                parent = current if current is not None else _parent_of(run, trace_id)
                 job = _Job(self, ScoringJob(run, tuple(configs), parent), self._seq)
                 self._queue.append(job)
                 self._outstanding[job.seq] = job
@@ -823,6 +830,16 @@ class LiveDispatcher:
     def after_fork_in_child(self) -> None:
         """Called in a forked child: start from an empty state (the parent keeps its work)."""
         self._reset_state()
+
+
+def _parent_of(run: Run, trace_id: str | None) -> TraceParent | None:
+    """The run's own span as a parent (``trace_id`` is already normalised)."""
+    if trace_id is None:
+        return None
+    span_id = normalize_span_id(run.span_id)
+    if span_id is None:
+        return None
+    return TraceParent(trace_id, span_id, run.trace_flags & 0xFF)
 
 
 def _left(deadline: float | None) -> float | None:
