@@ -565,11 +565,16 @@ class Scorer:
         return value, prompt
 
 
+_SPAN_SCALARS = frozenset({str, bool, int, float})
+
+
 def _check_step_end(ctx: StepContext, name: str, result: ScoreResult) -> None:
     """After a step: a swallowed missing-text skip still skips; attributes are span-safe."""
     if ctx._missing is not None:
         raise NotScorable(ctx._missing)
     for key, value in result.attributes.items():
+        if type(value) in _SPAN_SCALARS and type(key) is str:  # the common case, cheaply
+            continue
         if not isinstance(key, str) or not isinstance(value, str | bool | int | float):
             raise TypeError(
                 f"step {name!r} set attributes[{key!r}] to a {type(value).__name__}: "
@@ -608,9 +613,15 @@ async def _call_hook(fn: Callable[..., Any], *args: Any, in_thread: bool) -> Any
         value = await _in_worker_thread(fn, *args)
     else:
         value = fn(*args)
+    # Plain results first: the Awaitable check below is an ABC check, slow on a hot path.
+    if type(value) in _PLAIN_RESULTS:
+        return value
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+_PLAIN_RESULTS = frozenset({float, int, str, dict, list, type(None), bool})
 
 
 class _Raised(Exception):
