@@ -1,19 +1,31 @@
 """Scores as OpenTelemetry data: the emitter, and every attribute name in one module.
 
+``livescore.otel.attributes`` imports nothing; the emitter (and OpenTelemetry with it) is
+loaded on first use of the names below, so scorers can name their span attributes without
+loading OpenTelemetry.
+
 Example:
     >>> from livescore.otel import OTelEmitter, attributes
     >>> attributes.GEN_AI_EVALUATION_NAME
     'gen_ai.evaluation.name'
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from livescore.otel import attributes
-from livescore.otel._emitter import (
-    ContentCapture,
-    Emitter,
-    OTelEmitter,
-    QueueDepthSource,
-    run_span_context,
-)
+
+if TYPE_CHECKING:
+    from livescore.otel._context import current_trace_parent, parent_span_context
+    from livescore.otel._emitter import (
+        ContentCapture,
+        Emitter,
+        OTelEmitter,
+        QueueDepthSource,
+        run_span_context,
+    )
 
 __all__ = (
     "ContentCapture",
@@ -21,5 +33,30 @@ __all__ = (
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
+    "current_trace_parent",
+    "parent_span_context",
     "run_span_context",
 )
+
+_LAZY = {
+    "ContentCapture": "livescore.otel._emitter",
+    "Emitter": "livescore.otel._emitter",
+    "OTelEmitter": "livescore.otel._emitter",
+    "QueueDepthSource": "livescore.otel._emitter",
+    "run_span_context": "livescore.otel._emitter",
+    "current_trace_parent": "livescore.otel._context",
+    "parent_span_context": "livescore.otel._context",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'livescore.otel' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

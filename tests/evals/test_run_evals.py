@@ -130,7 +130,7 @@ async def test_target_returning_a_run_hands_over_its_steps() -> None:
     run = result.items[0].run
     assert run is not None
     assert (run.input, run.ground_truth) == ("answer?", "42")
-    assert seen == [['{"tool": "lookup", "result": "42"}']]
+    assert seen == [['{"tool": "lookup", "arguments": {"q": "answer?"}, "result": "42"}']]
     assert result.scores["evidence"].mean == 1.0
 
 
@@ -334,7 +334,7 @@ async def test_judge_usage_is_totalled() -> None:
     scorer = create_scorer(
         id="judged",
         description="the judge decides",
-        judge=judge,
+        model=judge,
         generate_score=PromptStep(
             description="score it",
             output_schema=Verdict,

@@ -176,7 +176,6 @@ def test_a_chain_whose_output_string_is_an_answer_is_scored(
         assert parent_span_id(span) == hex_span_id(chain_span)
 
 
-@pytest.mark.xfail(strict=True, reason="needs the core rule from the core branch")
 def test_a_dict_output_with_no_text_is_skipped_with_a_reason(
     make_handler: MakeHandler, exporter: InMemorySpanExporter
 ) -> None:
