@@ -12,12 +12,13 @@ from collections.abc import Callable, Sequence
 from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
 from livescore.cli._demo import add_demo_parser
 from livescore.cli._eval import add_eval_parser
+from livescore.cli._worker import add_worker_parser
 
 __all__ = ("build_parser", "main")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``livescore`` argument parser (``eval`` and ``demo`` sub-commands)."""
+    """The ``livescore`` argument parser (``eval``, ``demo`` and ``worker`` sub-commands)."""
     from livescore._version import DISTRIBUTION, __version__
 
     parser = argparse.ArgumentParser(
@@ -31,9 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"livescore {__version__} ({DISTRIBUTION})"
     )
-    sub = parser.add_subparsers(dest="command", metavar="{eval,demo}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker}")
     add_eval_parser(sub)
     add_demo_parser(sub)
+    add_worker_parser(sub)
     return parser
 
 

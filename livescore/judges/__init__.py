@@ -20,6 +20,7 @@ from livescore.judges._errors import (
     JudgeServerError,
     JudgeTimeoutError,
 )
+from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
 from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
 from livescore.judges._protocol import Judge
 from livescore.judges._resolve import resolve_judge
@@ -41,8 +42,11 @@ __all__ = (
     "JudgeTimeoutError",
     "JudgeUsage",
     "OpenAIJudge",
+    "RequestGate",
     "StructuredOutputMode",
     "TransportName",
+    "current_request_gate",
     "forget_server",
     "resolve_judge",
+    "use_request_gate",
 )

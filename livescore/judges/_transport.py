@@ -42,6 +42,7 @@ import httpx2
 import openai
 
 from livescore.judges._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
+from livescore.judges._gate import current_request_gate
 from livescore.judges._redaction import Redactor
 from livescore.judges._usage import JudgeUsage
 
@@ -337,15 +338,22 @@ class Transport:
             JudgeError: The request failed for good, after the retries.
         """
         client, limiter = await self._client_and_limiter()
+        gate = current_request_gate()  # a fleet worker's shared judge limits, else None
         attempt = 0
         while True:
             async with limiter:
                 usage.calls += 1
                 started = time.perf_counter()
                 try:
-                    outcome = await self._attempt(client, body)
+                    if gate is None:
+                        outcome = await self._attempt(client, body)
+                    else:
+                        async with gate.request():
+                            outcome = await self._attempt(client, body)
                 finally:
                     usage.latency_s += time.perf_counter() - started
+            if gate is not None and not isinstance(outcome, Mapping) and outcome.status == 429:
+                await gate.rate_limited(outcome.retry_after)
             if isinstance(outcome, Mapping):
                 _add_tokens(usage, outcome)
                 return outcome

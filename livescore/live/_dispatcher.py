@@ -144,8 +144,13 @@ class LiveDispatcher:
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
         executor: What runs the accepted jobs: :class:`~livescore.live.InProcessExecutor`
-            (the default) scores them on the worker thread; a broker executor would
-            publish them to workers elsewhere.
+            (the default) scores them on the worker thread; a
+            :class:`~livescore.fleet.BrokerExecutor` publishes them to a worker fleet.
+        broker: Score on a worker fleet instead of in this process: the URL of its broker
+            (``"redis://host:6379/0"``), shorthand for
+            ``executor=livescore.fleet.BrokerExecutor(broker)``. Sampled runs are published
+            from the worker thread and counted as ``handed_off``; ``livescore worker``
+            processes score them (``pip install 'livescore-ai[fleet]'``).
         max_queue: Runs that may wait for the executor; beyond that, ``overflow`` applies.
         overflow: ``"drop_new"`` refuses new runs while the queue is full;
             ``"drop_oldest"`` evicts the oldest waiting run instead (fresher runs win).
@@ -196,6 +201,7 @@ class LiveDispatcher:
         *,
         emitter: Emitter | None = None,
         executor: Executor | None = None,
+        broker: str | None = None,
         max_queue: int = 1000,
         overflow: OverflowPolicy = "drop_new",
         max_judge_concurrency: int | None = None,
@@ -221,6 +227,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if broker is not None:
+            if executor is not None:
+                raise ValueError("give executor= or broker=, not both")
+            from livescore.fleet import BrokerExecutor
+
+            executor = BrokerExecutor(broker)
+            if max_judge_concurrency is not None:
+                raise ValueError(
+                    "max_judge_concurrency limits in-process scoring; with broker=, the "
+                    "workers' --concurrency and --judge-concurrency apply"
+                )
         if max_judge_concurrency is not None:
             _check_int("max_judge_concurrency", max_judge_concurrency)
             if executor is not None:

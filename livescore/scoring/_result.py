@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -103,6 +104,58 @@ class ScoreResult:
             "flags": _plain(self.flags),
             "attributes": dict(self.attributes),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoreResult:
+        """Rebuild a result from :meth:`to_dict` (how a fleet worker sends it back).
+
+        Example:
+            >>> result = ScoreResult(run_id="r1", scorer_id="demo", score=0.5)
+            >>> ScoreResult.from_dict(result.to_dict()) == result
+            True
+        """
+        known = {f: data[f] for f in _RESULT_FIELDS if f in data}
+        usage = data.get("usage")
+        if isinstance(usage, Mapping):
+            known["usage"] = _usage_of(usage)
+        step_usage = data.get("step_usage")
+        if isinstance(step_usage, Mapping):
+            known["step_usage"] = {
+                str(k): _usage_of(v) for k, v in step_usage.items() if isinstance(v, Mapping)
+            }
+        return cls(**known)
+
+
+_RESULT_FIELDS = (
+    "run_id",
+    "scorer_id",
+    "status",
+    "score",
+    "label",
+    "reason",
+    "preprocess_step_result",
+    "preprocess_prompt",
+    "analyze_step_result",
+    "analyze_prompt",
+    "generate_reason_prompt",
+    "error",
+    "error_type",
+    "failed_step",
+    "duration_s",
+    "judge_model",
+    "flags",
+    "attributes",
+)
+
+
+def _usage_of(data: Mapping[str, Any]) -> JudgeUsage:
+    return JudgeUsage(
+        calls=int(data.get("calls") or 0),
+        input_tokens=int(data.get("input_tokens") or 0),
+        output_tokens=int(data.get("output_tokens") or 0),
+        latency_s=float(data.get("latency_s") or 0.0),
+        cached=int(data.get("cached") or 0),
+    )
 
 
 def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Public test doubles for testing scorers: a scripted judge and an OpenAI-compatible server.
+"""Public test doubles for testing scorers: a scripted judge, an OpenAI-compatible server,
+and a throwaway Redis server for trying a scoring fleet.
 
 Example:
     >>> from livescore.testing import OpenAITestServer, Reply
@@ -6,7 +7,15 @@ Example:
     ...     judge = server.judge()
 """
 
+from livescore.testing._redis import RedisTestServer, find_redis_server
 from livescore.testing._scripted import ScriptedJudge
 from livescore.testing._server import OpenAITestServer, Reply, ReplyLike
 
-__all__ = ("OpenAITestServer", "Reply", "ReplyLike", "ScriptedJudge")
+__all__ = (
+    "OpenAITestServer",
+    "RedisTestServer",
+    "Reply",
+    "ReplyLike",
+    "ScriptedJudge",
+    "find_redis_server",
+)

@@ -1,0 +1,49 @@
+"""Score on a worker fleet: agents publish sampled runs, ``livescore worker`` scores them.
+
+The agent side is :class:`BrokerExecutor` (what ``LiveDispatcher(scorers, broker=URL)``
+and ``LiveScoringHandler(scorers=..., broker=URL)`` use): sampling stays in the agent's
+process, and each sampled run is published as a JSON job to a queue of an existing task
+engine (Dramatiq over Redis). The worker side is :class:`FleetWorker` (what
+``livescore worker MODULE:ATTR --broker URL`` runs): it scores each job with the same code
+as in-process scoring, emits each score as a child span of the run's span, and
+acknowledges the job only after its scores were exported. :class:`RedisJudgeGate` holds
+the judge limits every worker shares.
+
+Importing this package does not import Dramatiq or the Redis client; using it does
+(``pip install 'livescore-ai[fleet]'``).
+
+Example:
+    >>> from livescore.fleet import BrokerExecutor
+    >>> BrokerExecutor("redis://127.0.0.1:6379/0").queue
+    'livescore'
+"""
+
+from typing import TYPE_CHECKING
+
+from livescore.fleet._engine import BrokerUnavailableError, Delivery, Requeue
+from livescore.fleet._executor import BROKER_UNAVAILABLE, DEFAULT_QUEUE, BrokerExecutor
+from livescore.fleet._worker import FleetWorker, WorkerStats
+
+if TYPE_CHECKING:
+    from livescore.fleet._gate import RedisJudgeGate
+
+__all__ = (
+    "BROKER_UNAVAILABLE",
+    "DEFAULT_QUEUE",
+    "BrokerExecutor",
+    "BrokerUnavailableError",
+    "Delivery",
+    "FleetWorker",
+    "RedisJudgeGate",
+    "Requeue",
+    "WorkerStats",
+)
+
+
+def __getattr__(name: str) -> object:
+    # The gate imports the asyncio Redis client: only when asked for.
+    if name == "RedisJudgeGate":
+        from livescore.fleet._gate import RedisJudgeGate
+
+        return RedisJudgeGate
+    raise AttributeError(f"module 'livescore.fleet' has no attribute {name!r}")

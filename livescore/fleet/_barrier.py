@@ -1,0 +1,97 @@
+"""The export barrier: a job is acknowledged only after its scores left the process.
+
+An OpenTelemetry SDK buffers spans (``BatchSpanProcessor``) and metric points (a periodic
+reader) for seconds. A worker killed with SIGKILL loses that buffer; if the job had been
+acknowledged, its scores would be lost for good. So a worker waits, before it marks a job's
+pairs done and acknowledges it, for one flush of the emitter (spans, metrics and sinks)
+that *started* after the job's last score was emitted. One flush serves every job that
+finished meanwhile, so under load the flushes are batched, at most one every
+``min_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ("ExportBarrier",)
+
+_log = logging.getLogger("livescore.fleet")
+
+
+class ExportBarrier:
+    """Runs ``flush`` on a thread of its own whenever someone waits for one.
+
+    Args:
+        flush: Exports what is buffered within a timeout (seconds); ``False`` if it could not.
+        min_interval: The least time between the starts of two flushes.
+        timeout: What one flush may take.
+    """
+
+    def __init__(
+        self, flush: Callable[[float], bool], *, min_interval: float = 0.05, timeout: float = 10.0
+    ) -> None:
+        self._flush = flush
+        self.min_interval = min_interval
+        self.timeout = timeout
+        self._cond = threading.Condition()
+        self._started = 0  # flushes started
+        self._finished = 0  # flushes finished
+        self._wanted = 0  # the flush number the latest waiter needs
+        self._stopped = False
+        self.flushes = 0
+        self.failures = 0
+        self._thread = threading.Thread(
+            target=self._run, name="livescore-fleet-export", daemon=True
+        )
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a flush that starts after this call; ``False`` when none ended in time."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            target = self._started + 1
+            self._wanted = max(self._wanted, target)
+            self._cond.notify_all()
+            while self._finished < target and not self._stopped:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return self._finished >= target
+
+    def _run(self) -> None:
+        last_start = 0.0
+        while True:
+            with self._cond:
+                while self._wanted <= self._started and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+            pause = last_start + self.min_interval - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)  # let more jobs join this flush
+            with self._cond:
+                self._started += 1
+                number = self._started
+            last_start = time.monotonic()
+            try:
+                ok = bool(self._flush(self.timeout))
+            except Exception:
+                _log.exception("livescore: flushing the worker's telemetry failed")
+                ok = False
+            self.flushes += 1
+            if not ok:
+                self.failures += 1
+                _log.warning("livescore: a telemetry flush did not finish in %.0fs", self.timeout)
+            with self._cond:
+                self._finished = number
+                self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        self._thread.join(timeout=self.timeout + 1)

@@ -1,0 +1,141 @@
+"""The worker's OpenTelemetry SDK, configured from the standard ``OTEL_*`` variables.
+
+Read here (anything else the SDK and the OTLP exporters read themselves):
+
+- ``OTEL_SDK_DISABLED=true``: no SDK (scores are still counted on the worker's own stats);
+- ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER``: ``otlp`` (default), ``console`` or
+  ``none``;
+- ``OTEL_EXPORTER_OTLP_PROTOCOL`` (and the ``_TRACES_`` / ``_METRICS_`` forms):
+  ``http/protobuf`` (default; ``grpc`` needs ``opentelemetry-exporter-otlp-proto-grpc``);
+- ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``: the resource (default service name
+  ``livescore-worker``, and a ``service.instance.id`` per process, so a backend keeps the
+  counters of several workers apart).
+
+Read by the SDK and the exporters: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (and the per-signal
+``..._TRACES_ENDPOINT`` / ``..._METRICS_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``,
+``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_TRACES_SAMPLER``
+(and ``_ARG``), ``OTEL_BSP_*``, ``OTEL_METRIC_EXPORT_INTERVAL``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from livescore._errors import LivescoreError
+
+__all__ = ("TelemetrySetup", "configure_from_env")
+
+
+@dataclass(slots=True)
+class TelemetrySetup:
+    """The providers the worker made (``None`` for one it left to the application)."""
+
+    tracer_provider: Any = None
+    meter_provider: Any = None
+
+    def shutdown(self) -> None:
+        for provider in (self.tracer_provider, self.meter_provider):
+            if provider is not None:
+                provider.shutdown()
+
+
+def _exporter_name(signal: str) -> str:
+    return os.environ.get(f"OTEL_{signal}_EXPORTER", "otlp").strip().lower() or "otlp"
+
+
+def _protocol(signal: str) -> str:
+    value = os.environ.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
+    )
+    return value.strip().lower()
+
+
+def _span_exporter() -> Any:
+    name = _exporter_name("TRACES")
+    if name == "none":
+        return None
+    if name == "console":
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        return ConsoleSpanExporter()
+    if name != "otlp":
+        raise LivescoreError(f"OTEL_TRACES_EXPORTER={name!r}: use otlp, console or none")
+    if _protocol("TRACES") == "grpc":
+        try:
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found]
+                OTLPSpanExporter,
+            )
+        except ImportError:
+            raise LivescoreError(
+                "OTLP over gRPC needs opentelemetry-exporter-otlp-proto-grpc installed"
+            ) from None
+        return OTLPSpanExporter()
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+def _metric_exporter() -> Any:
+    name = _exporter_name("METRICS")
+    if name == "none":
+        return None
+    if name == "console":
+        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
+
+        return ConsoleMetricExporter()
+    if name != "otlp":
+        raise LivescoreError(f"OTEL_METRICS_EXPORTER={name!r}: use otlp, console or none")
+    if _protocol("METRICS") == "grpc":
+        try:
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (  # type: ignore[import-not-found]
+                OTLPMetricExporter,
+            )
+        except ImportError:
+            raise LivescoreError(
+                "OTLP over gRPC needs opentelemetry-exporter-otlp-proto-grpc installed"
+            ) from None
+        return OTLPMetricExporter()
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    return OTLPMetricExporter()
+
+
+def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
+    """Install SDK tracer and meter providers from ``OTEL_*`` variables, unless the
+    application (the scorers module) already installed its own."""
+    from opentelemetry import metrics, trace
+
+    setup = TelemetrySetup()
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return setup
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    given = os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    defaults: dict[str, str] = {}
+    if not os.environ.get("OTEL_SERVICE_NAME") and f"{SERVICE_NAME}=" not in given:
+        defaults[SERVICE_NAME] = "livescore-worker"
+    if f"{SERVICE_INSTANCE_ID}=" not in given:
+        defaults[SERVICE_INSTANCE_ID] = worker_id or uuid.uuid4().hex
+    resource = Resource.create(defaults)
+
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        tracer_provider = TracerProvider(resource=resource)
+        span_exporter = _span_exporter()
+        if span_exporter is not None:
+            tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        trace.set_tracer_provider(tracer_provider)
+        setup.tracer_provider = tracer_provider
+    if not isinstance(metrics.get_meter_provider(), MeterProvider):
+        metric_exporter = _metric_exporter()
+        readers = [PeriodicExportingMetricReader(metric_exporter)] if metric_exporter else []
+        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        metrics.set_meter_provider(meter_provider)
+        setup.meter_provider = meter_provider
+    return setup

@@ -1,0 +1,637 @@
+"""The worker side: :class:`FleetWorker` scores the jobs the agents published.
+
+Each job goes through the same code as in-process scoring: the worker rebuilds the
+:class:`~livescore.live.ScoringJob` and feeds it to an
+:class:`~livescore.live.InProcessExecutor` running on the worker's scoring loop, through a
+worker-side :class:`~livescore.live.JobHandle` whose ``finish`` emits the score (through the
+worker's emitter and its sinks) and counts it. The engine's thread that delivered the job
+waits until every pair of it ended, its scores were exported, and the pairs were marked
+done in the ledger; only then does it return, and the engine acknowledges the message.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+
+from livescore.fleet._barrier import ExportBarrier
+from livescore.fleet._engine import Consumer, Delivery, Requeue
+from livescore.fleet._executor import DEFAULT_QUEUE
+from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
+from livescore.live._executor import JOB_FORMAT
+from livescore.otel import Emitter
+from livescore.runs import Run, TraceParent
+from livescore.scoring import Scorer, ScoreResult
+from livescore.sinks import ScoreSink, with_sinks
+
+if TYPE_CHECKING:
+    from livescore.fleet._ledger import Ledger
+
+__all__ = ("FleetWorker", "WorkerStats")
+
+_log = logging.getLogger("livescore.fleet")
+
+_BUSY_POLL_S = 0.25
+
+
+@dataclass(slots=True)
+class WorkerStats:
+    """What one worker process did (its OpenTelemetry metrics say the same per scorer).
+
+    Attributes:
+        jobs: Deliveries handled to the end (acknowledged).
+        scored, failed, skipped, dropped: How the pairs this worker ended ended.
+        duplicates: Pairs skipped because an earlier delivery had already ended them.
+        requeued: Deliveries handed back to the queue at shutdown.
+        failed_by_type: Failed pairs by ``error.type``.
+    """
+
+    jobs: int = 0
+    scored: int = 0
+    failed: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    duplicates: int = 0
+    requeued: int = 0
+    failed_by_type: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Pair:
+    scorer_id: str
+    sample_rate: float | None
+    config: ScorerConfig | None  # None: fails without scoring
+    failure: tuple[str, str] | None = None  # (error type, message)
+
+
+class _WorkerJob:
+    """The worker-side :class:`~livescore.live.JobHandle` of one delivery."""
+
+    def __init__(
+        self,
+        worker: FleetWorker,
+        job: ScoringJob,
+        rates: Sequence[float | None],
+        source: str,
+        collect: bool,
+    ) -> None:
+        self._worker = worker
+        self._job = job
+        self._rates = tuple(rates)
+        self._source = source
+        self._collect = collect
+        self._lock = threading.Lock()
+        self.statuses: dict[str, str] = {}
+        self.results: dict[str, ScoreResult] = {}
+        self._remaining = len(job.scorers)
+        self._closed = False
+        self.done = threading.Event()
+        if self._remaining == 0:
+            self.done.set()
+
+    @property
+    def job(self) -> ScoringJob:
+        return self._job
+
+    def close(self) -> dict[str, str]:
+        """Refuse every later report (the job goes back to the queue); what ended so far."""
+        with self._lock:
+            self._closed = True
+            return dict(self.statuses)
+
+    def _end(self, index: int, status: str, result: ScoreResult | None) -> bool:
+        with self._lock:
+            if self._closed or not 0 <= index < len(self._job.scorers):
+                return False
+            sid = self._job.scorers[index].scorer_id
+            if sid in self.statuses:
+                return False  # reported twice: the first report wins
+            self.statuses[sid] = status
+            if result is not None and self._collect:
+                self.results[sid] = result
+            self._remaining -= 1
+            return True
+
+    def _settle(self) -> None:
+        with self._lock:
+            if self._remaining == 0:
+                self.done.set()
+
+    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
+        if not self._end(index, result.status, result):
+            return
+        try:
+            self._worker._record(result)
+            config = self._job.scorers[index]
+            self._worker.emitter.emit(
+                self._job.run,
+                result,
+                sample_rate=self._rates[index],
+                source=self._source,
+                scorer_version=config.scorer.version,
+                start_time_ns=start_time_ns,
+                parent=self._job.parent,
+            )
+        except Exception:
+            self._worker._emit_failed()
+        finally:
+            self._settle()
+
+    def drop(self, reason: str, index: int | None = None) -> None:
+        indices = range(len(self._job.scorers)) if index is None else (index,)
+        for i in indices:
+            sid = self._job.scorers[i].scorer_id if 0 <= i < len(self._job.scorers) else ""
+            result = ScoreResult(
+                run_id=self._job.run.run_id,
+                scorer_id=sid,
+                status="failed",
+                error=f"dropped on the worker ({reason})",
+                error_type=reason,
+            )
+            if not self._end(i, "dropped", result):
+                continue
+            with self._worker._lock:
+                self._worker.stats.dropped += 1
+            try:
+                self._worker.emitter.record_dropped(sid, reason)
+            except Exception:
+                self._worker._emit_failed()
+        self._settle()
+
+    def hand_off(self, index: int | None = None) -> None:
+        # Nothing hands a job on from a worker; a report like this is a bug, counted.
+        self.drop("handed_off_on_worker", index)
+
+
+class FleetWorker:
+    """Score the jobs agents publish to a broker: what ``livescore worker`` runs.
+
+    Args:
+        scorers: The scorers jobs may name, by id (the same list the agents use). A
+            :class:`~livescore.live.ScorerConfig` keeps its ``timeout``; its sampling was
+            decided by the agent, and ``concurrency`` replaces its ``max_concurrency``.
+        broker: The Redis URL.
+        concurrency: Jobs (and scores) in flight at once in this process.
+        queue: The queue to consume.
+        sinks: Where each score goes besides OpenTelemetry.
+        emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
+            global providers by default (``livescore worker`` configures an SDK from the
+            ``OTEL_*`` variables first).
+        judge_rpm: Judge requests per minute across every worker on this broker.
+        judge_concurrency: Judge requests in flight across every worker on this broker.
+        heartbeat_timeout: Seconds of silence after which a worker counts as dead and its
+            jobs are delivered again.
+        drain_timeout: At shutdown, seconds the jobs in flight get to finish; the rest go
+            back to the queue.
+        max_deliveries: Deliveries of one job after which it is no longer scored but each
+            of its pairs fails with ``error.type = "poisoned_job"`` (a job that kills its
+            worker every time).
+        dedupe_ttl: Seconds a job's ledger entry is kept: a duplicate delivered within it
+            is recognised.
+        consumer: The engine's consumer (Dramatiq by default).
+
+    Example:
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> worker = FleetWorker([create_keyword_coverage_scorer()],
+        ...                      broker="redis://127.0.0.1:6379/0", concurrency=8)
+        >>> sorted(worker.scorers)
+        ['keyword-coverage']
+    """
+
+    def __init__(
+        self,
+        scorers: Sequence[Scorer | ScorerConfig],
+        *,
+        broker: str,
+        concurrency: int = 16,
+        queue: str = DEFAULT_QUEUE,
+        sinks: Sequence[ScoreSink] | None = None,
+        emitter: Emitter | None = None,
+        judge_rpm: float | None = None,
+        judge_concurrency: int | None = None,
+        heartbeat_timeout: float = 60.0,
+        drain_timeout: float = 30.0,
+        max_deliveries: int = 3,
+        dedupe_ttl: float = 6 * 3600.0,
+        consumer: Consumer | None = None,
+    ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")
+        if not isinstance(max_deliveries, int) or max_deliveries < 1:
+            raise ValueError(f"max_deliveries must be a positive int, not {max_deliveries!r}")
+        for name, value in (
+            ("heartbeat_timeout", heartbeat_timeout),
+            ("drain_timeout", drain_timeout),
+            ("dedupe_ttl", dedupe_ttl),
+        ):
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+        if judge_rpm is not None and not judge_rpm > 0:
+            raise ValueError(f"judge_rpm must be positive, not {judge_rpm!r}")
+        if judge_concurrency is not None and judge_concurrency < 1:
+            raise ValueError(f"judge_concurrency must be at least 1, not {judge_concurrency!r}")
+        self.scorers: dict[str, ScorerConfig] = {}
+        for item in scorers:
+            base = item if isinstance(item, ScorerConfig) else None
+            scorer = item.scorer if isinstance(item, ScorerConfig) else item
+            if not isinstance(scorer, Scorer):
+                raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
+            if scorer.id in self.scorers:
+                raise ValueError(f"scorer ids must be unique; repeated: {scorer.id!r}")
+            self.scorers[scorer.id] = ScorerConfig(
+                scorer,
+                timeout=base.timeout if base is not None else 60.0,
+                max_concurrency=concurrency,
+            )
+        if not self.scorers:
+            raise ValueError("a FleetWorker needs at least one scorer")
+        self.broker = broker
+        self.concurrency = concurrency
+        self.queue = queue
+        self.sinks = tuple(sinks or ())
+        self._emitter_given = emitter
+        self.emitter: Emitter = emitter  # type: ignore[assignment]  # set in run()
+        self.judge_rpm = judge_rpm
+        self.judge_concurrency = judge_concurrency
+        self.heartbeat_timeout = float(heartbeat_timeout)
+        self.drain_timeout = float(drain_timeout)
+        self.max_deliveries = max_deliveries
+        self.dedupe_ttl = float(dedupe_ttl)
+        self.worker_id = uuid.uuid4().hex[:16]
+        self.stats = WorkerStats()
+        self.emit_errors = 0
+        self.gate: Any = None
+        self._consumer = consumer
+        self._lock = threading.Lock()
+        self._ledger: Ledger | None = None
+        self._barrier: ExportBarrier | None = None
+        self._portal: anyio.from_thread.BlockingPortal | None = None
+        self._scoring: Any = None
+        self._send: Any = None
+        self._draining = threading.Event()
+        self._aborted = threading.Event()
+        self.ready = threading.Event()
+        """Set once the worker consumes (for tests and supervisors)."""
+
+    def __repr__(self) -> str:
+        return f"FleetWorker(scorers=[{', '.join(self.scorers)}], concurrency={self.concurrency})"
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Consume and score until ``stop`` is set, then shut down gracefully: jobs in
+        flight get ``drain_timeout`` seconds to finish, the rest go back to the queue."""
+        from livescore.fleet._dramatiq import DramatiqConsumer, redis_client
+        from livescore.fleet._ledger import Ledger
+
+        if self._emitter_given is None:
+            from livescore.otel import OTelEmitter
+
+            base: Emitter = OTelEmitter()
+        else:
+            base = self._emitter_given
+        self.emitter = with_sinks(base, self.sinks)
+        consumer = self._consumer or DramatiqConsumer(
+            self.broker,
+            self.queue,
+            concurrency=self.concurrency,
+            heartbeat_timeout=self.heartbeat_timeout,
+        )
+        with ExitStack() as stack:
+            client = redis_client(self.broker)
+            stack.callback(client.close)
+            ledger = self._ledger = Ledger(
+                client, self.worker_id, alive_ttl=self.heartbeat_timeout, ttl=self.dedupe_ttl
+            )
+            ledger.start_heartbeat()
+            stack.callback(ledger.stop_heartbeat)
+            barrier = self._barrier = ExportBarrier(self.emitter.flush)
+            stack.callback(barrier.stop)
+            portal = self._portal = stack.enter_context(
+                anyio.from_thread.start_blocking_portal(backend="asyncio")
+            )
+            send, receive = portal.call(_memory_stream)
+            self._send = send
+            executor = InProcessExecutor(max_concurrency=self.concurrency)
+            if self.judge_rpm is not None or self.judge_concurrency is not None:
+                from livescore.fleet._gate import RedisJudgeGate
+
+                timeout = max(c.timeout for c in self.scorers.values())
+                self.gate = RedisJudgeGate(
+                    self.broker,
+                    rpm=self.judge_rpm,
+                    concurrency=self.judge_concurrency,
+                    lease=timeout,
+                )
+            portal.call(_install_gate, self.gate)
+            scoring = self._scoring = portal.start_task_soon(_run_executor, executor, receive)
+            watcher = threading.Thread(
+                target=self._drain_when_stopped, args=(stop,), name="livescore-fleet-drain"
+            )
+            watcher.daemon = True
+            watcher.start()
+            self.ready.set()
+            try:
+                consumer.run(self._handle, stop=stop, drain_timeout=self.drain_timeout)
+            finally:
+                scoring.cancel()
+                self._aborted.set()
+                portal.call(send.close)
+                if self.gate is not None:
+                    portal.call(self.gate.aclose)
+                try:
+                    self.emitter.flush(10.0)
+                except Exception:
+                    self._emit_failed()
+                for sink in self.sinks:
+                    try:
+                        sink.shutdown(5.0)
+                    except Exception:
+                        _log.exception("livescore: sink %r raised from shutdown()", sink.name)
+
+    def _drain_when_stopped(self, stop: threading.Event) -> None:
+        stop.wait()
+        self._draining.set()
+        if not self._aborted.wait(self.drain_timeout):
+            _log.warning(
+                "livescore worker: jobs still in flight after %.0fs go back to the queue",
+                self.drain_timeout,
+            )
+            # Stop scoring first, so nothing is emitted for a pair handed back.
+            if self._scoring is not None:
+                self._scoring.cancel()
+            self._aborted.set()
+
+    # -- one delivery (on an engine thread) ---------------------------------------------------
+
+    def _handle(self, record: Mapping[str, Any], delivery: Delivery) -> None:
+        ledger = self._ledger
+        assert ledger is not None
+        if self._draining.is_set():
+            raise Requeue()
+        deliveries = ledger.count_delivery(delivery.message_id)
+        if not isinstance(record, Mapping):
+            _log.error("livescore worker: a message that is not a job record was ignored")
+            return
+        job_id = str(record.get("id") or delivery.message_id)
+        run, parent, pairs = self._plan(record)
+        if not pairs:
+            _log.error("livescore worker: job %s names no scorer; ignored", job_id)
+            ledger.complete(job_id, {}, message_id=delivery.message_id)
+            return
+        owner = ledger.owner(delivery.message_id)
+        lease = max((p.config.timeout if p.config else 60.0) for p in pairs) + 60.0
+        states = ledger.claim(job_id, [p.scorer_id for p in pairs], owner=owner, lease=lease)
+        deadline = time.monotonic() + lease + self.heartbeat_timeout
+        while any(s == "busy" for s in states.values()):
+            # Another live worker has these pairs right now (a duplicate delivery): they end
+            # there, or its claim lapses and they are ours.
+            if self._draining.is_set():
+                ledger.release(
+                    job_id, [s for s, v in states.items() if v == "claimed"], owner=owner
+                )
+                ledger.uncount_delivery(delivery.message_id)
+                self._count_requeue()
+                raise Requeue()
+            if time.monotonic() > deadline:
+                break
+            time.sleep(_BUSY_POLL_S)
+            busy = [s for s, v in states.items() if v == "busy"]
+            states.update(ledger.claim(job_id, busy, owner=owner, lease=lease))
+        mine = [p for p in pairs if states.get(p.scorer_id) == "claimed"]
+        duplicates = sum(1 for p in pairs if states.get(p.scorer_id) != "claimed")
+        if duplicates:
+            with self._lock:
+                self.stats.duplicates += duplicates
+        source = str(record.get("source") or "live")
+        reply_to = record.get("reply_to") if isinstance(record.get("reply_to"), str) else None
+        if deliveries > self.max_deliveries:
+            message = (
+                f"the job was delivered {deliveries} times and its worker stopped each time "
+                f"before finishing (max_deliveries={self.max_deliveries}); it is not scored "
+                "again"
+            )
+            for p in mine:
+                p.config, p.failure = None, ("poisoned_job", message)
+        handle = self._feed(run, parent, mine, source, collect=reply_to is not None)
+        while not handle.done.wait(0.2):
+            if self._aborted.is_set():
+                self._give_back(ledger, job_id, handle, mine, owner, delivery)
+        finished = dict(handle.statuses)
+        if finished:
+            self._barrier_wait()
+        reply = None
+        if reply_to is not None:
+            reply = {"job": job_id, "results": [r.to_dict() for r in handle.results.values()]}
+        ledger.complete(
+            job_id, finished, message_id=delivery.message_id, reply_to=reply_to, reply=reply
+        )
+        with self._lock:
+            self.stats.jobs += 1
+
+    def _give_back(
+        self,
+        ledger: Ledger,
+        job_id: str,
+        handle: _WorkerJob,
+        mine: Sequence[_Pair],
+        owner: str,
+        delivery: Delivery,
+    ) -> None:
+        """The drain deadline passed: keep what ended, hand the rest back to the queue."""
+        finished = handle.close()
+        if finished:
+            self._barrier_wait()
+            ledger.complete(job_id, finished, message_id=f"{delivery.message_id}:keep")
+        ledger.release(
+            job_id, [p.scorer_id for p in mine if p.scorer_id not in finished], owner=owner
+        )
+        ledger.uncount_delivery(delivery.message_id)
+        self._count_requeue()
+        raise Requeue()
+
+    def _barrier_wait(self) -> None:
+        barrier = self._barrier
+        if barrier is not None and not barrier.wait(barrier.timeout + 1.0):
+            _log.warning("livescore worker: scores were acknowledged before an export finished")
+
+    def _count_requeue(self) -> None:
+        with self._lock:
+            self.stats.requeued += 1
+
+    def _plan(self, record: Mapping[str, Any]) -> tuple[Run, TraceParent | None, list[_Pair]]:
+        """The run, its parent span and each pair: to score, or to fail at once (why)."""
+        entries = record.get("scorers")
+        pairs: list[_Pair] = []
+        seen: set[str] = set()
+        for entry in entries if isinstance(entries, list) else ():
+            sid = entry.get("id") if isinstance(entry, Mapping) else None
+            if not isinstance(sid, str) or sid in seen:
+                continue
+            seen.add(sid)
+            rate = entry.get("sample_rate")
+            rate = (
+                float(rate)
+                if isinstance(rate, int | float) and not isinstance(rate, bool)
+                else None
+            )
+            config = self.scorers.get(sid)
+            failure = None
+            if config is None:
+                failure = (
+                    "unknown_scorer",
+                    f"scorer {sid!r} is not among this worker's scorers "
+                    f"({', '.join(self.scorers)}): start the workers with the agents' scorers",
+                )
+            pairs.append(_Pair(sid, rate, config, failure))
+        version = record.get("format", 1)
+        raw_run = record.get("run")
+        run_id = raw_run.get("run_id") if isinstance(raw_run, Mapping) else None
+        fallback = Run(run_id=str(run_id or record.get("id") or uuid.uuid4().hex))
+        try:
+            parent = TraceParent.from_dict(record.get("parent"))
+        except Exception:
+            parent = None
+        if not isinstance(version, int) or isinstance(version, bool) or version > JOB_FORMAT:
+            message = (
+                f"this job record has format {version!r}; this worker reads up to "
+                f"{JOB_FORMAT} (upgrade livescore on the workers)"
+            )
+            for p in pairs:
+                p.config, p.failure = None, ("unsupported_job_format", message)
+            return fallback, parent, pairs
+        try:
+            run = Run.from_dict(raw_run)  # type: ignore[arg-type]
+        except Exception as exc:
+            message = f"the job's run could not be read: {type(exc).__name__}: {exc}"
+            for p in pairs:
+                p.config, p.failure = None, ("invalid_job", message)
+            return fallback, parent, pairs
+        return run, parent, pairs
+
+    def _feed(
+        self,
+        run: Run,
+        parent: TraceParent | None,
+        pairs: Sequence[_Pair],
+        source: str,
+        *,
+        collect: bool,
+    ) -> _WorkerJob:
+        """Hand the pairs to score to the scoring loop; fail the others at once."""
+        to_score = [p for p in pairs if p.config is not None]
+        to_fail = [p for p in pairs if p.config is None]
+        configs = tuple(p.config for p in to_score if p.config is not None)
+        failing_configs = tuple(ScorerConfig(_placeholder_scorer(p.scorer_id)) for p in to_fail)
+        job = ScoringJob(run, configs + failing_configs, parent)
+        handle = _WorkerJob(
+            self,
+            job,
+            [p.sample_rate for p in to_score] + [p.sample_rate for p in to_fail],
+            source,
+            collect,
+        )
+        for offset, p in enumerate(to_fail):
+            assert p.failure is not None
+            error_type, message = p.failure
+            handle.finish(
+                len(configs) + offset,
+                ScoreResult(
+                    run_id=run.run_id,
+                    scorer_id=p.scorer_id,
+                    status="failed",
+                    error=message,
+                    error_type=error_type,
+                ),
+            )
+        if configs:
+            scoring = ScoringJob(run, configs, parent)
+            # The executor sees only the pairs it scores; the handle knows them all.
+            assert self._portal is not None
+            self._portal.call(self._send.send_nowait, _Slice(handle, scoring))
+        return handle
+
+    # -- counting -------------------------------------------------------------------------------
+
+    def _record(self, result: ScoreResult) -> None:
+        with self._lock:
+            if result.status == "scored":
+                self.stats.scored += 1
+            elif result.status == "skipped":
+                self.stats.skipped += 1
+            else:
+                self.stats.failed += 1
+                kind = result.error_type or "error"
+                self.stats.failed_by_type[kind] = self.stats.failed_by_type.get(kind, 0) + 1
+
+    def _emit_failed(self) -> None:
+        with self._lock:
+            self.emit_errors += 1
+            first = self.emit_errors == 1
+        if first:
+            _log.exception("livescore worker: the emitter raised (logged once)")
+
+
+class _Slice:
+    """The executor's view of a delivery: only the pairs it scores (same order, first)."""
+
+    def __init__(self, handle: _WorkerJob, job: ScoringJob) -> None:
+        self._handle = handle
+        self._job = job
+
+    @property
+    def job(self) -> ScoringJob:
+        return self._job
+
+    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
+        self._handle.finish(index, result, start_time_ns=start_time_ns)
+
+    def drop(self, reason: str, index: int | None = None) -> None:
+        if index is None:
+            for i in range(len(self._job.scorers)):
+                self._handle.drop(reason, i)
+        else:
+            self._handle.drop(reason, index)
+
+    def hand_off(self, index: int | None = None) -> None:
+        self.drop("handed_off_on_worker", index)
+
+
+def _placeholder_scorer(scorer_id: str) -> Scorer:
+    """A scorer that stands for an id the worker cannot score (it is never run)."""
+    from livescore import create_scorer
+
+    return create_scorer(id=scorer_id, description="not scored here", generate_score=_never)
+
+
+def _never(ctx: Any) -> float:
+    raise RuntimeError("never run")
+
+
+async def _memory_stream() -> tuple[Any, Any]:
+    return anyio.create_memory_object_stream[Any](max_buffer_size=math.inf)
+
+
+def _install_gate(gate: Any) -> None:
+    from livescore.judges import use_request_gate
+
+    use_request_gate(gate)
+
+
+async def _run_executor(executor: InProcessExecutor, receive: Any) -> None:
+    try:
+        async with receive:
+            await executor.run(receive)
+    except Exception:
+        _log.exception("livescore worker: the scoring loop stopped")
+        raise
