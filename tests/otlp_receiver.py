@@ -1,5 +1,5 @@
-"""An OTLP/HTTP (protobuf) trace receiver on 127.0.0.1: the light stand-in for a collector,
-Jaeger, Tempo or Phoenix in tests (Debian packages none of them)."""
+"""An OTLP/HTTP (protobuf) trace and metrics receiver on 127.0.0.1: the light stand-in for a
+collector, Jaeger, Tempo or Phoenix in tests (Debian packages none of them)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -26,16 +30,28 @@ class ReceivedSpan:
     service_name: str | None
 
 
+@dataclass(frozen=True)
+class ReceivedPoint:
+    """One data point of a cumulative sum (counter) as last exported by one process."""
+
+    name: str
+    attributes: tuple[tuple[str, Any], ...]
+    value: float
+    instance: str | None  # the resource's service.instance.id: one per process
+
+
 def _value(any_value: Any) -> Any:
     kind = any_value.WhichOneof("value")
     return getattr(any_value, kind) if kind else None
 
 
 class OTLPTestReceiver:
-    """A minimal OTLP/HTTP (protobuf) trace receiver: keeps every span it is sent."""
+    """A minimal OTLP/HTTP (protobuf) receiver: keeps every span it is sent, and the latest
+    value of every counter data point per process (``/v1/metrics``)."""
 
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
+        self.counters: dict[tuple[str, tuple[tuple[str, Any], ...], str | None], float] = {}
         self.requests = 0
         self._lock = threading.Lock()
         receiver = self
@@ -43,12 +59,16 @@ class OTLPTestReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                if self.path != "/v1/traces":
+                if self.path == "/v1/metrics":
+                    receiver._collect_metrics(body)
+                    reply = ExportMetricsServiceResponse().SerializeToString()
+                elif self.path == "/v1/traces":
+                    receiver._collect(body)
+                    reply = ExportTraceServiceResponse().SerializeToString()
+                else:
                     self.send_response(404)
                     self.end_headers()
                     return
-                receiver._collect(body)
-                reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(reply)))
@@ -87,6 +107,38 @@ class OTLPTestReceiver:
         with self._lock:
             self.requests += 1
             self.spans.extend(found)
+
+    def _collect_metrics(self, body: bytes) -> None:
+        request = ExportMetricsServiceRequest()
+        request.ParseFromString(body)
+        latest = {}
+        for resource_metrics in request.resource_metrics:
+            resource = {a.key: _value(a.value) for a in resource_metrics.resource.attributes}
+            instance = resource.get("service.instance.id")
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    if metric.WhichOneof("data") != "sum":
+                        continue
+                    for point in metric.sum.data_points:
+                        attrs = tuple(
+                            sorted((a.key, _value(a.value)) for a in point.attributes)
+                        )
+                        value = point.as_int if point.HasField("as_int") else point.as_double
+                        latest[(metric.name, attrs, instance)] = float(value)
+        with self._lock:
+            self.counters.update(latest)  # cumulative: the latest export of each is the total
+
+    def counter_total(self, name: str, attributes: dict[str, Any] | None = None) -> float:
+        """The sum over every process of a counter's points that carry ``attributes``."""
+        attributes = attributes or {}
+        with self._lock:
+            items = list(self.counters.items())
+        total = 0.0
+        for (metric, attrs, _instance), value in items:
+            found = dict(attrs)
+            if metric == name and all(found.get(k) == v for k, v in attributes.items()):
+                total += value
+        return total
 
     def __enter__(self) -> OTLPTestReceiver:
         self._thread.start()

@@ -137,6 +137,12 @@ def add_eval_parser(sub: Any) -> None:
         "--concurrency", type=positive_int, default=4, help="items in flight (default: 4)"
     )
     p.add_argument(
+        "--broker",
+        metavar="URL",
+        help="score on the worker fleet (livescore worker) behind this Redis URL instead of "
+        "here; the workers need the same scorers, and their judge is the one used",
+    )
+    p.add_argument(
         "--limit", type=positive_int, metavar="N", help="score only the first N usable lines"
     )
     p.add_argument(
@@ -480,10 +486,18 @@ def _score(
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            broker=args.broker,
         )
 
     with progress:
-        return anyio.run(evaluate)
+        try:
+            return anyio.run(evaluate)
+        except Exception as exc:
+            from livescore.fleet import BrokerUnavailableError
+
+            if isinstance(exc, BrokerUnavailableError):
+                raise UsageError(f"--broker: {exc}") from exc
+            raise
 
 
 def _check_result(

@@ -188,7 +188,9 @@ class _Evaluation:
         on_item_complete: OnItemComplete | None,
         tracer: trace.Tracer,
         emitter: Emitter,
+        remote: Any = None,
     ) -> None:
+        self.remote = remote  # a livescore.fleet RemoteScoring: scores go to the fleet
         self.scorers = scorers
         self.invoker = invoker
         self.on_item_complete = on_item_complete
@@ -197,7 +199,9 @@ class _Evaluation:
         self.eval_id = uuid.uuid4().hex
         self.unknown_keys: dict[str, int] = {}
 
-    async def evaluate(self, index: int, raw: Any) -> ItemResult:
+    async def evaluate(
+        self, index: int, raw: Any, release: Callable[[], None] | None = None
+    ) -> ItemResult:
         try:
             item = _parse_item(raw)
         except _InvalidItem as exc:
@@ -216,6 +220,9 @@ class _Evaluation:
             metadata=item.metadata,
         )
         run = await self._produce_run(item, result)
+        if self.remote is not None and release is not None:
+            # The fleet scores it: the item's slot goes to the next item's target now.
+            release()
         if run is not None:
             result.run = run
             result.output = run.output
@@ -293,6 +300,17 @@ class _Evaluation:
             return produced, ids
 
     async def _score(self, run: Run, result: ItemResult) -> None:
+        if self.remote is not None:
+            # The workers emit and count each score; here, what was handed to them.
+            for scorer in self.scorers:
+                try:
+                    self.emitter.record_sampled(scorer.id)
+                    self.emitter.record_handed_off(scorer.id)
+                except Exception:
+                    logger.exception("could not count the hand-off of %s", scorer.id)
+            scored = await self.remote.score(run)
+            result.scores = {s.id: scored[s.id] for s in self.scorers}
+            return
         scores: dict[str, ScoreResult] = {}
 
         async def score_one(scorer: Scorer) -> None:
@@ -340,6 +358,8 @@ async def run_evals(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    broker: str | None = None,
+    max_pending: int = 1000,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -394,6 +414,15 @@ async def run_evals(
             default.
         capture_content: Without ``emitter``: what user-derived text score spans carry,
             ``"full"``, ``"truncated"`` or ``"none"``.
+        broker: Score on the worker fleet (``"redis://host:6379/0"``): each item's run is
+            published as a job to the same ``livescore worker`` processes that score live
+            runs, which emit the score spans (``livescore.source = "eval"``, children of
+            the item's span) and send the results back; they arrive here in data order as
+            usual. Targets still run here, ``concurrency`` at a time; the fleet scores up
+            to ``max_pending`` items at once. The workers must know every scorer by id
+            (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
+            ``livescore-ai[fleet]``.
+        max_pending: With ``broker``: items published and not yet scored, at most.
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
@@ -402,6 +431,7 @@ async def run_evals(
     Raises:
         ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, or ``emitter``
             given together with ``meter_provider`` or ``capture_content``.
+        livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
 
@@ -427,7 +457,36 @@ async def run_evals(
             "meter_provider and capture_content configure the default emitter; configure "
             "the emitter you pass instead"
         )
+    if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
+        raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
     invoker = resolve_target(target) if target is not None else None
+    if broker is not None:
+        from livescore.fleet._remote import open_remote_scoring
+
+        async with open_remote_scoring(broker, checked) as remote:
+            return await _run_all(
+                data, checked, invoker, on_item_complete, concurrency, emitter,
+                tracer_provider, meter_provider, capture_content, remote, max_pending,
+            )
+    return await _run_all(
+        data, checked, invoker, on_item_complete, concurrency, emitter,
+        tracer_provider, meter_provider, capture_content, None, max_pending,
+    )
+
+
+async def _run_all(
+    data: Iterable[Any] | AsyncIterable[Any],
+    checked: list[Scorer],
+    invoker: AgentTarget | None,
+    on_item_complete: OnItemComplete | None,
+    concurrency: int,
+    emitter: Emitter | None,
+    tracer_provider: trace.TracerProvider | None,
+    meter_provider: Any,
+    capture_content: ContentCapture,
+    remote: Any,
+    max_pending: int,
+) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
     if emitter is None:
         emitter = OTelEmitter(
@@ -441,23 +500,37 @@ async def run_evals(
         on_item_complete,
         provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
         emitter,
+        remote,
     )
 
     started = time.perf_counter()
     slots: list[ItemResult | None] = []
     limiter = anyio.CapacityLimiter(concurrency)
+    # With a fleet, an item leaves ``limiter`` once its target ran; this bounds the items
+    # published and still waiting for their scores (without one it never binds).
+    pending = anyio.CapacityLimiter(max_pending if remote is not None else concurrency)
 
     async def work(index: int, raw: Any, token: object) -> None:
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                limiter.release_on_behalf_of(token)
+
         try:
-            slots[index] = await evaluation.evaluate(index, raw)
+            slots[index] = await evaluation.evaluate(index, raw, release)
         finally:
-            limiter.release_on_behalf_of(token)
+            release()
+            pending.release_on_behalf_of(token)
 
     async with anyio.create_task_group() as tg:
         async for raw in _iterate(data):
             token = object()
             # Acquire before reading on, so a huge (or endless) iterable is read only as
             # fast as items finish.
+            await pending.acquire_on_behalf_of(token)
             await limiter.acquire_on_behalf_of(token)
             slots.append(None)
             tg.start_soon(work, len(slots) - 1, raw, token)
@@ -468,7 +541,7 @@ async def run_evals(
             f"run_evals kept unknown item key(s) as metadata: {counts}; the keys it reads "
             f"are {', '.join(sorted(ITEM_KEYS))}",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
         )
     result = summarize([s.id for s in checked], [item for item in slots if item is not None])
     result.duration_s = time.perf_counter() - started
@@ -508,6 +581,8 @@ def run_evals_sync(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    broker: str | None = None,
+    max_pending: int = 1000,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -543,5 +618,7 @@ def run_evals_sync(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        broker=broker,
+        max_pending=max_pending,
     )
     return anyio.run(call)

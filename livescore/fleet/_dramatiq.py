@@ -65,7 +65,9 @@ class DramatiqPublisher:
         self.queue = queue
         self._client = redis_client(url)
         # No middleware: the agent only enqueues (Retries and the rest act in workers).
-        self._broker = RedisBroker(client=self._client, namespace=NAMESPACE, middleware=[])
+        self._broker = RedisBroker(  # type: ignore[no-untyped-call]
+            client=self._client, namespace=NAMESPACE, middleware=[]
+        )
 
     def publish(self, record: Mapping[str, Any]) -> None:
         message: dramatiq.Message[Any] = dramatiq.Message(
@@ -106,7 +108,7 @@ class DramatiqConsumer:
 
     def run(self, handler: JobHandler, *, stop: threading.Event, drain_timeout: float) -> None:
         client = redis_client(self.url)
-        broker = RedisBroker(
+        broker = RedisBroker(  # type: ignore[no-untyped-call]
             client=client,
             namespace=NAMESPACE,
             heartbeat_timeout=int(self.heartbeat_timeout * 1000),
@@ -116,7 +118,7 @@ class DramatiqConsumer:
                 # Unlimited by count: livescore bounds deliveries itself (a job that kills
                 # its worker is redelivered by the heartbeat, which Retries never sees), and
                 # a message Dramatiq gave up on would go to its dead-letter set uncounted.
-                Retries(max_retries=None, min_backoff=1_000, max_backoff=60_000),
+                Retries(max_retries=None, min_backoff=1_000, max_backoff=60_000),  # type: ignore[arg-type]
             ],
         )
 

@@ -34,7 +34,7 @@ class BrokerUnavailableError(LivescoreError):
     """The broker (Redis) cannot be reached, or did not answer in time."""
 
 
-class Requeue(Exception):  # noqa: N818 - a signal to the engine, not an error
+class Requeue(Exception):
     """Raised by a job handler: put this job back on the queue for another worker, unacked
     work done so far (the worker is shutting down)."""
 

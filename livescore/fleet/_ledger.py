@@ -19,6 +19,7 @@ Keys (all under ``livescore:fleet:``):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -116,20 +117,17 @@ class Ledger:
 
     def _beat_loop(self) -> None:
         while not self._stop.wait(self.alive_ttl / 3):
-            try:
+            # The broker is away: the engine's own consumers say so in the log.
+            with contextlib.suppress(redis.RedisError):
                 self.beat()
-            except redis.RedisError:
-                pass  # the broker is away: the engine's own consumers say so in the log
 
     def stop_heartbeat(self) -> None:
         """Stop beating and say this worker is gone (its claims become stale at once)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        try:
+        with contextlib.suppress(redis.RedisError):
             self.client.delete(f"{PREFIX}alive:{self.worker_id}")
-        except redis.RedisError:
-            pass
 
     # -- deliveries -------------------------------------------------------------------------
 

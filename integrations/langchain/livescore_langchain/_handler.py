@@ -219,6 +219,10 @@ class LiveScoringHandler(BaseCallbackHandler):
             timeout and concurrency) for a dispatcher the handler creates and owns.
         dispatcher: A dispatcher to use instead (share one across handlers); give
             ``scorers`` or ``dispatcher``, not both.
+        broker: Score on a worker fleet: the broker's URL (``"redis://host:6379/0"``).
+            Sampled runs are published as jobs from the dispatcher's thread and scored by
+            ``livescore worker`` processes (``livescore-ai[fleet]``); see
+            :class:`livescore.fleet.BrokerExecutor`. Only with ``scorers``.
         name: The agent's name (``gen_ai.agent.name``, ``Run.name``); the root run's
             name (``create_agent(name=...)``, or ``"LangGraph"``) by default.
         per_step: Score every model turn that answers the user (text and no tool calls) as
@@ -261,6 +265,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
         dispatcher: RunSink | None = None,
+        broker: str | None = None,
         name: str | None = None,
         per_step: bool = False,
         max_open_runs: int = 1000,
@@ -274,6 +279,11 @@ class LiveScoringHandler(BaseCallbackHandler):
     ) -> None:
         if (scorers is None) == (dispatcher is None):
             raise ValueError("give LiveScoringHandler either scorers=[...] or dispatcher=...")
+        if broker is not None and dispatcher is not None:
+            raise ValueError(
+                "broker= configures the dispatcher the handler creates: give it "
+                "to that dispatcher instead (LiveDispatcher(..., broker=...))"
+            )
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
                 f"emit_run_spans must be 'auto', 'always' or 'never', not {emit_run_spans!r}"
@@ -288,6 +298,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             assert scorers is not None
             dispatcher = _make_dispatcher(
                 scorers,
+                broker=broker,
                 name=name,
                 tracer_provider=tracer_provider,
                 meter_provider=meter_provider,
@@ -886,6 +897,7 @@ def step_run(run: Run, step: Step) -> Run:
 def _make_dispatcher(
     scorers: Sequence[Scorer | ScorerConfig],
     *,
+    broker: str | None,
     name: str | None,
     tracer_provider: TracerProvider | None,
     meter_provider: MeterProvider | None,
@@ -900,7 +912,10 @@ def _make_dispatcher(
         capture_content=capture_content,
     )
     dispatcher: RunSink = LiveDispatcher(
-        scorers, emitter=emitter, name=f"livescore-langchain:{name}" if name else "livescore"
+        scorers,
+        emitter=emitter,
+        broker=broker,
+        name=f"livescore-langchain:{name}" if name else "livescore",
     )
     return dispatcher
 
