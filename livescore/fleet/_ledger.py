@@ -176,24 +176,31 @@ class Ledger:
         if scorer_ids:
             self._release(keys=[f"{PREFIX}job:{job_id}"], args=[owner, *scorer_ids])
 
-    def complete(
+    def mark_done(
         self,
         job_id: str,
         statuses: Mapping[str, str],
         *,
-        message_id: str,
         reply_to: str | None = None,
         reply: Mapping[str, Any] | None = None,
     ) -> None:
-        """Mark pairs done and, for an offline evaluation, send their results back: one
+        """Mark pairs done and, for an offline evaluation, send their results in the same
         transaction, so a result is sent exactly when its pair becomes done."""
         pipe = self.client.pipeline(transaction=True)
         key = f"{PREFIX}job:{job_id}"
-        if statuses:
-            pipe.hset(key, mapping={sid: f"done:{status}" for sid, status in statuses.items()})
-            pipe.pexpire(key, int(self.ttl * 1000))
-        pipe.delete(f"{PREFIX}deliveries:{message_id}")
+        pipe.hset(key, mapping={sid: f"done:{status}" for sid, status in statuses.items()})
+        pipe.pexpire(key, int(self.ttl * 1000))
         if reply_to and reply is not None:
             pipe.rpush(reply_to, json.dumps(reply, default=str))
             pipe.expire(reply_to, 86_400)
+        pipe.execute()
+
+    def complete(self, job_id: str, statuses: Mapping[str, str], *, message_id: str) -> None:
+        """The delivery ended: mark what is left done and forget its delivery count."""
+        pipe = self.client.pipeline(transaction=True)
+        if statuses:
+            key = f"{PREFIX}job:{job_id}"
+            pipe.hset(key, mapping={sid: f"done:{status}" for sid, status in statuses.items()})
+            pipe.pexpire(key, int(self.ttl * 1000))
+        pipe.delete(f"{PREFIX}deliveries:{message_id}")
         pipe.execute()

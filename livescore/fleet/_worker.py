@@ -103,6 +103,14 @@ class _WorkerJob:
     def job(self) -> ScoringJob:
         return self._job
 
+    def snapshot(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self.statuses)
+
+    def snapshot_results(self) -> dict[str, ScoreResult]:
+        with self._lock:
+            return dict(self.results)
+
     def close(self) -> dict[str, str]:
         """Refuse every later report (the job goes back to the queue); what ended so far."""
         with self._lock:
@@ -181,7 +189,8 @@ class FleetWorker:
             :class:`~livescore.live.ScorerConfig` keeps its ``timeout``; its sampling was
             decided by the agent, and ``concurrency`` replaces its ``max_concurrency``.
         broker: The Redis URL.
-        concurrency: Jobs (and scores) in flight at once in this process.
+        concurrency: Jobs in flight at once in this process; each scorer scores at most
+            this many at once.
         queue: The queue to consume.
         sinks: Where each score goes besides OpenTelemetry.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
@@ -322,7 +331,9 @@ class FleetWorker:
             )
             send, receive = portal.call(_memory_stream)
             self._send = send
-            executor = InProcessExecutor(max_concurrency=self.concurrency)
+            # Every pair of every job in hand may run: a job's quick pairs never wait behind
+            # slow pairs of other jobs; each scorer still scores ``concurrency`` at a time.
+            executor = InProcessExecutor(max_concurrency=self.concurrency * len(self.scorers))
             if self.judge_rpm is not None or self.judge_concurrency is not None:
                 from livescore.fleet._gate import RedisJudgeGate
 
@@ -424,20 +435,43 @@ class FleetWorker:
             for p in mine:
                 p.config, p.failure = None, ("poisoned_job", message)
         handle = self._feed(run, parent, mine, source, collect=reply_to is not None)
-        while not handle.done.wait(0.2):
-            if self._aborted.is_set():
-                self._give_back(ledger, job_id, handle, mine, owner, delivery)
-        finished = dict(handle.statuses)
-        if finished:
-            self._barrier_wait()
-        reply = None
-        if reply_to is not None:
-            reply = {"job": job_id, "results": [r.to_dict() for r in handle.results.values()]}
-        ledger.complete(
-            job_id, finished, message_id=delivery.message_id, reply_to=reply_to, reply=reply
-        )
+        marked: set[str] = set()
+        while True:
+            # Each pair is marked done as soon as its score was exported, not when the whole
+            # job ends: a quick scorer's pair must not be scored again because a slow one
+            # of the same job was cut short by a crash.
+            complete = handle.done.wait(0.2)
+            if not complete and self._aborted.is_set():
+                self._give_back(ledger, job_id, handle, mine, owner, delivery, marked)
+            ended = {k: v for k, v in handle.snapshot().items() if k not in marked}
+            if ended:
+                self._mark_done(ledger, job_id, handle, ended, reply_to)
+                marked.update(ended)
+            if complete and len(marked) == len(mine):
+                break
+        ledger.complete(job_id, {}, message_id=delivery.message_id)
         with self._lock:
             self.stats.jobs += 1
+
+    def _mark_done(
+        self,
+        ledger: Ledger,
+        job_id: str,
+        handle: _WorkerJob,
+        ended: Mapping[str, str],
+        reply_to: str | None,
+    ) -> None:
+        """After an export that includes their scores: mark pairs done (and, for an
+        evaluation, send their results in the same transaction)."""
+        self._barrier_wait()
+        reply = None
+        if reply_to is not None:
+            results = handle.snapshot_results()
+            reply = {
+                "job": job_id,
+                "results": [results[s].to_dict() for s in ended if s in results],
+            }
+        ledger.mark_done(job_id, ended, reply_to=reply_to, reply=reply)
 
     def _give_back(
         self,
@@ -447,12 +481,13 @@ class FleetWorker:
         mine: Sequence[_Pair],
         owner: str,
         delivery: Delivery,
+        marked: set[str],
     ) -> None:
         """The drain deadline passed: keep what ended, hand the rest back to the queue."""
         finished = handle.close()
-        if finished:
-            self._barrier_wait()
-            ledger.complete(job_id, finished, message_id=f"{delivery.message_id}:keep")
+        ended = {k: v for k, v in finished.items() if k not in marked}
+        if ended:
+            self._mark_done(ledger, job_id, handle, ended, None)
         ledger.release(
             job_id, [p.scorer_id for p in mine if p.scorer_id not in finished], owner=owner
         )

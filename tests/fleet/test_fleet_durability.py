@@ -1,0 +1,126 @@
+"""What the fleet guarantees when workers die, jobs repeat, workers stop, or jobs are bad.
+
+Every test runs real ``livescore worker`` processes against a real Redis server; the
+scores are counted where they arrive, at an OTLP receiver.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+import redis
+from fleet_support import Fleet, wait_for
+
+from livescore import Run
+from livescore.fleet._dramatiq import DramatiqPublisher
+from livescore.live import LiveDispatcher
+from livescore.testing import OpenAITestServer, Reply
+
+pytestmark = pytest.mark.slow
+
+
+def _run(i: int, output: str = "Ownership in Rust") -> Run:
+    return Run(
+        input="Rust ownership",
+        output=output,
+        run_id=f"run-{i}",
+        trace_id=f"{i + 1:032x}",
+        span_id=f"{i + 1:016x}",
+        trace_flags=1,
+    )
+
+
+def _record(run: Run, *scorer_ids: str, job_id: str, version: int = 1) -> dict[str, Any]:
+    return {
+        "format": version,
+        "id": job_id,
+        "source": "live",
+        "run": run.to_dict(),
+        "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
+        "scorers": [
+            {"id": sid, "version": "1", "sample_rate": 1.0, "timeout": 30.0} for sid in scorer_ids
+        ],
+    }
+
+
+def _done_pairs(fleet: Fleet, scorer_id: str) -> int:
+    client = redis.Redis.from_url(fleet.url)
+    try:
+        return sum(
+            1
+            for key in client.scan_iter("livescore:fleet:job:*")
+            if (client.hget(key, scorer_id) or b"").startswith(b"done:")
+        )
+    finally:
+        client.close()
+
+
+class _SlowJudge:
+    """The judge's replies: the first ``hold`` requests wait until released, the rest at once."""
+
+    def __init__(self, hold: int) -> None:
+        self.hold = hold
+        self.release = threading.Event()
+        self.arrived = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        with self._lock:
+            self.arrived += 1
+            held = self.arrived <= self.hold
+        if held:
+            self.release.wait(30)
+        return Reply.text("yes")
+
+
+def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: Fleet) -> None:
+    judge = _SlowJudge(hold=4)
+    with OpenAITestServer(responder=judge) as server:
+        fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
+        doomed = fleet.start_worker("--concurrency", "4")
+        publisher = DramatiqPublisher(fleet.url, "livescore")
+        runs = [_run(i) for i in range(8)]
+        for i, run in enumerate(runs):
+            publisher.publish(_record(run, "judged", "keyword-coverage", job_id=f"job-{i}"))
+        # Four jobs are on the doomed worker: their judge calls are held mid-flight, and
+        # their quick keyword-coverage pairs were exported and marked done. Kill it there.
+        wait_for(lambda: judge.arrived >= 4, 30, "the doomed worker's judge calls")
+        wait_for(lambda: _done_pairs(fleet, "keyword-coverage") >= 4, 30, "quick pairs done")
+        doomed.kill()
+        judge.release.set()
+        fleet.start_worker("--concurrency", "4")
+        pairs = {(r.run_id, sid) for r in runs for sid in ("judged", "keyword-coverage")}
+        fleet.wait_for_pairs(pairs, timeout=60)
+        counts = fleet.pair_counts()
+        assert set(counts) == pairs
+        assert max(counts.values()) == 1, counts
+        publisher.close()
+
+
+def test_a_job_delivered_twice_is_scored_once(fleet: Fleet) -> None:
+    judge = _SlowJudge(hold=2)
+    with OpenAITestServer(responder=judge) as server:
+        fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
+        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--concurrency", "4")
+        publisher = DramatiqPublisher(fleet.url, "livescore")
+        run = _run(1)
+        record = _record(run, "judged", job_id="job-twice")
+        # The same job twice at once (an agent that republished): one copy waits for the
+        # other's judge call, then sees the pair done.
+        publisher.publish(record)
+        publisher.publish(record)
+        wait_for(lambda: judge.arrived >= 1, 30, "the first judge call")
+        judge.release.set()
+        fleet.wait_for_pairs({(run.run_id, "judged")})
+        # ... and once more after it is done.
+        publisher.publish(record)
+        later = _run(2)
+        publisher.publish(_record(later, "judged", job_id="job-later"))
+        fleet.wait_for_pairs({(later.run_id, "judged")})
+        counts = fleet.pair_counts()
+        assert counts[(run.run_id, "judged")] == 1
+        assert judge.arrived == 2  # one judge call per pair, not per delivery
+        publisher.close()
