@@ -36,10 +36,12 @@ NAMESPACE = "livescore"
 """The prefix of Dramatiq's Redis keys for livescore's queues (apart from other apps')."""
 
 # Dramatiq runs its queue maintenance (moving a dead worker's unacknowledged messages back to
-# the queue) on a random share of its Redis commands: 1 in 1,000 by default. An idle worker
-# sends a few commands a second, so that could take minutes; 1 in 10 keeps redelivery within
-# seconds of the heartbeat timeout. Its cost with no dead worker: two ZRANGEBYSCOREs.
-_MAINTENANCE_CHANCE = 100_000  # per million commands
+# the queue) on a random share of its Redis commands: 1 in 1,000 by default, and only for
+# the queue the command is about. An idle worker polls each queue about once a second, so
+# redelivery could wait minutes past the heartbeat timeout; at 1 in 2 it waits about two
+# seconds. Its cost with no dead worker: two ZRANGEBYSCOREs on small sets; a dead one costs a
+# KEYS scan or two (per queue) until its entries are gone.
+_MAINTENANCE_CHANCE = 500_000  # per million commands
 
 
 def redis_client(url: str, *, timeout: float = 5.0) -> redis.Redis:

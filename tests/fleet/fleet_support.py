@@ -74,7 +74,9 @@ class Fleet:
     def url(self) -> str:
         return self.redis.url
 
-    def start_worker(self, *args: str, env: dict[str, str] | None = None) -> Worker:
+    def start_worker(
+        self, *args: str, env: dict[str, str] | None = None, wait: bool = True
+    ) -> Worker:
         environ = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
@@ -106,7 +108,8 @@ class Fleet:
             )
         worker = Worker(process, log)
         self.workers.append(worker)
-        worker.wait_ready()
+        if wait:
+            worker.wait_ready()
         return worker
 
     def close(self) -> None:
