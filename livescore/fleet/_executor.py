@@ -55,10 +55,12 @@ class BrokerExecutor:
     published (run, scorer) pair counts as ``handed_off`` here; the worker counts how it
     ends. The agent's threads never touch the network.
 
-    While the broker is away (down, unreachable, slow), jobs wait in the buffer and
-    publishing is retried with backoff (50 ms doubling to 2 s); once the buffer holds
+    While the broker is away (down, unreachable, not answering), jobs wait in the buffer
+    and publishing is retried with backoff (50 ms doubling to 2 s); once the buffer holds
     ``max_buffer`` jobs, each new job is dropped with reason ``"broker_unavailable"``,
     counted, never raised. Publishing resumes by itself when the broker answers again.
+    While the broker answers but a burst outruns publishing, a full buffer holds the next
+    jobs back in the dispatcher's queue instead (whose overflow policy then applies).
     At shutdown the buffer is published within the dispatcher's deadline; what is left is
     dropped (``"broker_unavailable"`` when the broker is away, else ``"shutdown"``).
 
@@ -128,8 +130,18 @@ class BrokerExecutor:
                 )
                 try:
                     async for handle in jobs:
-                        if not state.add(handle):
-                            handle.drop(BROKER_UNAVAILABLE)
+                        if state.add(handle):
+                            continue
+                        if not state.is_down():
+                            # Full while the broker answers (a burst): hold the next jobs in
+                            # the dispatcher's queue (its overflow policy applies) until
+                            # there is room, or the broker stops answering.
+                            await anyio.to_thread.run_sync(
+                                state.wait_for_room_or_outage, abandon_on_cancel=True
+                            )
+                            if state.add(handle):
+                                continue
+                        handle.drop(BROKER_UNAVAILABLE)
                 finally:
                     state.close()
         finally:
@@ -191,6 +203,17 @@ class _PublishState:
             self._cond.notify()
             return True
 
+    def is_down(self) -> bool:
+        with self._cond:
+            return self._down
+
+    def wait_for_room_or_outage(self) -> None:
+        with self._cond:
+            while (
+                len(self._buffer) >= self.max_buffer and not self._down and not self._abandoned
+            ):
+                self._cond.wait()
+
     def next(self) -> tuple[JobHandle, dict[str, Any]] | None:
         """The oldest buffered job and its record (kept until :meth:`done`); ``None``: stop."""
         with self._cond:
@@ -209,6 +232,7 @@ class _PublishState:
         with self._cond:
             if self._buffer and self._buffer[0][0] is handle:
                 self._buffer.popleft()
+                self._cond.notify_all()
 
     def wait(self, seconds: float) -> None:
         with self._cond:
@@ -220,6 +244,8 @@ class _PublishState:
         with self._cond:
             changed = self._down != down
             self._down = down
+            if changed:
+                self._cond.notify_all()
             return changed
 
     def close(self) -> None:

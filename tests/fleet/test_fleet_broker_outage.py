@@ -1,0 +1,110 @@
+"""The broker goes away for 10 s: the agent is unaffected, drops are counted, publishing
+resumes by itself, and every sampled pair is accounted for across the fleet."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fleet_support import Fleet, wait_for
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from livescore import Run
+from livescore.fleet import BrokerExecutor
+from livescore.live import LiveDispatcher
+from livescore.otel import OTelEmitter
+from livescore.scorers import create_keyword_coverage_scorer
+
+pytestmark = pytest.mark.slow
+
+OUTAGE_S = 10.0
+BUFFER = 5
+
+
+def _run(i: int, output: str = "Ownership in Rust") -> Run:
+    return Run(
+        input="Rust ownership",
+        output=output,
+        run_id=f"run-{i}",
+        trace_id=f"{i + 1:032x}",
+        span_id=f"{i + 1:016x}",
+        trace_flags=1,
+    )
+
+
+def _agent_counts(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], int]:
+    counts: dict[tuple[str, str | None], int] = {}
+    data = reader.get_metrics_data()
+    for rm in data.resource_metrics if data else ():
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name != "livescore.runs":
+                    continue
+                for point in metric.data.data_points:
+                    key = (str(point.attributes["livescore.status"]), point.attributes.get("livescore.reason"))
+                    counts[key] = counts.get(key, 0) + int(point.value)
+    return counts
+
+
+def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet) -> None:
+    from livescore.scoring import Scorer
+
+    raiser = next(s for s in __import__("fleet_scorers").scorers if isinstance(s, Scorer) and s.id == "raiser")
+    fleet.start_worker("--concurrency", "4")
+    reader = InMemoryMetricReader()
+    emitter = OTelEmitter(meter_provider=MeterProvider(metric_readers=[reader]))
+    dispatcher = LiveDispatcher(
+        [create_keyword_coverage_scorer(), raiser],
+        emitter=emitter,
+        executor=BrokerExecutor(fleet.url, max_buffer=BUFFER),
+        register_atexit=False,
+    )
+    # Before: ten runs (one in five poisoned, so the raiser fails on it), all scored remotely.
+    for i in range(10):
+        assert dispatcher.submit(_run(i, "POISON" if i % 5 == 0 else "Ownership in Rust"))
+    assert dispatcher.flush(timeout=30)
+    fleet.wait_for_pairs({(f"run-{i}", sid) for i in range(10) for sid in ("keyword-coverage", "raiser")})
+
+    fleet.redis.stop()
+    started = time.monotonic()
+    during = 0
+    while time.monotonic() - started < OUTAGE_S:
+        # The agent goes on as usual: submit never blocks, never raises.
+        assert dispatcher.submit(_run(100 + during)) is True
+        during += 1
+        time.sleep(0.2)
+    wait_for(
+        lambda: dispatcher.stats().dropped_by_reason.get("broker_unavailable", 0)
+        == 2 * (during - BUFFER),
+        10,
+        "the drops of what the buffer could not hold",
+    )
+    fleet.redis.start()
+    # Publishing resumes by itself: the buffered runs reach the worker and are scored.
+    assert dispatcher.flush(timeout=60)
+    buffered = [f"run-{100 + i}" for i in range(BUFFER)]
+    fleet.wait_for_pairs({(r, sid) for r in buffered for sid in ("keyword-coverage", "raiser")})
+    dispatcher.shutdown(timeout=10)
+
+    stats = dispatcher.stats()
+    agent = _agent_counts(reader)
+    sampled = agent[("sampled", None)]
+    assert sampled == stats.sampled == 2 * (10 + during)
+    assert agent[("dropped", "broker_unavailable")] == 2 * (during - BUFFER)
+    assert agent[("handed_off", None)] == stats.handed_off == 2 * (10 + BUFFER)
+    # Nothing lost silently: what the agent sampled ended on the agent (dropped) or on the
+    # worker (scored, failed, skipped, dropped), by the same metric's counts.
+    def worker_total() -> float:
+        return sum(
+            fleet.receiver.counter_total(
+                "livescore.runs", {"livescore.status": status}
+            )
+            for status in ("scored", "failed", "skipped", "dropped")
+        )
+
+    wait_for(lambda: worker_total() == agent[("handed_off", None)], 20, "the worker's counts")
+    assert fleet.receiver.counter_total(
+        "livescore.runs", {"livescore.status": "failed", "error.type": "ValueError"}
+    ) == 2  # runs 0 and 5 were poisoned
+    assert agent[("dropped", "broker_unavailable")] + worker_total() == sampled
