@@ -120,9 +120,7 @@ class OTLPTestReceiver:
                     if metric.WhichOneof("data") != "sum":
                         continue
                     for point in metric.sum.data_points:
-                        attrs = tuple(
-                            sorted((a.key, _value(a.value)) for a in point.attributes)
-                        )
+                        attrs = tuple(sorted((a.key, _value(a.value)) for a in point.attributes))
                         value = point.as_int if point.HasField("as_int") else point.as_double
                         latest[(metric.name, attrs, instance)] = float(value)
         with self._lock:

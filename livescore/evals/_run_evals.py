@@ -465,12 +465,30 @@ async def run_evals(
 
         async with open_remote_scoring(broker, checked) as remote:
             return await _run_all(
-                data, checked, invoker, on_item_complete, concurrency, emitter,
-                tracer_provider, meter_provider, capture_content, remote, max_pending,
+                data,
+                checked,
+                invoker,
+                on_item_complete,
+                concurrency,
+                emitter,
+                tracer_provider,
+                meter_provider,
+                capture_content,
+                remote,
+                max_pending,
             )
     return await _run_all(
-        data, checked, invoker, on_item_complete, concurrency, emitter,
-        tracer_provider, meter_provider, capture_content, None, max_pending,
+        data,
+        checked,
+        invoker,
+        on_item_complete,
+        concurrency,
+        emitter,
+        tracer_provider,
+        meter_provider,
+        capture_content,
+        None,
+        max_pending,
     )
 
 

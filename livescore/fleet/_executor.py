@@ -209,9 +209,7 @@ class _PublishState:
 
     def wait_for_room_or_outage(self) -> None:
         with self._cond:
-            while (
-                len(self._buffer) >= self.max_buffer and not self._down and not self._abandoned
-            ):
+            while len(self._buffer) >= self.max_buffer and not self._down and not self._abandoned:
                 self._cond.wait()
 
     def next(self) -> tuple[JobHandle, dict[str, Any]] | None:

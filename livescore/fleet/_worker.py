@@ -334,16 +334,15 @@ class FleetWorker:
             # Every pair of every job in hand may run: a job's quick pairs never wait behind
             # slow pairs of other jobs; each scorer still scores ``concurrency`` at a time.
             executor = InProcessExecutor(max_concurrency=self.concurrency * len(self.scorers))
-            if self.judge_rpm is not None or self.judge_concurrency is not None:
-                from livescore.fleet._gate import RedisJudgeGate
+            from livescore.fleet._gate import RedisJudgeGate
 
-                timeout = max(c.timeout for c in self.scorers.values())
-                self.gate = RedisJudgeGate(
-                    self.broker,
-                    rpm=self.judge_rpm,
-                    concurrency=self.judge_concurrency,
-                    lease=timeout,
-                )
+            # Always: a 429 pauses the whole fleet even when no budget is configured.
+            self.gate = RedisJudgeGate(
+                self.broker,
+                rpm=self.judge_rpm,
+                concurrency=self.judge_concurrency,
+                lease=max(c.timeout for c in self.scorers.values()),
+            )
             portal.call(_install_gate, self.gate)
             scoring = self._scoring = portal.start_task_soon(_run_executor, executor, receive)
             watcher = threading.Thread(

@@ -12,10 +12,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # fleet_support, fleet_scorers
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # otlp_receiver
 
-from fleet_support import Fleet  # noqa: E402
-from otlp_receiver import OTLPTestReceiver  # noqa: E402
+from fleet_support import Fleet
+from otlp_receiver import OTLPTestReceiver
 
-from livescore.testing import RedisTestServer, find_redis_server  # noqa: E402
+from livescore.testing import RedisTestServer, find_redis_server
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,10 @@ def _agent_counts(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], 
                 if metric.name != "livescore.runs":
                     continue
                 for point in metric.data.data_points:
-                    key = (str(point.attributes["livescore.status"]), point.attributes.get("livescore.reason"))
+                    key = (
+                        str(point.attributes["livescore.status"]),
+                        point.attributes.get("livescore.reason"),
+                    )
                     counts[key] = counts.get(key, 0) + int(point.value)
     return counts
 
@@ -50,7 +53,9 @@ def _agent_counts(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], 
 def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet) -> None:
     from livescore.scoring import Scorer
 
-    raiser = next(s for s in __import__("fleet_scorers").scorers if isinstance(s, Scorer) and s.id == "raiser")
+    raiser = next(
+        s for s in __import__("fleet_scorers").scorers if isinstance(s, Scorer) and s.id == "raiser"
+    )
     fleet.start_worker("--concurrency", "4")
     reader = InMemoryMetricReader()
     emitter = OTelEmitter(meter_provider=MeterProvider(metric_readers=[reader]))
@@ -64,7 +69,9 @@ def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet
     for i in range(10):
         assert dispatcher.submit(_run(i, "POISON" if i % 5 == 0 else "Ownership in Rust"))
     assert dispatcher.flush(timeout=30)
-    fleet.wait_for_pairs({(f"run-{i}", sid) for i in range(10) for sid in ("keyword-coverage", "raiser")})
+    fleet.wait_for_pairs(
+        {(f"run-{i}", sid) for i in range(10) for sid in ("keyword-coverage", "raiser")}
+    )
 
     fleet.redis.stop()
     started = time.monotonic()
@@ -75,8 +82,10 @@ def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet
         during += 1
         time.sleep(0.2)
     wait_for(
-        lambda: dispatcher.stats().dropped_by_reason.get("broker_unavailable", 0)
-        == 2 * (during - BUFFER),
+        lambda: (
+            dispatcher.stats().dropped_by_reason.get("broker_unavailable", 0)
+            == 2 * (during - BUFFER)
+        ),
         10,
         "the drops of what the buffer could not hold",
     )
@@ -93,18 +102,20 @@ def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet
     assert sampled == stats.sampled == 2 * (10 + during)
     assert agent[("dropped", "broker_unavailable")] == 2 * (during - BUFFER)
     assert agent[("handed_off", None)] == stats.handed_off == 2 * (10 + BUFFER)
+
     # Nothing lost silently: what the agent sampled ended on the agent (dropped) or on the
     # worker (scored, failed, skipped, dropped), by the same metric's counts.
     def worker_total() -> float:
         return sum(
-            fleet.receiver.counter_total(
-                "livescore.runs", {"livescore.status": status}
-            )
+            fleet.receiver.counter_total("livescore.runs", {"livescore.status": status})
             for status in ("scored", "failed", "skipped", "dropped")
         )
 
     wait_for(lambda: worker_total() == agent[("handed_off", None)], 20, "the worker's counts")
-    assert fleet.receiver.counter_total(
-        "livescore.runs", {"livescore.status": "failed", "error.type": "ValueError"}
-    ) == 2  # runs 0 and 5 were poisoned
+    assert (
+        fleet.receiver.counter_total(
+            "livescore.runs", {"livescore.status": "failed", "error.type": "ValueError"}
+        )
+        == 2
+    )  # runs 0 and 5 were poisoned
     assert agent[("dropped", "broker_unavailable")] + worker_total() == sampled

@@ -15,7 +15,6 @@ from fleet_support import Fleet, wait_for
 
 from livescore import Run
 from livescore.fleet._dramatiq import DramatiqPublisher
-from livescore.live import LiveDispatcher
 from livescore.testing import OpenAITestServer, Reply
 
 pytestmark = pytest.mark.slow
@@ -147,7 +146,8 @@ def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -
         pairs = {(r.run_id, "judged") for r in runs}
         fleet.wait_for_pairs(pairs)
         counts = fleet.pair_counts()
-        assert set(counts) == pairs and max(counts.values()) == 1, counts
+        assert set(counts) == pairs, counts
+        assert max(counts.values()) == 1, counts
         publisher.close()
 
 

@@ -23,7 +23,9 @@ def _run(i: int, output: str = "Ownership in Rust") -> Run:
     )
 
 
-def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(fleet: Fleet, tmp_path: Path) -> None:
+def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(
+    fleet: Fleet, tmp_path: Path
+) -> None:
     sink_file = tmp_path / "sink.jsonl"
     fleet.start_worker("--concurrency", "8", env={"FLEET_TEST_SINK_FILE": str(sink_file)})
     with LiveDispatcher(
@@ -53,7 +55,11 @@ def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(fleet: Fleet, tm
         assert span.attributes["gen_ai.evaluation.score.value"] == 1.0
         assert span.service_name == "livescore-worker-test"
     # The worker's sinks (a module attribute next to its scorers) got every score too.
-    wait_for(lambda: sink_file.exists() and len(sink_file.read_text().splitlines()) >= len(pairs), 10, "the sink")
+    wait_for(
+        lambda: sink_file.exists() and len(sink_file.read_text().splitlines()) >= len(pairs),
+        10,
+        "the sink",
+    )
     lines = [json.loads(line) for line in sink_file.read_text().splitlines()]
     assert {(x["run_id"], x["scorer_id"]) for x in lines} == pairs
     assert {x["source"] for x in lines} == {"live"}

@@ -1,0 +1,120 @@
+"""The fleet's Redis parts against a real Redis server: the ledger, the judge gate, and the
+export barrier."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import anyio
+import redis
+
+from livescore.fleet._barrier import ExportBarrier
+from livescore.fleet._gate import RedisJudgeGate, rpm_window
+from livescore.fleet._ledger import Ledger
+from livescore.testing import RedisTestServer
+
+
+def test_claims_done_busy_and_stale(redis_server: RedisTestServer) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    a = Ledger(client, "worker-a", alive_ttl=30, ttl=60)
+    b = Ledger(client, "worker-b", alive_ttl=30, ttl=60)
+    a.beat()
+    b.beat()
+    assert a.claim("job", ["s1", "s2"], owner=a.owner("m1"), lease=30) == {
+        "s1": "claimed",
+        "s2": "claimed",
+    }
+    # Another live worker holding the pairs: busy; the same delivery again: still ours.
+    assert b.claim("job", ["s1"], owner=b.owner("m2"), lease=30) == {"s1": "busy"}
+    assert a.claim("job", ["s1"], owner=a.owner("m1"), lease=30) == {"s1": "claimed"}
+    # The same worker, another delivery of the job (a duplicate message): busy too.
+    assert a.claim("job", ["s1"], owner=a.owner("m3"), lease=30) == {"s1": "busy"}
+    a.mark_done("job", {"s1": "scored"})
+    assert b.claim("job", ["s1"], owner=b.owner("m2"), lease=30) == {"s1": "done"}
+    # A dead worker's claim (no alive key) is taken over; released claims are free.
+    client.delete("livescore:fleet:alive:worker-a")
+    assert b.claim("job", ["s2"], owner=b.owner("m2"), lease=30) == {"s2": "claimed"}
+    b.release("job", ["s2"], owner=b.owner("m2"))
+    assert a.claim("job", ["s2"], owner=a.owner("m4"), lease=30) == {"s2": "claimed"}
+    assert a.count_delivery("m9") == 1
+    assert a.count_delivery("m9") == 2
+    a.uncount_delivery("m9")
+    assert a.count_delivery("m9") == 2
+    client.close()
+
+
+def test_rpm_windows() -> None:
+    assert rpm_window(600) == (10, 1000)
+    assert rpm_window(60) == (1, 1000)
+    assert rpm_window(30) == (1, 2000)
+    assert rpm_window(90) == (1, 1000)
+
+
+def test_the_gate_waits_out_a_pause_and_bounds_concurrency(redis_server: RedisTestServer) -> None:
+    async def main() -> None:
+        gate = RedisJudgeGate(redis_server.url, concurrency=2, lease=10)
+        other = RedisJudgeGate(redis_server.url, concurrency=2, lease=10)
+        await gate.rate_limited(0.3)
+        started = time.monotonic()
+        async with other.request():  # another worker's gate honours the pause
+            waited = time.monotonic() - started
+        assert waited >= 0.25
+        assert other.waits == 1
+        in_flight = 0
+        most = 0
+
+        async def one() -> None:
+            nonlocal in_flight, most
+            async with gate.request():
+                in_flight += 1
+                most = max(most, in_flight)
+                await anyio.sleep(0.05)
+                in_flight -= 1
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+        assert most == 2
+        await gate.aclose()
+        await other.aclose()
+
+    anyio.run(main)
+
+
+def test_the_gate_fails_open_without_redis() -> None:
+    async def main() -> None:
+        gate = RedisJudgeGate("redis://127.0.0.1:9/0", concurrency=1)
+        async with gate.request():
+            pass
+        await gate.rate_limited(1.0)  # no error either
+        await gate.aclose()
+
+    anyio.run(main)
+
+
+def test_the_export_barrier_waits_for_a_flush_that_starts_after_the_call() -> None:
+    started = threading.Event()
+    release = threading.Event()
+    calls: list[float] = []
+
+    def flush(timeout: float) -> bool:
+        calls.append(time.monotonic())
+        started.set()
+        release.wait(5)
+        return True
+
+    barrier = ExportBarrier(flush, min_interval=0.0)
+    first = threading.Thread(target=barrier.wait)
+    first.start()
+    assert started.wait(5)
+    # Called while a flush runs: that flush may have missed this caller's scores.
+    result: list[bool] = []
+    second = threading.Thread(target=lambda: result.append(barrier.wait(5)))
+    second.start()
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert result == [True]
+    assert len(calls) == 2
+    barrier.stop()
