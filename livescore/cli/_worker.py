@@ -182,6 +182,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     telemetry = configure_from_env(worker.worker_id)
+    worker.span_hold = telemetry.held
 
     stop = threading.Event()
 

@@ -1,12 +1,11 @@
 """The export barrier: a job is acknowledged only after its scores left the process.
 
-An OpenTelemetry SDK buffers spans (``BatchSpanProcessor``) and metric points (a periodic
-reader) for seconds. A worker killed with SIGKILL loses that buffer; if the job had been
-acknowledged, its scores would be lost for good. So a worker waits, before it marks a job's
-pairs done and acknowledges it, for one flush of the emitter (spans, metrics and sinks)
-that *started* after the job's last score was emitted. One flush serves every job that
-finished meanwhile, so under load the flushes are batched, at most one every
-``min_interval`` seconds.
+An OpenTelemetry SDK buffers spans and metric points for seconds. A worker killed with
+SIGKILL loses that buffer; if the job had been acknowledged, its scores would be lost for
+good. So a worker's scores are *committed* (exported, then marked done in the ledger) by
+one thread, in batches: a pair that ends asks for a commit, and the job is acknowledged
+once every pair of it was committed. One commit serves every pair that ended meanwhile, so
+under load commits are batched, at most one every ``min_interval`` seconds.
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ _log = logging.getLogger("livescore.fleet")
 
 
 class ExportBarrier:
-    """Runs ``flush`` on a thread of its own whenever someone waits for one.
+    """Runs ``flush`` on a thread of its own whenever someone asks for one.
 
     Args:
-        flush: Exports what is buffered within a timeout (seconds); ``False`` if it could not.
+        flush: Commits what is buffered within a timeout (seconds); ``False`` if it could not.
         min_interval: The least time between the starts of two flushes.
         timeout: What one flush may take.
     """
@@ -47,6 +46,12 @@ class ExportBarrier:
             target=self._run, name="livescore-fleet-export", daemon=True
         )
         self._thread.start()
+
+    def request(self) -> None:
+        """Ask for a flush that starts after this call, without waiting for it."""
+        with self._cond:
+            self._wanted = max(self._wanted, self._started + 1)
+            self._cond.notify_all()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a flush that starts after this call; ``False`` when none ended in time."""

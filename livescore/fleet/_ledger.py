@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import redis
 
+from livescore.scoring import ScoreResult
+
 __all__ = ("PREFIX", "ClaimState", "Ledger")
 
 PREFIX = "livescore:fleet:"
@@ -192,6 +194,27 @@ class Ledger:
         pipe.pexpire(key, int(self.ttl * 1000))
         if reply_to and reply is not None:
             pipe.rpush(reply_to, json.dumps(reply, default=str))
+            pipe.expire(reply_to, 86_400)
+        pipe.execute()
+
+    def mark_many(
+        self, marks: Sequence[tuple[str, str, str, str | None, ScoreResult | None]]
+    ) -> None:
+        """Mark pairs done — ``(job id, scorer id, status, reply_to, result)`` each — in one
+        transaction, sending each evaluation's results with their marks."""
+        pipe = self.client.pipeline(transaction=True)
+        replies: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        touched: set[str] = set()
+        for job_id, scorer_id, status, reply_to, result in marks:
+            key = f"{PREFIX}job:{job_id}"
+            pipe.hset(key, scorer_id, f"done:{status}")
+            touched.add(key)
+            if reply_to and result is not None:
+                replies.setdefault((reply_to, job_id), []).append(result.to_dict())
+        for key in touched:
+            pipe.pexpire(key, int(self.ttl * 1000))
+        for (reply_to, job_id), results in replies.items():
+            pipe.rpush(reply_to, json.dumps({"job": job_id, "results": results}, default=str))
             pipe.expire(reply_to, 86_400)
         pipe.execute()
 

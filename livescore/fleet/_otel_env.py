@@ -14,19 +14,81 @@ Read here (anything else the SDK and the OTLP exporters read themselves):
 Read by the SDK and the exporters: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (and the per-signal
 ``..._TRACES_ENDPOINT`` / ``..._METRICS_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``,
 ``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_TRACES_SAMPLER``
-(and ``_ARG``), ``OTEL_BSP_*``, ``OTEL_METRIC_EXPORT_INTERVAL``.
+(and ``_ARG``), ``OTEL_METRIC_EXPORT_INTERVAL``. Spans are not batched by a
+``BatchSpanProcessor`` (``OTEL_BSP_*`` do not apply): the worker exports them when it commits
+its scores (:class:`HeldSpanProcessor`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
 from livescore._errors import LivescoreError
 
-__all__ = ("TelemetrySetup", "configure_from_env")
+__all__ = ("HeldSpanProcessor", "TelemetrySetup", "configure_from_env")
+
+
+class HeldSpanProcessor(SpanProcessor):
+    """A span processor that holds ended spans until the worker's commit exports them.
+
+    In place of a ``BatchSpanProcessor``: the worker exports exactly the spans of the pairs
+    it is about to mark done, in one batch per commit (at most every 50 ms), so that a crash
+    can never leave a pair marked done whose span did not leave, and leaves at most the
+    pairs of one commit exported but not yet marked. ``force_flush`` and ``shutdown``
+    export whatever is held.
+
+    Args:
+        exporter: The span exporter (OTLP over HTTP by default).
+        max_held: Spans held at most; past it the oldest are exported at once.
+    """
+
+    def __init__(self, exporter: SpanExporter, max_held: int = 100_000) -> None:
+        self.exporter = exporter
+        self.max_held = max_held
+        self._lock = threading.Lock()
+        self._spans: list[ReadableSpan] = []
+        self.export_failures = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        overflow: list[ReadableSpan] = []
+        with self._lock:
+            self._spans.append(span)
+            if len(self._spans) > self.max_held:
+                overflow, self._spans = self._spans, []
+        if overflow:
+            self.export(overflow)
+
+    def take(self) -> list[ReadableSpan]:
+        """The spans held now (they are no longer held)."""
+        with self._lock:
+            spans, self._spans = self._spans, []
+        return spans
+
+    def export(self, spans: list[ReadableSpan]) -> bool:
+        """Export ``spans``; ``False`` when the exporter failed (its own retries included)."""
+        if not spans:
+            return True
+        try:
+            ok = bool(self.exporter.export(spans) == SpanExportResult.SUCCESS)
+        except Exception:
+            ok = False
+        if not ok:
+            self.export_failures += 1
+        return ok
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.export(self.take())
+
+    def shutdown(self) -> None:
+        self.force_flush()
+        self.exporter.shutdown()
 
 
 @dataclass(slots=True)
@@ -35,6 +97,7 @@ class TelemetrySetup:
 
     tracer_provider: Any = None
     meter_provider: Any = None
+    held: HeldSpanProcessor | None = None
 
     def shutdown(self) -> None:
         for provider in (self.tracer_provider, self.meter_provider):
@@ -115,7 +178,6 @@ def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     given = os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
     defaults: dict[str, str] = {}
@@ -129,7 +191,8 @@ def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
         tracer_provider = TracerProvider(resource=resource)
         span_exporter = _span_exporter()
         if span_exporter is not None:
-            tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+            setup.held = HeldSpanProcessor(span_exporter)
+            tracer_provider.add_span_processor(setup.held)
         trace.set_tracer_provider(tracer_provider)
         setup.tracer_provider = tracer_provider
     if not isinstance(metrics.get_meter_provider(), MeterProvider):

@@ -36,6 +36,7 @@ from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
     from livescore.fleet._ledger import Ledger
+    from livescore.fleet._otel_env import HeldSpanProcessor
 
 __all__ = ("FleetWorker", "WorkerStats")
 
@@ -75,41 +76,39 @@ class _Pair:
 
 
 class _WorkerJob:
-    """The worker-side :class:`~livescore.live.JobHandle` of one delivery."""
+    """The worker-side :class:`~livescore.live.JobHandle` of one delivery.
+
+    A pair's end is emitted and queued for the next commit in one step (see
+    :meth:`FleetWorker._commit`); the job is settled when every pair ended and was marked
+    done in the ledger.
+    """
 
     def __init__(
         self,
         worker: FleetWorker,
+        job_id: str,
         job: ScoringJob,
         rates: Sequence[float | None],
         source: str,
-        collect: bool,
+        reply_to: str | None,
     ) -> None:
         self._worker = worker
+        self.job_id = job_id
         self._job = job
         self._rates = tuple(rates)
         self._source = source
-        self._collect = collect
+        self.reply_to = reply_to
         self._lock = threading.Lock()
         self.statuses: dict[str, str] = {}
-        self.results: dict[str, ScoreResult] = {}
-        self._remaining = len(job.scorers)
+        self._unmarked = len(job.scorers)
         self._closed = False
-        self.done = threading.Event()
-        if self._remaining == 0:
-            self.done.set()
+        self.settled = threading.Event()
+        if self._unmarked == 0:
+            self.settled.set()
 
     @property
     def job(self) -> ScoringJob:
         return self._job
-
-    def snapshot(self) -> dict[str, str]:
-        with self._lock:
-            return dict(self.statuses)
-
-    def snapshot_results(self) -> dict[str, ScoreResult]:
-        with self._lock:
-            return dict(self.results)
 
     def close(self) -> dict[str, str]:
         """Refuse every later report (the job goes back to the queue); what ended so far."""
@@ -117,31 +116,35 @@ class _WorkerJob:
             self._closed = True
             return dict(self.statuses)
 
-    def _end(self, index: int, status: str, result: ScoreResult | None) -> bool:
+    def marked(self, count: int) -> None:
+        """``count`` of its pairs were marked done (called by the commit)."""
+        with self._lock:
+            self._unmarked -= count
+            if self._unmarked <= 0:
+                self.settled.set()
+
+    def _end(self, index: int, status: str) -> str | None:
         with self._lock:
             if self._closed or not 0 <= index < len(self._job.scorers):
-                return False
+                return None
             sid = self._job.scorers[index].scorer_id
             if sid in self.statuses:
-                return False  # reported twice: the first report wins
+                return None  # reported twice: the first report wins
             self.statuses[sid] = status
-            if result is not None and self._collect:
-                self.results[sid] = result
-            self._remaining -= 1
-            return True
-
-    def _settle(self) -> None:
-        with self._lock:
-            if self._remaining == 0:
-                self.done.set()
+            return sid
 
     def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
-        if not self._end(index, result.status, result):
+        sid = self._end(index, result.status)
+        if sid is None:
             return
-        try:
-            self._worker._record(result)
-            config = self._job.scorers[index]
-            self._worker.emitter.emit(
+        self._worker._record(result)
+        config = self._job.scorers[index]
+        self._worker._emit_and_queue(
+            self,
+            sid,
+            result.status,
+            result,
+            lambda: self._worker.emitter.emit(
                 self._job.run,
                 result,
                 sample_rate=self._rates[index],
@@ -149,16 +152,15 @@ class _WorkerJob:
                 scorer_version=config.scorer.version,
                 start_time_ns=start_time_ns,
                 parent=self._job.parent,
-            )
-        except Exception:
-            self._worker._emit_failed()
-        finally:
-            self._settle()
+            ),
+        )
 
     def drop(self, reason: str, index: int | None = None) -> None:
         indices = range(len(self._job.scorers)) if index is None else (index,)
         for i in indices:
-            sid = self._job.scorers[i].scorer_id if 0 <= i < len(self._job.scorers) else ""
+            sid = self._end(i, "dropped")
+            if sid is None:
+                continue
             result = ScoreResult(
                 run_id=self._job.run.run_id,
                 scorer_id=sid,
@@ -166,19 +168,27 @@ class _WorkerJob:
                 error=f"dropped on the worker ({reason})",
                 error_type=reason,
             )
-            if not self._end(i, "dropped", result):
-                continue
             with self._worker._lock:
                 self._worker.stats.dropped += 1
-            try:
-                self._worker.emitter.record_dropped(sid, reason)
-            except Exception:
-                self._worker._emit_failed()
-        self._settle()
+            self._worker._emit_and_queue(
+                self,
+                sid,
+                "dropped",
+                result,
+                lambda sid=sid: self._worker.emitter.record_dropped(sid, reason),  # type: ignore[misc]
+            )
 
     def hand_off(self, index: int | None = None) -> None:
         # Nothing hands a job on from a worker; a report like this is a bug, counted.
         self.drop("handed_off_on_worker", index)
+
+
+@dataclass(slots=True)
+class _Mark:
+    handle: _WorkerJob
+    scorer_id: str
+    status: str
+    result: ScoreResult | None  # sent back to an offline evaluation
 
 
 class FleetWorker:
@@ -208,6 +218,10 @@ class FleetWorker:
         dedupe_ttl: Seconds a job's ledger entry is kept: a duplicate delivered within it
             is recognised.
         consumer: The engine's consumer (Dramatiq by default).
+        span_hold: The span processor that holds the worker's spans until a commit exports
+            them (``livescore worker`` installs one; see :meth:`_commit`). Without it, a
+            commit force-flushes the tracer provider, and a crash between another flush
+            and the commit can duplicate a score.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -233,6 +247,7 @@ class FleetWorker:
         max_deliveries: int = 3,
         dedupe_ttl: float = 6 * 3600.0,
         consumer: Consumer | None = None,
+        span_hold: HeldSpanProcessor | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")
@@ -281,7 +296,10 @@ class FleetWorker:
         self.emit_errors = 0
         self.gate: Any = None
         self._consumer = consumer
+        self.span_hold = span_hold
         self._lock = threading.Lock()
+        self._commit_lock = threading.Lock()  # emission + queueing of a mark, vs a commit
+        self._pending: list[_Mark] = []
         self._ledger: Ledger | None = None
         self._barrier: ExportBarrier | None = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
@@ -324,7 +342,7 @@ class FleetWorker:
             )
             ledger.start_heartbeat()
             stack.callback(ledger.stop_heartbeat)
-            barrier = self._barrier = ExportBarrier(self.emitter.flush)
+            barrier = self._barrier = ExportBarrier(self._commit)
             stack.callback(barrier.stop)
             portal = self._portal = stack.enter_context(
                 anyio.from_thread.start_blocking_portal(backend="asyncio")
@@ -433,44 +451,13 @@ class FleetWorker:
             )
             for p in mine:
                 p.config, p.failure = None, ("poisoned_job", message)
-        handle = self._feed(run, parent, mine, source, collect=reply_to is not None)
-        marked: set[str] = set()
-        while True:
-            # Each pair is marked done as soon as its score was exported, not when the whole
-            # job ends: a quick scorer's pair must not be scored again because a slow one
-            # of the same job was cut short by a crash.
-            complete = handle.done.wait(0.2)
-            if not complete and self._aborted.is_set():
-                self._give_back(ledger, job_id, handle, mine, owner, delivery, marked)
-            ended = {k: v for k, v in handle.snapshot().items() if k not in marked}
-            if ended:
-                self._mark_done(ledger, job_id, handle, ended, reply_to)
-                marked.update(ended)
-            if complete and len(marked) == len(mine):
-                break
+        handle = self._feed(job_id, run, parent, mine, source, reply_to)
+        while not handle.settled.wait(0.2):
+            if self._aborted.is_set():
+                self._give_back(ledger, job_id, handle, mine, owner, delivery)
         ledger.complete(job_id, {}, message_id=delivery.message_id)
         with self._lock:
             self.stats.jobs += 1
-
-    def _mark_done(
-        self,
-        ledger: Ledger,
-        job_id: str,
-        handle: _WorkerJob,
-        ended: Mapping[str, str],
-        reply_to: str | None,
-    ) -> None:
-        """After an export that includes their scores: mark pairs done (and, for an
-        evaluation, send their results in the same transaction)."""
-        self._barrier_wait()
-        reply = None
-        if reply_to is not None:
-            results = handle.snapshot_results()
-            reply = {
-                "job": job_id,
-                "results": [results[s].to_dict() for s in ended if s in results],
-            }
-        ledger.mark_done(job_id, ended, reply_to=reply_to, reply=reply)
 
     def _give_back(
         self,
@@ -480,13 +467,11 @@ class FleetWorker:
         mine: Sequence[_Pair],
         owner: str,
         delivery: Delivery,
-        marked: set[str],
     ) -> None:
         """The drain deadline passed: keep what ended, hand the rest back to the queue."""
         finished = handle.close()
-        ended = {k: v for k, v in finished.items() if k not in marked}
-        if ended:
-            self._mark_done(ledger, job_id, handle, ended, None)
+        if finished:
+            self._barrier_wait()  # the pairs that ended are committed (marked done)
         ledger.release(
             job_id, [p.scorer_id for p in mine if p.scorer_id not in finished], owner=owner
         )
@@ -497,7 +482,94 @@ class FleetWorker:
     def _barrier_wait(self) -> None:
         barrier = self._barrier
         if barrier is not None and not barrier.wait(barrier.timeout + 1.0):
-            _log.warning("livescore worker: scores were acknowledged before an export finished")
+            _log.warning("livescore worker: a commit did not finish in time")
+
+    # -- emission and commits ---------------------------------------------------------------------
+
+    def _emit_and_queue(
+        self,
+        handle: _WorkerJob,
+        scorer_id: str,
+        status: str,
+        result: ScoreResult,
+        emit: Any,
+    ) -> None:
+        """Emit one pair's end and queue its mark for the next commit, atomically with
+        respect to commits: a commit exports exactly the spans of the marks it writes."""
+        mark = _Mark(handle, scorer_id, status, result if handle.reply_to else None)
+        with self._commit_lock:
+            try:
+                emit()
+            except Exception:
+                self._emit_failed()
+            self._pending.append(mark)
+        if self._barrier is not None:
+            self._barrier.request()
+
+    def _commit(self, timeout: float) -> bool:
+        """Export the spans of the pairs that ended since the last commit, then mark those
+        pairs done in the ledger (on the export barrier's thread).
+
+        Both sets are taken under one lock, so a pair is marked done in the commit that
+        exported its span, right after the export: a worker killed between the two (about
+        a Redis round trip) leaves a pair exported but not marked, which is scored again (a
+        duplicate, never a loss). Metrics and sinks are flushed after the marks.
+        """
+        with self._commit_lock:
+            marks, self._pending = self._pending, []
+            spans = self.span_hold.take() if self.span_hold is not None else None
+        if spans is not None and self.span_hold is not None:
+            exported = self.span_hold.export(spans)
+        else:
+            exported = _force_flush_traces(timeout)
+        if marks:
+            ledger = self._ledger
+            assert ledger is not None
+            try:
+                ledger.mark_many(
+                    [
+                        (m.handle.job_id, m.scorer_id, m.status, m.handle.reply_to, m.result)
+                        for m in marks
+                    ]
+                )
+            except Exception:
+                # Redis is away: keep the marks for the next commit (their spans left).
+                _log.warning(
+                    "livescore worker: marking scores done failed; retrying", exc_info=True
+                )
+                with self._commit_lock:
+                    self._pending[:0] = marks
+                return False
+            counts: dict[int, tuple[_WorkerJob, int]] = {}
+            for m in marks:
+                handle, n = counts.get(id(m.handle), (m.handle, 0))
+                counts[id(m.handle)] = (handle, n + 1)
+            for handle, n in counts.values():
+                handle.marked(n)
+        try:
+            flushed = (
+                self.emitter.flush(timeout) if self.span_hold is None else self._flush_rest(timeout)
+            )
+        except Exception:
+            self._emit_failed()
+            flushed = False
+        return exported and flushed
+
+    def _flush_rest(self, timeout: float) -> bool:
+        """Metrics and sinks (the spans were exported by the commit)."""
+        from opentelemetry import metrics
+
+        done = True
+        force_flush = getattr(metrics.get_meter_provider(), "force_flush", None)
+        if callable(force_flush):
+            done = bool(force_flush(int(timeout * 1000)))
+        for sink in self.sinks:
+            try:
+                done = sink.flush(timeout) and done
+            except Exception:
+                _log.exception("livescore: sink %r raised from flush()", sink.name)
+                done = False
+        return done
 
     def _count_requeue(self) -> None:
         with self._lock:
@@ -555,12 +627,12 @@ class FleetWorker:
 
     def _feed(
         self,
+        job_id: str,
         run: Run,
         parent: TraceParent | None,
         pairs: Sequence[_Pair],
         source: str,
-        *,
-        collect: bool,
+        reply_to: str | None,
     ) -> _WorkerJob:
         """Hand the pairs to score to the scoring loop; fail the others at once."""
         to_score = [p for p in pairs if p.config is not None]
@@ -570,10 +642,11 @@ class FleetWorker:
         job = ScoringJob(run, configs + failing_configs, parent)
         handle = _WorkerJob(
             self,
+            job_id,
             job,
             [p.sample_rate for p in to_score] + [p.sample_rate for p in to_fail],
             source,
-            collect,
+            reply_to,
         )
         for offset, p in enumerate(to_fail):
             assert p.failure is not None
@@ -639,6 +712,13 @@ class _Slice:
 
     def hand_off(self, index: int | None = None) -> None:
         self.drop("handed_off_on_worker", index)
+
+
+def _force_flush_traces(timeout: float) -> bool:
+    from opentelemetry import trace
+
+    force_flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
 
 
 def _placeholder_scorer(scorer_id: str) -> Scorer:
