@@ -30,6 +30,7 @@ if os.environ.get("BENCH_SCORERS", "all") != "keyword":
     scorers.insert(
         0,
         create_hallucination_scorer(
-            model=judge, mode=os.environ.get("BENCH_MODE", "three_step")  # type: ignore[arg-type]
+            model=judge,
+            mode=os.environ.get("BENCH_MODE", "three_step"),  # type: ignore[arg-type]
         ),
     )

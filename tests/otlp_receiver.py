@@ -57,6 +57,9 @@ class OTLPTestReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as a collector does: exporters reuse their connection.
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.path == "/v1/metrics":
@@ -67,6 +70,7 @@ class OTLPTestReceiver:
                     reply = ExportTraceServiceResponse().SerializeToString()
                 else:
                     self.send_response(404)
+                    self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 self.send_response(200)

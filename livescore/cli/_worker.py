@@ -193,7 +193,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
         f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-        f"{redact_url(args.broker)}, concurrency {args.concurrency}"
+        f"{redact_url(args.broker)}, concurrency {args.concurrency}",
+        soft_wrap=True,
     )
     try:
         worker.run(stop)
@@ -205,6 +206,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s); scored {s.scored}, "
         f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
-        f"{s.duplicates}; handed back to the queue {s.requeued}"
+        f"{s.duplicates}; handed back to the queue {s.requeued}; scoring-loop CPU "
+        f"{s.loop_cpu_s:.3f} s",
+        soft_wrap=True,
     )
     return EXIT_OK

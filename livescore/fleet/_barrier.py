@@ -30,7 +30,7 @@ class ExportBarrier:
     """
 
     def __init__(
-        self, flush: Callable[[float], bool], *, min_interval: float = 0.05, timeout: float = 10.0
+        self, flush: Callable[[float], bool], *, min_interval: float = 0.1, timeout: float = 10.0
     ) -> None:
         self._flush = flush
         self.min_interval = min_interval

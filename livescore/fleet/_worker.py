@@ -55,6 +55,8 @@ class WorkerStats:
         duplicates: Pairs skipped because an earlier delivery had already ended them.
         requeued: Deliveries handed back to the queue at shutdown.
         failed_by_type: Failed pairs by ``error.type``.
+        loop_cpu_s: CPU seconds of the scoring loop's thread (scorers, judge calls,
+            emission), set when the worker stops.
     """
 
     jobs: int = 0
@@ -65,6 +67,7 @@ class WorkerStats:
     duplicates: int = 0
     requeued: int = 0
     failed_by_type: dict[str, int] = field(default_factory=dict)
+    loop_cpu_s: float = 0.0
 
 
 @dataclass(slots=True)
@@ -375,6 +378,7 @@ class FleetWorker:
                 scoring.cancel()
                 self._aborted.set()
                 portal.call(send.close)
+                self.stats.loop_cpu_s = portal.call(time.thread_time)
                 if self.gate is not None:
                     portal.call(self.gate.aclose)
                 try:
