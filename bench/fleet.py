@@ -38,7 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from _common import BENCH_DIR, console, judge_server, percentile, print_machine, table
-from hot_path import Config, DropExporter, baseline, make_agent, openinference, run_block
+from hot_path import (
+    Config,
+    DropExporter,
+    baseline,
+    capture_only,
+    make_agent,
+    openinference,
+    run_block,
+)
 from hot_path import livescore as in_process
 from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry.sdk.metrics import MeterProvider
@@ -186,8 +194,12 @@ def noop_handler() -> Config:
     return Config("no-op inline LangChain handler", [NoOpHandler()])
 
 
-def on_fleet(base_url: str, broker: str) -> Config:
-    """livescore with ``broker=``: the same scorers as in-process, published to the fleet."""
+def on_fleet(base_url: str, broker: str, run_spans: str = "auto") -> Config:
+    """livescore with ``broker=``: the same scorers as in-process, published to the fleet.
+
+    ``run_spans="never"``: the handler opens no span of its own for the run (an agent that
+    OpenInference or another tracer already traces), so what is left is the capture and
+    the hand-off."""
     provider = TracerProvider()
     spans = DropExporter()
     provider.add_span_processor(BatchSpanProcessor(spans))
@@ -202,7 +214,11 @@ def on_fleet(base_url: str, broker: str) -> Config:
         broker=broker,
         register_atexit=False,
     )
-    handler = LiveScoringHandler(dispatcher=dispatcher, tracer_provider=provider)
+    handler = LiveScoringHandler(
+        dispatcher=dispatcher,
+        tracer_provider=provider,
+        emit_run_spans=run_spans,  # type: ignore[arg-type]
+    )
 
     def leave() -> None:
         dispatcher.flush(timeout=60)
@@ -214,7 +230,8 @@ def on_fleet(base_url: str, broker: str) -> Config:
         s = dispatcher.stats()
         return f"{s.handed_off}/{s.sampled} pairs published ({s.dropped} dropped)"
 
-    return Config("livescore, broker= (fleet)", [handler], leave=leave, close=close)
+    name = "livescore, broker=" + ("" if run_spans == "auto" else ", no run spans of its own")
+    return Config(name, [handler], leave=leave, close=close)
 
 
 def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, Any]:
@@ -225,6 +242,8 @@ def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, A
             in_process(base_url, 1.0, flush_timeout=120.0),
             on_fleet(base_url, redis_server.url),
             openinference(),
+            on_fleet(base_url, redis_server.url, run_spans="never"),
+            capture_only(),
         ]
         configs[2].name = "livescore, in-process"
         rounds = max(1, runs // block)
@@ -240,7 +259,7 @@ def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, A
                 run_block(agent, config, block, timed=True)
         notes = {c.name: c.close() for c in configs}
         # The jobs waited in Redis; one worker scores them now (outside the figures).
-        published = (warmup + rounds * block) * 2
+        published = (warmup + rounds * block) * 2 * 2  # two broker= configurations
         worker = Worker(
             redis_server.url,
             receiver.url,
@@ -251,7 +270,7 @@ def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, A
         _wait(lambda: sum(_pairs(receiver).values()) >= published, 300)
         worker.stop()
         scored = sum(_pairs(receiver).values())
-        notes[configs[3].name] += f"; {scored} scored by a worker afterwards"
+        notes[configs[3].name] += f"; both broker= rows: {scored} scored by a worker afterwards"
     base = configs[0]
     n = len(base.times_ns)
     base_p50 = percentile(base.times_ns, 50) / 1e3
