@@ -140,7 +140,8 @@ def add_eval_parser(sub: Any) -> None:
         "--broker",
         metavar="URL",
         help="score on the worker fleet (livescore worker) behind this Redis URL instead of "
-        "here; the workers need the same scorers, and their judge is the one used",
+        "here; the workers need scorers with the same ids, and judge with their own judge "
+        "(no --model needed here)",
     )
     p.add_argument(
         "--limit", type=positive_int, metavar="N", help="score only the first N usable lines"
@@ -212,6 +213,10 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
     needing = [entry.name for entry, _ in parsed if entry.needs_judge]
     if needing:
         judge = judge_options.resolve()
+        if judge is None and getattr(args, "broker", None):
+            # Scored on the fleet: the workers' scorers hold the judge; here a scorer only
+            # names itself in the jobs.
+            judge = _WorkersJudge()
         if judge is None:
             raise UsageError(judge_options.missing_judge_message(needing[0]))
     options = ScorerOptions(judge=judge, mode=judge_options.mode)
@@ -225,6 +230,18 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
             raise UsageError(f"two --scorer options build the scorer id {scorer.id!r}")
         selected.append(_Selected(entry, scorer))
     return selected
+
+
+class _WorkersJudge:
+    """Stands in for the judge of ``--broker`` runs: the workers judge with their own."""
+
+    model = "(the workers' judge)"
+
+    async def generate_object(self, **kwargs: Any) -> Any:
+        raise RuntimeError("with --broker, scores are judged on the workers")
+
+    async def generate_text(self, **kwargs: Any) -> Any:
+        raise RuntimeError("with --broker, scores are judged on the workers")
 
 
 def _check_threshold(threshold: float, selected: Sequence[_Selected]) -> None:

@@ -16,79 +16,98 @@ Read by the SDK and the exporters: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (and the per-
 ``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_TRACES_SAMPLER``
 (and ``_ARG``), ``OTEL_METRIC_EXPORT_INTERVAL``. Spans are not batched by a
 ``BatchSpanProcessor`` (``OTEL_BSP_*`` do not apply): the worker exports them when it commits
-its scores (:class:`HeldSpanProcessor`).
+its scores (:func:`held_span_processor`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any
-
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from typing import Any, Protocol
 
 from livescore._errors import LivescoreError
 
-__all__ = ("HeldSpanProcessor", "TelemetrySetup", "configure_from_env")
+__all__ = ("SpanHold", "TelemetrySetup", "configure_from_env", "held_span_processor")
 
 
-class HeldSpanProcessor(SpanProcessor):
+class SpanHold(Protocol):
+    """What the worker's commit needs of its span processor (see :func:`held_span_processor`)."""
+
+    def take(self) -> list[Any]:
+        """The spans held now (they are no longer held)."""
+        ...
+
+    def export(self, spans: list[Any]) -> bool:
+        """Export ``spans``; ``False`` when the exporter failed."""
+        ...
+
+
+@functools.cache
+def _held_class() -> type[Any]:
+    # The SDK is imported here, not at module level: the core never imports it on import.
+    from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class HeldSpanProcessor(SpanProcessor):
+        """See :func:`held_span_processor`."""
+
+        def __init__(self, exporter: SpanExporter, max_held: int = 100_000) -> None:
+            self.exporter = exporter
+            self.max_held = max_held
+            self._lock = threading.Lock()
+            self._spans: list[ReadableSpan] = []
+            self.export_failures = 0
+
+        def on_end(self, span: ReadableSpan) -> None:
+            overflow: list[ReadableSpan] = []
+            with self._lock:
+                self._spans.append(span)
+                if len(self._spans) > self.max_held:
+                    overflow, self._spans = self._spans, []
+            if overflow:
+                self.export(overflow)
+
+        def take(self) -> list[ReadableSpan]:
+            """The spans held now (they are no longer held)."""
+            with self._lock:
+                spans, self._spans = self._spans, []
+            return spans
+
+        def export(self, spans: list[ReadableSpan]) -> bool:
+            """Export ``spans``; ``False`` when the exporter failed (its own retries included)."""
+            if not spans:
+                return True
+            try:
+                ok = bool(self.exporter.export(spans) == SpanExportResult.SUCCESS)
+            except Exception:
+                ok = False
+            if not ok:
+                self.export_failures += 1
+            return ok
+
+        def force_flush(self, timeout_millis: int = 30_000) -> bool:
+            return self.export(self.take())
+
+        def shutdown(self) -> None:
+            self.force_flush()
+            self.exporter.shutdown()
+
+    return HeldSpanProcessor
+
+
+def held_span_processor(exporter: Any, max_held: int = 100_000) -> Any:
     """A span processor that holds ended spans until the worker's commit exports them.
 
     In place of a ``BatchSpanProcessor``: the worker exports exactly the spans of the pairs
-    it is about to mark done, in one batch per commit (at most every 50 ms), so that a crash
-    can never leave a pair marked done whose span did not leave, and leaves at most the
+    it is about to mark done, in one batch per commit (at most every 100 ms), so that a
+    crash never leaves a pair marked done whose span did not leave, and leaves at most the
     pairs of one commit exported but not yet marked. ``force_flush`` and ``shutdown``
-    export whatever is held.
-
-    Args:
-        exporter: The span exporter (OTLP over HTTP by default).
-        max_held: Spans held at most; past it the oldest are exported at once.
+    export whatever is held; past ``max_held`` spans the oldest are exported at once.
     """
-
-    def __init__(self, exporter: SpanExporter, max_held: int = 100_000) -> None:
-        self.exporter = exporter
-        self.max_held = max_held
-        self._lock = threading.Lock()
-        self._spans: list[ReadableSpan] = []
-        self.export_failures = 0
-
-    def on_end(self, span: ReadableSpan) -> None:
-        overflow: list[ReadableSpan] = []
-        with self._lock:
-            self._spans.append(span)
-            if len(self._spans) > self.max_held:
-                overflow, self._spans = self._spans, []
-        if overflow:
-            self.export(overflow)
-
-    def take(self) -> list[ReadableSpan]:
-        """The spans held now (they are no longer held)."""
-        with self._lock:
-            spans, self._spans = self._spans, []
-        return spans
-
-    def export(self, spans: list[ReadableSpan]) -> bool:
-        """Export ``spans``; ``False`` when the exporter failed (its own retries included)."""
-        if not spans:
-            return True
-        try:
-            ok = bool(self.exporter.export(spans) == SpanExportResult.SUCCESS)
-        except Exception:
-            ok = False
-        if not ok:
-            self.export_failures += 1
-        return ok
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return self.export(self.take())
-
-    def shutdown(self) -> None:
-        self.force_flush()
-        self.exporter.shutdown()
+    return _held_class()(exporter, max_held)
 
 
 @dataclass(slots=True)
@@ -97,7 +116,7 @@ class TelemetrySetup:
 
     tracer_provider: Any = None
     meter_provider: Any = None
-    held: HeldSpanProcessor | None = None
+    held: SpanHold | None = None
 
     def shutdown(self) -> None:
         for provider in (self.tracer_provider, self.meter_provider):
@@ -191,8 +210,9 @@ def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
         tracer_provider = TracerProvider(resource=resource)
         span_exporter = _span_exporter()
         if span_exporter is not None:
-            setup.held = HeldSpanProcessor(span_exporter)
-            tracer_provider.add_span_processor(setup.held)
+            held = held_span_processor(span_exporter)
+            tracer_provider.add_span_processor(held)
+            setup.held = held
         trace.set_tracer_provider(tracer_provider)
         setup.tracer_provider = tracer_provider
     if not isinstance(metrics.get_meter_provider(), MeterProvider):

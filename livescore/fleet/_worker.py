@@ -36,7 +36,7 @@ from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
     from livescore.fleet._ledger import Ledger
-    from livescore.fleet._otel_env import HeldSpanProcessor
+    from livescore.fleet._otel_env import SpanHold
 
 __all__ = ("FleetWorker", "WorkerStats")
 
@@ -250,7 +250,7 @@ class FleetWorker:
         max_deliveries: int = 3,
         dedupe_ttl: float = 6 * 3600.0,
         consumer: Consumer | None = None,
-        span_hold: HeldSpanProcessor | None = None,
+        span_hold: SpanHold | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")

@@ -111,3 +111,34 @@ def test_livescore_eval_broker_unreachable_is_a_usage_error(tmp_path: Path) -> N
     assert done.returncode == 2
     assert "--broker" in done.stderr
     assert "cannot reach the broker" in done.stderr
+
+
+def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path) -> None:
+    # The workers judge; here a judge scorer only names itself. These workers lack it, so
+    # its scores fail, named, and nothing could be scored (exit 1, not a usage error).
+    fleet.start_worker("--concurrency", "2")
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(DATA[0]) + "\n")
+    out = tmp_path / "results.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "livescore.cli",
+            "eval",
+            str(data),
+            "--scorer",
+            "hallucination",
+            "--broker",
+            fleet.url,
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["scores"]["hallucination"]["error_type"] == "unknown_scorer"
