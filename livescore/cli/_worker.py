@@ -149,11 +149,11 @@ def run_worker_command(args: argparse.Namespace) -> int:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
+    module, value = load_attribute(args.scorers, "MODULE:ATTR")
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    module, value = load_attribute(args.scorers, "MODULE:ATTR")
     scorers = _as_list(value, "scorers", "MODULE:ATTR")
     if args.sinks:
         _, sink_value = load_attribute(args.sinks, "--sinks")

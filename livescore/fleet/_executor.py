@@ -71,6 +71,12 @@ class BrokerExecutor:
         linger: Seconds the publishing thread waits, once woken by a job, for more jobs to
             publish in the same wake-up (20 ms). Each wake-up of a thread costs a CPU-bound
             agent a GIL hand-over; scores are seconds away anyway.
+        publisher_factory: Builds the engine's publisher from ``(url, queue)``; Dramatiq's
+            by default (tests pass a double).
+
+    Raises:
+        ImportError: Dramatiq is not installed (``pip install 'livescore-ai[fleet]'``).
+        ValueError: ``url`` is not a Redis URL, or a bad ``max_buffer`` / ``linger``.
 
     Example:
         >>> from livescore.live import LiveDispatcher
@@ -98,6 +104,13 @@ class BrokerExecutor:
             raise ValueError(f"max_buffer must be a positive int, not {max_buffer!r}")
         if not isinstance(queue, str) or not queue:
             raise ValueError("queue must be a non-empty string")
+        if publisher_factory is None:
+            import importlib.util
+
+            if importlib.util.find_spec("dramatiq") is None:
+                raise ImportError(
+                    "broker= needs the fleet extra: pip install 'livescore-ai[fleet]'"
+                )
         self.url = url
         self.queue = queue
         self.max_buffer = max_buffer

@@ -178,24 +178,9 @@ class Ledger:
         if scorer_ids:
             self._release(keys=[f"{PREFIX}job:{job_id}"], args=[owner, *scorer_ids])
 
-    def mark_done(
-        self,
-        job_id: str,
-        statuses: Mapping[str, str],
-        *,
-        reply_to: str | None = None,
-        reply: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Mark pairs done and, for an offline evaluation, send their results in the same
-        transaction, so a result is sent exactly when its pair becomes done."""
-        pipe = self.client.pipeline(transaction=True)
-        key = f"{PREFIX}job:{job_id}"
-        pipe.hset(key, mapping={sid: f"done:{status}" for sid, status in statuses.items()})
-        pipe.pexpire(key, int(self.ttl * 1000))
-        if reply_to and reply is not None:
-            pipe.rpush(reply_to, json.dumps(reply, default=str))
-            pipe.expire(reply_to, 86_400)
-        pipe.execute()
+    def mark_done(self, job_id: str, statuses: Mapping[str, str]) -> None:
+        """Mark one job's pairs done (``{scorer id: status}``)."""
+        self.mark_many([(job_id, sid, status, None, None) for sid, status in statuses.items()])
 
     def mark_many(
         self, marks: Sequence[tuple[str, str, str, str | None, ScoreResult | None]]
