@@ -47,7 +47,8 @@ def add_worker_parser(sub: Any) -> None:
         "--concurrency",
         type=positive_int,
         default=16,
-        help="jobs scored at once in this process (default: 16)",
+        help="scores in flight at once per scorer in this process (default: 16); the worker "
+        "holds up to twice as many jobs",
     )
     p.add_argument("--queue", default="livescore", help="the queue to consume (default: livescore)")
     p.add_argument(

@@ -202,8 +202,9 @@ class FleetWorker:
             :class:`~livescore.live.ScorerConfig` keeps its ``timeout``; its sampling was
             decided by the agent, and ``concurrency`` replaces its ``max_concurrency``.
         broker: The Redis URL.
-        concurrency: Jobs in flight at once in this process; each scorer scores at most
-            this many at once.
+        concurrency: Scores in flight at once per scorer in this process. The worker holds
+            up to twice as many jobs: those whose scores ended wait for their export and
+            acknowledgement while the next ones score.
         queue: The queue to consume.
         sinks: Where each score goes besides OpenTelemetry.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
@@ -334,7 +335,9 @@ class FleetWorker:
         consumer = self._consumer or DramatiqConsumer(
             self.broker,
             self.queue,
-            concurrency=self.concurrency,
+            # Twice the scores in flight: a job whose scores ended waits for its commit
+            # (up to ~100 ms) before it is acknowledged, and meanwhile the next job scores.
+            concurrency=2 * self.concurrency,
             heartbeat_timeout=self.heartbeat_timeout,
         )
         with ExitStack() as stack:

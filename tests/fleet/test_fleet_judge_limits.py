@@ -74,7 +74,9 @@ def test_a_429_pauses_every_worker(fleet: Fleet) -> None:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         fleet.env["FLEET_TEST_JUDGE_RETRIES"] = "5"
         # No limit configured: the pause after a 429 is always shared.
-        workers = [fleet.start_worker("--concurrency", "4") for _ in range(2)]
+        # Small prefetch (Dramatiq takes twice its threads, which are twice --concurrency),
+        # so that both workers hold jobs while the fleet is paused.
+        workers = [fleet.start_worker("--concurrency", "2") for _ in range(2)]
         first = _publish(fleet, 0, 1)
         client = redis.Redis.from_url(fleet.url)
         wait_for(
@@ -82,7 +84,7 @@ def test_a_429_pauses_every_worker(fleet: Fleet) -> None:
             30,
             "the fleet-wide pause",
         )
-        rest = _publish(fleet, 1, 12)  # work for both workers while the fleet is paused
+        rest = _publish(fleet, 1, 24)  # work for both workers while the fleet is paused
         fleet.wait_for_pairs(first | rest)
         for worker in workers:
             assert worker.terminate() == 0
