@@ -14,7 +14,7 @@ Dramatiq over Redis (:mod:`livescore.fleet._dramatiq`) is the one shipped.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,6 +63,15 @@ class Publisher(Protocol):
 
         Raises:
             BrokerUnavailableError: The broker could not be reached or did not confirm.
+        """
+        ...
+
+    def publish_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Enqueue several job records in one exchange with the broker.
+
+        Raises:
+            BrokerUnavailableError: As :meth:`publish`; some of the records may have been
+                enqueued (a worker recognises a record published twice by its ``id``).
         """
         ...
 

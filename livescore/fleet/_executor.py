@@ -26,6 +26,7 @@ DEFAULT_QUEUE = "livescore"
 BROKER_UNAVAILABLE = "broker_unavailable"
 """The drop reason of a pair the local buffer could not hold while the broker was away."""
 
+_BATCH = 64  # jobs published in one exchange with the broker, at most
 _BACKOFF_FIRST = 0.05
 _BACKOFF_MAX = 2.0
 
@@ -174,12 +175,11 @@ class BrokerExecutor:
     def _publish_loop(self, state: _PublishState, publisher: Publisher) -> None:
         backoff = _BACKOFF_FIRST
         while True:
-            item = state.next()
-            if item is None:
+            batch = state.next_batch(_BATCH)
+            if not batch:
                 return
-            handle, record = item
             try:
-                publisher.publish(record)
+                published = self._publish_batch(publisher, batch)
             except BrokerUnavailableError as exc:
                 if state.set_down(True):
                     _log.warning(
@@ -190,18 +190,38 @@ class BrokerExecutor:
                 state.wait(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
-            except Exception:
-                # A record the engine cannot encode: that one job is lost, counted.
-                _log.exception("livescore: a job could not be published; it is dropped")
-                state.done(handle)
-                handle.drop("invalid_job")
-                continue
             backoff = _BACKOFF_FIRST
             if state.set_down(False):
                 _log.warning("livescore: the broker is back; publishing resumed")
-            state.done(handle)
-            self.published += 1
-            handle.hand_off()
+            state.done([handle for handle, _ in batch])
+            self.published += len(published)
+            for handle in published:
+                handle.hand_off()
+
+    def _publish_batch(
+        self, publisher: Publisher, batch: list[tuple[JobHandle, dict[str, Any]]]
+    ) -> list[JobHandle]:
+        """Publish a batch in one exchange; the jobs published. A record the engine cannot
+        encode is dropped (counted) and the rest published one by one."""
+        try:
+            publisher.publish_many([record for _, record in batch])
+            return [handle for handle, _ in batch]
+        except BrokerUnavailableError:
+            raise
+        except Exception:
+            pass  # find the culprit below
+        kept: list[JobHandle] = []
+        for handle, record in batch:
+            try:
+                publisher.publish(record)
+            except BrokerUnavailableError:
+                raise
+            except Exception:
+                _log.exception("livescore: a job could not be published; it is dropped")
+                handle.drop("invalid_job")
+                continue
+            kept.append(handle)
+        return kept
 
 
 class _PublishState:
@@ -215,13 +235,17 @@ class _PublishState:
         self._closing = False
         self._abandoned = False
         self._down = False
+        self._idle = False  # the publisher waits for a first job
 
     def add(self, handle: JobHandle) -> bool:
         with self._cond:
             if len(self._buffer) >= self.max_buffer:
                 return False
             self._buffer.append((handle, None))
-            self._cond.notify()
+            # Wake the publisher only when it sleeps with nothing to do or a batch is full:
+            # while it lingers, a wake-up per job would cost what the lingering saves.
+            if self._idle or len(self._buffer) == _BATCH:
+                self._cond.notify()
             return True
 
     def is_down(self) -> bool:
@@ -233,33 +257,41 @@ class _PublishState:
             while len(self._buffer) >= self.max_buffer and not self._down and not self._abandoned:
                 self._cond.wait()
 
-    def next(self) -> tuple[JobHandle, dict[str, Any]] | None:
-        """The oldest buffered job and its record (kept until :meth:`done`); ``None``: stop."""
+    def next_batch(self, limit: int) -> list[tuple[JobHandle, dict[str, Any]]]:
+        """The oldest buffered jobs and their records (kept until :meth:`done`); ``[]``:
+        stop."""
         with self._cond:
             woken = False
             while not self._buffer and not self._closing and not self._abandoned:
+                self._idle = True
                 self._cond.wait()
+                self._idle = False
                 woken = True
             if woken and self.linger > 0:
                 # Let the jobs right behind this one join it: one wake-up for the lot.
                 self._cond.wait_for(
-                    lambda: self._closing or self._abandoned or len(self._buffer) >= 64,
+                    lambda: self._closing or self._abandoned or len(self._buffer) >= limit,
                     self.linger,
                 )
             if self._abandoned or not self._buffer:
-                return None
-            handle, record = self._buffer[0]
-            if record is None:
-                # Built once: a retried publish sends the same id.
-                record = job_record(handle)
-                self._buffer[0] = (handle, record)
-            return handle, record
+                return []
+            batch = []
+            for i in range(min(limit, len(self._buffer))):
+                handle, record = self._buffer[i]
+                if record is None:
+                    # Built once: a retried publish sends the same id.
+                    record = job_record(handle)
+                    self._buffer[i] = (handle, record)
+                batch.append((handle, record))
+            return batch
 
-    def done(self, handle: JobHandle) -> None:
+    def done(self, handles: list[JobHandle]) -> None:
+        """Forget the published (or dropped) jobs at the head of the buffer."""
+        gone = {id(h) for h in handles}
         with self._cond:
-            if self._buffer and self._buffer[0][0] is handle:
+            while self._buffer and id(self._buffer[0][0]) in gone:
                 self._buffer.popleft()
-                self._cond.notify_all()
+            self._cond.notify_all()
 
     def wait(self, seconds: float) -> None:
         with self._cond:

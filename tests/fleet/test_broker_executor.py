@@ -34,6 +34,10 @@ class PublisherDouble:
             raise BrokerUnavailableError("cannot reach the broker: test double is down")
         self.records.append(dict(record))
 
+    def publish_many(self, records: list[Mapping[str, Any]]) -> None:
+        for record in records:
+            self.publish(record)
+
     def close(self) -> None:
         self.closed = True
 
@@ -140,3 +144,34 @@ def test_broker_argument_checks() -> None:
     assert isinstance(dispatcher.executor, BrokerExecutor)
     assert "redis://127.0.0.1:6379/0" in repr(dispatcher.executor)
     dispatcher.shutdown()
+
+
+class PickyPublisherDouble(PublisherDouble):
+    """A test double that cannot encode the run ``r-bad`` (as with a value JSON refuses)."""
+
+    def publish(self, record: Mapping[str, Any]) -> None:
+        if record["run"]["run_id"] == "r-bad":
+            raise TypeError("Object of type Thing is not JSON serializable")
+        super().publish(record)
+
+    def publish_many(self, records: list[Mapping[str, Any]]) -> None:
+        if any(r["run"]["run_id"] == "r-bad" for r in records):
+            raise TypeError("Object of type Thing is not JSON serializable")
+        super().publish_many(records)
+
+
+def test_a_job_the_engine_cannot_encode_is_dropped_and_the_rest_published() -> None:
+    double = PickyPublisherDouble()
+    executor = BrokerExecutor(
+        "redis://127.0.0.1:1/0", linger=0.2, publisher_factory=lambda u, q: double
+    )
+    with LiveDispatcher(
+        [create_keyword_coverage_scorer()], executor=executor, register_atexit=False
+    ) as dispatcher:
+        for run_id in ("r1", "r-bad", "r2"):
+            dispatcher.submit(Run(input="q", output="a", run_id=run_id))
+        assert dispatcher.flush(timeout=10)
+        stats = dispatcher.stats()
+    assert stats.dropped_by_reason == {"invalid_job": 1}
+    assert stats.handed_off == 2
+    assert sorted(r["run"]["run_id"] for r in double.records) == ["r1", "r2"]
