@@ -234,6 +234,36 @@ def on_fleet(base_url: str, broker: str, run_spans: str = "auto") -> Config:
     return Config(name, [handler], leave=leave, close=close)
 
 
+class _HandOffOnly:
+    """An executor that reports every job handed off and does nothing else: what the
+    dispatcher's own hand-off costs, below any executor."""
+
+    async def run(self, jobs: Any) -> None:
+        async for handle in jobs:
+            handle.hand_off()
+
+
+def dispatcher_only() -> Config:
+    dispatcher = LiveDispatcher(
+        [create_keyword_coverage_scorer(), create_keyword_coverage_scorer(id="second")],
+        executor=_HandOffOnly(),
+        emitter=OTelEmitter(meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()])),
+        register_atexit=False,
+    )
+    handler = LiveScoringHandler(dispatcher=dispatcher, emit_run_spans="never")
+
+    def close() -> str:
+        dispatcher.shutdown(timeout=10)
+        return f"{dispatcher.stats().handed_off} pairs handed to a no-op executor"
+
+    return Config(
+        "dispatcher hand-off alone (no-op executor, no run spans)",
+        [handler],
+        leave=lambda: dispatcher.flush(timeout=30),
+        close=close,
+    )
+
+
 def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, Any]:
     with RedisTestServer() as redis_server, OTLPTestReceiver() as receiver:
         configs = [
@@ -243,6 +273,7 @@ def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, A
             on_fleet(base_url, redis_server.url),
             openinference(),
             on_fleet(base_url, redis_server.url, run_spans="never"),
+            dispatcher_only(),
             capture_only(),
         ]
         configs[2].name = "livescore, in-process"
