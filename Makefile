@@ -6,10 +6,10 @@ BIN := $(VENV)/bin
 
 .PHONY: setup demo demo-local test lint typecheck browser unit bench clean
 
-$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml
+$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain
+	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain -e integrations/openai-agents
 	touch $@
 
 setup: $(BIN)/.installed
@@ -34,7 +34,8 @@ typecheck: setup
 # Docstring examples first (a separate run: doctest collection would import the two test
 # folders' conftest.py files under one module name), then the test suite.
 unit: setup
-	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain
+	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain \
+	  integrations/openai-agents/livescore_openai_agents
 	$(BIN)/pytest $(ARGS)
 
 # The HTML report is checked in headless Chromium; install it where we can (root + apt-get),

@@ -14,6 +14,13 @@ from livescore.otel._emitter import (
     QueueDepthSource,
     run_span_context,
 )
+from livescore.otel._run_spans import (
+    current_span,
+    end_span,
+    span_ids,
+    start_agent_span,
+    start_tool_span,
+)
 
 __all__ = (
     "ContentCapture",
@@ -21,5 +28,10 @@ __all__ = (
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
+    "current_span",
+    "end_span",
     "run_span_context",
+    "span_ids",
+    "start_agent_span",
+    "start_tool_span",
 )

@@ -3,6 +3,7 @@
 from livescore.runs._model import Run, RunLike, Step, StepKind, ToolCall, coerce_run
 from livescore.runs._readers import (
     CONTEXT_METADATA_KEY,
+    NOT_SCORABLE_METADATA_KEY,
     ToolResult,
     extract_retrieved_documents,
     extract_tool_results,
@@ -14,6 +15,7 @@ from livescore.runs._readers import (
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "NOT_SCORABLE_METADATA_KEY",
     "Run",
     "RunLike",
     "Step",

@@ -19,7 +19,12 @@ from pydantic import BaseModel
 
 from livescore.judges._protocol import Judge, JudgeError, JudgeUsage
 from livescore.runs._model import Run, RunLike, Step, coerce_run
-from livescore.runs._readers import get_assistant_message, get_user_message, message_text
+from livescore.runs._readers import (
+    NOT_SCORABLE_METADATA_KEY,
+    get_assistant_message,
+    get_user_message,
+    message_text,
+)
 from livescore.scoring._result import NotScorable, ScoreResult, ScorerRunError
 
 __all__ = (
@@ -331,6 +336,9 @@ class Scorer:
     # -- pipeline internals -------------------------------------------------------------
 
     def _start(self, run: Run, step: Step | None, result: ScoreResult) -> StepContext:
+        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
+        if not_scorable:  # an integration knows the run has nothing to judge
+            raise NotScorable(str(not_scorable))
         flags = result.flags
         try:
             input_text = get_user_message(run)
