@@ -17,6 +17,7 @@ Example:
 from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
 from livescore.live._executor import Executor, ScoringJob
 from livescore.live._guard import is_scoring
+from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
     SamplingDecision,
     SamplingSpec,
@@ -31,12 +32,14 @@ __all__ = (
     "Executor",
     "LiveDispatcher",
     "OverflowPolicy",
+    "RunRecorder",
     "SamplingDecision",
     "SamplingSpec",
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
     "is_scoring",
+    "record_run",
     "sample_fraction",
     "sample_rate_of",
 )
