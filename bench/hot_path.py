@@ -22,12 +22,23 @@ blocks (their order rotates each round) so that drift on a shared machine spread
 outside the timed runs. Every run is timed with ``time.perf_counter_ns``; process CPU time
 (all threads) is taken around each block.
 
-Run: ``python bench/hot_path.py [--quick] [--runs N] [--json out.json]``.
+The same measurement runs on the OpenAI Agents SDK: an ``agents.Agent`` with the same two
+tools on the SDK's ``OpenAIChatCompletionsModel``, whose model is the bench server process
+playing the same script (two tool calls, then the answer; its HTTP round trips are part of
+every configuration, baseline included). Its configurations: no trace processor (the
+baseline), livescore's ``LiveScoringProcessor`` as above (two judge latencies, keyword
+coverage alone, the processor alone), and OpenInference's ``OpenAIAgentsInstrumentor``. All
+SDK runs share one event loop, as in a server.
+
+Run: ``python bench/hot_path.py [--quick] [--runs N] [--runtime langchain|openai-agents]
+[--json out.json]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import gc
 import json
 import logging
@@ -38,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    AGENT_ANSWER,
+    agent_model,
     console,
     judge_model,
     judge_server,
@@ -66,10 +79,7 @@ QUESTION = {
         {"role": "user", "content": "Where is my parcel 4711, and when will it reach the locker?"}
     ]
 }
-ANSWER = (
-    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker; "
-    "delivery to a locker takes two working days, so expect it on Wednesday."
-)
+ANSWER = AGENT_ANSWER
 
 
 @tool
@@ -147,7 +157,18 @@ def baseline() -> Config:
     return Config("no callbacks")
 
 
-def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+@dataclass
+class LivescoreParts:
+    """livescore's dispatcher (with its scorers and providers), shared by both runtimes."""
+
+    name: str
+    dispatcher: LiveDispatcher
+    provider: TracerProvider
+    leave: Callable[[], None]
+    close: Callable[[], str]
+
+
+def livescore_parts(base_url: str, latency: float | None, flush_timeout: float) -> LivescoreParts:
     """livescore at 100 %: hallucination (judge answering after ``latency``) and keyword
     coverage; keyword coverage alone when ``latency`` is ``None``."""
     provider = TracerProvider()
@@ -171,7 +192,6 @@ def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Con
         max_judge_concurrency=64,
         register_atexit=False,
     )
-    handler = LiveScoringHandler(dispatcher=dispatcher, tracer_provider=provider)
     name = (
         "livescore, keyword coverage only" if latency is None else f"livescore, {latency:g} s judge"
     )
@@ -187,7 +207,14 @@ def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Con
         s = dispatcher.stats()
         return f"{s.scored}/{s.sampled} scores ({s.failed} failed, {s.dropped} dropped)"
 
-    return Config(name, [handler], leave=leave, close=close)
+    return LivescoreParts(name, dispatcher, provider, leave, close)
+
+
+def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+    """livescore's LangChain handler on :func:`livescore_parts`."""
+    parts = livescore_parts(base_url, latency, flush_timeout)
+    handler = LiveScoringHandler(dispatcher=parts.dispatcher, tracer_provider=parts.provider)
+    return Config(parts.name, [handler], leave=parts.leave, close=parts.close)
 
 
 class KeepRuns:
@@ -406,10 +433,155 @@ def report(scenario: Scenario, configs: Sequence[Config], notes: dict[str, str])
     return results
 
 
+# -- the same measurement on the OpenAI Agents SDK ------------------------------------------------
+
+
+def make_sdk_agent(base_url: str, model_delay: float) -> tuple[Any, Any]:
+    """The SDK agent with the same two tools; its model is the bench server's script."""
+    from agents import Agent, OpenAIChatCompletionsModel, function_tool
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    tools = [function_tool(track_parcel.func), function_tool(delivery_estimate.func)]
+    model = OpenAIChatCompletionsModel(agent_model(model_delay), client)
+    agent = Agent(name="parcel-agent", instructions="Track parcels.", tools=tools, model=model)
+    return agent, client
+
+
+def sdk_processors(processors: list[Any]) -> Callable[[], None]:
+    from agents import set_trace_processors
+
+    return lambda: set_trace_processors(list(processors))
+
+
+def sdk_baseline() -> Config:
+    return Config("no trace processor", enter=sdk_processors([]))
+
+
+def sdk_livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+    """livescore's processor at 100 %, with the same scorers as the LangChain rows."""
+    from livescore_openai_agents import LiveScoringProcessor
+
+    parts = livescore_parts(base_url, latency, flush_timeout)  # the same scorers and judge
+    processor = LiveScoringProcessor(dispatcher=parts.dispatcher, tracer_provider=parts.provider)
+
+    def leave() -> None:
+        sdk_processors([])()
+        parts.leave()
+
+    return Config(parts.name, enter=sdk_processors([processor]), leave=leave, close=parts.close)
+
+
+def sdk_capture_only() -> Config:
+    from livescore_openai_agents import LiveScoringProcessor
+
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    sink = KeepRuns()
+    processor = LiveScoringProcessor(dispatcher=sink, tracer_provider=provider)  # type: ignore[arg-type]
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{sink.runs:,} runs captured, {spans.count:,} spans"
+
+    return Config(
+        "livescore processor, no scoring",
+        enter=sdk_processors([processor]),
+        leave=sdk_processors([]),
+        close=close,
+    )
+
+
+def sdk_openinference() -> Config:
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    instrumentor = OpenAIAgentsInstrumentor()
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{spans.count:,} spans"
+
+    return Config(
+        "OpenInference",
+        enter=lambda: instrumentor.instrument(tracer_provider=provider),
+        leave=lambda: instrumentor.uninstrument(),
+        close=close,
+    )
+
+
+def sdk_run_block(
+    loop: asyncio.AbstractEventLoop, agent: Any, config: Config, runs: int, timed: bool
+) -> None:
+    from agents import Runner
+
+    async def block() -> None:
+        for _ in range(runs):
+            start = time.perf_counter_ns()
+            result = await Runner.run(agent, QUESTION["messages"][0]["content"])
+            elapsed = time.perf_counter_ns() - start
+            if result.final_output != ANSWER:
+                raise RuntimeError(f"the agent answered {result.final_output!r}")
+            if timed:
+                config.times_ns.append(elapsed)
+
+    config.enter()
+    gc.collect()
+    cpu = time.process_time()
+    try:
+        loop.run_until_complete(block())
+    finally:
+        after = time.process_time()
+        config.leave()
+        if timed:
+            config.cpu_s += after - cpu
+            config.cpu_after_s += time.process_time() - after
+
+
+def sdk_measure(scenario: Scenario, base_url: str) -> dict[str, Any]:
+    configs = [
+        sdk_baseline(),
+        sdk_livescore(base_url, 1.0, flush_timeout=60.0),
+        sdk_livescore(base_url, 0.1, flush_timeout=60.0),
+        sdk_livescore(base_url, None, flush_timeout=60.0),
+        sdk_capture_only(),
+        sdk_openinference(),
+    ]
+    rounds = max(1, scenario.runs // scenario.block)
+    loop = asyncio.new_event_loop()
+    agent, client = make_sdk_agent(base_url, scenario.model_delay)
+    console.print(
+        f"[bold]{scenario.name}[/]: {len(configs)} configurations × {rounds} blocks of "
+        f"{scenario.block} runs (+{scenario.warmup} warm-up runs each), interleaved"
+    )
+    try:
+        for config in configs:
+            sdk_run_block(loop, agent, config, scenario.warmup, timed=False)
+        for r in range(rounds):
+            order = configs[r % len(configs) :] + configs[: r % len(configs)]
+            for config in order:
+                sdk_run_block(loop, agent, config, scenario.block, timed=True)
+    finally:
+        sdk_processors([])()
+        loop.run_until_complete(client.close())
+        loop.close()
+    notes = {c.name: c.close() for c in configs}
+    return report(scenario, configs, notes)
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (about 20 s)")
     parser.add_argument("--runs", type=int, help="timed runs per configuration, instant model")
+    parser.add_argument(
+        "--runtime",
+        choices=("all", "langchain", "openai-agents"),
+        default="all",
+        help="which agent runtime to measure (default: both)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -434,8 +606,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     results: dict[str, Any] = {}
     with judge_server() as base_url:
-        for scenario in scenarios:
-            results[scenario.name] = measure(scenario, base_url)
+        if args.runtime in ("all", "langchain"):
+            for scenario in scenarios:
+                results[f"LangChain, {scenario.name}"] = measure(scenario, base_url)
+        if args.runtime in ("all", "openai-agents"):
+            for scenario in scenarios:
+                sdk = dataclasses.replace(scenario, name=f"OpenAI Agents SDK, {scenario.name}")
+                results[sdk.name] = sdk_measure(sdk, base_url)
     console.print(
         "added = configuration minus 'no callbacks' at the same percentile; CPU = process "
         "CPU time (every thread) during the timed runs, per run; 'added vs livescore' divides "
