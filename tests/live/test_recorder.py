@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -255,3 +259,24 @@ def test_a_broken_dispatcher_never_breaks_the_agent() -> None:
         run.output = ANSWER
     assert isinstance(run, RunRecorder)
     assert not run.sampled
+
+
+def test_the_readme_block_runs_as_written() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Plain Python")
+    match = re.search(r"```python\n(.*?)```", readme[start:], re.S)
+    assert match is not None
+    check = (
+        "\nstats = dispatcher.stats()\n"
+        "assert (stats.sampled, stats.scored) == (1, 1), stats\n"
+        "print('scored')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", match.group(1) + check],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["It is 21°C and sunny in Paris.", "scored"]
