@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol, cast
 
 from agents.tracing import (
     AgentSpanData,
@@ -31,7 +31,6 @@ from agents.tracing import (
     HandoffSpanData,
     ResponseSpanData,
     Span,
-    TaskSpanData,
     Trace,
     TracingProcessor,
 )
@@ -276,10 +275,10 @@ class LiveScoringProcessor(TracingProcessor):
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _OpenRun] = OrderedDict()  # oldest first
         self._evicted: OrderedDict[str, _OpenRun] = OrderedDict()
-        # Every open SDK span of a recorded run -> (its run, nesting level, is a function
-        # span). A span whose parent is here belongs to that run; agents called as tools
-        # run one level deeper.
-        self._spans: dict[str, tuple[_OpenRun, int, bool]] = {}
+        # Every open SDK span of a recorded run -> (its run, nesting level, its kind). A
+        # span whose parent is here belongs to that run; agents called as tools run one
+        # level deeper.
+        self._spans: dict[str, tuple[_OpenRun, int, str]] = {}
         self._trace_runs: dict[str, _OpenRun] = {}  # runs keyed by trace (no task spans)
         self._traces: OrderedDict[str, Trace] = OrderedDict()  # open traces, for metadata
         self.callback_errors = 0
@@ -337,15 +336,20 @@ class LiveScoringProcessor(TracingProcessor):
         if run is not None:
             self._finish(run, None)
 
+    # Span kinds are told apart by ``span_data.type`` (a plain string) rather than
+    # isinstance: the SDK's span data classes are ABCs, whose isinstance checks cost about a
+    # microsecond each, several times per event.
+
     @_never_raises
     def on_span_start(self, span: Span[Any]) -> None:
         data = span.span_data
+        kind = data.type
         parent = span.parent_id
         entry = self._spans.get(parent) if parent is not None else None
         if entry is None:  # outside every recorded run: does a run start here?
-            if isinstance(data, TaskSpanData):
+            if kind == "task":
                 run = self._start_run(span.span_id, span.trace_id, trace_level=False)
-            elif isinstance(data, AgentSpanData):
+            elif kind == "agent":
                 run = self._trace_runs.get(span.trace_id)
                 if run is None:  # no task spans: the trace is the run
                     run = self._start_run(span.trace_id, span.trace_id, trace_level=True)
@@ -355,80 +359,84 @@ class LiveScoringProcessor(TracingProcessor):
                 return
             level = 0
         else:
-            run, level, in_function = entry
-            if in_function and isinstance(data, TaskSpanData | AgentSpanData):
+            run, level, parent_kind = entry
+            if parent_kind == "function" and (kind == "task" or kind == "agent"):
                 level += 1  # an agent called as a tool
-        self._spans[span.span_id] = (run, level, isinstance(data, FunctionSpanData))
+        self._spans[span.span_id] = (run, level, kind)
         run.spans.add(span.span_id)
         if run.evicted:
             return
-        if isinstance(data, GenerationSpanData | ResponseSpanData):
+        if kind == "generation" or kind == "response":
             if run.sampled:
-                name = data.model if isinstance(data, GenerationSpanData) else None
+                name = cast(GenerationSpanData, data).model if kind == "generation" else None
                 step = Step(kind="model", name=name or "model")
                 run.steps.append(step)
                 run.open_steps[span.span_id] = step
                 if level == 0:
                     run.last = step
-        elif isinstance(data, FunctionSpanData):
+        elif kind == "function":
+            tool = cast(FunctionSpanData, data).name
+            tool_span = None
             if run.span is not None:
-                run.tool_spans[span.span_id] = start_tool_span(
-                    self._tracer, data.name, None, run.span
-                )
+                tool_span = start_tool_span(self._tracer, tool, None, run.span)
+                run.tool_spans[span.span_id] = tool_span
             if run.sampled:
-                step = Step(kind="tool", name=data.name, tool_call=ToolCall(name=data.name))
-                tool_span = run.tool_spans.get(span.span_id)
+                step = Step(kind="tool", name=tool, tool_call=ToolCall(name=tool))
                 if tool_span is not None:
                     step.span_id = span_ids(tool_span)[1]
                 run.steps.append(step)
                 run.open_steps[span.span_id] = step
                 if level == 0:
                     run.last = step
-        elif isinstance(data, AgentSpanData) and level == 0:
-            self._agent_started(run, data.name)
+        elif kind == "agent" and level == 0:
+            self._agent_started(run, cast(AgentSpanData, data).name)
 
     @_never_raises
     def on_span_end(self, span: Span[Any]) -> None:
         entry = self._spans.pop(span.span_id, None)
         if entry is None:
             return
-        run, level, _ = entry
+        run, level, kind = entry
         run.spans.discard(span.span_id)
-        data = span.span_data
         if run.evicted:
             tool_span = run.tool_spans.pop(span.span_id, None)
             if tool_span is not None:
                 self._end_span(tool_span, "the run was evicted", error_type="evicted")
             return
-        if isinstance(data, GenerationSpanData):
+        data = span.span_data
+        if kind == "generation":
+            generation = cast(GenerationSpanData, data)
             step = run.open_steps.pop(span.span_id, None)
             if step is not None:
-                turn = _capture.generation_turn(data)
-                self._model_ended(run, level, step, span, data.input, turn)
-                step.name = data.model or step.name
-                self._note_redaction(run, span, data.usage, data.output)
-        elif isinstance(data, ResponseSpanData):
+                turn = _capture.generation_turn(generation)
+                self._model_ended(run, level, step, span, generation.input, turn)
+                step.name = generation.model or step.name
+                self._note_redaction(run, span, generation.usage, generation.output)
+        elif kind == "response":
+            response = cast(ResponseSpanData, data)
             step = run.open_steps.pop(span.span_id, None)
             if step is not None:
-                turn = _capture.response_turn(data)
-                self._model_ended(run, level, step, span, data.input, turn)
-                if data.response is not None:
-                    step.name = data.response.model or step.name
-                self._note_redaction(run, span, data.usage, data.response)
-        elif isinstance(data, FunctionSpanData):
-            self._tool_ended(run, span, data)
-        elif isinstance(data, HandoffSpanData):
+                turn = _capture.response_turn(response)
+                self._model_ended(run, level, step, span, response.input, turn)
+                if response.response is not None:
+                    step.name = response.response.model or step.name
+                self._note_redaction(run, span, response.usage, response.response)
+        elif kind == "function":
+            self._tool_ended(run, span, cast(FunctionSpanData, data))
+        elif kind == "handoff":
+            handoff = cast(HandoffSpanData, data)
             if run.sampled:
-                run.handoffs.append({"from": data.from_agent, "to": data.to_agent})
+                run.handoffs.append({"from": handoff.from_agent, "to": handoff.to_agent})
             if level == 0:
                 run.last = None  # the next agent must answer
-        elif isinstance(data, AgentSpanData):
+        elif kind == "agent":
             if level == 0 and span.error and run.error is None:
                 run.error = _capture.error_text(span.error)
-        elif isinstance(data, GuardrailSpanData):
-            if level == 0 and data.triggered and run.error is None:
-                run.error = f"guardrail {data.name!r} tripped"
-        elif isinstance(data, TaskSpanData) and span.span_id == run.key:
+        elif kind == "guardrail":
+            guardrail = cast(GuardrailSpanData, data)
+            if level == 0 and guardrail.triggered and run.error is None:
+                run.error = f"guardrail {guardrail.name!r} tripped"
+        elif kind == "task" and span.span_id == run.key:
             self._finish(run, _capture.error_text(span.error))
 
     # -- recording internals ---------------------------------------------------------------

@@ -27,7 +27,16 @@ from _sdk_support import (
     weather_agent,
     weather_turns,
 )
-from agents import Agent, RunConfig, Runner, function_tool, trace
+from agents import (
+    Agent,
+    GuardrailFunctionOutput,
+    InputGuardrail,
+    InputGuardrailTripwireTriggered,
+    RunConfig,
+    Runner,
+    function_tool,
+    trace,
+)
 
 from livescore import extract_tool_results, get_run_context, get_user_message
 from livescore.live import LiveDispatcher
@@ -480,3 +489,83 @@ def test_force_flush_and_shutdown_follow_who_owns_the_dispatcher(
 def test_bad_arguments_are_clear_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         LiveScoringProcessor(**kwargs)
+
+
+async def test_a_tripped_guardrail_is_a_run_error(
+    make_processor: MakeProcessor, model_server: OpenAITestServer, models: ScriptedModels
+) -> None:
+    sink = SpySink()
+    make_processor(dispatcher=sink)
+
+    def refuse_everything(ctx: Any, agent: Any, given: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="off topic", tripwire_triggered=True)
+
+    agent = weather_agent(
+        models, input_guardrails=[InputGuardrail(guardrail_function=refuse_everything)]
+    )
+    model_server.enqueue(*weather_turns())  # the guardrail may run beside the first turn
+
+    with pytest.raises(InputGuardrailTripwireTriggered):
+        await Runner.run(agent, QUESTION)
+
+    assert sink.submitted == []
+    assert sink.reasons == ["run_error"]
+
+
+async def test_a_streamed_run_cancelled_by_its_consumer_is_a_run_error(
+    make_processor: MakeProcessor, model_server: OpenAITestServer, models: ScriptedModels
+) -> None:
+    sink = SpySink()
+    processor = make_processor(dispatcher=sink)
+    started = anyio.Event()
+
+    @function_tool
+    async def slow_lookup(city: str) -> str:
+        """A lookup that takes its time."""
+        started.set()
+        await anyio.sleep(30)
+        return "never"
+
+    model_server.enqueue(Reply.tool_calls(("slow_lookup", {"city": "Paris"}), ids=["c_s"]))
+    streamed = Runner.run_streamed(weather_agent(models, tools=[slow_lookup]), QUESTION)
+    async with anyio.create_task_group() as tg:
+
+        async def consume() -> None:
+            async for _ in streamed.stream_events():
+                pass
+
+        tg.start_soon(consume)
+        await started.wait()
+        streamed.cancel()
+
+    assert sink.submitted == []
+    assert sink.reasons == ["run_error"]
+    assert processor.open_runs == 0
+
+
+async def test_concurrent_runs_are_recorded_apart(
+    make_processor: MakeProcessor, model_server: OpenAITestServer, models: ScriptedModels
+) -> None:
+    sink = SpySink()
+    make_processor(dispatcher=sink)
+    cities = ["Paris", "Rome", "Oslo", "Lima", "Kyiv"]
+
+    def per_city(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        city = next(c for c in cities if c in str(messages[1]["content"]))
+        if messages[-1]["role"] != "tool":
+            return Reply.tool_calls(("get_weather", {"city": city}), ids=[f"call_{city}"])
+        return Reply.text(f"Sunny in {city}.")
+
+    model_server.responder = per_city
+    agent = weather_agent(models)
+    async with anyio.create_task_group() as tg:
+        for city in cities:
+            tg.start_soon(Runner.run, agent, f"Weather in {city}?")
+
+    assert len(sink.runs) == len(cities)
+    for run in sink.runs:
+        city = run.input[0]["content"].removeprefix("Weather in ").removesuffix("?")
+        assert run.output == f"Sunny in {city}."
+        (result,) = extract_tool_results(run)
+        assert (result.call_id, result.args) == (f"call_{city}", {"city": city})
