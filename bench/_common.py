@@ -27,7 +27,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
 
 PACKAGES = (
-    "livescore",
+    "livescore-ai",
     "livescore-langchain",
     "langchain",
     "langchain-core",

@@ -15,7 +15,15 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 
-BENCHMARKS = ("hot_path.py", "throughput.py", "keyword_coverage.py", "burst.py")
+BENCHMARKS = (
+    "hot_path.py",
+    "throughput.py",
+    "keyword_coverage.py",
+    "burst.py",
+    "handler_callbacks.py",
+    "import_time.py",
+    "code_scorers.py",
+)
 
 
 def quick_args(script: Path) -> list[str]:

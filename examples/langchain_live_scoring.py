@@ -36,7 +36,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import Run, Step, extract_tool_results
+from livescore import get_run_context
 from livescore.live import ScorerConfig
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore_langchain import LiveScoringHandler
@@ -89,11 +89,6 @@ def build_agent(agent_model: str | None) -> Any:
     return create_agent(model, tools=[opening_hours, ticket_price], name="town-guide")
 
 
-def tool_results(run: Run, step: Step | None) -> list[str]:
-    """Ground truth for the judge: what the tools returned in this run."""
-    return [result.to_context() for result in extract_tool_results(run)]
-
-
 def span_exporter() -> SpanExporter:
     """OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else JSON on the console."""
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
@@ -128,7 +123,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     ]
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
-        judge = create_hallucination_scorer(model=model, get_context=tool_results)
+        judge = create_hallucination_scorer(model=model, get_context=get_run_context)
         scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)

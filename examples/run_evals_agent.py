@@ -28,7 +28,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from livescore import Run, Step, extract_tool_results
+from livescore import get_run_context
 from livescore.evals import EvalResult, run_evals_sync, write_report
 from livescore.judges import JudgeConfigError
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
@@ -90,18 +90,15 @@ def build_agent(agent_model: str | None) -> Any:
     return create_agent(model, tools=[city_facts], name="city-agent")
 
 
-def tool_results(run: Run, step: Step | None) -> list[str]:
-    """Ground truth for the judge: what the tools returned in this very run."""
-    return [result.to_context() for result in extract_tool_results(run)]
-
-
 def build_scorers(judge_model: str | None, mode: str) -> list[Scorer]:
     scorers = [create_keyword_coverage_scorer()]
     if judge_model:
         model = judge_model if "/" in judge_model else f"openai/{judge_model}"
         scorers.insert(
             0,
-            create_hallucination_scorer(model=model, get_context=tool_results, mode=mode),  # type: ignore[arg-type]
+            # Ground truth: what the tools returned in this very run (an item's own
+            # "context" would win), as in live scoring.
+            create_hallucination_scorer(model=model, get_context=get_run_context, mode=mode),  # type: ignore[arg-type]
         )
     return scorers
 
@@ -155,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_evals_sync(DATA, scorers, target=build_agent(args.agent_model))
     print_result(result)
     if args.report:
-        write_report(args.report, result, title="city agent evaluation")
+        write_report(result, args.report, title="city agent evaluation")
         print(f"\nreport: {args.report}")
     return 0
 

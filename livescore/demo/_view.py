@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opentelemetry.sdk.trace import ReadableSpan
 from rich.text import Text
 from rich.tree import Tree
 
 from livescore.otel import attributes as A
+
+if TYPE_CHECKING:  # the SDK is the application's; the demo only reads its finished spans
+    from opentelemetry.sdk.trace import ReadableSpan
 
 __all__ = ("RunView", "ScoreView", "ToolView", "build_run_views", "render_run", "short")
 

@@ -1,4 +1,4 @@
-"""Offline evaluation: the live scorers over a dataset, from Python or the ``livescore`` CLI.
+"""Offline evaluation: the live scorers over a dataset (``run_evals``), datasets, reports.
 
 Example:
     >>> from livescore import create_scorer
@@ -11,8 +11,15 @@ Example:
     1.0
 """
 
+from livescore.evals._dataset import (
+    LABEL_FIELD,
+    Dataset,
+    DatasetProblem,
+    load_dataset,
+    parse_line,
+)
 from livescore.evals._quality import BinaryQuality, auroc, binary_quality
-from livescore.evals._report import render_report, write_report
+from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.evals._result import (
     EvalResult,
     HistogramBin,
@@ -23,29 +30,53 @@ from livescore.evals._result import (
 )
 from livescore.evals._run_evals import (
     CONTEXT_METADATA_KEY,
+    ITEM_KEYS,
     OnItemComplete,
     Target,
     get_item_context,
     run_evals,
     run_evals_sync,
+    split_item_keys,
+    summarize,
+)
+from livescore.evals._targets import (
+    TARGETS_GROUP,
+    AgentTarget,
+    TargetAdapter,
+    register_target_adapter,
+    resolve_target,
 )
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "ITEM_KEYS",
+    "LABEL_FIELD",
+    "TARGETS_GROUP",
+    "AgentTarget",
     "BinaryQuality",
+    "Dataset",
+    "DatasetProblem",
     "EvalResult",
     "HistogramBin",
     "ItemFailure",
     "ItemResult",
     "OnItemComplete",
+    "QualityRow",
     "ScoreAggregate",
     "ScoreDistribution",
     "Target",
+    "TargetAdapter",
     "auroc",
     "binary_quality",
     "get_item_context",
+    "load_dataset",
+    "parse_line",
+    "register_target_adapter",
     "render_report",
+    "resolve_target",
     "run_evals",
     "run_evals_sync",
+    "split_item_keys",
+    "summarize",
     "write_report",
 )

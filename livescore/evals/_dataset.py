@@ -5,15 +5,21 @@ Two line formats are understood:
 * livescore items: ``input`` (required), ``output`` (required unless a target produces it),
   ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``;
 * the hallucination benchmark format of ``data/hallucination/*.jsonl``: ``question`` (the
-  input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``.
+  input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``, and
+  the provenance fields ``dataset``, ``task`` and ``meta``.
 
-Any other field is kept in the item's ``metadata``. A ``hallucinated`` label (0/1 or a
-boolean) in either format makes the dataset *labelled*, so the CLI can report judge
-quality. A bad line is reported with its number and skipped; the good ones are kept.
+Any other field is kept in the item's ``metadata`` (and named in
+:attr:`Dataset.unknown_fields`, so a typo shows), the same rule as ``run_evals``. A
+``hallucinated`` label (0/1 or a boolean) in either format makes the dataset *labelled*, so
+the CLI can report judge quality. An empty input is kept (SummEdits has no question; a
+scorer that needs one skips the run with its reason); only a target needs a non-empty input.
+A UTF-8 byte order mark is accepted. A bad line is reported with its number and skipped;
+the good ones are kept.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +61,8 @@ class Dataset:
         labels: The ``hallucinated`` label of each item (``None`` where absent).
         problems: The skipped lines, with their number and the reason.
         formats: How many lines were read in each format.
+        unknown_fields: Fields neither format defines (kept in ``metadata``), with the
+            number of lines that had each.
     """
 
     items: list[dict[str, Any]] = field(default_factory=list)
@@ -62,6 +70,11 @@ class Dataset:
     labels: list[int | None] = field(default_factory=list)
     problems: list[DatasetProblem] = field(default_factory=list)
     formats: dict[str, int] = field(default_factory=dict)
+    unknown_fields: dict[str, int] = field(default_factory=dict)
+
+    def limit(self, n: int) -> None:
+        """Keep only the first ``n`` usable items (``livescore eval --limit``)."""
+        del self.items[n:], self.lines[n:], self.labels[n:]
 
     @property
     def labelled(self) -> bool:
@@ -73,8 +86,21 @@ class _LineError(ValueError):
     pass
 
 
-def parse_line(obj: Any, *, require_output: bool) -> tuple[dict[str, Any], int | None, LineFormat]:
+_FORMAT_FIELDS = frozenset({"input", "question", "output", "context", "ground_truth", "id"})
+# The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
+_PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
+_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata"}
+
+
+def parse_line(
+    obj: Any, *, require_output: bool, require_input: bool = False
+) -> tuple[dict[str, Any], int | None, LineFormat]:
     """Turn one decoded JSON line into a ``run_evals`` item, its label and its format.
+
+    Args:
+        obj: The decoded line.
+        require_output: The line must carry ``output`` (no target produces it).
+        require_input: The input must not be empty (a target answers it).
 
     Raises:
         ValueError: The line is not a usable item (the message says why).
@@ -99,8 +125,10 @@ def parse_line(obj: Any, *, require_output: bool) -> tuple[dict[str, Any], int |
         value = data.pop("question")
     else:
         raise _LineError("missing field 'input' (or 'question')")
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise _LineError("the input is empty")
+    if value is None:
+        value = ""
+    if require_input and isinstance(value, str) and not value.strip():
+        raise _LineError("the input is empty, and the target needs one to answer")
     item: dict[str, Any] = {"input": value}
 
     if "output" in data:
@@ -144,7 +172,9 @@ def parse_line(obj: Any, *, require_output: bool) -> tuple[dict[str, Any], int |
     return item, label, fmt
 
 
-def load_dataset(path: str | Path, *, require_output: bool = True) -> Dataset:
+def load_dataset(
+    path: str | Path, *, require_output: bool = True, require_input: bool = False
+) -> Dataset:
     """Read a JSON-lines dataset; bad lines become :class:`DatasetProblem` entries.
 
     Blank lines are ignored. Each other line must be a JSON object in one of the formats
@@ -153,6 +183,7 @@ def load_dataset(path: str | Path, *, require_output: bool = True) -> Dataset:
     Args:
         path: The ``.jsonl`` file.
         require_output: Whether each line must carry ``output`` (no target given).
+        require_input: Whether each input must be non-empty (a target is given).
 
     Raises:
         OSError: The file cannot be read.
@@ -168,6 +199,8 @@ def load_dataset(path: str | Path, *, require_output: bool = True) -> Dataset:
     """
     dataset = Dataset()
     raw = Path(path).read_bytes()
+    if raw.startswith(codecs.BOM_UTF8):  # Windows editors write one; it is not data
+        raw = raw[len(codecs.BOM_UTF8) :]
     for number, line_bytes in enumerate(raw.splitlines(), start=1):
         try:
             text = line_bytes.decode("utf-8")
@@ -184,10 +217,14 @@ def load_dataset(path: str | Path, *, require_output: bool = True) -> Dataset:
             )
             continue
         try:
-            item, label, fmt = parse_line(obj, require_output=require_output)
+            item, label, fmt = parse_line(
+                obj, require_output=require_output, require_input=require_input
+            )
         except _LineError as exc:
             dataset.problems.append(DatasetProblem(number, str(exc)))
             continue
+        for name in obj.keys() - _KNOWN_FIELDS:
+            dataset.unknown_fields[str(name)] = dataset.unknown_fields.get(str(name), 0) + 1
         dataset.items.append(item)
         dataset.lines.append(number)
         dataset.labels.append(label)

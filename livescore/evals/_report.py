@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-
-from livescore.runs._readers import message_text
+from livescore.runs import message_text
 
 from ._quality import BinaryQuality
 from ._result import EvalResult, ItemResult, ScoreAggregate
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ("QualityRow", "render_report", "write_report")
 
@@ -58,9 +60,13 @@ class _Report:
     items: list[dict[str, Any]]
     quality: list[QualityRow]
     problems: list[str] = field(default_factory=list)
+    partial: str = ""
 
 
 def _environment() -> jinja2.Environment:
+    # Imported here: only writing a report needs jinja2 (import livescore stays light).
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("livescore.evals", "templates"),
         autoescape=jinja2.select_autoescape(("html", "j2"), default=True),
@@ -203,6 +209,7 @@ def render_report(
     labels: Sequence[int | None] | None = None,
     quality: Sequence[QualityRow] = (),
     problems: Sequence[str] = (),
+    partial: str = "",
 ) -> str:
     """Render ``result`` as one self-contained HTML page.
 
@@ -214,6 +221,8 @@ def render_report(
         labels: The ``hallucinated`` label of each item (by item index), when known.
         quality: Judge-quality rows to show (labelled data).
         problems: Dataset lines that were skipped, as messages.
+        partial: Why the report is incomplete (an interrupted evaluation); the page is then
+            marked partial, in its title and above the results.
 
     Example:
         >>> from livescore.evals import EvalResult
@@ -238,21 +247,35 @@ def render_report(
         items=items,
         quality=list(quality),
         problems=list(problems),
+        partial=partial,
     )
     template = _environment().get_template("report.html.j2")
     return template.render(r=view, fmt=_fmt)
 
 
-def write_report(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
+def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
     """Render the report (see :func:`render_report`) and write it to ``path`` (UTF-8).
+
+    Takes its arguments in :func:`render_report`'s order, the destination after the
+    result; ``options`` are :func:`render_report`'s keywords. (The old order,
+    ``write_report(path, result)``, still works for one release with a
+    ``DeprecationWarning``.)
 
     Example:
         >>> import tempfile, pathlib
         >>> from livescore.evals import EvalResult
-        >>> out = write_report(pathlib.Path(tempfile.mkdtemp()) / "r.html", EvalResult())
+        >>> out = write_report(EvalResult(), pathlib.Path(tempfile.mkdtemp()) / "r.html")
         >>> out.read_text().startswith("<!DOCTYPE html>")
         True
     """
+    if isinstance(result, str | Path) and isinstance(path, EvalResult):
+        warnings.warn(
+            "write_report(path, result) is deprecated: write write_report(result, path), "
+            "in render_report's order",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        result, path = path, result
     target = Path(path)
-    target.write_text(render_report(result, **kwargs), encoding="utf-8")
+    target.write_text(render_report(result, **options), encoding="utf-8")
     return target

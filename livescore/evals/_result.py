@@ -8,10 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from livescore.judges._protocol import JudgeUsage
-from livescore.runs._model import Run, _json_safe
-from livescore.runs._readers import get_assistant_message, get_user_message, message_text
-from livescore.scoring._result import ScoreResult
+from livescore.judges import JudgeUsage
+from livescore.runs import Run, get_assistant_message, get_user_message, message_text
+from livescore.scoring import ScoreResult
 
 __all__ = (
     "EvalResult",
@@ -88,15 +87,22 @@ class ItemResult:
         Args:
             include_run: Also include the full run trace (steps, tool calls and results).
         """
+        # The run's own JSON conversion (message objects become role/content dicts).
+        safe = Run(
+            input=self.input,
+            output=self.output,
+            ground_truth=self.ground_truth,
+            metadata=self.metadata,
+        ).to_dict()
         data: dict[str, Any] = {
             "index": self.index,
             "id": self.id,
-            "input": _json_safe(self.input),
-            "output": _json_safe(self.output),
+            "input": safe["input"],
+            "output": safe["output"],
             "output_text": self.output_text,
-            "ground_truth": _json_safe(self.ground_truth),
+            "ground_truth": safe["ground_truth"],
             "context": self.context,
-            "metadata": _json_safe(self.metadata),
+            "metadata": safe["metadata"],
             "error": self.error,
             "error_type": self.error_type,
             "duration_s": self.duration_s,

@@ -1,9 +1,9 @@
 """``run_evals``: the same scorers as live scoring, over a dataset.
 
-Each item runs through a target (a LangChain agent, any callable) or carries a ready
-output; the scorers then see the item's run exactly as they would see a live one. Failures
-are values here too: a target that raises or a scorer that fails is recorded on its item
-and counted, and the evaluation goes on.
+Each item runs through a target (an agent an integration can run, any callable) or carries
+a ready output; the scorers then see the item's run exactly as they would see a live one.
+Failures are values here too: a target that raises or a scorer that fails is recorded on
+its item and counted, and the evaluation goes on.
 """
 
 from __future__ import annotations
@@ -14,41 +14,43 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
-from livescore.otel._emitter import ContentCapture, Emitter, OTelEmitter
-from livescore.runs._model import Run, Step
-from livescore.runs._readers import CONTEXT_METADATA_KEY
-from livescore.scoring._result import ScoreResult, ScorerRunError
-from livescore.scoring._scorer import Scorer
+from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
+from livescore.scoring import Scorer, ScoreResult
 
 from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
+from ._targets import AgentTarget, resolve_target
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "ITEM_KEYS",
     "OnItemComplete",
     "Target",
     "get_item_context",
     "run_evals",
     "run_evals_sync",
+    "split_item_keys",
+    "summarize",
 )
 
 logger = logging.getLogger("livescore.evals")
 
-"""Where an item's static ``context`` travels: ``run.metadata["context"]``."""
-
 ITEM_KEYS = frozenset({"input", "output", "ground_truth", "context", "id", "metadata"})
-"""The keys a dataset item may have."""
+"""The keys a dataset item may have; any other key is kept in the item's ``metadata``."""
 
 Target = Callable[[Any], Any] | Any
-"""A LangChain Runnable (anything with ``ainvoke``) or a callable ``(input) -> output``."""
+"""A callable ``(input) -> output``, or an agent an installed integration can run (a
+LangChain Runnable or ``create_agent`` agent with ``livescore-langchain``)."""
 
 OnItemComplete = Callable[[ItemResult], Any]
 """``on_item_complete(item_result)``, sync or async."""
@@ -57,6 +59,21 @@ EVAL_ITEM_SPAN = "eval_item"
 LIVESCORE_EVAL_ID = "livescore.eval.id"
 LIVESCORE_EVAL_ITEM_INDEX = "livescore.eval.item.index"
 LIVESCORE_EVAL_ITEM_ID = "livescore.eval.item.id"
+
+
+def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split an item into its known keys and the others (which become metadata).
+
+    One rule for ``run_evals`` and ``livescore eval``: an unknown key never fails an item;
+    it travels in the item's ``metadata`` and one warning names every unknown key.
+
+    Example:
+        >>> split_item_keys({"input": "q", "output": "a", "source": "faq"})
+        ({'input': 'q', 'output': 'a'}, {'source': 'faq'})
+    """
+    known = {k: v for k, v in raw.items() if k in ITEM_KEYS}
+    unknown = {str(k): v for k, v in raw.items() if k not in ITEM_KEYS}
+    return known, unknown
 
 
 def get_item_context(run: Run, step: Step | None = None) -> list[str] | None:
@@ -76,87 +93,6 @@ def get_item_context(run: Run, step: Step | None = None) -> list[str] | None:
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value]
-
-
-class _Invoker(Protocol):
-    name: str
-
-    async def __call__(self, value: Any) -> Run | Any: ...
-
-
-@dataclass(slots=True)
-class _LangChainTarget:
-    runnable: Any
-    capture: Callable[..., Awaitable[tuple[Any, Run]]]
-    name: str
-
-    async def __call__(self, value: Any) -> Run:
-        _, run = await self.capture(self.runnable, _agent_input(self.runnable, value))
-        return run
-
-
-def _agent_input(runnable: Any, value: Any) -> Any:
-    """A plain-text input becomes one user message for runnables that take ``messages``.
-
-    ``create_agent`` agents take ``{"messages": [...]}``; a dataset usually holds the
-    question as text. Other inputs (and other runnables) pass through unchanged.
-    """
-    if not isinstance(value, str):
-        return value
-    try:
-        schema = runnable.get_input_jsonschema()
-    except Exception:  # not every runnable can describe its input
-        return value
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    if isinstance(properties, Mapping) and "messages" in properties:
-        return {"messages": [{"role": "user", "content": value}]}
-    return value
-
-
-@dataclass(slots=True)
-class _CallableTarget:
-    fn: Callable[[Any], Any]
-    name: str
-
-    async def __call__(self, value: Any) -> Any:
-        if _is_async_callable(self.fn):
-            return await self.fn(value)
-        # A sync target runs in a worker thread so `concurrency` items overlap; anyio copies
-        # the context, so spans the target opens still nest under the item's span.
-        result = await anyio.to_thread.run_sync(self.fn, value)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-
-
-def _is_async_callable(fn: Any) -> bool:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
-    )
-
-
-def _resolve_target(target: Target | None) -> _Invoker | None:
-    if target is None:
-        return None
-    if hasattr(target, "ainvoke"):
-        try:
-            from livescore_langchain import acapture_run
-        except ImportError as exc:
-            raise ImportError(
-                "this target looks like a LangChain Runnable (it has .ainvoke); running it "
-                "needs the LangChain integration: pip install 'livescore[langchain]'"
-            ) from exc
-        name = getattr(target, "name", None) or type(target).__name__
-        return _LangChainTarget(target, acapture_run, str(name))
-    if callable(target):
-        name = getattr(target, "__name__", None) or type(target).__name__
-        return _CallableTarget(target, str(name))
-    raise TypeError(
-        "target must be a LangChain Runnable (with .ainvoke) or a callable (input) -> output, "
-        f"not {type(target).__name__}"
-    )
 
 
 def _check_scorers(scorers: Sequence[Scorer]) -> list[Scorer]:
@@ -188,6 +124,7 @@ class _Item:
     context: list[str] | None
     id: str | None
     metadata: dict[str, Any]
+    unknown_keys: tuple[str, ...] = ()
 
 
 def _parse_item(raw: Any) -> _Item:
@@ -204,11 +141,7 @@ def _parse_item(raw: Any) -> _Item:
         )
     if not isinstance(raw, Mapping):
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
-    unknown = set(raw) - ITEM_KEYS
-    if unknown:
-        raise _InvalidItem(
-            f"unknown item key(s) {sorted(map(str, unknown))}; expected some of {sorted(ITEM_KEYS)}"
-        )
+    raw, unknown = split_item_keys(raw)
     if "input" not in raw:
         raise _InvalidItem("the item has no 'input'")
     context = raw.get("context")
@@ -230,7 +163,9 @@ def _parse_item(raw: Any) -> _Item:
         ground_truth=raw.get("ground_truth"),
         context=context,
         id=None if item_id is None else str(item_id),
-        metadata=dict(metadata or {}),
+        # The item's own metadata wins over an unknown key of the same name.
+        metadata={**unknown, **(metadata or {})},
+        unknown_keys=tuple(unknown),
     )
 
 
@@ -249,7 +184,7 @@ class _Evaluation:
     def __init__(
         self,
         scorers: list[Scorer],
-        invoker: _Invoker | None,
+        invoker: AgentTarget | None,
         on_item_complete: OnItemComplete | None,
         tracer: trace.Tracer,
         emitter: Emitter,
@@ -260,6 +195,7 @@ class _Evaluation:
         self.tracer = tracer
         self.emitter = emitter
         self.eval_id = uuid.uuid4().hex
+        self.unknown_keys: dict[str, int] = {}
 
     async def evaluate(self, index: int, raw: Any) -> ItemResult:
         try:
@@ -268,6 +204,8 @@ class _Evaluation:
             result = ItemResult(index=index, error=str(exc), error_type="invalid_item")
             await self._complete(result)
             return result
+        for key in item.unknown_keys:
+            self.unknown_keys[key] = self.unknown_keys.get(key, 0) + 1
         result = ItemResult(
             index=index,
             input=item.input,
@@ -358,7 +296,8 @@ class _Evaluation:
         scores: dict[str, ScoreResult] = {}
 
         async def score_one(scorer: Scorer) -> None:
-            scores[scorer.id] = await _run_scorer(scorer, run)
+            # The one non-raising call: a failure comes back as a failed result.
+            scores[scorer.id] = await scorer.score(run)
 
         # Scorers are independent: on one item they run side by side.
         async with anyio.create_task_group() as tg:
@@ -390,22 +329,6 @@ class _Evaluation:
             logger.exception("on_item_complete raised for item %d", result.index)
 
 
-async def _run_scorer(scorer: Scorer, run: Run) -> ScoreResult:
-    try:
-        return await scorer.run(run)
-    except ScorerRunError as exc:
-        return exc.result
-    except Exception as exc:  # a run the scorer cannot read (TypeError…) is a failure too
-        return ScoreResult(
-            run_id=run.run_id,
-            scorer_id=scorer.id,
-            status="failed",
-            error=str(exc) or type(exc).__name__,
-            error_type=type(exc).__name__,
-            failed_step="input",
-        )
-
-
 async def run_evals(
     data: Iterable[Mapping[str, Any] | Run] | AsyncIterable[Mapping[str, Any] | Run],
     scorers: Sequence[Scorer],
@@ -413,6 +336,7 @@ async def run_evals(
     target: Target | None = None,
     on_item_complete: OnItemComplete | None = None,
     concurrency: int = 1,
+    emitter: Emitter | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
@@ -420,32 +344,40 @@ async def run_evals(
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
     Each item is a mapping with ``input`` and any of ``output`` (a ready answer),
-    ``ground_truth``, ``context`` (a string or list of strings: static ground truth, put in
-    ``run.metadata["context"]``; read it with ``get_context=get_item_context``), ``id`` and
-    ``metadata``. A :class:`~livescore.Run` is accepted as an item too.
+    ``ground_truth``, ``context`` (a string or list of strings: static ground truth), ``id``
+    and ``metadata``. Any other key is kept in the item's metadata, and one
+    ``UserWarning`` per call names every such key (a typo such as ``"inptu"`` shows up
+    there). A :class:`~livescore.Run` is accepted as an item too.
+
+    Context: the ground truth judge scorers read by default is
+    :func:`livescore.get_run_context`: the item's ``context`` when it has one (kept in
+    ``run.metadata["context"]``), else the run's own evidence, i.e. the tool results and
+    retrieved documents of the agent's run, exactly as in live scoring.
 
     Targets:
-        * a LangChain Runnable or ``langchain.agents.create_agent`` agent (anything with
-          ``ainvoke``): run through ``livescore_langchain.acapture_run``, so the scorers see
-          the captured run, tool calls and results included, exactly as in live scoring. A
-          text input becomes ``{"messages": [{"role": "user", "content": text}]}`` when the
-          runnable's input has ``messages`` (as an agent's does);
+        * an agent an installed integration can run: with ``livescore-langchain``, a
+          LangChain Runnable or ``create_agent`` agent, run through ``acapture_run`` so the
+          scorers see its tool calls and results. A text input becomes
+          ``{"messages": [{"role": "user", "content": text}]}`` when the runnable's input
+          has ``messages`` (as an agent's does);
         * any callable ``(input) -> output``, sync (run in a worker thread) or async; it may
           return a :class:`~livescore.Run` to hand over its own steps;
         * ``None``: every item must carry ``output``. With a target, an item's ``output`` is
           ignored.
 
-    Failures are values: a target that raises, a malformed item or a failing scorer is
-    recorded on the item (``item.error``, ``item.scores[id].status == "failed"``) and
-    counted in the aggregates; nothing aborts the run. ``on_item_complete`` is called once
-    per item in completion order; what it raises is logged and kept in
-    ``item.callback_error``, never fatal.
+    Every score goes through :meth:`Scorer.score <livescore.Scorer.score>`, the one
+    non-raising call: a target that raises, a malformed item or a failing scorer is
+    recorded on the item (``item.error``, ``item.scores[id].status == "failed"``, with the
+    failed step) and counted in the aggregates; nothing aborts the run.
+    ``on_item_complete`` is called once per item in completion order; what it raises is
+    logged and kept in ``item.callback_error``, never fatal.
 
     Tracing: with an OpenTelemetry SDK (``tracer_provider=`` or the global one), each item is
     a traced run (an ``invoke_agent {name}`` span around the target, an ``eval_item`` span
     for ready outputs, carrying ``livescore.eval.id`` and ``livescore.eval.item.index``) and
-    each score an evaluation span beneath it with ``livescore.source = "eval"``, exactly like
-    live scores. Without an SDK nothing is recorded.
+    each score goes to the emitter (an evaluation span beneath it with
+    ``livescore.source = "eval"``, exactly like live scores). Without an SDK nothing is
+    recorded.
 
     Args:
         data: Items, as any iterable or async iterable (read lazily: at most
@@ -454,20 +386,24 @@ async def run_evals(
         target: What produces each item's output; see above.
         on_item_complete: Called with each :class:`ItemResult` when it is done.
         concurrency: How many items run at once (scorers of one item run side by side).
-        tracer_provider: Where item and score spans go; the global provider by default.
-        meter_provider: Where score metrics go; the global provider by default.
-        capture_content: What user-derived text score spans carry: ``"full"``,
-            ``"truncated"`` or ``"none"`` (see :class:`~livescore.otel.OTelEmitter`).
+        emitter: Where scores go (an :class:`~livescore.otel.Emitter`); by default an
+            :class:`~livescore.otel.OTelEmitter` built from the three arguments below.
+        tracer_provider: Where item spans (and, without ``emitter``, score spans) go; the
+            global provider by default.
+        meter_provider: Where score metrics go without ``emitter``; the global provider by
+            default.
+        capture_content: Without ``emitter``: what user-derived text score spans carry,
+            ``"full"``, ``"truncated"`` or ``"none"``.
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
         order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
 
     Raises:
-        ValueError: No scorer, duplicate scorer ids, or ``concurrency < 1``.
-        TypeError: A scorer or the target is of the wrong kind.
-        ImportError: The target is a LangChain Runnable and ``livescore[langchain]`` is
-            not installed.
+        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, or ``emitter``
+            given together with ``meter_provider`` or ``capture_content``.
+        TypeError: A scorer or the target is of the wrong kind, or the target is an agent
+            whose integration is not installed (the message says what to install).
 
     Example:
         >>> import anyio
@@ -486,18 +422,25 @@ async def run_evals(
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     if isinstance(data, Mapping | str | bytes):
         raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
-    invoker = _resolve_target(target)
+    if emitter is not None and (meter_provider is not None or capture_content != "full"):
+        raise ValueError(
+            "meter_provider and capture_content configure the default emitter; configure "
+            "the emitter you pass instead"
+        )
+    invoker = resolve_target(target) if target is not None else None
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    if emitter is None:
+        emitter = OTelEmitter(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        )
     evaluation = _Evaluation(
         checked,
         invoker,
         on_item_complete,
         provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
-        OTelEmitter(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            capture_content=capture_content,
-        ),
+        emitter,
     )
 
     started = time.perf_counter()
@@ -519,20 +462,36 @@ async def run_evals(
             slots.append(None)
             tg.start_soon(work, len(slots) - 1, raw, token)
 
-    items = [item for item in slots if item is not None]
-    return _summarize(checked, items, time.perf_counter() - started)
+    if evaluation.unknown_keys:
+        counts = ", ".join(f"{k!r} ({n} item(s))" for k, n in evaluation.unknown_keys.items())
+        warnings.warn(
+            f"run_evals kept unknown item key(s) as metadata: {counts}; the keys it reads "
+            f"are {', '.join(sorted(ITEM_KEYS))}",
+            UserWarning,
+            stacklevel=2,
+        )
+    result = summarize([s.id for s in checked], [item for item in slots if item is not None])
+    result.duration_s = time.perf_counter() - started
+    return result
 
 
-def _summarize(scorers: list[Scorer], items: list[ItemResult], duration_s: float) -> EvalResult:
-    result = EvalResult(items=items, duration_s=duration_s)
-    for scorer in scorers:
-        pairs = [(it.index, it.scores[scorer.id]) for it in items if scorer.id in it.scores]
-        agg = ScoreAggregate.from_results(scorer.id, pairs)
-        result.scores[scorer.id] = agg
+def summarize(scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
+    """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
+    evaluation that was collected through ``on_item_complete``.
+
+    Example:
+        >>> summarize(["short"], []).scores["short"].scored
+        0
+    """
+    result = EvalResult(items=sorted(items, key=lambda it: it.index))
+    for sid in scorer_ids:
+        pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
+        agg = ScoreAggregate.from_results(sid, pairs)
+        result.scores[sid] = agg
         result.usage.add(agg.usage)
     result.item_failures = [
         ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
-        for it in items
+        for it in result.items
         if it.error is not None
     ]
     return result
@@ -545,6 +504,7 @@ def run_evals_sync(
     target: Target | None = None,
     on_item_complete: OnItemComplete | None = None,
     concurrency: int = 1,
+    emitter: Emitter | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
@@ -579,6 +539,7 @@ def run_evals_sync(
         target=target,
         on_item_complete=on_item_complete,
         concurrency=concurrency,
+        emitter=emitter,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,

@@ -1,4 +1,19 @@
-"""Live scoring: sample runs on the hot path, score them on a background worker.
+"""Live scoring: sample runs on the hot path, score them in the background.
+
+The :class:`LiveDispatcher` samples, queues and counts; an :class:`Executor` runs the
+accepted :class:`ScoringJob` records (the :class:`InProcessExecutor` by default, on the
+dispatcher's worker thread). :func:`install_sigterm_handler` keeps scores through a
+container's SIGTERM.
+
+What each way out of a process does to scores still queued or in flight:
+
+- ``main`` returns, ``sys.exit()``, an uncaught exception: the exit hook finishes them
+  within ``shutdown_timeout`` (10 s); the rest are counted as dropped (``shutdown``).
+- SIGTERM with :func:`install_sigterm_handler`: finished within its ``timeout``, the rest
+  counted as dropped, the emitter flushed; then the previous handler runs.
+- SIGTERM with Python's default handling (how containers stop processes): lost,
+  uncounted, and so are spans the OpenTelemetry SDK still buffers.
+- SIGKILL, ``os._exit()``, a crash of the interpreter: lost, uncounted.
 
 Example:
     >>> from livescore import Run
@@ -15,7 +30,8 @@ Example:
 """
 
 from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
-from livescore.live._executor import Executor, ScoringJob
+from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
+from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
@@ -30,6 +46,8 @@ from livescore.live._stats import DispatchStats, ScorerStats
 __all__ = (
     "DispatchStats",
     "Executor",
+    "InProcessExecutor",
+    "JobHandle",
     "LiveDispatcher",
     "OverflowPolicy",
     "RunRecorder",
@@ -38,6 +56,7 @@ __all__ = (
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
+    "install_sigterm_handler",
     "is_scoring",
     "record_run",
     "sample_fraction",

@@ -1,31 +1,32 @@
-"""The live dispatcher: sample on the hot path, score on a worker thread, count everything."""
+"""The live dispatcher: sample on the hot path, hand jobs to an executor, count everything."""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import contextlib
-import functools
 import logging
-import os
 import threading
 import time
-import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import anyio
 
-from livescore.live._guard import _SCORING, _add_worker_thread, _remove_worker_thread
-from livescore.live._guard import _reset_after_fork as _reset_guard_after_fork
+from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
+from livescore.live._exit import at_exit, register_exit_hook, track
+from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
-from livescore.live._stats import DispatchStats, _Counts, _total
+from livescore.live._stats import Counts, DispatchStats, total_stats
+from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
-from livescore.otel._emitter import Emitter
-from livescore.runs._model import Run, coerce_run
-from livescore.scoring._result import ScoreResult, ScorerRunError
-from livescore.scoring._scorer import Scorer
+from livescore.runs import (
+    Run,
+    RunLike,
+    TraceParent,
+    coerce_run,
+    normalize_span_id,
+    normalize_trace_id,
+)
+from livescore.scoring import Scorer, ScoreResult
 
 __all__ = ("LiveDispatcher", "OverflowPolicy")
 
@@ -37,53 +38,136 @@ OverflowPolicy = Literal["drop_new", "drop_oldest"]
 # How long shutdown waits, past its deadline, for cancelled scoring tasks to unwind.
 _CANCEL_GRACE_S = 2.0
 
+_EMITTER_METHODS = (
+    "emit",
+    "record_sampled",
+    "record_dropped",
+    "record_handed_off",
+    "observe_queue_depth",
+    "flush",
+)
+
+# Metric deltas waiting for the worker to report them, keyed by (kind, scorer id, reason).
+_SAMPLED, _DROPPED, _HANDED_OFF = "sampled", "dropped", "handed_off"
+
 
 class _Job:
-    """One accepted run on its way through the worker; guarded by the dispatcher's lock."""
+    """One accepted job on its way through the executor: the :class:`JobHandle` it gets.
 
-    __slots__ = ("configs", "done", "remaining", "run", "seq", "taken")
+    Its state is guarded by the dispatcher's lock; the methods may be called from any
+    thread.
+    """
 
-    def __init__(self, run: Run, configs: tuple[ScorerConfig, ...], seq: int) -> None:
-        self.run = run
-        self.configs = configs
+    __slots__ = ("_dispatcher", "done", "job", "remaining", "seq", "taken")
+
+    def __init__(self, dispatcher: LiveDispatcher, job: ScoringJob, seq: int) -> None:
+        self._dispatcher = dispatcher
+        self.job = job
         self.seq = seq
-        self.taken = False  # False: its pairs are queued; True: in flight
-        self.done = [False] * len(configs)  # each pair is counted as finished exactly once
-        self.remaining = len(configs)  # pairs not yet finished *and* emitted
+        self.taken = False  # False: its pairs are queued; True: the executor has it
+        self.done = [False] * len(job.scorers)  # each pair is counted as finished once
+        self.remaining = len(job.scorers)  # pairs not yet finished *and* emitted
+
+    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
+        self._dispatcher._finish(self, index, result, start_time_ns)
+
+    def drop(self, reason: str, index: int | None = None) -> None:
+        self._dispatcher._end_pairs(self, _indices(self, index), _DROPPED, str(reason))
+
+    def hand_off(self, index: int | None = None) -> None:
+        self._dispatcher._end_pairs(self, _indices(self, index), _HANDED_OFF, None)
+
+
+def _indices(job: _Job, index: int | None) -> Iterable[int]:
+    if index is None:
+        return range(len(job.done))
+    return (index,) if 0 <= index < len(job.done) else ()
+
+
+class _JobStream:
+    """The jobs an executor takes, as an async iterator on the worker's loop.
+
+    Between jobs it hands the pending metric deltas to the emitter, and when the queue is
+    empty it waits in a worker thread on the dispatcher's condition, so the agent's
+    ``submit`` only notifies a condition variable (it never waits for the loop).
+    """
+
+    def __init__(
+        self, dispatcher: LiveDispatcher, generation: int, limiter: anyio.CapacityLimiter
+    ) -> None:
+        self._dispatcher = dispatcher
+        self._generation = generation
+        self._limiter = limiter
+
+    def __aiter__(self) -> _JobStream:
+        return self
+
+    async def __anext__(self) -> JobHandle:
+        d = self._dispatcher
+        while True:
+            job, stop = d._take()
+            # After _take, not before: a delta counted once it marked the worker as
+            # waiting wakes it, and every earlier one is reported here.
+            d._report_metrics()
+            if job is not None:
+                return job
+            if stop:
+                raise StopAsyncIteration
+            await anyio.to_thread.run_sync(
+                d._park, self._generation, abandon_on_cancel=True, limiter=self._limiter
+            )
 
 
 class LiveDispatcher:
-    """Score sampled runs on a background worker without ever slowing the agent.
+    """Score sampled runs in the background without ever slowing the agent.
 
     :meth:`submit` is O(1) and never blocks or raises: it decides sampling, puts the run on
     a bounded queue and returns. One daemon worker thread, started on the first submit,
-    owns an event loop that runs the scorers (judge calls never touch the agent's thread or
-    loop), within per-scorer concurrency limits and timeouts and a global limit on scores
-    in flight. Every score, failure and skip goes to the emitter (OpenTelemetry by
-    default); every sampled (run, scorer) pair ends as exactly one of scored, failed,
-    skipped or dropped, and :meth:`stats` counts them. The sampled and dropped counts
-    reach the emitter from the worker too, batched, so that the agent's thread never pays
-    for a meter call; :meth:`flush` hands over what is still pending.
+    runs an anyio event loop (asyncio) on which the executor takes the queued jobs; the
+    default :class:`~livescore.live.InProcessExecutor` scores them there (judge calls never
+    touch the agent's thread or loop), within per-scorer concurrency limits and timeouts
+    and a global limit on scores in flight. Every score, failure and skip goes to the
+    emitter (OpenTelemetry by default); every sampled (run, scorer) pair ends as exactly one
+    of scored, failed, skipped, dropped or handed off (to another process, by a broker
+    executor), and :meth:`stats` counts them. The sampled and dropped counts reach the
+    emitter from the worker too, batched, so that the agent's thread never pays for a meter
+    call; :meth:`flush` hands over what is still pending.
+
+    Scores nest under the run's span (``run.trace_id`` / ``run.span_id``), or, for a run
+    that carries no span, under the span current when :meth:`submit` was called. A run
+    whose trace is not sampled (its trace flags lack the sampled bit) is dropped with
+    reason ``"trace_not_sampled"`` without any judge call, unless
+    ``score_unsampled_traces=True``.
 
     Args:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
-        emitter: Where scores go; an :class:`~livescore.otel.OTelEmitter` on the global
-            providers by default.
-        max_queue: Runs that may wait for the worker; beyond that, ``overflow`` applies.
+        emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
+            global providers by default.
+        executor: What runs the accepted jobs: :class:`~livescore.live.InProcessExecutor`
+            (the default) scores them on the worker thread; a broker executor would
+            publish them to workers elsewhere.
+        max_queue: Runs that may wait for the executor; beyond that, ``overflow`` applies.
         overflow: ``"drop_new"`` refuses new runs while the queue is full;
             ``"drop_oldest"`` evicts the oldest waiting run instead (fresher runs win).
             Either way the dropped pairs count as dropped with reason ``"queue_full"``.
-        max_judge_concurrency: Scores in flight at once, over all scorers. A score makes
-            its judge calls one after another, so this also caps concurrent judge calls. A
-            scorer that cannot keep up holds its share of these slots and, through the
-            shared FIFO queue, slows the others: give it a lower rate or more concurrency.
+        max_judge_concurrency: Scores in flight at once, over all scorers, for the default
+            executor (16). A score makes its judge calls one after another, so this also
+            caps concurrent judge calls. A scorer that cannot keep up holds its share of
+            these slots and, through the shared FIFO queue, slows the others: give it a
+            lower rate or more concurrency. With ``executor=``, set it on the executor.
         name: Names the worker thread and the ``livescore.queue.depth`` gauge.
         register_atexit: Shut down (finishing queued work within ``shutdown_timeout``) when
-            the interpreter exits. The hook runs before ``atexit`` handlers, so an SDK
-            provider created later is still open for the last scores; it holds the
-            dispatcher weakly. A dispatcher whose worker started stays alive until
-            :meth:`shutdown` (or the ``with`` block) ends it.
+            the interpreter exits. The hook is registered when the worker starts (the
+            first submit), so it runs before the exit hooks of OpenTelemetry SDK providers
+            created before that: the last scores still reach them. It holds the dispatcher
+            weakly. A dispatcher whose worker started stays alive until :meth:`shutdown`
+            (or the ``with`` block) ends it.
         shutdown_timeout: The deadline of the exit-time shutdown, in seconds.
+        score_unsampled_traces: Score runs whose trace is not sampled too. Their score
+            spans cannot join the run's trace (the SDK's ``ParentBased`` samplers drop the
+            children of an unsampled span), so each becomes the root of a new trace, linked
+            to the run's span and carrying ``livescore.run.trace_id``; your sampler decides
+            for that new trace afresh. The scores' metrics are recorded either way.
 
     Example:
         >>> from livescore import Run
@@ -111,12 +195,14 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        executor: Executor | None = None,
         max_queue: int = 1000,
         overflow: OverflowPolicy = "drop_new",
-        max_judge_concurrency: int = 16,
+        max_judge_concurrency: int | None = None,
         name: str = "livescore",
         register_atexit: bool = True,
         shutdown_timeout: float = 10.0,
+        score_unsampled_traces: bool = False,
     ) -> None:
         if isinstance(scorers, Scorer | ScorerConfig) or not isinstance(scorers, Sequence):
             raise TypeError("scorers must be a list of Scorer or ScorerConfig")
@@ -135,61 +221,75 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
-        _check_int("max_judge_concurrency", max_judge_concurrency)
+        if max_judge_concurrency is not None:
+            _check_int("max_judge_concurrency", max_judge_concurrency)
+            if executor is not None:
+                raise ValueError(
+                    "max_judge_concurrency configures the default executor: with executor=..., "
+                    "set the concurrency on the executor"
+                )
         if overflow not in ("drop_new", "drop_oldest"):
             raise ValueError(f"overflow must be 'drop_new' or 'drop_oldest', not {overflow!r}")
         if not (isinstance(shutdown_timeout, int | float) and shutdown_timeout >= 0):
             raise ValueError(f"shutdown_timeout must be >= 0 seconds, not {shutdown_timeout!r}")
+        if executor is None:
+            executor = InProcessExecutor(max_concurrency=max_judge_concurrency or 16)
+        elif not isinstance(executor, Executor):
+            raise TypeError(f"executor must have an async run(jobs) method, not {executor!r}")
         if emitter is None:
-            from livescore.otel._emitter import OTelEmitter
+            from livescore.otel import OTelEmitter
 
             emitter = OTelEmitter()
+        elif not isinstance(emitter, Emitter):
+            missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
+            raise TypeError(
+                f"emitter {emitter!r} lacks {', '.join(missing)}: an emitter implements "
+                "livescore.otel.Emitter (or subclass OTelEmitter)"
+            )
         self.name = name
         self.scorers: tuple[ScorerConfig, ...] = tuple(configs)
         self.emitter: Emitter = emitter
+        self.executor: Executor = executor
         self.max_queue = max_queue
         self.overflow: OverflowPolicy = overflow
         self.max_judge_concurrency = max_judge_concurrency
         self.shutdown_timeout = float(shutdown_timeout)
+        self.score_unsampled_traces = bool(score_unsampled_traces)
         self._closed = False
+        self._generation = 0  # counts worker lifetimes: a parked thread knows its worker
         self._reset_state()
-        _DISPATCHERS.add(self)
-        if register_atexit:
-            _AT_EXIT.add(self)
-        observe = getattr(emitter, "observe_queue_depth", None)
-        if callable(observe):
-            try:
-                observe(self._queue_depth)
-            except Exception:
-                _log.exception("livescore: the emitter refused the queue-depth gauge")
+        track(self, at_exit=register_atexit)
+        try:
+            emitter.observe_queue_depth(self._queue_depth)
+        except Exception:
+            _log.exception("livescore: the emitter refused the queue-depth gauge")
 
     def _reset_state(self) -> None:
         # Called at construction and in a forked child (whose copies of the parent's locks
         # may be held by threads that do not exist there).
         self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
+        self._done_cond = threading.Condition(self._lock)  # outstanding work finished
+        self._work_cond = threading.Condition(self._lock)  # the idle worker may go on
+        self._abort_cond = threading.Condition(self._lock)  # cancel what is in flight
         self._queue: deque[_Job] = deque()
         self._outstanding: dict[int, _Job] = {}  # accepted, unfinished; in seq order
-        self._counts: dict[str, _Counts] = {c.scorer_id: _Counts() for c in self.scorers}
+        self._counts: dict[str, Counts] = {c.scorer_id: Counts() for c in self.scorers}
         self._seq = 0
-        # Metric deltas counted but not yet handed to the emitter, keyed by (scorer id, drop
-        # reason; None for sampled). The worker reports them, so the agent's thread never
-        # pays for a meter call (an SDK Counter.add costs ~10 µs); see _report_metrics.
-        self._pending: dict[tuple[str, str | None], int] = {}
+        # Metric deltas counted but not yet handed to the emitter. The worker reports them,
+        # so the agent's thread never pays for a meter call (an SDK Counter.add costs
+        # ~10 µs); see _report_metrics.
+        self._pending: dict[tuple[str, str, str | None], int] = {}
         # Held while reporting (taken before self._lock, never inside it): a flush waits
         # for a report in progress on the worker instead of returning before it lands.
         self._report_lock = threading.Lock()
         self._emit_errors = 0
         self._logged_emit_error = False
         self._thread: threading.Thread | None = None
-        self._worker_ident: int | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
-        self._cancel: Callable[[], None] | None = None
-        self._waiting = False  # the worker sleeps until a submit wakes it
+        self._waiting = False  # the worker is parked until someone clears this
         self._stopping = False  # the worker exits once the queue is empty
         self._abort = False  # the worker cancels everything now
         self._flush_waiters = 0
+        self._generation += 1  # threads parked by a previous worker let go
 
     def __repr__(self) -> str:
         ids = ", ".join(c.scorer_id for c in self.scorers)
@@ -208,7 +308,10 @@ class LiveDispatcher:
 
         Call it when the run starts, with its trace id (or run id), to skip capturing runs
         no scorer wants; pass the decision to :meth:`submit`. Scorers whose sampling is a
-        predicate are in ``decision.deferred`` and decide at submit.
+        predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
+        id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
+        zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
+        run's ``trace_id`` the same way.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -216,20 +319,23 @@ class LiveDispatcher:
             >>> d.sample("4bf92f3577b34da6a3ce929d0e0e4736").sampled
             True
         """
+        if key is not None and (len(key) == 32 or key[:2] in ("0x", "0X")):
+            # What looks like a trace id (not a run id) is keyed by its canonical form.
+            key = normalize_trace_id(key) or key
         return decide(self.scorers, key)
 
-    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
+    def submit(self, run: RunLike, decision: SamplingDecision | None = None) -> bool:
         """Hand a finished run to the worker. O(1); never blocks, never raises.
 
         Args:
-            run: The finished run.
-            decision: From :meth:`sample`; decided now from ``run.trace_id`` (or
-                ``run.run_id``) when omitted.
+            run: The finished run: a :class:`~livescore.Run` or its mapping form.
+            decision: From :meth:`sample`; decided now from the run's trace id (or the
+                trace of the span current now, or ``run.run_id``) when omitted.
 
         Returns:
             Whether the run was queued for at least one scorer. ``False`` when no scorer
-            sampled it, the queue was full (``drop_new``), or the dispatcher is shut down;
-            the last two count as dropped.
+            sampled it, its trace is not sampled, the queue was full (``drop_new``), or the
+            dispatcher is shut down; all but the first count as dropped.
         """
         try:
             return self._submit(run, decision)
@@ -238,11 +344,25 @@ class LiveDispatcher:
             _log.exception("livescore: submit failed; the run is not scored")
             return False
 
-    def _submit(self, run: Run, decision: SamplingDecision | None) -> bool:
+    def _submit(self, run: RunLike, decision: SamplingDecision | None) -> bool:
         if not isinstance(run, Run):
             run = coerce_run(run)
+        # Cheap checks only, on every submit: the full parent is built for accepted runs.
+        trace_id = normalize_trace_id(run.trace_id) if run.trace_id is not None else None
+        current: TraceParent | None = None
+        if trace_id is None or run.span_id is None:
+            # A run with no span of its own nests under the span the agent ran in.
+            current = current_trace_parent()
+            if current is not None and run.trace_id is not None and trace_id != current.trace_id:
+                current = None
+            if current is not None:
+                trace_id = current.trace_id
         if decision is None:
-            decision = self.sample(run.trace_id or run.run_id)
+            # trace_id is normalised already; anything else goes through sample() as a key.
+            if trace_id is not None:
+                decision = decide(self.scorers, trace_id)
+            else:
+                decision = self.sample(run.trace_id or run.run_id)
         configs = list(decision.scorers)
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
@@ -254,6 +374,10 @@ class LiveDispatcher:
                 broken.append(config)
         if not configs and not broken:
             return False
+        if current is not None:
+            trace_sampled = current.sampled
+        else:
+            trace_sampled = trace_id is None or bool(run.trace_flags & 1)
         accepted = False
         start: threading.Thread | None = None
         with self._lock:
@@ -266,6 +390,10 @@ class LiveDispatcher:
             elif self._closed:
                 for config in configs:
                     self._count_drop(config.scorer_id, "shutdown")
+            elif not (trace_sampled or self.score_unsampled_traces):
+                # Its spans would vanish in the SDK: no judge is paid for them.
+                for config in configs:
+                    self._count_drop(config.scorer_id, "trace_not_sampled")
             elif len(self._queue) >= self.max_queue and self.overflow == "drop_new":
                 for config in configs:
                     self._count_drop(config.scorer_id, "queue_full")
@@ -273,7 +401,8 @@ class LiveDispatcher:
                 if len(self._queue) >= self.max_queue:
                     self._drop_job(self._queue.popleft(), "queue_full")
                 self._seq += 1
-                job = _Job(run, tuple(configs), self._seq)
+                parent = current if current is not None else _parent_of(run, trace_id)
+                job = _Job(self, ScoringJob(run, tuple(configs), parent), self._seq)
                 self._queue.append(job)
                 self._outstanding[job.seq] = job
                 for config in configs:
@@ -281,13 +410,16 @@ class LiveDispatcher:
                 accepted = True
                 if self._thread is None:
                     start = self._thread = threading.Thread(
-                        target=self._thread_main, name=f"{self.name}-worker", daemon=True
+                        target=self._thread_main,
+                        args=(self._generation,),
+                        name=f"{self.name}-worker",
+                        daemon=True,
                     )
-            then = self._reporter()
+            report_here = self._hand_over_metrics()
         if start is not None:
             self._start_worker(start)
-        if then is not None:
-            then()
+        if report_here:
+            self._report_metrics()
         return accepted
 
     def drop(self, decision: SamplingDecision, reason: str) -> None:
@@ -308,66 +440,87 @@ class LiveDispatcher:
                 for config in decision.scorers:
                     self._count_sampled(config.scorer_id)
                     self._count_drop(config.scorer_id, str(reason))
-                then = self._reporter()
-            if then is not None:
-                then()
+                report_here = self._hand_over_metrics()
+            if report_here:
+                self._report_metrics()
         except Exception:
             _log.exception("livescore: drop() failed")
 
     # -- accounting (callers hold self._lock) --------------------------------------------
 
-    def _counts_of(self, scorer_id: str) -> _Counts:
+    def _counts_of(self, scorer_id: str) -> Counts:
         counts = self._counts.get(scorer_id)
         if counts is None:  # a decision made by another dispatcher's scorers
-            counts = self._counts[scorer_id] = _Counts()
+            counts = self._counts[scorer_id] = Counts()
         return counts
+
+    def _add_pending(self, kind: str, scorer_id: str, reason: str | None) -> None:
+        key = (kind, scorer_id, reason)
+        self._pending[key] = self._pending.get(key, 0) + 1
 
     def _count_sampled(self, scorer_id: str) -> None:
         self._counts_of(scorer_id).sampled += 1
-        key = (scorer_id, None)
-        self._pending[key] = self._pending.get(key, 0) + 1
+        self._add_pending(_SAMPLED, scorer_id, None)
 
     def _count_drop(self, scorer_id: str, reason: str) -> None:
         counts = self._counts_of(scorer_id)
         counts.dropped += 1
         counts.dropped_by_reason[reason] = counts.dropped_by_reason.get(reason, 0) + 1
-        key = (scorer_id, reason)
-        self._pending[key] = self._pending.get(key, 0) + 1
+        self._add_pending(_DROPPED, scorer_id, reason)
 
     def _drop_job(self, job: _Job, reason: str) -> None:
         """Drop every unfinished pair of ``job``."""
-        for i, config in enumerate(job.configs):
+        self._end_pairs_locked(job, range(len(job.done)), _DROPPED, reason)
+
+    def _end_pairs_locked(
+        self, job: _Job, indices: Iterable[int], kind: str, reason: str | None
+    ) -> None:
+        for i in indices:
             if job.done[i]:
                 continue
             job.done[i] = True
-            counts = self._counts_of(config.scorer_id)
+            scorer_id = job.job.scorers[i].scorer_id
+            counts = self._counts_of(scorer_id)
             if job.taken:
                 counts.in_flight -= 1
             else:
                 counts.queued -= 1
-            self._count_drop(config.scorer_id, reason)
+            if kind == _HANDED_OFF:
+                counts.handed_off += 1
+                self._add_pending(_HANDED_OFF, scorer_id, None)
+            else:
+                self._count_drop(scorer_id, reason or "dropped")
             self._complete(job)
+
+    def _end_pairs(self, job: _Job, indices: Iterable[int], kind: str, reason: str | None) -> None:
+        # An executor's report, from any thread; its deltas reach the emitter at the
+        # worker's next look at its queue (or a flush).
+        try:
+            with self._lock:
+                self._end_pairs_locked(job, indices, kind, reason)
+        except Exception:
+            _log.exception("livescore: an executor's report failed")
 
     def _complete(self, job: _Job) -> None:
         job.remaining -= 1
         if job.remaining == 0:
             self._outstanding.pop(job.seq, None)
             if self._flush_waiters:
-                self._cond.notify_all()
+                self._done_cond.notify_all()
 
-    def _reporter(self) -> Callable[[], object] | None:
-        """Who reports the metric deltas just counted: what to call once the lock is released.
+    def _hand_over_metrics(self) -> bool:
+        """Make sure someone reports the deltas just counted; ``True``: the caller must.
 
-        The worker reports them when it next looks at its queue (waking it if it sleeps).
-        With no worker to do it, or once shut down (when the agent's speed no longer
-        matters and the worker may be gone for good), the caller reports them itself.
+        The worker reports them when it next looks at its queue (waking it if it is
+        parked: a notify, no wait). With no worker, or once shut down (when the agent's
+        speed no longer matters and the worker may be gone for good), the caller does.
         """
         if self._thread is None or self._closed:
-            return self._report_metrics
-        if self._waiting and self._loop is not None and self._wake is not None:
+            return True
+        if self._waiting:
             self._waiting = False
-            return functools.partial(_wake, self._loop, self._wake)
-        return None  # the worker is busy and reports at its next loop iteration
+            self._work_cond.notify()
+        return False
 
     def _report_metrics(self, timeout: float | None = None) -> bool:
         """Hand the pending metric deltas to the emitter (outside ``self._lock``).
@@ -381,14 +534,16 @@ class LiveDispatcher:
                 if not self._pending:  # the common case on the worker: nothing to report
                     return True
                 pending, self._pending = self._pending, {}
-            for (scorer_id, reason), count in pending.items():
+            for (kind, scorer_id, reason), count in pending.items():
                 # One failed call costs its own deltas, not the others'; a broken emitter
                 # costs a log line and a count, never a run.
                 try:
-                    if reason is None:
+                    if kind == _SAMPLED:
                         self.emitter.record_sampled(scorer_id, count)
+                    elif kind == _HANDED_OFF:
+                        self.emitter.record_handed_off(scorer_id, count)
                     else:
-                        self.emitter.record_dropped(scorer_id, reason, count)
+                        self.emitter.record_dropped(scorer_id, reason or "dropped", count)
                 except Exception:
                     self._emit_failed()
             return True
@@ -406,6 +561,8 @@ class LiveDispatcher:
     # -- worker --------------------------------------------------------------------------
 
     def _start_worker(self, thread: threading.Thread) -> None:
+        if at_exit(self):
+            register_exit_hook()
         try:
             thread.start()
         except RuntimeError:  # e.g. "can't create new thread at interpreter shutdown"
@@ -417,73 +574,73 @@ class LiveDispatcher:
                     self._drop_job(self._queue.popleft(), "no_worker")
             self._report_metrics()  # no worker will
 
-    def _thread_main(self) -> None:
+    def _thread_main(self, generation: int) -> None:
         ident = threading.get_ident()
-        _add_worker_thread(ident)
+        add_worker_thread(ident)
         try:
-            anyio.run(self._worker_main, backend="asyncio")
+            # The worker is an anyio event loop in this thread. Other threads reach it only
+            # through conditions that threads of its own wait on (anyio.to_thread), never
+            # by calling into the loop: a BlockingPortal call waits until the loop runs it,
+            # which would make the agent's submit wait behind a busy loop.
+            anyio.run(self._worker_main, generation, backend="asyncio")
         except BaseException:
             _log.exception("livescore: the scoring worker stopped")
         finally:
-            _remove_worker_thread(ident)
+            remove_worker_thread(ident)
             with self._lock:
                 # Normally nothing is left; after a crash, what was accepted is dropped.
                 reason = "shutdown" if self._stopping else "worker_error"
                 for job in list(self._outstanding.values()):
                     self._drop_job(job, reason)
                 self._queue.clear()
-                self._loop = self._wake = self._cancel = None
-                self._worker_ident = None
                 if self._thread is threading.current_thread():
                     self._thread = None
-                self._cond.notify_all()
+                self._done_cond.notify_all()
             self._report_metrics()  # the last deltas of this worker, and its drops
 
-    async def _worker_main(self) -> None:
-        wake = asyncio.Event()
-        admission = anyio.Semaphore(self.max_judge_concurrency)
-        limiters: dict[str, anyio.CapacityLimiter] = {}
-        async with anyio.create_task_group() as tg:
+    async def _worker_main(self, generation: int) -> None:
+        # The two threads that wait on the worker's behalf (for work, for an abort) get a
+        # limiter of their own: busy synchronous scorer steps never keep them from waiting.
+        signals = anyio.CapacityLimiter(2)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._cancel_on_abort, tg.cancel_scope, generation, signals)
+                await self.executor.run(_JobStream(self, generation, signals))
+                tg.cancel_scope.cancel()  # done: stop waiting for an abort
+        finally:
             with self._lock:
-                self._loop = asyncio.get_running_loop()
-                self._wake = wake
-                self._worker_ident = threading.get_ident()
-                self._cancel = tg.cancel_scope.cancel
-                if self._abort:
-                    tg.cancel_scope.cancel()
-            while True:
-                wake.clear()
-                job, stop = self._take()
-                # After _take, not before: a delta counted once it marked the worker as
-                # waiting wakes it, and every earlier one is reported here.
-                self._report_metrics()
-                if job is None:
-                    if stop:
-                        break
-                    await wake.wait()
-                    continue
-                for i, config in enumerate(job.configs):
-                    try:
-                        await admission.acquire()
-                    except BaseException:
-                        # Cancelled (shutdown) before these pairs started.
-                        self._drop_pairs(job, range(i, len(job.configs)), self._cancel_reason())
-                        raise
-                    limiter = limiters.get(config.scorer_id)
-                    if limiter is None:
-                        limiter = anyio.CapacityLimiter(config.max_concurrency)
-                        limiters[config.scorer_id] = limiter
-                    tg.start_soon(self._score_pair, job, i, limiter, admission)
+                # Let this worker's parked threads go (they check the generation).
+                if generation == self._generation:
+                    self._generation += 1
+                self._waiting = False
+                self._work_cond.notify_all()
+                self._abort_cond.notify_all()
 
-    def _cancel_reason(self) -> str:
-        return "shutdown" if self._stopping else "worker_error"
+    async def _cancel_on_abort(
+        self, scope: anyio.CancelScope, generation: int, limiter: anyio.CapacityLimiter
+    ) -> None:
+        await anyio.to_thread.run_sync(
+            self._wait_for_abort, generation, abandon_on_cancel=True, limiter=limiter
+        )
+        scope.cancel()
+
+    def _wait_for_abort(self, generation: int) -> None:
+        with self._lock:
+            while not self._abort and self._generation == generation:
+                self._abort_cond.wait()
+
+    def _park(self, generation: int) -> None:
+        """In a worker thread: wait until submit, drop or shutdown has news for the worker."""
+        with self._lock:
+            while self._waiting and self._generation == generation:
+                self._work_cond.wait()
 
     def _take(self) -> tuple[_Job | None, bool]:
         with self._lock:
             if self._queue:
                 job = self._queue.popleft()
                 job.taken = True
-                for i, config in enumerate(job.configs):
+                for i, config in enumerate(job.job.scorers):
                     if not job.done[i]:
                         counts = self._counts_of(config.scorer_id)
                         counts.queued -= 1
@@ -494,100 +651,38 @@ class LiveDispatcher:
             self._waiting = True
             return None, False
 
-    def _drop_pairs(self, job: _Job, indices: Iterable[int], reason: str) -> None:
-        # Runs on the worker; its deltas are reported at the next loop iteration or exit.
-        with self._lock:
-            for i in indices:
-                if not job.done[i]:
-                    job.done[i] = True
-                    config = job.configs[i]
-                    counts = self._counts_of(config.scorer_id)
-                    if job.taken:
-                        counts.in_flight -= 1
-                    else:
-                        counts.queued -= 1
-                    self._count_drop(config.scorer_id, reason)
-                    self._complete(job)
-
-    async def _score_pair(
-        self,
-        job: _Job,
-        index: int,
-        limiter: anyio.CapacityLimiter,
-        admission: anyio.Semaphore,
-    ) -> None:
-        config = job.configs[index]
-        token = _SCORING.set(True)
-        result: ScoreResult | None = None
-        start_ns: int | None = None
-        try:
-            async with limiter:
-                start_ns = time.time_ns()
-                started = time.perf_counter()
-                try:
-                    # The timeout covers the score, not the wait for a concurrency slot.
-                    with anyio.fail_after(config.timeout):
-                        result = await config.scorer.run(job.run)
-                        if time.perf_counter() - started > config.timeout:
-                            # A synchronous step can overrun without ever reaching a
-                            # checkpoint where fail_after could fire.
-                            raise TimeoutError
-                except ScorerRunError as exc:
-                    result = exc.result
-                except TimeoutError:
-                    result = _failure(
-                        job.run,
-                        config,
-                        "timeout",
-                        f"scorer {config.scorer_id!r} took longer than {config.timeout:g} s",
-                        time.perf_counter() - started,
-                    )
-                except Exception as exc:
-                    result = _failure(
-                        job.run,
-                        config,
-                        type(exc).__name__,
-                        str(exc) or type(exc).__name__,
-                        time.perf_counter() - started,
-                    )
-        finally:
-            admission.release()
-            _SCORING.reset(token)
-            if result is None:  # cancelled (shutdown, or the worker failed) before a result
-                self._drop_pairs(job, (index,), self._cancel_reason())
-        assert result is not None  # every path without a result raised above
-        self._finish(job, index, config, result, start_ns)
-
     def _finish(
-        self,
-        job: _Job,
-        index: int,
-        config: ScorerConfig,
-        result: ScoreResult,
-        start_ns: int | None,
+        self, job: _Job, index: int, result: ScoreResult, start_time_ns: int | None
     ) -> None:
-        with self._lock:
-            if job.done[index]:  # shutdown gave up on it and counted it as dropped
-                return
-            job.done[index] = True
-            counts = self._counts_of(config.scorer_id)
-            counts.in_flight -= 1
-            if result.status == "scored":
-                counts.scored += 1
-            elif result.status == "skipped":
-                counts.skipped += 1
-            else:
-                counts.failed += 1
-                error_type = result.error_type or "error"
-                counts.failed_by_type[error_type] = counts.failed_by_type.get(error_type, 0) + 1
+        try:
+            with self._lock:
+                if not 0 <= index < len(job.done) or job.done[index]:
+                    # Shutdown gave up on it and counted it as dropped, or a second report.
+                    return
+                job.done[index] = True
+                config = job.job.scorers[index]
+                counts = self._counts_of(config.scorer_id)
+                counts.in_flight -= 1
+                if result.status == "scored":
+                    counts.scored += 1
+                elif result.status == "skipped":
+                    counts.skipped += 1
+                else:
+                    counts.failed += 1
+                    error_type = result.error_type or "error"
+                    counts.failed_by_type[error_type] = counts.failed_by_type.get(error_type, 0) + 1
+        except Exception:
+            _log.exception("livescore: an executor's report failed")
+            return
         try:
             self.emitter.emit(
-                job.run,
+                job.job.run,
                 result,
                 sample_rate=config.rate,
                 source="live",
                 scorer_version=config.scorer.version,
-                start_time_ns=start_ns,
+                start_time_ns=start_time_ns,
+                parent=job.job.parent,
             )
         except Exception:
             self._emit_failed()
@@ -599,28 +694,29 @@ class LiveDispatcher:
     # -- lifecycle -----------------------------------------------------------------------
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every run accepted so far is scored and emitted.
+        """Wait until every run accepted so far is scored (or handed off) and emitted.
 
-        Runs submitted while waiting are not waited for. Call it from a thread that may
-        block (not from inside a scorer; that returns ``False`` at once). The counts still
-        waiting for the worker to report them reach the emitter before it returns, so its
-        metrics then agree with :meth:`stats`.
+        Runs submitted while waiting are not waited for. The counts still waiting for the
+        worker to report them reach the emitter before it returns, so its metrics then
+        agree with :meth:`stats`. Called from inside a scorer (a step, ``get_context``, or
+        a thread a scorer started), it returns ``False`` at once: the scorer's own work is
+        part of what it would wait for.
 
         Args:
             timeout: Seconds to wait at most; ``None`` waits as long as it takes.
 
         Returns:
-            ``True`` when all that work is done, ``False`` on timeout.
+            ``True`` when all that work is done, ``False`` on timeout (or from a scorer).
         """
-        if threading.get_ident() == self._worker_ident:
+        if is_scoring():
             return False  # the worker cannot wait for itself
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
         done = self._wait_done(deadline)
-        # Report here: the worker may be asleep, busy for a while, or gone.
+        # Report here: the worker may be parked, busy for a while, or gone.
         return self._report_metrics(_left(deadline)) and done
 
     def _wait_done(self, deadline: float | None) -> bool:
-        with self._cond:
+        with self._lock:
             target = self._seq
             self._flush_waiters += 1
             try:
@@ -629,26 +725,46 @@ class LiveDispatcher:
                     if first is None or first > target:
                         return True
                     if deadline is None:
-                        self._cond.wait()
+                        self._done_cond.wait()
                         continue
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return False
-                    self._cond.wait(left)
+                    self._done_cond.wait(left)
             finally:
                 self._flush_waiters -= 1
 
     async def aflush(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        """:meth:`flush` for async code: waits in a thread, not on the event loop."""
+        """:meth:`flush` for async code: waits in a thread, not on the event loop.
+
+        Like :meth:`flush`, it returns ``False`` at once when awaited inside a scorer.
+        """
+        if is_scoring():
+            return False
         return await anyio.to_thread.run_sync(self.flush, timeout)
+
+    def flush_emitter(self, timeout: float | None = None) -> bool:
+        """Report pending counts and flush the emitter (export buffered spans). Never raises.
+
+        Returns:
+            ``False`` when that did not finish within ``timeout``, or the emitter raised.
+        """
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        reported = self._report_metrics(_left(deadline))
+        try:
+            return bool(self.emitter.flush(_left(deadline))) and reported
+        except Exception:
+            self._emit_failed()
+            return False
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Stop accepting runs, finish what was accepted within ``timeout``, stop the worker.
 
         Work still unfinished at the deadline is cancelled and counted as dropped with
         reason ``"shutdown"``; later submissions are counted the same way and do nothing.
-        OpenTelemetry providers belong to the application and are not flushed here; an
-        emitter's own ``flush(timeout)`` hook is called. Safe to call more than once.
+        Then the emitter is flushed (:meth:`Emitter.flush`; an OpenTelemetry emitter
+        force-flushes its providers but never shuts them down: they belong to the
+        application). Safe to call more than once.
 
         Args:
             timeout: Seconds to wait for queued and running scores; ``None`` waits.
@@ -662,7 +778,7 @@ class LiveDispatcher:
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
         with self._lock:
             self._closed = True
-        if threading.get_ident() == self._worker_ident:
+        if is_scoring():
             return  # called from a scorer: stop accepting, the rest is up to the app
         done = self.flush(timeout)
         with self._lock:
@@ -671,15 +787,10 @@ class LiveDispatcher:
                 self._abort = True
                 while self._queue:
                     self._drop_job(self._queue.popleft(), "shutdown")
-            loop, wake, cancel = self._loop, self._wake, self._cancel
+            self._waiting = False
+            self._work_cond.notify_all()
+            self._abort_cond.notify_all()
             thread = self._thread
-        if loop is not None and wake is not None:
-            try:
-                loop.call_soon_threadsafe(wake.set)
-                if not done and cancel is not None:
-                    loop.call_soon_threadsafe(cancel)
-            except RuntimeError:  # the loop already closed
-                pass
         if thread is not None and thread is not threading.current_thread():
             join = None
             if deadline is not None:
@@ -691,14 +802,8 @@ class LiveDispatcher:
                 with self._lock:
                     for job in list(self._outstanding.values()):
                         self._drop_job(job, "shutdown")
-        # The last counts reach the emitter before its own flush hook sends them on.
-        self._report_metrics(_left(deadline))
-        hook = getattr(self.emitter, "flush", None)
-        if callable(hook):
-            try:
-                hook(_left(deadline))
-            except Exception:
-                self._emit_failed()
+        # The last counts reach the emitter before its own flush sends them on.
+        self.flush_emitter(_left(deadline))
 
     @property
     def closed(self) -> bool:
@@ -717,38 +822,28 @@ class LiveDispatcher:
         with self._lock:
             per_scorer = {sid: c.snapshot() for sid, c in self._counts.items()}
             emit_errors = self._emit_errors
-        return _total(per_scorer, emit_errors)
+        return total_stats(per_scorer, emit_errors)
 
     def _queue_depth(self) -> list[tuple[int, dict[str, str]]]:
         return [(len(self._queue), {A.LIVESCORE_DISPATCHER: self.name})]
 
-    def _after_fork_in_child(self) -> None:
+    def after_fork_in_child(self) -> None:
+        """Called in a forked child: start from an empty state (the parent keeps its work)."""
         self._reset_state()
 
 
-def _failure(
-    run: Run, config: ScorerConfig, error_type: str, message: str, duration_s: float
-) -> ScoreResult:
-    judge = config.scorer.judge
-    return ScoreResult(
-        run_id=run.run_id,
-        scorer_id=config.scorer_id,
-        status="failed",
-        error=message,
-        error_type=error_type,
-        duration_s=duration_s,
-        judge_model=judge.model if judge is not None else None,
-    )
+def _parent_of(run: Run, trace_id: str | None) -> TraceParent | None:
+    """The run's own span as a parent (``trace_id`` is already normalised)."""
+    if trace_id is None:
+        return None
+    span_id = normalize_span_id(run.span_id)
+    if span_id is None:
+        return None
+    return TraceParent(trace_id, span_id, run.trace_flags & 0xFF)
 
 
 def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline - time.monotonic(), 0.0)
-
-
-def _wake(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
-    # RuntimeError: the loop closed under us, so the worker is exiting anyway.
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(event.set)
 
 
 def _check_int(name: str, value: Any) -> None:
@@ -756,38 +851,3 @@ def _check_int(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be an int, not {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, not {value}")
-
-
-# Every dispatcher, held weakly: reset in forked children, shut down at exit.
-_DISPATCHERS: weakref.WeakSet[LiveDispatcher] = weakref.WeakSet()
-_AT_EXIT: weakref.WeakSet[LiveDispatcher] = weakref.WeakSet()
-
-
-def _shutdown_at_exit() -> None:
-    for dispatcher in list(_AT_EXIT):
-        dispatcher.shutdown(dispatcher.shutdown_timeout)
-
-
-def _after_fork_in_child() -> None:
-    _reset_guard_after_fork()
-    for dispatcher in list(_DISPATCHERS):
-        dispatcher._after_fork_in_child()
-
-
-def _register_exit_hook() -> None:
-    # threading's exit hooks run before atexit's, and atexit runs last-registered first: an
-    # SDK TracerProvider created after `import livescore` would otherwise be shut down before
-    # the final scores reach it. concurrent.futures uses the same hook for the same reason.
-    register = getattr(threading, "_register_atexit", None)
-    if register is not None:
-        try:
-            register(_shutdown_at_exit)
-            return
-        except RuntimeError:  # imported while the interpreter is already shutting down
-            return
-    atexit.register(_shutdown_at_exit)
-
-
-_register_exit_hook()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

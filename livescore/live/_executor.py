@@ -1,25 +1,56 @@
-"""The hand-off seam between sampling and scoring (DESIGN decision 8).
+"""The hand-off seam between the dispatcher and what runs a job (DESIGN decision 8).
 
-Today the only executor is the dispatcher's in-process worker thread. A fleet of agent
-processes that shares one judge budget, or that must not lose its queue when a process
-dies, needs the same job scored elsewhere: an executor that puts :meth:`ScoringJob.to_dict`
-on an existing queue (Celery on Redis or RabbitMQ for live traffic, Ray for very large
-offline runs), and a worker there that rebuilds the job with :meth:`ScoringJob.from_dict`,
-runs the scorers it knows by id, and emits each score with
-:meth:`livescore.otel.OTelEmitter.emit`: the run's trace and span ids travel in the record,
-so the score span still nests under the run's span.
+The dispatcher keeps sampling, the bounded queue, the accounting and the worker thread.
+An :class:`Executor` runs on that worker thread's event loop and takes the accepted jobs
+one by one from ``jobs`` (an async iterator of :class:`JobHandle`); it reports how each
+(run, scorer) pair of a job ends through the handle:
+
+- :meth:`JobHandle.finish` with a :class:`~livescore.ScoreResult` (scored, failed or
+  skipped): the dispatcher emits the score and counts it. The in-process executor
+  (:class:`InProcessExecutor`, the default) does this.
+- :meth:`JobHandle.hand_off`: the pair went to another process (a broker executor that
+  publishes :meth:`ScoringJob.to_dict` to Celery or Dramatiq over Redis). The agent's
+  process counts it as ``handed_off``; the worker that rebuilds the job with
+  :meth:`ScoringJob.from_dict` scores it with :meth:`~livescore.Scorer.score`, emits it
+  with :meth:`livescore.otel.OTelEmitter.emit` (``parent=job.parent``, so the score span
+  still nests under the run's span) and counts its end (scored, failed, skipped, or dropped
+  with a reason) on the same ``livescore.runs`` metric. Across the fleet,
+  ``sampled = scored + failed + skipped + dropped``; ``handed_off`` is work in transit.
+- :meth:`JobHandle.drop` with a reason: the pair will never be scored (a full local
+  buffer while the broker is down: ``"broker_unavailable"``).
+
+A pair the executor never reports by the time the worker stops (cancelled at the shutdown
+deadline, or the executor crashed) is dropped by the dispatcher with reason
+``"shutdown"`` or ``"worker_error"``, so every sampled pair ends exactly once. Reporting a
+pair twice is ignored (the first report wins).
+
+Back-pressure: while an executor does not ask for the next job, jobs wait in the
+dispatcher's bounded queue, where its overflow policy applies. The in-process executor asks
+once it has room for more scores (``max_concurrency``); a broker executor asks at once and
+keeps its own bounded buffer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from livescore.live._sampling import ScorerConfig
-from livescore.runs._model import Run
+import anyio
 
-__all__ = ("Executor", "ScoringJob")
+from livescore.live._guard import scoring_context
+from livescore.live._sampling import ScorerConfig
+from livescore.runs import Run, TraceParent
+from livescore.scoring import ScoreResult
+
+__all__ = ("Executor", "InProcessExecutor", "JobHandle", "ScoringJob")
+
+_log = logging.getLogger("livescore.live")
+
+JOB_FORMAT = 1
+"""The version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,23 +60,33 @@ class ScoringJob:
     Attributes:
         run: The captured run (JSON-safe through :meth:`~livescore.Run.to_dict`).
         scorers: The scorers to run on it, with their rates, timeouts and limits.
+        parent: The span its scores nest under: the run's own span, else the span that
+            was current when the run was submitted; ``None`` for a root span in a new
+            trace. Its ids are normalised (lowercase hex).
 
     Example:
         >>> from livescore import Run
+        >>> from livescore.runs import TraceParent
         >>> from livescore.scorers import create_keyword_coverage_scorer
         >>> job = ScoringJob(Run(input="hi", output="hello", run_id="r1"),
-        ...                  (ScorerConfig(create_keyword_coverage_scorer()),))
-        >>> job.to_dict()["run"]["run_id"]
-        'r1'
+        ...                  (ScorerConfig(create_keyword_coverage_scorer()),),
+        ...                  TraceParent("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"))
+        >>> record = job.to_dict()
+        >>> record["run"]["run_id"], record["parent"]["span_id"]
+        ('r1', '00f067aa0ba902b7')
     """
 
     run: Run
     scorers: tuple[ScorerConfig, ...]
+    parent: TraceParent | None = field(default=None)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe record: the run, and each scorer by id with its rate and timeout."""
+        """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
+        and timeout (a worker knows the scorers themselves by id)."""
         return {
+            "format": JOB_FORMAT,
             "run": self.run.to_dict(),
+            "parent": self.parent.to_dict() if self.parent is not None else None,
             "scorers": [
                 {
                     "id": c.scorer_id,
@@ -61,35 +102,146 @@ class ScoringJob:
     def from_dict(cls, data: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> ScoringJob:
         """Rebuild a job on a remote worker from :meth:`to_dict` and its scorers by id.
 
+        The parent comes back marked remote (``parent.is_remote``).
+
         Raises:
             KeyError: A scorer id in the record is not in ``scorers``.
+            ValueError: The record comes from a newer livescore (its ``format``).
         """
+        version = data.get("format", 1)
+        if not isinstance(version, int) or version > JOB_FORMAT:
+            raise ValueError(
+                f"this job record has format {version!r}; this livescore reads up to "
+                f"{JOB_FORMAT} (upgrade the worker)"
+            )
         configs = []
         for entry in data.get("scorers") or ():
             sid = entry["id"]
             if sid not in scorers:
                 raise KeyError(f"scorer {sid!r} is not known to this worker")
             configs.append(scorers[sid])
-        return cls(Run.from_dict(data["run"]), tuple(configs))
+        return cls(
+            Run.from_dict(data["run"]), tuple(configs), TraceParent.from_dict(data.get("parent"))
+        )
+
+
+class JobHandle(Protocol):
+    """An accepted job as an executor holds it, and how it reports each pair's end.
+
+    The pair at ``index`` is (``job.run``, ``job.scorers[index]``). Every method is
+    thread-safe and never raises; a pair reported twice keeps its first report.
+    """
+
+    @property
+    def job(self) -> ScoringJob:
+        """The job."""
+        ...
+
+    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
+        """The pair ended here with ``result``: the dispatcher emits it and counts it.
+
+        ``start_time_ns`` (epoch ns) is when scoring started, for the span's start.
+        """
+        ...
+
+    def drop(self, reason: str, index: int | None = None) -> None:
+        """The pair (every unreported pair when ``index`` is ``None``) will never be scored."""
+        ...
+
+    def hand_off(self, index: int | None = None) -> None:
+        """The pair (every unreported pair when ``index`` is ``None``) went to another
+        process, which scores it and counts how it ends."""
+        ...
 
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs scoring jobs somewhere. The in-process worker is the default.
+    """Runs the jobs a :class:`~livescore.live.LiveDispatcher` accepted.
 
-    ``submit`` must not block or raise (it runs on the agent's hot path); it returns
-    whether the job was accepted. A distributed executor accounts for the job on the worker
-    side (the counters there are the ``livescore.runs`` metric).
+    ``run`` is awaited once per worker, on the dispatcher's worker thread's event loop (an
+    anyio loop, asyncio backend). It takes jobs from ``jobs`` until the iterator ends (the
+    dispatcher is shutting down and its queue is empty), must report every pair of every
+    job it took (see :class:`JobHandle`), and returns once the work it started is done.
+    At the shutdown deadline the dispatcher cancels it; pairs not reported by then are
+    counted as dropped (``"shutdown"``). It must not block the loop: blocking calls go to
+    ``anyio.to_thread.run_sync``. If it raises, the dispatcher logs it, drops what it left
+    unreported (``"worker_error"``) and starts a fresh worker on the next submit.
     """
 
-    def submit(self, job: ScoringJob) -> bool:
-        """Accept a job (non-blocking); ``False`` when it was dropped."""
+    async def run(self, jobs: AsyncIterator[JobHandle]) -> None:
+        """Run jobs until ``jobs`` ends."""
         ...
 
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until accepted jobs are done; ``False`` on timeout."""
-        ...
 
-    def shutdown(self, timeout: float | None = None) -> None:
-        """Stop accepting, finish what it can within ``timeout``, release resources."""
-        ...
+class InProcessExecutor:
+    """Score jobs on the dispatcher's own worker loop: the default executor.
+
+    Each (run, scorer) pair is scored with :meth:`~livescore.Scorer.score` (which never
+    raises and enforces the scorer's ``timeout``), within the scorer's ``max_concurrency``
+    and this executor's ``max_concurrency`` over all scorers, then handed back to the
+    dispatcher with :meth:`JobHandle.finish`, which emits it.
+
+    Args:
+        max_concurrency: Scores in flight at once, over all scorers. A score makes its
+            judge calls one after another, so this also caps concurrent judge calls.
+
+    Example:
+        >>> from livescore.live import LiveDispatcher
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> dispatcher = LiveDispatcher([create_keyword_coverage_scorer()],
+        ...                             executor=InProcessExecutor(max_concurrency=32),
+        ...                             register_atexit=False)
+        >>> dispatcher.shutdown()
+    """
+
+    def __init__(self, *, max_concurrency: int = 16) -> None:
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
+            raise TypeError(f"max_concurrency must be an int, not {max_concurrency!r}")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
+        self.max_concurrency = max_concurrency
+
+    def __repr__(self) -> str:
+        return f"InProcessExecutor(max_concurrency={self.max_concurrency})"
+
+    async def run(self, jobs: AsyncIterator[JobHandle]) -> None:
+        """Score every pair of every job, ``max_concurrency`` at a time."""
+        admission = anyio.Semaphore(self.max_concurrency)
+        limiters: dict[str, anyio.CapacityLimiter] = {}
+        async with anyio.create_task_group() as tg:
+            async for handle in jobs:
+                for index, config in enumerate(handle.job.scorers):
+                    # Waiting here is the back-pressure: the next job stays in the queue.
+                    await admission.acquire()
+                    limiter = limiters.get(config.scorer_id)
+                    if limiter is None:
+                        limiter = limiters[config.scorer_id] = anyio.CapacityLimiter(
+                            config.max_concurrency
+                        )
+                    tg.start_soon(_score_pair, handle, index, limiter, admission)
+
+
+async def _score_pair(
+    handle: JobHandle,
+    index: int,
+    limiter: anyio.CapacityLimiter,
+    admission: anyio.Semaphore,
+) -> None:
+    job = handle.job
+    config = job.scorers[index]
+    token = scoring_context().set(True)  # this task, and the threads it starts, are scoring
+    try:
+        async with limiter:
+            start_ns = time.time_ns()
+            # The timeout covers the score, not the wait for a concurrency slot.
+            result = await config.scorer.score(job.run, timeout=config.timeout)
+    except Exception:
+        # Scorer.score never raises; a subclass that overrides it might. One pair is lost,
+        # not the worker and every other score in flight.
+        _log.exception("livescore: scorer %r raised from score()", config.scorer_id)
+        handle.drop("scorer_error", index)
+        return
+    finally:
+        admission.release()
+        scoring_context().reset(token)
+    handle.finish(index, result, start_time_ns=start_ns)

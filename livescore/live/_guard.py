@@ -5,7 +5,13 @@ from __future__ import annotations
 import threading
 from contextvars import ContextVar
 
-__all__ = ("is_scoring", "scoring_context")
+__all__ = (
+    "add_worker_thread",
+    "is_scoring",
+    "remove_worker_thread",
+    "reset_after_fork",
+    "scoring_context",
+)
 
 _SCORING: ContextVar[bool] = ContextVar("livescore_scoring", default=False)
 
@@ -20,7 +26,8 @@ def is_scoring() -> bool:
     """``True`` while code runs inside a live scorer on the dispatcher's worker.
 
     Integrations call it in their callbacks to ignore the judge's own model calls (a judge
-    that is itself a LangChain chat model would otherwise be captured and scored).
+    that is itself a LangChain chat model would otherwise be captured and scored). It is
+    also ``True`` in the worker threads that run a scorer's synchronous steps.
 
     Example:
         >>> is_scoring()
@@ -34,18 +41,20 @@ def scoring_context() -> ContextVar[bool]:
     return _SCORING
 
 
-def _add_worker_thread(ident: int) -> None:
+def add_worker_thread(ident: int) -> None:
+    """Mark a thread as a dispatcher's worker (its callbacks count as scoring)."""
     with _WORKER_THREADS_LOCK:
         _WORKER_THREADS.add(ident)
 
 
-def _remove_worker_thread(ident: int) -> None:
+def remove_worker_thread(ident: int) -> None:
+    """Forget a worker thread that ended."""
     with _WORKER_THREADS_LOCK:
         _WORKER_THREADS.discard(ident)
 
 
-def _reset_after_fork() -> None:
-    # The parent's worker threads do not exist in a child; a new thread may reuse an ident.
+def reset_after_fork() -> None:
+    """In a forked child: the parent's worker threads do not exist (an ident may be reused)."""
     global _WORKER_THREADS_LOCK
     _WORKER_THREADS_LOCK = threading.Lock()
     _WORKER_THREADS.clear()

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from livescore.runs._model import Run
-from livescore.scoring._scorer import Scorer
+from livescore.runs import Run
+from livescore.scoring import Scorer
 
 __all__ = (
     "SamplingDecision",

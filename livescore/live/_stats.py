@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ("DispatchStats", "ScorerStats")
+__all__ = ("Counts", "DispatchStats", "ScorerStats", "total_stats")
 
 
 @dataclass(frozen=True, slots=True)
 class ScorerStats:
     """Counts for one scorer. The unit is one (run, scorer) pair.
 
-    ``sampled == scored + failed + skipped + dropped + queued + in_flight`` always holds;
-    after a successful :meth:`LiveDispatcher.flush`, ``queued == in_flight == 0``.
+    ``sampled == scored + failed + skipped + dropped + handed_off + queued + in_flight``
+    always holds; after a successful :meth:`LiveDispatcher.flush`,
+    ``queued == in_flight == 0``.
 
     Attributes:
         sampled: Pairs the sampling picked and the dispatcher saw (submitted or dropped).
@@ -21,6 +22,8 @@ class ScorerStats:
         failed: Pairs whose scorer failed (judge error, timeout, a step that raised).
         skipped: Pairs the scorer declared not scorable.
         dropped: Pairs never scored: queue full, shutdown, evicted by an integration.
+        handed_off: Pairs an executor handed to another process (a broker's workers),
+            which scores them and counts how each ends.
         queued: Pairs waiting in the queue.
         in_flight: Pairs the worker has taken and not finished.
         dropped_by_reason: ``dropped`` split by reason (``"queue_full"``, ``"shutdown"``…).
@@ -32,6 +35,7 @@ class ScorerStats:
     failed: int = 0
     skipped: int = 0
     dropped: int = 0
+    handed_off: int = 0
     queued: int = 0
     in_flight: int = 0
     dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
@@ -39,8 +43,8 @@ class ScorerStats:
 
     @property
     def finished(self) -> int:
-        """Pairs that reached an end state (scored, failed, skipped or dropped)."""
-        return self.scored + self.failed + self.skipped + self.dropped
+        """Pairs that reached an end state here (scored, failed, skipped, dropped, handed off)."""
+        return self.scored + self.failed + self.skipped + self.dropped + self.handed_off
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,13 @@ class DispatchStats:
 
     The unit is one (run, scorer) pair: a run sampled by two scorers counts twice. Every
     sampled pair ends as exactly one of scored, failed, skipped or dropped, so
-    ``sampled == scored + failed + skipped + dropped + queued + in_flight`` at all times.
+    ``sampled == scored + failed + skipped + dropped + queued + in_flight`` at all times
+    with the in-process executor. An executor that hands jobs to another process (a
+    broker) ends its pairs here as ``handed_off``; the workers there count each one as
+    scored, failed, skipped or dropped on the same ``livescore.runs`` metric, so across the
+    fleet ``sampled = scored + failed + skipped + dropped`` once the workers are done, and
+    here ``sampled == scored + failed + skipped + dropped + handed_off + queued +
+    in_flight``.
 
     Attributes:
         sampled: Pairs sampled.
@@ -57,6 +67,7 @@ class DispatchStats:
         failed: Pairs failed.
         skipped: Pairs skipped (not scorable).
         dropped: Pairs dropped (never scored).
+        handed_off: Pairs handed to another process (scored and counted there).
         queued: Pairs waiting in the queue.
         in_flight: Pairs being scored.
         dropped_by_reason: ``dropped`` by reason.
@@ -75,6 +86,7 @@ class DispatchStats:
     failed: int = 0
     skipped: int = 0
     dropped: int = 0
+    handed_off: int = 0
     queued: int = 0
     in_flight: int = 0
     dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
@@ -84,11 +96,11 @@ class DispatchStats:
 
     @property
     def finished(self) -> int:
-        """Pairs that reached an end state (scored, failed, skipped or dropped)."""
-        return self.scored + self.failed + self.skipped + self.dropped
+        """Pairs that reached an end state here (scored, failed, skipped, dropped, handed off)."""
+        return self.scored + self.failed + self.skipped + self.dropped + self.handed_off
 
 
-class _Counts:
+class Counts:
     """Mutable counts of one scorer; guarded by the dispatcher's lock."""
 
     __slots__ = (
@@ -96,6 +108,7 @@ class _Counts:
         "dropped_by_reason",
         "failed",
         "failed_by_type",
+        "handed_off",
         "in_flight",
         "queued",
         "sampled",
@@ -109,6 +122,7 @@ class _Counts:
         self.failed = 0
         self.skipped = 0
         self.dropped = 0
+        self.handed_off = 0
         self.queued = 0
         self.in_flight = 0
         self.dropped_by_reason: dict[str, int] = {}
@@ -121,6 +135,7 @@ class _Counts:
             failed=self.failed,
             skipped=self.skipped,
             dropped=self.dropped,
+            handed_off=self.handed_off,
             queued=self.queued,
             in_flight=self.in_flight,
             dropped_by_reason=dict(self.dropped_by_reason),
@@ -128,7 +143,8 @@ class _Counts:
         )
 
 
-def _total(per_scorer: Mapping[str, ScorerStats], emit_errors: int) -> DispatchStats:
+def total_stats(per_scorer: Mapping[str, ScorerStats], emit_errors: int) -> DispatchStats:
+    """Add up the per-scorer counts."""
     dropped: dict[str, int] = {}
     failed: dict[str, int] = {}
     for s in per_scorer.values():
@@ -143,6 +159,7 @@ def _total(per_scorer: Mapping[str, ScorerStats], emit_errors: int) -> DispatchS
         failed=sum(s.failed for s in values),
         skipped=sum(s.skipped for s in values),
         dropped=sum(s.dropped for s in values),
+        handed_off=sum(s.handed_off for s in values),
         queued=sum(s.queued for s in values),
         in_flight=sum(s.in_flight for s in values),
         dropped_by_reason=dropped,

@@ -14,26 +14,18 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import (
-    Link,
-    NonRecordingSpan,
-    SpanContext,
-    SpanKind,
-    Status,
-    StatusCode,
-    TraceFlags,
-)
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
 
+from livescore._version import __version__
 from livescore.otel import attributes as A
-from livescore.runs._model import Run
-from livescore.scoring._result import ScoreResult
+from livescore.otel._context import parent_span_context
+from livescore.runs import Run, TraceParent
+from livescore.scoring import ScoreResult
 
-__all__ = ("ContentCapture", "Emitter", "OTelEmitter", "run_span_context")
+__all__ = ("ContentCapture", "Emitter", "OTelEmitter", "QueueDepthSource", "run_span_context")
 
 ContentCapture = Literal["full", "truncated", "none"]
 """What user-derived text (explanations, error messages, skip reasons) scores carry."""
-
-_VERSION = "0.1.0"
 # Scores are usually in [0, 1]; the SDK's default buckets (0, 5, 10, ...) would put every
 # score in one bucket.
 _SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
@@ -45,13 +37,17 @@ QueueDepthSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
 
 @runtime_checkable
 class Emitter(Protocol):
-    """Where live scores and counts go. :class:`OTelEmitter` is the default.
+    """Where live scores and counts go: everything a dispatcher calls. :class:`OTelEmitter`
+    is the default.
 
-    A dispatcher calls ``emit`` on its worker thread, and ``record_sampled`` /
-    ``record_dropped`` in batches (``count`` may exceed 1) from its worker, or from
-    ``flush``/``shutdown`` — never on the agent's submitting thread. An emitter may also define
-    ``flush(timeout)`` (called by :meth:`LiveDispatcher.shutdown`) and
-    ``observe_queue_depth(source)``.
+    A dispatcher calls ``emit`` once per finished score, on its worker thread (or the thread
+    an executor finishes the score on); ``record_sampled``, ``record_dropped`` and
+    ``record_handed_off`` with batched counts (``count`` may exceed 1) from its worker, or
+    from ``flush``/``shutdown`` — never on the agent's submitting thread;
+    ``observe_queue_depth`` once, when it is created; ``flush`` at shutdown and when a
+    SIGTERM handler flushes before the process ends. None of them may block for long, and
+    an exception from any of them costs a log line and ``stats().emit_errors``, never a
+    score.
     """
 
     def emit(
@@ -63,8 +59,13 @@ class Emitter(Protocol):
         source: str = "live",
         scorer_version: str | None = None,
         start_time_ns: int | None = None,
+        parent: TraceParent | None = None,
     ) -> None:
-        """Publish one finished score (scored, failed or skipped)."""
+        """Publish one finished score (scored, failed or skipped).
+
+        ``parent`` is the span the score nests under (the run's span, or the span current
+        when the run was submitted); ``None`` falls back to the run's own ids.
+        """
         ...
 
     def record_sampled(self, scorer_id: str, count: int = 1) -> None:
@@ -75,44 +76,51 @@ class Emitter(Protocol):
         """Count (run, scorer) pairs that will never be scored, and why."""
         ...
 
+    def record_handed_off(self, scorer_id: str, count: int = 1) -> None:
+        """Count pairs an executor handed to another process, which counts how they end."""
+        ...
+
+    def observe_queue_depth(self, source: QueueDepthSource) -> None:
+        """Report a dispatcher's queue depth (``source`` returns ``(depth, attributes)``)."""
+        ...
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Push out what the emitter buffers, within ``timeout`` seconds; ``False`` if not."""
+        ...
+
 
 def run_span_context(run: Run) -> SpanContext | None:
     """The span context of the span that represents ``run`` (``None`` when it has none).
 
-    The context is marked local (``is_remote=False``): in-process, the run's span was
-    created by this same process. A worker in another process should mark it remote.
+    The ids are normalised (upper case, a ``0x`` prefix). The context is marked local
+    (``is_remote=False``): in-process, the run's span was created by this same process; a
+    job rebuilt on a worker carries a remote :class:`~livescore.runs.TraceParent` instead.
 
     Example:
         >>> from livescore import Run
-        >>> ctx = run_span_context(Run(trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+        >>> ctx = run_span_context(Run(trace_id="4BF92F3577B34DA6A3CE929D0E0E4736",
         ...                            span_id="00f067aa0ba902b7"))
         >>> ctx is not None and ctx.is_valid
         True
     """
-    if not run.trace_id or not run.span_id:
-        return None
-    try:
-        trace_id = int(run.trace_id, 16)
-        span_id = int(run.span_id, 16)
-    except (TypeError, ValueError):
-        return None
-    ctx = SpanContext(
-        trace_id=trace_id,
-        span_id=span_id,
-        is_remote=False,
-        trace_flags=TraceFlags(int(run.trace_flags) & 0xFF),
-    )
-    return ctx if ctx.is_valid else None
+    parent = TraceParent.of_run(run)
+    return parent_span_context(parent) if parent is not None else None
 
 
 class OTelEmitter:
     """Publish scores as OpenTelemetry spans and metrics (``opentelemetry-api`` only).
 
-    Each score becomes an ``evaluation {scorer id}`` span, a child of the run's span (built
-    from ``run.trace_id`` / ``run.span_id``) with one link to it, carrying the GenAI
-    ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras, the OpenInference
-    ``evaluations.0.evaluation.*`` attributes and a ``gen_ai.evaluation.result`` event. A run
-    without a trace id gets a root span in a new trace, findable by ``livescore.run.id``.
+    Each score becomes an ``evaluation {scorer id}`` span, a child of the run's span (the
+    ``parent`` given to :meth:`emit`, else ``run.trace_id`` / ``run.span_id``) with one link
+    to it, carrying the GenAI ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras,
+    the scorer's own ``ScoreResult.attributes`` (claim counts, truncation…), the
+    OpenInference ``evaluations.0.evaluation.*`` attributes and a
+    ``gen_ai.evaluation.result`` event. A run without a span gets a root span in a new
+    trace, findable by ``livescore.run.id``. A run whose trace is not sampled (scored only
+    when the dispatcher's ``score_unsampled_traces=True``) gets a root span in a new trace
+    too, linked to the run's span and carrying ``livescore.run.trace_id``: as a child of an
+    unsampled span, a ``ParentBased`` sampler (the SDK's default) would drop it; as a new
+    root, your sampler decides for it afresh.
 
     Metrics (meter ``livescore``): ``livescore.score`` (histogram), ``livescore.runs``
     (counter by ``livescore.status``), ``livescore.judge.latency`` (histogram, seconds),
@@ -123,9 +131,10 @@ class OTelEmitter:
         tracer_provider: Where spans go; the global provider by default (resolved lazily,
             so an SDK set up after this emitter still receives the spans).
         meter_provider: Where metrics go; the global provider by default.
-        capture_content: ``"full"`` keeps explanations, error messages and skip reasons;
-            ``"truncated"`` cuts them to ``max_content_chars``; ``"none"`` leaves them out
-            (they can quote user data). Scores, labels and counts are always kept.
+        capture_content: ``"full"`` keeps explanations, error messages, skip reasons and
+            the text values of scorers' attributes; ``"truncated"`` cuts them to
+            ``max_content_chars``; ``"none"`` leaves them out (they can quote user data).
+            Scores, labels, counts and flags are always kept.
         max_content_chars: The cut for ``"truncated"``.
 
     Example:
@@ -152,10 +161,14 @@ class OTelEmitter:
             raise ValueError(f"max_content_chars must be at least 1, not {max_content_chars}")
         self.capture_content: ContentCapture = capture_content
         self.max_content_chars = max_content_chars
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
         self._tracer = trace.get_tracer(
-            A.INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
+            A.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
         )
-        meter = metrics.get_meter(A.INSTRUMENTATION_SCOPE, _VERSION, meter_provider=meter_provider)
+        meter = metrics.get_meter(
+            A.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider
+        )
         self._meter = meter
         self._score = meter.create_histogram(
             A.METRIC_SCORE,
@@ -183,7 +196,7 @@ class OTelEmitter:
         self._queue_lock = threading.Lock()
         self._queue_gauge: Any = None
 
-    # -- counts (hot path: called on the agent's thread) -----------------------------------
+    # -- counts (batched by the dispatcher, off the agent's thread) -------------------------
 
     def record_sampled(self, scorer_id: str, count: int = 1) -> None:
         """Count ``count`` (run, scorer) pairs that sampling picked."""
@@ -199,6 +212,35 @@ class OTelEmitter:
                 A.LIVESCORE_REASON: reason,
             },
         )
+
+    def record_handed_off(self, scorer_id: str, count: int = 1) -> None:
+        """Count ``count`` pairs handed to another process (which counts how they end)."""
+        self._runs.add(count, {A.LIVESCORE_SCORER_ID: scorer_id, A.LIVESCORE_STATUS: "handed_off"})
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Force-flush the tracer and meter providers (SDK ones; API ones have nothing).
+
+        A dispatcher calls it at shutdown and from the SIGTERM handler, so scores still in
+        a ``BatchSpanProcessor`` leave before the process does. It never shuts a provider
+        down: the providers belong to the application.
+
+        Returns:
+            ``False`` when a provider did not finish within ``timeout``.
+        """
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        providers = (
+            self._tracer_provider or trace.get_tracer_provider(),
+            self._meter_provider or metrics.get_meter_provider(),
+        )
+        done = True
+        for provider in providers:
+            # force_flush is SDK API, not OTel API: the API's no-op providers lack it.
+            force_flush = getattr(provider, "force_flush", None)
+            if not callable(force_flush):
+                continue
+            millis = 30_000 if deadline is None else max(deadline - time.monotonic(), 0.0) * 1000
+            done = bool(force_flush(int(millis))) and done
+        return done
 
     # -- queue depth gauge ----------------------------------------------------------------
 
@@ -246,11 +288,13 @@ class OTelEmitter:
         source: str = "live",
         scorer_version: str | None = None,
         start_time_ns: int | None = None,
+        parent: TraceParent | None = None,
     ) -> None:
         """Publish one score as an evaluation span, a span event and metrics.
 
         Args:
-            run: The scored run; its trace and span ids place the span.
+            run: The scored run; its trace and span ids place the span unless ``parent``
+                is given.
             result: The score (any status).
             sample_rate: The rate that sampled the run (``None`` for a predicate), so
                 dashboards can re-weight.
@@ -258,32 +302,42 @@ class OTelEmitter:
             scorer_version: Recorded as ``livescore.scorer.version``.
             start_time_ns: When scoring started (epoch ns); ``now - result.duration_s`` by
                 default. The span ends now.
+            parent: The span to nest under (the dispatcher passes the job's parent: the
+                run's span, or the span current at submit).
         """
         end_ns = time.time_ns()
         if start_time_ns is None:
             start_time_ns = end_ns - int(max(result.duration_s, 0.0) * 1e9)
-        self._emit_span(run, result, sample_rate, source, scorer_version, start_time_ns, end_ns)
+        if parent is None:
+            parent = TraceParent.of_run(run)
+        self._emit_span(
+            run, result, parent, sample_rate, source, scorer_version, start_time_ns, end_ns
+        )
         self._emit_metrics(result)
 
     def _emit_span(
         self,
         run: Run,
         result: ScoreResult,
+        parent: TraceParent | None,
         sample_rate: float | None,
         source: str,
         scorer_version: str | None,
         start_ns: int,
         end_ns: int,
     ) -> None:
-        parent = run_span_context(run)
-        if parent is not None:
-            context = trace.set_span_in_context(NonRecordingSpan(parent))
-            links = [Link(parent)]
-        else:
-            # No run span to hang the score on: a root span in a new trace, found by run id.
-            context = Context()
-            links = []
         attrs = self._span_attributes(run, result, sample_rate, source, scorer_version)
+        links: list[Link] = []
+        context = Context()  # no run span to hang the score on: a root span, found by run id
+        if parent is not None:
+            span_context = parent_span_context(parent)
+            links.append(Link(span_context))
+            if parent.sampled:
+                context = trace.set_span_in_context(NonRecordingSpan(span_context))
+            else:
+                # A child of an unsampled span is dropped by ParentBased samplers: a root of
+                # its own, linked to the run's span, that names the run's trace.
+                attrs[A.LIVESCORE_RUN_TRACE_ID] = parent.trace_id
         span = self._tracer.start_span(
             f"{A.OPERATION_EVALUATION} {result.scorer_id}",
             context=context,
@@ -318,7 +372,17 @@ class OTelEmitter:
         source: str,
         scorer_version: str | None,
     ) -> dict[str, Any]:
-        attrs: dict[str, Any] = {
+        # The scorer's own facts first, so that a name the emitter sets itself wins. Their
+        # text values may quote user data: content capture applies to them too.
+        attrs: dict[str, Any] = {}
+        for key, value in result.attributes.items():
+            if isinstance(value, str):
+                text = self._content(value)
+                if text is not None:
+                    attrs[key] = text
+            else:
+                attrs[key] = value
+        attrs |= {
             A.GEN_AI_OPERATION_NAME: A.OPERATION_EVALUATION,
             A.GEN_AI_EVALUATION_NAME: result.scorer_id,
             A.OPENINFERENCE_SPAN_KIND: A.OPENINFERENCE_KIND_EVALUATOR,
@@ -360,16 +424,6 @@ class OTelEmitter:
             attrs[A.LIVESCORE_JUDGE_INPUT_TOKENS] = usage.input_tokens
             attrs[A.LIVESCORE_JUDGE_OUTPUT_TOKENS] = usage.output_tokens
             attrs[A.LIVESCORE_JUDGE_LATENCY] = float(usage.latency_s)
-        flags = result.flags or {}
-        for flag, key in (
-            ("claims_total", A.LIVESCORE_CLAIMS_TOTAL),
-            ("claims_hallucinated", A.LIVESCORE_CLAIMS_HALLUCINATED),
-        ):
-            value = flags.get(flag)
-            if isinstance(value, int) and not isinstance(value, bool):
-                attrs[key] = value
-        if flags.get("output_truncated"):
-            attrs[A.LIVESCORE_OUTPUT_TRUNCATED] = True
         return attrs
 
     def _content(self, text: str | None) -> str | None:

@@ -3,6 +3,10 @@
 The GenAI semantic conventions are still in development and their Python constants in
 ``opentelemetry-semantic-conventions`` are deprecated, so livescore keeps plain strings.
 Search your tracing backend for these names (for example ``gen_ai.evaluation.name``).
+
+Scorers put their own facts on the score span through ``ScoreResult.attributes`` (set as
+``ctx.attributes[name] = value`` in a step); the names they use live here too. This module
+imports nothing, so a scorer can use it without loading OpenTelemetry.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ LIVESCORE_SCORER_VERSION: Final = "livescore.scorer.version"
 LIVESCORE_STATUS: Final = "livescore.status"
 LIVESCORE_SAMPLE_RATE: Final = "livescore.sample_rate"
 LIVESCORE_RUN_ID: Final = "livescore.run.id"
+# The run's own trace, on a score span that could not join it (the trace was not sampled,
+# so the score is a root span of its own, linked to the run's span).
+LIVESCORE_RUN_TRACE_ID: Final = "livescore.run.trace_id"
 LIVESCORE_JUDGE_MODEL: Final = "livescore.judge.model"
 LIVESCORE_JUDGE_CALLS: Final = "livescore.judge.calls"
 LIVESCORE_JUDGE_INPUT_TOKENS: Final = "livescore.judge.input_tokens"
@@ -54,17 +61,31 @@ LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
 LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
-LIVESCORE_CLAIMS_TOTAL: Final = "livescore.claims.total"
-LIVESCORE_CLAIMS_HALLUCINATED: Final = "livescore.claims.hallucinated"
-LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
 LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
 LIVESCORE_DISPATCHER: Final = "livescore.dispatcher"  # the dispatcher's name (queue gauge)
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
 
+# -- set by scorers, through ScoreResult.attributes ----------------------------------------
+# Any scorer: the text it read was cut at its max_text_chars.
+LIVESCORE_INPUT_TRUNCATED: Final = "livescore.input_truncated"
+LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
+# Hallucination: claims judged, and how many of them are hallucinated.
+LIVESCORE_CLAIMS_TOTAL: Final = "livescore.claims.total"
+LIVESCORE_CLAIMS_HALLUCINATED: Final = "livescore.claims.hallucinated"
+# Hallucination: the context sent to the judge was cut at max_context_chars (the whole
+# rendered context block counts), and how many characters the context had before the cut.
+LIVESCORE_CONTEXT_TRUNCATED: Final = "livescore.context.truncated"
+LIVESCORE_CONTEXT_CHARS: Final = "livescore.context.chars"
+# Keyword coverage: keywords to cover, and how many the response covers.
+LIVESCORE_KEYWORDS_TOTAL: Final = "livescore.keywords.total"
+LIVESCORE_KEYWORDS_MATCHED: Final = "livescore.keywords.matched"
+
 # -- metrics --------------------------------------------------------------------------------
 METRIC_SCORE: Final = "livescore.score"
-METRIC_RUNS: Final = "livescore.runs"  # counter, attribute livescore.status=sampled|scored|…
+# counter, attribute livescore.status = sampled | scored | failed | skipped | dropped |
+# handed_off (passed to another process, which counts how it ends)
+METRIC_RUNS: Final = "livescore.runs"
 METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
 METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"

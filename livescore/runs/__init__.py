@@ -7,11 +7,14 @@ from livescore.runs._readers import (
     ToolResult,
     extract_retrieved_documents,
     extract_tool_results,
+    find_assistant_message,
+    find_user_message,
     get_assistant_message,
     get_run_context,
     get_user_message,
     message_text,
 )
+from livescore.runs._trace import TraceParent, normalize_span_id, normalize_trace_id
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
@@ -22,11 +25,16 @@ __all__ = (
     "StepKind",
     "ToolCall",
     "ToolResult",
+    "TraceParent",
     "coerce_run",
     "extract_retrieved_documents",
     "extract_tool_results",
+    "find_assistant_message",
+    "find_user_message",
     "get_assistant_message",
     "get_run_context",
     "get_user_message",
     "message_text",
+    "normalize_span_id",
+    "normalize_trace_id",
 )

@@ -1,4 +1,7 @@
-"""Helpers that read evidence and messages out of a :class:`~livescore.runs.Run`."""
+"""Helpers that read evidence and messages out of a :class:`~livescore.runs.Run`.
+
+Every reader takes a :class:`~livescore.runs.Run` or its mapping form, as scorers do.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from livescore.runs._model import Run
+from livescore.runs._model import RunLike, coerce_run
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
@@ -15,6 +18,8 @@ __all__ = (
     "ToolResult",
     "extract_retrieved_documents",
     "extract_tool_results",
+    "find_assistant_message",
+    "find_user_message",
     "get_assistant_message",
     "get_run_context",
     "get_user_message",
@@ -46,16 +51,26 @@ class ToolResult:
     result: Any
 
     def to_context(self) -> str:
-        """One context string: ``{"tool": name, "result": result}`` as JSON (the seed's form).
+        """One context string: the call and its result as JSON, as the model saw them.
 
-        A result that is itself JSON text (LangChain hands dict results to the model as JSON)
-        is embedded as JSON, not as an escaped string, so the judge reads it as the model did.
+        ``{"tool": name, "arguments": {...}, "result": ...}``: the arguments tie the result
+        to what was asked (``get_city(city="Lyon")`` → ``"France"``), so a judge can check
+        "Lyon is in France". Arguments are left out when there are none. Text stays as it is
+        (no ``\\u`` escapes), and a result or arguments that are themselves JSON text
+        (LangChain hands dict results to the model as JSON) are embedded as JSON.
 
         Example:
-            >>> ToolResult("weather", "c1", {}, '{"sky": "sunny"}').to_context()
-            '{"tool": "weather", "result": {"sky": "sunny"}}'
+            >>> ToolResult("get_city", "c1", {"city": "Lyon"}, "France").to_context()
+            '{"tool": "get_city", "arguments": {"city": "Lyon"}, "result": "France"}'
+            >>> ToolResult("weather", "c2", {}, '{"sky": "sunny", "city": "Rhône"}').to_context()
+            '{"tool": "weather", "result": {"sky": "sunny", "city": "Rhône"}}'
         """
-        return json.dumps({"tool": self.tool_name, "result": _maybe_json(self.result)}, default=str)
+        payload: dict[str, Any] = {"tool": self.tool_name}
+        args = _maybe_json(self.args)
+        if args is not None and args != {} and args != "":
+            payload["arguments"] = args
+        payload["result"] = _maybe_json(self.result)
+        return json.dumps(payload, ensure_ascii=False, default=str)
 
 
 def _maybe_json(value: Any) -> Any:
@@ -67,7 +82,7 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def extract_tool_results(run: Run) -> list[ToolResult]:
+def extract_tool_results(run: RunLike) -> list[ToolResult]:
     """Return the successful tool results of ``run``, in call order.
 
     Failed calls are left out: an error message is not evidence of anything the agent says.
@@ -79,14 +94,14 @@ def extract_tool_results(run: Run) -> list[ToolResult]:
         ['sunny']
     """
     results: list[ToolResult] = []
-    for step in run.steps:
+    for step in coerce_run(run).steps:
         call = step.tool_call
         if step.kind == "tool" and call is not None and call.ok and step.error is None:
             results.append(ToolResult(call.name, call.call_id, call.args, call.result))
     return results
 
 
-def get_run_context(run: Run, step: Any = None) -> list[str]:
+def get_run_context(run: RunLike, step: Any = None) -> list[str]:
     """The ground truth a run carries: the default ``get_context`` of judge scorers.
 
     A context given with the run (a dataset item's ``context``, kept in
@@ -103,13 +118,14 @@ def get_run_context(run: Run, step: Any = None) -> list[str]:
         >>> get_run_context(Run(metadata={"context": "Given."}))
         ['Given.']
     """
-    given = run.metadata.get(CONTEXT_METADATA_KEY)
+    record = coerce_run(run)
+    given = record.metadata.get(CONTEXT_METADATA_KEY)
     if isinstance(given, str):
         return [given]
     if isinstance(given, Sequence) and given:
         return [v if isinstance(v, str) else message_text(v) for v in given]
     context: list[str] = []
-    for item in run.steps:
+    for item in record.steps:
         call = item.tool_call
         if item.kind == "tool" and call is not None and call.ok and item.error is None:
             context.append(ToolResult(call.name, call.call_id, call.args, call.result).to_context())
@@ -118,9 +134,15 @@ def get_run_context(run: Run, step: Any = None) -> list[str]:
     return context
 
 
-def extract_retrieved_documents(run: Run) -> list[str]:
-    """Return the text of every document retrieved during ``run``, in order."""
-    return [doc for step in run.steps if step.kind == "retriever" for doc in step.documents]
+def extract_retrieved_documents(run: RunLike) -> list[str]:
+    """Return the text of every document retrieved during ``run``, in order.
+
+    Example:
+        >>> extract_retrieved_documents({"steps": [{"kind": "retriever", "documents": ["A"]}]})
+        ['A']
+    """
+    steps = coerce_run(run).steps
+    return [doc for step in steps if step.kind == "retriever" for doc in step.documents]
 
 
 def message_text(value: Any) -> str:
@@ -128,9 +150,23 @@ def message_text(value: Any) -> str:
 
     Accepts strings, role/content dicts, LangChain-style message objects (by duck typing: a
     ``content`` attribute) and OpenAI-style content part lists (``{"type": "text", ...}``).
+    ``None`` and mappings without text give ``""``.
+
+    Raises:
+        TypeError: ``value`` is not text-like (a number, bytes, an arbitrary object).
+
+    Example:
+        >>> message_text([{"type": "text", "text": "Hello"}, {"role": "user", "content": "!"}])
+        'Hello\\n!'
     """
+    text = _text_of(value)
+    return "" if text is None else text
+
+
+def _text_of(value: Any) -> str | None:
+    """The text in ``value``; ``None`` when it holds nothing text-like (not the same as "")."""
     if value is None:
-        return ""
+        return None
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
@@ -138,21 +174,35 @@ def message_text(value: Any) -> str:
             return message_text(value["content"])
         if value.get("type") == "text" and isinstance(value.get("text"), str):
             return str(value["text"])
-        return ""
+        return None
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        parts = (message_text(part) for part in value)
-        return "\n".join(p for p in parts if p)
+        if not value:
+            return ""
+        parts = [_text_of(part) for part in value]
+        found = [p for p in parts if p is not None]
+        return "\n".join(p for p in found if p) if found else None
     content = getattr(value, "content", None)
     if content is not None:
         return message_text(content)
     raise TypeError(f"cannot read text from a {type(value).__name__}")
 
 
+# LangChain's message types (a message's "type"); a content part's "type" ("text",
+# "image_url"…) does not make a list of parts a list of messages.
+_MESSAGE_TYPES = frozenset(
+    {"human", "ai", "system", "tool", "function", "chat", "user", "assistant", "developer"}
+)
+
+
 def _role(message: Any) -> str | None:
     if isinstance(message, Mapping):
-        role = message.get("role") or message.get("type")
+        role = message.get("role")
+        kind = message.get("type")
     else:
-        role = getattr(message, "role", None) or getattr(message, "type", None)
+        role = getattr(message, "role", None)
+        kind = getattr(message, "type", None)
+    if not role:
+        role = kind if isinstance(kind, str) and kind in _MESSAGE_TYPES else None
     if role is None:
         return None
     return {"human": "user", "ai": "assistant"}.get(str(role), str(role))
@@ -166,27 +216,69 @@ def _is_message_list(value: Any) -> bool:
     )
 
 
-def get_user_message(run: Run) -> str:
-    """The text of the last user message of ``run.input`` (or the input itself as text)."""
-    value = run.input
+def _find_message(value: Any, role: str) -> str | None:
     if isinstance(value, Mapping) and "messages" in value:
         value = value["messages"]
     if _is_message_list(value):
         for message in reversed(value):
-            if _role(message) == "user":
+            if _role(message) == role:
                 return message_text(message)
-        return ""
-    return message_text(value)
+        return None
+    return _text_of(value)
 
 
-def get_assistant_message(run: Run) -> str:
-    """The text of the final assistant message of ``run.output`` (or the output as text)."""
-    value = run.output
-    if isinstance(value, Mapping) and "messages" in value:
-        value = value["messages"]
-    if _is_message_list(value):
-        for message in reversed(value):
-            if _role(message) == "assistant":
-                return message_text(message)
-        return ""
-    return message_text(value)
+def find_user_message(run: RunLike) -> str | None:
+    """The text of the user's last message, or ``None`` when the input holds no text at all.
+
+    ``None`` ("not found") differs from ``""`` (an empty message): a run whose input is a
+    mapping of prompt variables (``{"topic": "..."}``), a message list without a user
+    message, or nothing at all has no user text to score, and scorers skip it as not
+    scorable instead of scoring an empty string.
+
+    Raises:
+        TypeError: The input is not text-like (a number, bytes…).
+
+    Example:
+        >>> find_user_message({"input": [{"role": "user", "content": "Hi"}]})
+        'Hi'
+        >>> find_user_message({"input": {"topic": "bears"}}) is None
+        True
+    """
+    return _find_message(coerce_run(run).input, "user")
+
+
+def find_assistant_message(run: RunLike) -> str | None:
+    """The text of the agent's final answer, or ``None`` when the output holds no text.
+
+    See :func:`find_user_message`: ``{"answer": ...}`` or a message list without an
+    assistant message gives ``None``; an empty answer gives ``""``.
+
+    Example:
+        >>> find_assistant_message({"output": ""})
+        ''
+        >>> find_assistant_message({"output": {"result": 42}}) is None
+        True
+    """
+    return _find_message(coerce_run(run).output, "assistant")
+
+
+def get_user_message(run: RunLike) -> str:
+    """The text of the last user message of ``run.input`` (``""`` when there is none).
+
+    Example:
+        >>> get_user_message({"input": {"messages": [{"role": "user", "content": "Hi"}]}})
+        'Hi'
+    """
+    text = find_user_message(run)
+    return "" if text is None else text
+
+
+def get_assistant_message(run: RunLike) -> str:
+    """The text of the final assistant message of ``run.output`` (``""`` when there is none).
+
+    Example:
+        >>> get_assistant_message({"output": "Hello!"})
+        'Hello!'
+    """
+    text = find_assistant_message(run)
+    return "" if text is None else text

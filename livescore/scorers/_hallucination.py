@@ -25,14 +25,18 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import AfterValidator, BaseModel, field_validator
 
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
+from livescore.otel import attributes as A
+from livescore.runs import get_run_context
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
     ONE_CALL_SYSTEM,
     REASON_SYSTEM,
     VERDICT_SYSTEM,
+    RenderedContext,
     extract_prompt,
     one_call_prompt,
     reason_prompt,
+    render_context,
     verdict_prompt,
 )
 from livescore.scoring import (
@@ -49,6 +53,7 @@ from livescore.scoring import (
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
     "HALLUCINATION_LABELS",
+    "MIN_MAX_CONTEXT_CHARS",
     "ClaimVerdict",
     "ClaimVerdicts",
     "EmptyContextPolicy",
@@ -71,12 +76,20 @@ HALLUCINATION_LABELS = ("none", "low", "mixed", "high", "severe")
 """Every label :func:`hallucination_label` can return, from best to worst."""
 
 DEFAULT_MAX_CONTEXT_CHARS = 100_000
-"""Longest context (all items together, in characters) sent to the judge before truncating."""
+"""Longest context block sent to the judge, in characters: every item, its markup and its
+escaping together. Past it the context is cut (and ``livescore.context.truncated`` set)."""
+
+MIN_MAX_CONTEXT_CHARS = 100
+"""The smallest ``max_context_chars``: room for the block's own markup and some text."""
+
+_CONTEXT_KEY = "hallucination.context"
+_RENDERED_KEY = "hallucination.rendered_context"
 
 NO_CONTEXT_REASON = (
     "no context to judge against: the scorer has no static `context` and `get_context` "
-    "returned nothing for this run (pass on_empty_context='all_unsupported' to score such "
-    "runs as fully unsupported)"
+    "returned nothing for this run (by default: no given context, no successful tool call "
+    "and no retrieved document); pass on_empty_context='all_unsupported' to score such "
+    "runs as fully unsupported"
 )
 
 # Spellings judges use for a verdict. Anything else is rejected and the judge asked again.
@@ -201,18 +214,24 @@ def create_hallucination_scorer(
         scale: The score of a fully hallucinated output (a positive number).
         context: Static ground truth, one string per fact or document.
         get_context: ``get_context(run, step)``, sync or async, returning the run's ground
-            truth (tool results, retrieved documents). It overrides ``context`` and is called
-            once per score; if it raises, the score fails in step ``"get_context"``.
+            truth. It overrides ``context`` and is called once per score (a synchronous one
+            in a worker thread, so it may block); if it raises, the score fails in step
+            ``"get_context"``. With neither ``context`` nor ``get_context`` it is
+            :func:`livescore.get_run_context`: the context given with the run (a dataset
+            item's), else the run's successful tool calls and retrieved documents.
         mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls) or
             ``"one_call"`` (one structured answer with all three; same result fields).
         on_empty_context: With no context (none given, or ``get_context`` returned nothing):
             ``"skip"`` marks the run not scorable; ``"all_unsupported"`` still extracts the
             claims and counts every one as hallucinated (score = ``scale``), as the seed does.
         id: The scorer id on results, spans and metrics.
-        max_text_chars: Output (and input) text beyond this is cut before judging; the result
-            then has ``flags["output_truncated"]``.
-        max_context_chars: Context beyond this (all items together) is cut; the result then
-            has ``flags["context_truncated"]``.
+        max_text_chars: Output text beyond this is cut before judging; the result then has
+            ``flags["output_truncated"]`` and the span ``livescore.output_truncated``.
+        max_context_chars: The most characters the context takes in a judge request, its
+            markup included (at least :data:`MIN_MAX_CONTEXT_CHARS`). Past it the context is
+            cut: ``flags["context_truncated"]`` and the span's
+            ``livescore.context.truncated`` say so, ``livescore.context.chars`` gives the
+            context's full length.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
             ``model`` is a string (timeout, client, base URL…).
 
@@ -220,7 +239,11 @@ def create_hallucination_scorer(
         A scorer whose results carry ``preprocess_step_result = {"claims": [...]}``,
         ``analyze_step_result = {"verdicts": [...]}``, the score, a label (see
         :func:`hallucination_label`), a reason, and ``flags["claims_total"]`` /
-        ``flags["claims_hallucinated"]``. An empty output scores 0 without any judge call.
+        ``flags["claims_hallucinated"]`` (on the span: ``livescore.claims.total`` /
+        ``livescore.claims.hallucinated``). An empty output scores 0 without any judge
+        call. The input is never read: a run with an empty question is scored like any
+        other; a run whose output holds no answer text (a dict of fields, a message list
+        without an assistant message) is skipped as not scorable.
 
     Raises:
         ValueError: ``scale``, ``mode``, ``on_empty_context`` or a size limit is invalid.
@@ -254,15 +277,33 @@ def create_hallucination_scorer(
         raise TypeError("get_context must be a function get_context(run, step)")
     if isinstance(max_context_chars, bool) or not isinstance(max_context_chars, int):
         raise TypeError("max_context_chars must be an int")
-    if max_context_chars < 1:
-        raise ValueError("max_context_chars must be positive")
+    if max_context_chars < MIN_MAX_CONTEXT_CHARS:
+        raise ValueError(
+            f"max_context_chars must be at least {MIN_MAX_CONTEXT_CHARS}, not {max_context_chars}"
+        )
     judge = _resolve(model, judge_options)
+    if context is None and get_context is None:
+        get_context = get_run_context
 
     def context_of(ctx: StepContext) -> list[str]:
-        return [c for c in ctx.context or () if c.strip()]
+        # Once per score: a context can hold a million items.
+        items: list[str] | None = ctx.state.get(_CONTEXT_KEY)
+        if items is None:
+            items = ctx.state[_CONTEXT_KEY] = [c for c in ctx.context or () if c.strip()]
+        return items
 
-    def context_for_judge(ctx: StepContext) -> list[str]:
-        return _fit(context_of(ctx), max_context_chars, ctx.flags)
+    def context_for_judge(ctx: StepContext) -> RenderedContext:
+        rendered: RenderedContext | None = ctx.state.get(_RENDERED_KEY)
+        if rendered is None:
+            items = context_of(ctx)
+            rendered = ctx.state[_RENDERED_KEY] = render_context(items, max_context_chars)
+            if rendered.truncated:
+                chars = sum(len(item) for item in items)
+                ctx.flags["context_truncated"] = True
+                ctx.flags["context_chars"] = chars
+                ctx.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] = True
+                ctx.attributes[A.LIVESCORE_CONTEXT_CHARS] = chars
+        return rendered
 
     def nothing_to_extract(ctx: StepContext) -> bool:
         # An empty output claims nothing: score 0 whatever the context, and no judge call.
@@ -285,6 +326,8 @@ def create_hallucination_scorer(
         hallucinated = sum(1 for v in verdicts if v["verdict"] == "yes")
         ctx.flags["claims_total"] = len(verdicts)
         ctx.flags["claims_hallucinated"] = hallucinated
+        ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)
+        ctx.attributes[A.LIVESCORE_CLAIMS_HALLUCINATED] = hallucinated
         if not context_of(ctx) and verdicts:
             ctx.flags["context_missing"] = True
         return _round2(hallucinated / len(verdicts) * scale) if verdicts else 0.0
@@ -367,7 +410,7 @@ def create_hallucination_scorer(
             "Share of the output's factual claims that the context contradicts or does not "
             f"support, from 0 (none) to {scale:g} (all)"
         ),
-        judge=judge,
+        model=judge,
         preprocess=preprocess,
         analyze=analyze,
         generate_score=generate_score,
@@ -376,6 +419,7 @@ def create_hallucination_scorer(
         get_context=get_context,
         label=lambda score: hallucination_label(score, scale=scale),
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
     )
 
 
@@ -445,22 +489,6 @@ def _keep_one_call_answer(answer: OneCallAnswer, ctx: StepContext) -> dict[str, 
     ]
     ctx.state["reason"] = answer.reason.strip()
     return {"claims": list(answer.claims)}
-
-
-def _fit(items: list[str], limit: int, flags: dict[str, Any]) -> list[str]:
-    total = sum(len(item) for item in items)
-    if total <= limit:
-        return items
-    flags["context_truncated"] = True
-    flags["context_chars"] = total
-    kept: list[str] = []
-    budget = limit
-    for item in items:
-        if budget <= 0:
-            break
-        kept.append(item[:budget])
-        budget -= len(item)
-    return kept
 
 
 def _round2(value: float) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = (
@@ -18,10 +19,12 @@ __all__ = (
     "ONE_CALL_SYSTEM",
     "REASON_SYSTEM",
     "VERDICT_SYSTEM",
+    "RenderedContext",
     "extract_prompt",
     "one_call_prompt",
     "quote",
     "reason_prompt",
+    "render_context",
     "verdict_prompt",
 )
 
@@ -137,14 +140,61 @@ def _output_block(output: str) -> str:
     return f"<output>\n{quote(output)}\n</output>"
 
 
-def _context_block(context: Sequence[str]) -> str:
+_CONTEXT_HEAD = "<context>\n"
+_CONTEXT_TAIL = "\n</context>"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedContext:
+    """The ``<context>`` block as the judge reads it, and whether it was cut to fit.
+
+    Attributes:
+        block: The block, markup and neutralised tags included.
+        truncated: Whether documents (or the end of one) were left out to fit the limit.
+        documents: How many documents the block holds (the last one may be cut).
+    """
+
+    block: str
+    truncated: bool
+    documents: int
+
+
+def render_context(context: Sequence[str], max_chars: int | None = None) -> RenderedContext:
+    """The ``<context>`` block of ``context``, at most ``max_chars`` characters in all.
+
+    The limit counts everything the block adds to the request: each document's markup
+    and its text after :func:`quote` (which can lengthen it), so a million one-character
+    documents cost no more than one long one. Documents are kept in order; the first one
+    that does not fit is cut, and the rest are left out.
+
+    Example:
+        >>> rendered = render_context(["Paris is in France."] * 10, max_chars=120)
+        >>> len(rendered.block) <= 120, rendered.truncated, rendered.documents
+        (True, True, 2)
+    """
     if not context:
-        return "<context>\n(no context was given)\n</context>"
-    documents = "\n".join(
-        f'<document index="{i}">\n{quote(text)}\n</document>'
-        for i, text in enumerate(context, start=1)
+        return RenderedContext(f"{_CONTEXT_HEAD}(no context was given){_CONTEXT_TAIL}", False, 0)
+    parts: list[str] = []
+    used = len(_CONTEXT_HEAD) + len(_CONTEXT_TAIL)
+    truncated = False
+    for index, text in enumerate(context, start=1):
+        opening = f'<document index="{index}">\n'
+        closing = "\n</document>"
+        separator = 1 if parts else 0  # the newline between documents
+        quoted = quote(text)
+        size = separator + len(opening) + len(quoted) + len(closing)
+        if max_chars is None or used + size <= max_chars:
+            parts.append(f"{opening}{quoted}{closing}")
+            used += size
+            continue
+        truncated = True
+        room = max_chars - used - separator - len(opening) - len(closing)
+        if room > 0:
+            parts.append(f"{opening}{quoted[:room]}{closing}")
+        break
+    return RenderedContext(
+        f"{_CONTEXT_HEAD}{chr(10).join(parts)}{_CONTEXT_TAIL}", truncated, len(parts)
     )
-    return f"<context>\n{documents}\n</context>"
 
 
 def _claims_block(claims: Sequence[str]) -> str:
@@ -163,13 +213,13 @@ def extract_prompt(output: str) -> str:
     )
 
 
-def verdict_prompt(claims: Sequence[str], context: Sequence[str]) -> str:
-    """The verdict prompt: each of ``claims`` against ``context``."""
+def verdict_prompt(claims: Sequence[str], context: RenderedContext) -> str:
+    """The verdict prompt: each of ``claims`` against the rendered ``context``."""
     n = len(claims)
     return (
         "Decide for each claim in the <claims> block whether it is a hallucination, judging "
         "only by the <context> block.\n\n"
-        f"{_context_block(context)}\n\n"
+        f"{context.block}\n\n"
         f"{_claims_block(claims)}\n\n"
         f"There {'is 1 claim' if n == 1 else f'are {n} claims'}: answer with exactly {n} "
         f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
@@ -199,12 +249,12 @@ def reason_prompt(*, score_text: str, scale: float, verdicts: Sequence[dict[str,
     )
 
 
-def one_call_prompt(output: str, context: Sequence[str]) -> str:
+def one_call_prompt(output: str, context: RenderedContext) -> str:
     """The one-call prompt: claims, verdicts and a reason for ``output`` against ``context``."""
     return (
         "Check the text in the <output> block against the <context> block: list its claims, "
         "give one verdict per claim, and explain the result.\n\n"
-        f"{_context_block(context)}\n\n"
+        f"{context.block}\n\n"
         f"{_output_block(output)}\n\n"
         'Answer with JSON only: {"claims": [...], "verdicts": [...], "reason": "..."}.'
     )

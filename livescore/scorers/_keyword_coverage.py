@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
+from livescore.otel import attributes as A
 from livescore.runs import message_text
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
 from livescore.scoring import (
@@ -106,7 +107,11 @@ def create_keyword_coverage_scorer(
     are in :class:`~livescore.scorers.KeywordExtractor`.
 
     Score: matched / total × ``scale``, unrounded. Both texts without keywords (empty, or
-    only stopwords and numbers): ``scale``. Exactly one without keywords: 0.
+    only stopwords and numbers): ``scale``. Exactly one without keywords: 0. A run with no
+    text to compare at all (an output that is a dict of fields, an input of prompt
+    variables, a message list without a user or an assistant message) is skipped as not
+    scorable, with the reason, rather than scored 0 or 1. The span carries
+    ``livescore.keywords.total`` and ``livescore.keywords.matched``.
 
     Args:
         reference: ``"input"`` (the user's last message; the default) or ``"ground_truth"``
@@ -175,6 +180,8 @@ def create_keyword_coverage_scorer(
     def analyze(ctx: StepContext) -> dict[str, Any]:
         ref, response = _extracted(ctx)
         missing = sorted(form for key, form in ref.terms.items() if not response.covers(key))
+        ctx.attributes[A.LIVESCORE_KEYWORDS_TOTAL] = len(ref)
+        ctx.attributes[A.LIVESCORE_KEYWORDS_MATCHED] = len(ref) - len(missing)
         return {
             "total_keywords": len(ref),
             "matched_keywords": len(ref) - len(missing),
@@ -227,6 +234,7 @@ def create_keyword_coverage_scorer(
         generate_reason=generate_reason,
         label=lambda score: keyword_coverage_label(score, scale=scale),
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # microseconds of pure CPU: a thread hop would cost more
     )
 
 

@@ -1,20 +1,32 @@
 """The scorer pipeline: build scorers from steps and run them on runs."""
 
-from livescore.scoring._result import NotScorable, ScoreResult, ScorerRunError, ScoreStatus
+from livescore.scoring._result import (
+    AttributeValue,
+    NotScorable,
+    ScoreResult,
+    ScorerRunError,
+    ScoreStatus,
+)
 from livescore.scoring._scorer import (
     DEFAULT_MAX_TEXT_CHARS,
+    SYNC_HOOK_THREADS,
     ContextFunction,
+    PipelineStep,
     PromptStep,
     Scorer,
     StepContext,
     StepFunction,
+    SyncSteps,
     create_scorer,
 )
 
 __all__ = (
     "DEFAULT_MAX_TEXT_CHARS",
+    "SYNC_HOOK_THREADS",
+    "AttributeValue",
     "ContextFunction",
     "NotScorable",
+    "PipelineStep",
     "PromptStep",
     "ScoreResult",
     "ScoreStatus",
@@ -22,5 +34,6 @@ __all__ = (
     "ScorerRunError",
     "StepContext",
     "StepFunction",
+    "SyncSteps",
     "create_scorer",
 )

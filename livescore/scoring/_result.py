@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from livescore._errors import LivescoreError
-from livescore.judges._protocol import JudgeUsage
+from livescore.judges import JudgeUsage
 
-__all__ = ("NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
+__all__ = ("AttributeValue", "NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
 
 ScoreStatus = Literal["scored", "skipped", "failed"]
 """How a scoring attempt ended (a dropped run never reaches a scorer and has no result)."""
+
+AttributeValue: TypeAlias = str | bool | int | float
+"""A value a scorer may put in :attr:`ScoreResult.attributes`: safe for JSON and for an
+OpenTelemetry span attribute."""
 
 
 @dataclass(slots=True)
@@ -42,6 +46,11 @@ class ScoreResult:
         duration_s: Wall time of the whole score, in seconds.
         judge_model: The judge model's name, when a judge was used.
         flags: Facts about the input worth recording (``{"output_truncated": True}``).
+        attributes: Facts for the score's span, by attribute name (names from
+            :mod:`livescore.otel.attributes`, such as ``livescore.claims.total``): scalar
+            values a scorer's steps set through ``ctx.attributes``. The emitter copies them
+            onto the evaluation span as they are, so a new scorer adds span attributes
+            without touching the emitter.
     """
 
     run_id: str
@@ -63,6 +72,7 @@ class ScoreResult:
     duration_s: float = 0.0
     judge_model: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, AttributeValue] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -91,6 +101,7 @@ class ScoreResult:
             "duration_s": self.duration_s,
             "judge_model": self.judge_model,
             "flags": _plain(self.flags),
+            "attributes": dict(self.attributes),
         }
 
 

@@ -7,33 +7,45 @@ Each step is a plain function (sync or async) of a :class:`StepContext`, or a
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeAlias, TypeVar
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 import anyio
+from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
-from livescore.judges._protocol import Judge, JudgeError, JudgeUsage
-from livescore.runs._model import Run, RunLike, Step, coerce_run
-from livescore.runs._readers import (
+from livescore.judges import Judge, JudgeError, JudgeUsage
+from livescore.otel import attributes as A
+from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
-    get_assistant_message,
-    get_user_message,
+    Run,
+    RunLike,
+    Step,
+    coerce_run,
+    find_assistant_message,
+    find_user_message,
     message_text,
 )
-from livescore.scoring._result import NotScorable, ScoreResult, ScorerRunError
+from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
 
 __all__ = (
     "DEFAULT_MAX_TEXT_CHARS",
+    "SYNC_HOOK_THREADS",
     "ContextFunction",
+    "PipelineStep",
     "PromptStep",
     "Scorer",
     "StepContext",
     "StepFunction",
+    "SyncSteps",
     "create_scorer",
 )
 
@@ -45,8 +57,20 @@ DEFAULT_MAX_TEXT_CHARS = 50_000
 
 Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
+SYNC_HOOK_THREADS = 16
+"""Synchronous ``get_context`` functions and steps running at once, per event loop.
 
-@dataclass(slots=True)
+They run in worker threads so that a slow one (a blocking database call, ``time.sleep``)
+never stalls the other scores on the same loop; past this many, the next one waits for a
+thread, and that wait counts against its scorer's timeout."""
+
+SyncSteps: TypeAlias = Literal["thread", "inline"]
+"""Where a scorer's synchronous steps run: ``"thread"`` (a worker thread, so they may
+block) or ``"inline"`` (on the event loop: for quick, pure-CPU steps)."""
+
+_SYNC_HOOK_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("livescore_sync_hooks")
+
+
 class StepContext:
     """What every step sees.
 
@@ -55,26 +79,94 @@ class StepContext:
         step: The agent step being scored (the final model turn for a run-level score).
         context: Ground truth resolved once per score by ``get_context`` (or the static
             context); ``None`` when the scorer has neither.
-        input_text: The user's message as text, truncated to the scorer's limit.
-        output_text: The agent's answer as text, truncated to the scorer's limit.
+        input_text: The user's message as text, truncated to the scorer's limit. Reading
+            it on a run whose input holds no user text at all (a dict of prompt variables,
+            no input) raises :class:`NotScorable`: the score is skipped with the reason,
+            never computed on an empty string. An empty message is ``""``.
+        output_text: The agent's answer as text, truncated to the scorer's limit; reading
+            it on a run whose output holds no answer text skips the score the same way.
         preprocess_step_result: Set once preprocess has run.
         analyze_step_result: Set once analyze has run.
         score: Set once generate_score has run.
         flags: Facts recorded on the result (truncation, …); steps may add to it.
+        attributes: Span attributes recorded on the result (``ScoreResult.attributes``):
+            attribute names from :mod:`livescore.otel.attributes` (or your own
+            namespace) to ``str``, ``bool``, ``int`` or ``float`` values.
         state: Scratch space the steps of one score share (a prompt step's ``parse`` may
             keep part of an answer here for a later step); not recorded in the result.
     """
 
-    run: Run
-    step: Step | None
-    context: list[str] | None
-    input_text: str
-    output_text: str
-    preprocess_step_result: Any = None
-    analyze_step_result: Any = None
-    score: float | None = None
-    flags: dict[str, Any] = field(default_factory=dict)
-    state: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "_input_text",
+        "_missing",
+        "_output_text",
+        "analyze_step_result",
+        "attributes",
+        "context",
+        "flags",
+        "preprocess_step_result",
+        "run",
+        "score",
+        "state",
+        "step",
+    )
+
+    def __init__(
+        self,
+        run: Run,
+        step: Step | None,
+        context: list[str] | None,
+        input_text: str | None,
+        output_text: str | None,
+        *,
+        flags: dict[str, Any] | None = None,
+        attributes: dict[str, AttributeValue] | None = None,
+    ) -> None:
+        self.run = run
+        self.step = step
+        self.context = context
+        self._input_text = input_text
+        self._output_text = output_text
+        self.preprocess_step_result: Any = None
+        self.analyze_step_result: Any = None
+        self.score: float | None = None
+        self.flags: dict[str, Any] = flags if flags is not None else {}
+        self.attributes: dict[str, AttributeValue] = attributes if attributes is not None else {}
+        self.state: dict[str, Any] = {}
+        self._missing: str | None = None  # why a text a step read is not in the run
+
+    @property
+    def input_text(self) -> str:
+        """The user's message (see the class docstring for a run without one)."""
+        if self._input_text is None:
+            self._missing = _missing_reason(self.run.input, "input", "user text")
+            raise NotScorable(self._missing)
+        return self._input_text
+
+    @property
+    def output_text(self) -> str:
+        """The agent's answer (see the class docstring for a run without one)."""
+        if self._output_text is None:
+            self._missing = _missing_reason(self.run.output, "output", "answer text")
+            raise NotScorable(self._missing)
+        return self._output_text
+
+
+def _missing_reason(value: Any, where: str, what: str) -> str:
+    if value is None:
+        found = f"the run has no {where}"
+    elif isinstance(value, Mapping):
+        keys = sorted(str(k) for k in value)
+        shown = ", ".join(repr(k) for k in keys[:8]) + (", …" if len(keys) > 8 else "")
+        found = f"its {where} is a mapping with keys [{shown}]"
+    elif isinstance(value, Sequence):
+        found = f"its {where} is a list of {len(value)} items with no {what.split()[0]} message"
+    else:
+        found = f"its {where} is a {type(value).__name__}"
+    return (
+        f"no {what} found in the run: {found}, not text, a chat message or a list of "
+        "messages (this scorer reads it)"
+    )
 
 
 StepFunction: TypeAlias = Callable[[StepContext], Any]
@@ -88,6 +180,10 @@ sync or async."""
 @dataclass(frozen=True, slots=True)
 class PromptStep(Generic[M]):
     """A step the judge answers.
+
+    Its small hooks (``create_prompt``, ``skip_if``, ``validate``, ``parse``) run on the
+    event loop and must be quick (they build and read text); ``skip_result`` runs like a
+    code step.
 
     Attributes:
         description: What the step does (shown in docs and errors).
@@ -128,8 +224,12 @@ class PromptStep(Generic[M]):
     parse: Callable[[M, StepContext], Any] | None = None
 
 
-Step_: TypeAlias = StepFunction | PromptStep[Any]
+PipelineStep: TypeAlias = StepFunction | PromptStep[Any]
+"""One step of the pipeline: a function of the :class:`StepContext` or a :class:`PromptStep`."""
+
 LabelFunction: TypeAlias = Callable[[float], str | None]
+
+_STEP_NAMES = ("preprocess", "analyze", "generate_score", "generate_reason")
 
 
 class Scorer:
@@ -140,6 +240,7 @@ class Scorer:
         description: What the scorer measures.
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
+        sync_steps: Where synchronous code steps run (see :data:`SyncSteps`).
     """
 
     def __init__(
@@ -147,16 +248,17 @@ class Scorer:
         *,
         id: str,
         description: str,
-        generate_score: Step_,
+        generate_score: PipelineStep,
         judge: Judge | None = None,
-        preprocess: Step_ | None = None,
-        analyze: Step_ | None = None,
-        generate_reason: Step_ | None = None,
+        preprocess: PipelineStep | None = None,
+        analyze: PipelineStep | None = None,
+        generate_reason: PipelineStep | None = None,
         context: Sequence[str] | None = None,
         get_context: ContextFunction | None = None,
         label: LabelFunction | None = None,
         version: str = "1",
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        sync_steps: SyncSteps = "thread",
     ) -> None:
         if not id or not isinstance(id, str):
             raise ValueError("a scorer needs a non-empty string id")
@@ -174,19 +276,24 @@ class Scorer:
             if isinstance(step, PromptStep) and judge is None:
                 raise ValueError(
                     f"scorer {id!r}: {name} is a PromptStep, so the scorer needs a judge "
-                    "(judge='openai/<model>' or a Judge object)"
+                    "(model='openai/<model>' or a Judge object)"
                 )
         if context is not None and (
             isinstance(context, str) or not all(isinstance(c, str) for c in context)
         ):
             raise TypeError("context must be a list of strings")
+        if get_context is not None and not callable(get_context):
+            raise TypeError("get_context must be a function get_context(run, step)")
         if max_text_chars < 1:
             raise ValueError("max_text_chars must be positive")
+        if sync_steps not in ("thread", "inline"):
+            raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
         self.id = id
         self.description = description
         self.judge = judge
         self.version = version
         self.max_text_chars = max_text_chars
+        self.sync_steps: SyncSteps = sync_steps
         self._steps = steps
         self._context = list(context) if context is not None else None
         self._get_context = get_context
@@ -233,7 +340,12 @@ class Scorer:
         """Score one run and never raise: a failure is a result with ``status="failed"``.
 
         This is the one call live scoring, ``run_evals`` and fleet workers use, so a
-        failure becomes a value in exactly one place. Only cancellation propagates.
+        failure becomes a value in exactly one place. Anything a step raises fails that
+        score only, ``BaseException`` included (``SystemExit``, ``GeneratorExit``, a
+        ``CancelledError`` the step raised itself, an exception whose ``str()`` raises).
+        Only a real cancellation of the caller propagates, and so do ``KeyboardInterrupt``
+        and ``SystemExit`` on the main thread, where they are how Ctrl-C and
+        ``sys.exit`` stop a program (elsewhere only the scorer's own code can raise them).
 
         Args:
             run: A :class:`~livescore.Run` or a mapping (an unreadable one fails in step
@@ -273,16 +385,17 @@ class Scorer:
         run: Run,
         step: Step | None,
         timeout: float | None,  # noqa: ASYNC109
-    ) -> tuple[ScoreResult, Exception | None]:
+    ) -> tuple[ScoreResult, BaseException | None]:
         started = time.perf_counter()
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
             judge_model=self.judge.model if self.judge is not None else None,
         )
-        error: Exception | None = None
+        error: BaseException | None = None
         current = "input"
         overran: str | None = None  # the step during which the time ran out
+        ctx: StepContext | None = None
 
         def check_time() -> None:
             nonlocal overran
@@ -298,14 +411,23 @@ class Scorer:
                 current = "get_context"
                 ctx.context = await self._resolve_context(run, ctx.step)
                 check_time()
-                for current in ("preprocess", "analyze", "generate_score", "generate_reason"):
+                for current in _STEP_NAMES:
                     await self._run_step(current, ctx, result)
+                    _check_step_end(ctx, current, result)
                     check_time()
             except NotScorable as skip:
                 result.status = "skipped"
                 result.reason = skip.reason
                 result.score = None
+                result.label = None
             except Exception as exc:
+                error = exc
+                _record_failure(result, current, exc)
+            except BaseException as exc:
+                if _ends_the_caller(exc):
+                    raise
+                # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised by
+                # the scorer's own code: that score fails, nothing else does.
                 error = exc
                 _record_failure(result, current, exc)
         result.duration_s = time.perf_counter() - started
@@ -318,12 +440,18 @@ class Scorer:
             error = TimeoutError(
                 f"scorer {self.id!r} took longer than {timeout:g} s (in step {overran!r})"
             )
+            result.status = "failed"
             _record_failure(result, overran, error)
             result.error_type = "timeout"
         return result, error
 
     def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
-        """Score one run from synchronous code (scripts, notebooks without a running loop).
+        """Score one run from synchronous code: scripts, and notebooks too.
+
+        Inside a running event loop (a Jupyter cell, an ``async`` framework's sync
+        callback) the score runs on a new event loop in a short-lived worker thread while
+        this thread waits; prefer ``await scorer.run(...)`` there, which does not block the
+        loop.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -331,7 +459,16 @@ class Scorer:
             >>> scorer.run_sync({"input": "React hooks", "output": "Hooks in React"}).score
             1.0
         """
-        return anyio.run(lambda: self.run(run, step=step))
+
+        def score_on_a_new_loop() -> ScoreResult:
+            return anyio.run(lambda: self.run(run, step=step))
+
+        if not _event_loop_running():
+            return score_on_a_new_loop()
+        # anyio.run refuses to nest inside a running loop; a fresh thread has no loop (and
+        # no copy of this thread's context, which would say that one runs).
+        with ThreadPoolExecutor(1, thread_name_prefix=f"livescore-run-sync-{self.id}") as pool:
+            return pool.submit(score_on_a_new_loop).result()
 
     # -- pipeline internals -------------------------------------------------------------
 
@@ -340,18 +477,24 @@ class Scorer:
         if not_scorable:  # an integration knows the run has nothing to judge
             raise NotScorable(str(not_scorable))
         flags = result.flags
+        attributes = result.attributes
         try:
-            input_text = get_user_message(run)
-            output_text = get_assistant_message(run)
+            input_text = find_user_message(run)
+            output_text = find_assistant_message(run)
         except TypeError as exc:
             raise TypeError(f"run {run.run_id!r}: input and output must be text: {exc}") from exc
+        if input_text is not None:
+            input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
+        if output_text is not None:
+            output_text = _truncate(output_text, self.max_text_chars, "output", flags, attributes)
         return StepContext(
             run=run,
             step=step if step is not None else run.final_step,
             context=None,
-            input_text=_truncate(input_text, self.max_text_chars, "input_truncated", flags),
-            output_text=_truncate(output_text, self.max_text_chars, "output_truncated", flags),
+            input_text=input_text,
+            output_text=output_text,
             flags=flags,
+            attributes=attributes,
         )
 
     async def _resolve_context(self, run: Run, step: Step | None) -> list[str] | None:
@@ -359,31 +502,23 @@ class Scorer:
         # calls it once per step, which doubles its cost and can disagree with itself).
         if self._get_context is None:
             return self._context
-        value = self._get_context(run, step)
-        if inspect.isawaitable(value):
-            value = await value
-        if value is None:
-            return []
-        if isinstance(value, str):
-            return [value]
-        if not isinstance(value, Sequence):
-            raise TypeError(
-                f"get_context must return a list of strings, not {type(value).__name__}"
-            )
-        return [v if isinstance(v, str) else message_text(v) for v in value]
+        value = await _call_hook(self._get_context, run, step, in_thread=True)
+        return _context_list(value)
 
     async def _run_step(self, name: str, ctx: StepContext, result: ScoreResult) -> None:
         step = self._steps[name]
         if step is None:
             return
+        in_thread = self.sync_steps == "thread"
         prompt: str | None
         if isinstance(step, PromptStep) and step.skip_if is not None and step.skip_if(ctx):
             skip_result = step.skip_result
-            value, prompt = (await _call(skip_result, ctx) if skip_result else None), None
+            value = await _call_hook(skip_result, ctx, in_thread=in_thread) if skip_result else None
+            prompt = None
         elif isinstance(step, PromptStep):
             value, prompt = await self._ask_judge(name, step, ctx, result)
         else:
-            value, prompt = await _call(step, ctx), None
+            value, prompt = await _call_hook(step, ctx, in_thread=in_thread), None
         if name == "preprocess":
             ctx.preprocess_step_result = result.preprocess_step_result = value
             result.preprocess_prompt = prompt
@@ -434,12 +569,159 @@ class Scorer:
         return value, prompt
 
 
-def _record_failure(result: ScoreResult, step: str, exc: Exception) -> None:
+_SPAN_SCALARS = frozenset({str, bool, int, float})
+
+
+def _check_step_end(ctx: StepContext, name: str, result: ScoreResult) -> None:
+    """After a step: a swallowed missing-text skip still skips; attributes are span-safe."""
+    if ctx._missing is not None:
+        raise NotScorable(ctx._missing)
+    for key, value in result.attributes.items():
+        if type(value) in _SPAN_SCALARS and type(key) is str:  # the common case, cheaply
+            continue
+        if not isinstance(key, str) or not isinstance(value, str | bool | int | float):
+            raise TypeError(
+                f"step {name!r} set attributes[{key!r}] to a {type(value).__name__}: "
+                "span attributes must be str, bool, int or float values under str names"
+            )
+
+
+def _context_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes | bytearray | Mapping) or not isinstance(value, Sequence):
+        raise TypeError(
+            "get_context must return a list of strings (or one string, or None), "
+            f"not {type(value).__name__}"
+        )
+    items: list[str] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            items.append(item)
+            continue
+        try:
+            items.append(message_text(item))
+        except TypeError:
+            raise TypeError(
+                f"get_context returned a {type(item).__name__} at index {index}: each item "
+                "must be a string (or a chat message)"
+            ) from None
+    return items
+
+
+async def _call_hook(fn: Callable[..., Any], *args: Any, in_thread: bool) -> Any:
+    """Call a user function, sync or async; a sync one in a worker thread when asked."""
+    if in_thread and not _is_async(fn):
+        value = await _in_worker_thread(fn, *args)
+    else:
+        value = fn(*args)
+    # Plain results first: the Awaitable check below is an ABC check, slow on a hot path.
+    if type(value) in _PLAIN_RESULTS:
+        return value
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+_PLAIN_RESULTS = frozenset({float, int, str, dict, list, type(None), bool})
+
+
+class _Raised(Exception):
+    """Carries a BaseException out of a worker thread (anyio hands those on unreliably)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+async def _in_worker_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    started = False
+
+    def call() -> Any:
+        nonlocal started
+        started = True
+        try:
+            return fn(*args)
+        except Exception:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit… raised by the hook
+            raise _Raised(exc) from None
+
+    try:
+        # abandon_on_cancel: on the scorer's timeout the await returns at once (the thread
+        # finishes on its own, holding its limiter slot until then).
+        return await anyio.to_thread.run_sync(
+            call, abandon_on_cancel=True, limiter=_sync_hook_limiter()
+        )
+    except _Raised as raised:
+        raise raised.error from None
+    except RuntimeError:
+        if started:
+            raise
+        # No thread could start (Python 3.12 refuses new threads in atexit handlers, where
+        # the exit-time shutdown scores the last runs): call it here instead.
+        return fn(*args)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 (an object with an async __call__)
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _sync_hook_limiter() -> anyio.CapacityLimiter:
+    # One per event loop: a limiter belongs to the loop it was first used on.
+    try:
+        return _SYNC_HOOK_LIMITER.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(SYNC_HOOK_THREADS)
+        _SYNC_HOOK_LIMITER.set(limiter)
+        return limiter
+
+
+def _ends_the_caller(exc: BaseException) -> bool:
+    """Whether ``exc`` must propagate: a real cancellation, or Ctrl-C / exit on the main thread."""
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return threading.current_thread() is threading.main_thread()
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    if anyio.current_effective_deadline() == -math.inf:
+        return True  # an anyio cancel scope around us was cancelled
+    if anyio.get_cancelled_exc_class() is not asyncio.CancelledError:
+        return True  # trio: user code cannot raise a stray Cancelled
+    # asyncio: a real request (task.cancel(), asyncio.Runner on Ctrl-C) marks the task;
+    # a CancelledError the step raised by itself does not.
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    return task is None or (cancelling is not None and cancelling() > 0)
+
+
+def _event_loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _describe(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``)."""
+    try:
+        text = str(exc)
+    except BaseException:
+        return f"{type(exc).__name__} (its message could not be read)"
+    return text or type(exc).__name__
+
+
+def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
     result.status = "failed"
     result.score = None
     result.label = None
     result.failed_step = step
-    result.error = str(exc) or type(exc).__name__
+    result.error = _describe(exc)
     result.error_type = exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
     if isinstance(exc, JudgeError):
         result.usage.add(exc.usage)
@@ -448,13 +730,6 @@ def _record_failure(result: ScoreResult, step: str, exc: Exception) -> None:
 def _run_id_of(run: object) -> str:
     value = run.get("run_id") if isinstance(run, dict) else getattr(run, "run_id", None)
     return value if isinstance(value, str) and value else "unknown"
-
-
-async def _call(fn: Callable[[StepContext], Any], ctx: StepContext) -> Any:
-    value = fn(ctx)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
 
 
 def _as_score(value: Any) -> float:
@@ -466,11 +741,21 @@ def _as_score(value: Any) -> float:
     return score
 
 
-def _truncate(text: str, limit: int, flag: str, flags: dict[str, Any]) -> str:
+_TRUNCATED = {"input": A.LIVESCORE_INPUT_TRUNCATED, "output": A.LIVESCORE_OUTPUT_TRUNCATED}
+
+
+def _truncate(
+    text: str,
+    limit: int,
+    which: Literal["input", "output"],
+    flags: dict[str, Any],
+    attributes: dict[str, AttributeValue],
+) -> str:
     if len(text) <= limit:
         return text
-    flags[flag] = True
-    flags[flag.replace("_truncated", "_chars")] = len(text)
+    flags[f"{which}_truncated"] = True
+    flags[f"{which}_chars"] = len(text)
+    attributes[_TRUNCATED[which]] = True
     return text[:limit]
 
 
@@ -478,16 +763,18 @@ def create_scorer(
     *,
     id: str,
     description: str,
-    generate_score: StepFunction | PromptStep[Any],
-    judge: Judge | str | None = None,
-    preprocess: StepFunction | PromptStep[Any] | None = None,
-    analyze: StepFunction | PromptStep[Any] | None = None,
-    generate_reason: StepFunction | PromptStep[Any] | None = None,
+    generate_score: PipelineStep,
+    model: Judge | str | None = None,
+    preprocess: PipelineStep | None = None,
+    analyze: PipelineStep | None = None,
+    generate_reason: PipelineStep | None = None,
     context: Sequence[str] | None = None,
     get_context: ContextFunction | None = None,
     label: Callable[[float], str | None] | None = None,
     version: str = "1",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    sync_steps: SyncSteps = "thread",
+    judge: Judge | str | None = None,
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -495,17 +782,24 @@ def create_scorer(
         id: Stable id (``"my-scorer"``) used in results, spans, metrics and the CLI.
         description: What the scorer measures.
         generate_score: Required. Returns the score (a finite number).
-        judge: ``"openai/<model>"``, a :class:`~livescore.judges.Judge`, or ``None`` for a
-            code-only scorer.
+        model: The judge: ``"openai/<model>"``, a :class:`~livescore.judges.Judge`, or
+            ``None`` for a code-only scorer (the same keyword as every prebuilt factory).
         preprocess: Optional first step; its result is ``ctx.preprocess_step_result``.
         analyze: Optional second step; its result is ``ctx.analyze_step_result``.
         generate_reason: Optional last step; returns the explanation text.
         context: Static ground truth, as ``ctx.context``.
         get_context: ``get_context(run, step)`` resolving ground truth at scoring time; it
-            overrides ``context`` and runs once per score.
+            overrides ``context`` and runs once per score. A synchronous one runs in a
+            worker thread (at most :data:`SYNC_HOOK_THREADS` at once), so it may block.
         label: Maps a score to a low-cardinality label.
         version: Recorded on every score.
         max_text_chars: Input and output text beyond this length is truncated (and flagged).
+        sync_steps: ``"thread"`` (default) runs synchronous steps in a worker thread, so a
+            step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
+            worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
+            of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
+        judge: Deprecated spelling of ``model`` (a ``DeprecationWarning``; removed in the
+            next release).
 
     Example:
         >>> scorer = create_scorer(
@@ -516,13 +810,26 @@ def create_scorer(
         >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
         0.5
     """
-    from livescore.judges import resolve_judge
+    if judge is not None:
+        if model is not None:
+            raise TypeError("give create_scorer model=..., not both model= and judge=")
+        warnings.warn(
+            "create_scorer(judge=...) is deprecated: use model=... (the keyword of every "
+            "prebuilt scorer)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        model = judge
+    resolved: Judge | None = None
+    if model is not None:
+        from livescore.judges import resolve_judge
 
+        resolved = resolve_judge(model)
     return Scorer(
         id=id,
         description=description,
         generate_score=generate_score,
-        judge=resolve_judge(judge) if judge is not None else None,
+        judge=resolved,
         preprocess=preprocess,
         analyze=analyze,
         generate_reason=generate_reason,
@@ -531,4 +838,5 @@ def create_scorer(
         label=label,
         version=version,
         max_text_chars=max_text_chars,
+        sync_steps=sync_steps,
     )

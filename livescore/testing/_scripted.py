@@ -7,13 +7,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel
 
-from livescore.judges._protocol import JudgeReply, JudgeResponseError, JudgeUsage, ModelT
+from livescore.judges import JudgeReply, JudgeResponseError, JudgeUsage
+
+# The judges' internals this double shares on purpose, so scripted tests run the same rules.
+from livescore.judges._protocol import ModelT
+from livescore.judges._structured import Answer, Message
+from livescore.judges._validation import ask_for_object
 
 __all__ = ("ScriptedJudge",)
 
-Answer = dict[str, Any] | str | Exception | Callable[[str], Any]
+ScriptedAnswer = dict[str, Any] | str | Exception | Callable[[str], Any]
 
 
 @dataclass
@@ -22,8 +27,11 @@ class ScriptedJudge:
 
     Each answer is a dict (validated against the requested schema), a string (free text, or
     JSON for a structured request), an exception to raise, or a function of the prompt that
-    returns one of those. Every prompt it received is kept in ``prompts``. Use it to unit-test
-    your own scorers; use :class:`~livescore.testing.OpenAITestServer` to test over HTTP.
+    returns one of those. Every prompt it received is kept in ``prompts``; a corrective
+    retry's prompt is the original prompt followed by the correction. Structured answers go
+    through the same parsing, validation and single corrective retry as
+    :class:`~livescore.judges.OpenAIJudge`. Use it to unit-test your own scorers; use
+    :class:`~livescore.testing.OpenAITestServer` to test over HTTP.
 
     Example:
         >>> judge = ScriptedJudge([{"claims": []}])
@@ -31,7 +39,7 @@ class ScriptedJudge:
         'scripted'
     """
 
-    answers: Iterable[Answer] = ()
+    answers: Iterable[ScriptedAnswer] = ()
     model: str = "scripted"
     tokens_per_call: int = 10
     prompts: list[str] = field(default_factory=list)
@@ -65,24 +73,32 @@ class ScriptedJudge:
         validate: Callable[[ModelT], None] | None = None,
     ) -> JudgeReply[ModelT]:
         usage = JudgeUsage()
-        for attempt in range(2):  # one corrective retry, like the real judge
-            answer = self._next(prompt)
+
+        async def ask(messages: list[Message]) -> Answer:
+            # What a server would read: the user turns (the prompt, then any correction).
+            asked = "\n\n".join(m["content"] for m in messages if m["role"] == "user")
+            answer = self._next(asked)
             usage.add(self._usage())
-            try:
-                data = json.loads(answer) if isinstance(answer, str) else answer
-                value = schema.model_validate(data)
-                if validate is not None:
-                    validate(value)
-            except (ValueError, ValidationError) as exc:
-                if attempt == 0:
-                    prompt = f"{prompt}\n\nYour previous answer was invalid: {exc}"
-                    continue
-                raise JudgeResponseError(
-                    f"invalid answer after a corrective retry: {exc}", usage=usage
-                ) from exc
-            return JudgeReply(value, usage)
-        raise AssertionError("unreachable")
+            return Answer(_as_text(answer))
+
+        messages: list[Message] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": prompt},
+        ]
+        value = await ask_for_object(
+            ask, messages, schema, validate=validate, model=self.model, usage=usage
+        )
+        return JudgeReply(value, usage)
 
     async def generate_text(self, *, system: str, prompt: str) -> JudgeReply[str]:
         answer = self._next(prompt)
         return JudgeReply(str(answer), self._usage())
+
+
+def _as_text(answer: Any) -> str:
+    """A scripted structured answer as the text a server would send."""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, BaseModel):
+        return answer.model_dump_json()
+    return json.dumps(answer, default=str)

@@ -20,16 +20,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from livescore.judges._openai import OpenAIJudge
+from livescore.judges import OpenAIJudge, forget_server
 
 __all__ = ("OpenAITestServer", "Reply", "ReplyLike")
 
 ReplyKind = Literal[
-    "json", "text", "refusal", "tool_calls", "error", "delay", "hang", "drop", "broken_body"
+    "json",
+    "text",
+    "refusal",
+    "tool_calls",
+    "error",
+    "delay",
+    "hang",
+    "drop",
+    "broken_body",
+    "raw_body",
+    "large_body",
 ]
+
+_CHUNK = b"x" * 65536
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +52,15 @@ class Reply:
 
     Attributes:
         kind: What the server does: answer (``json``, ``text``, ``refusal``, ``tool_calls``),
-            fail (``error``, ``hang``, ``drop``, ``broken_body``) or wait (``delay``).
+            fail (``error``, ``hang``, ``drop``, ``broken_body``, ``raw_body``,
+            ``large_body``) or wait (``delay``).
         content: The assistant text (or the raw body for ``broken_body``).
-        status, body, headers: The HTTP error (``error`` only).
+        status, body, headers: The HTTP error (``error``); ``status`` and ``headers`` also
+            for ``raw_body``.
+        data: The exact response bytes (``raw_body``).
+        size: The body's size in bytes, ``None`` for endless (``large_body``).
+        chunked: Send the body with chunked transfer encoding, without a length
+            (``large_body``).
         seconds, then: How long to wait, and the reply after it (``delay``, ``hang``).
         finish_reason: The choice's ``finish_reason``.
         usage: ``(prompt_tokens, completion_tokens)``; estimated when ``None``.
@@ -66,6 +83,9 @@ class Reply:
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None
     calls: tuple[tuple[str, str, str], ...] = ()
+    data: bytes = b""
+    size: int | None = None
+    chunked: bool = False
 
     @classmethod
     def json(cls, data: Any, *, usage: tuple[int, int] | None = None) -> Reply:
@@ -163,6 +183,33 @@ class Reply:
         """Answer 200 with a response body that is not valid JSON (a truncating proxy)."""
         return cls("broken_body", content=text)
 
+    @classmethod
+    def raw_body(
+        cls,
+        data: bytes,
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """Answer with exactly ``data`` as the body: a proxy's HTML error page
+        (``content_type="text/html"``), a compressed body (``headers={"content-encoding":
+        "gzip"}``), anything a real server might send that is not a chat completion."""
+        merged = {"content-type": content_type, **dict(headers or {})}
+        return cls("raw_body", status=status, data=data, headers=merged)
+
+    @classmethod
+    def large_body(cls, size: int | None = None, *, chunked: bool = True) -> Reply:
+        """Answer 200 with a body of ``size`` bytes, or an endless one (``size=None``).
+
+        The bytes are streamed, 64 KiB at a time, so the server itself stays small; with
+        ``chunked=False`` the ``content-length`` is declared up front. For testing that a
+        client caps what it reads.
+        """
+        if size is None and not chunked:
+            raise ValueError("an endless body needs chunked=True (it has no length)")
+        return cls("large_body", size=size, chunked=chunked)
+
 
 ReplyLike = Reply | Mapping[str, Any] | str
 """A :class:`Reply`, or a mapping (JSON content) or a string (text content) for short."""
@@ -202,6 +249,7 @@ class OpenAITestServer:
         requests: The JSON body of every request received, in order (rejected ones too).
         headers: The headers of every request received, in the same order.
         max_concurrent: The most requests that were in flight at the same time.
+        open_connections: The client connections open now.
 
     Example:
         >>> with OpenAITestServer([{"claims": []}]) as server:
@@ -228,6 +276,7 @@ class OpenAITestServer:
         self.max_concurrent = 0
         self._in_flight = 0
         self._lock = threading.Lock()
+        self._connections_changed = threading.Condition(self._lock)
         self._closing = threading.Event()
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
@@ -249,8 +298,6 @@ class OpenAITestServer:
         )
         self._thread.start()
         # A new server may reuse an old one's port: what the old one accepted is no guide.
-        from livescore.judges._openai import forget_server
-
         forget_server(self.base_url)
         return self
 
@@ -313,6 +360,20 @@ class OpenAITestServer:
             self._queue.extend(converted)
 
     @property
+    def open_connections(self) -> int:
+        """How many client connections are open now (idle keep-alive ones included)."""
+        with self._lock:
+            return len(self._connections)
+
+    def wait_for_no_connections(self, timeout: float = 5.0) -> bool:
+        """Wait until every client connection is closed; False if some are still open
+        after ``timeout`` seconds. For checking that a client releases its connections."""
+        with self._connections_changed:
+            return self._connections_changed.wait_for(
+                lambda: not self._connections, timeout=timeout
+            )
+
+    @property
     def pending(self) -> int:
         """How many scripted replies are still queued."""
         with self._lock:
@@ -325,8 +386,6 @@ class OpenAITestServer:
         ``timeout=5.0`` and ``backoff_base=0.01`` (retries do not slow a test down; a scripted
         ``retry-after`` is still honoured).
         """
-        from livescore.judges._openai import OpenAIJudge
-
         kwargs.setdefault("api_key", "test-key")
         kwargs.setdefault("timeout", 5.0)
         kwargs.setdefault("backoff_base", 0.01)
@@ -412,6 +471,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         with owner._lock:
             owner._connections.discard(self.connection)
+            owner._connections_changed.notify_all()
         with contextlib.suppress(OSError):
             super().finish()
 
@@ -482,6 +542,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, body, reply.headers)
         elif reply.kind == "broken_body":
             self._send_bytes(200, reply.content.encode(), "application/json")
+        elif reply.kind == "raw_body":
+            headers = dict(reply.headers)
+            content_type = headers.pop("content-type", "application/json")
+            self._send_bytes(reply.status, reply.data, content_type, headers)
+        elif reply.kind == "large_body":
+            self._send_large(reply.size, chunked=reply.chunked)
         elif request.get("stream"):
             self._send_bytes(200, _stream(request, reply), "text/event-stream")
         else:
@@ -491,6 +557,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _send_large(self, size: int | None, *, chunked: bool) -> None:
+        owner = self.server.owner
+        self.close_connection = True  # the client is expected to give up half way
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            if chunked:
+                self.send_header("transfer-encoding", "chunked")
+            else:
+                self.send_header("content-length", str(size))
+            self.end_headers()
+            sent = 0
+            while (size is None or sent < size) and not owner._closing.is_set():
+                chunk = _CHUNK if size is None else _CHUNK[: min(len(_CHUNK), size - sent)]
+                if chunked:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                else:
+                    self.wfile.write(chunk)
+                sent += len(chunk)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            pass  # the client stopped reading and closed: what a capped client does
 
     def _send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(body).encode(), "application/json", headers)

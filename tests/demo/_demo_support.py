@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -32,3 +33,30 @@ def demo_judge_responder(body: dict[str, Any]) -> Any:
     if 'hallucinated="yes"' in prompt:
         return f"{opening} the drone delivery claim is not in any tool result."
     return f"{opening} every claim is backed by the tool results."
+
+
+def run_demo_cli(
+    argv: list[str],
+    console: Any,
+    span_exporters: Sequence[Any] = (),
+    local_judge_server: Any = None,
+) -> int:
+    """``livescore demo ARGV`` in process, printing to ``console``."""
+    from livescore.cli._demo import run_demo_command
+    from livescore.cli._main import build_parser
+
+    args = build_parser().parse_args(["demo", *argv])
+    try:
+        return run_demo_command(
+            args,
+            console=console,
+            span_exporters=span_exporters,
+            local_judge_server=local_judge_server,
+        )
+    except Exception as exc:  # what main() turns into exit 2 (UsageError)
+        from livescore.cli._common import UsageError
+
+        if isinstance(exc, UsageError):
+            console.print(f"error: {exc}")
+            return 2
+        raise

@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from _demo_support import demo_judge_responder
+from _demo_support import demo_judge_responder, run_demo_cli
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import OTLPTestReceiver
 from rich.console import Console
 
-from livescore.demo import run_demo
-from livescore.demo._local_judge import local_judge_status
-from livescore.evals._cli import main
+from livescore.cli import main
+from livescore.demo import local_judge_status
 from livescore.testing import OpenAITestServer
 
 COUNTRIES = "Which countries does Parcelly deliver to?"
@@ -46,8 +45,8 @@ def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPa
         OTLPTestReceiver() as collector,
     ):
         monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
-        code = run_demo(
-            ["--model", "openai/test-judge", "--otlp-endpoint", collector.url], console=console
+        code = run_demo_cli(
+            ["--model", "openai/test-judge", "--otlp-endpoint", collector.url], console
         )
         judge_requests = len(judge.requests)
     out = buffer.getvalue()
@@ -107,7 +106,7 @@ def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPa
 def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_runs() -> None:
     console, buffer = _console()
     memory = InMemorySpanExporter()
-    code = run_demo([], console=console, span_exporters=[memory])
+    code = run_demo_cli([], console, span_exporters=[memory])
     out = buffer.getvalue()
 
     assert code == 0, out
@@ -131,7 +130,7 @@ def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_ru
 def test_an_endpoint_without_a_model_name_is_pointed_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     console, buffer = _console()
-    assert run_demo(["--question", COUNTRIES], console=console) == 0
+    assert run_demo_cli(["--question", COUNTRIES], console) == 0
     out = buffer.getvalue()
     assert "An endpoint is configured" in out
     assert "Hallucination scoring is disabled" in out
@@ -140,36 +139,96 @@ def test_an_endpoint_without_a_model_name_is_pointed_out(monkeypatch: pytest.Mon
 @pytest.mark.skipif(local_judge_status()[0], reason="the local judge is installed here")
 def test_local_judge_not_installed_says_how_to_install() -> None:
     console, buffer = _console()
-    assert run_demo(["--local-judge", "--question", COUNTRIES], console=console) == 0
+    assert run_demo_cli(["--local-judge", "--question", COUNTRIES], console) == 0
     out = buffer.getvalue()
     assert "the local judge is not installed" in out
-    assert "pip install 'livescore[local-judge]'" in out
+    assert "pip install 'livescore-ai[local-judge]'" in out
     assert "evaluation keyword-coverage" in out
     assert "evaluation hallucination" not in out
+
+
+def test_a_local_judge_that_dies_is_reported_with_its_log_and_exit_1() -> None:
+    # Before: five connection_error failures and exit 0, never saying the judge died.
+    from livescore.demo import LocalJudgeServer
+
+    double = Path(__file__).with_name("crashing_judge_double.py")
+    server = LocalJudgeServer(command=[sys.executable, str(double), "{port}"])
+    console, buffer = _console()
+    code = run_demo_cli(["--local-judge"], console, local_judge_server=server)
+    out = buffer.getvalue()
+
+    assert code == 1, out
+    assert "The local judge process died" in out
+    assert "killed by SIGSEGV" in out
+    assert "fatal error in the first completion" in out  # the log's tail
+    assert server.log_path in out
+    assert Path(server.log_path).exists()  # kept for reading
+    assert out.count("Question ") == 1  # it stopped asking once the judge was gone
+    Path(server.log_path).unlink()
+
+
+def test_the_judge_failing_on_every_run_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from livescore.testing import Reply
+
+    with OpenAITestServer(responder=lambda body: Reply.error(401, "bad key")) as judge:
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+        console, buffer = _console()
+        code = run_demo_cli(["--model", "m", "--question", COUNTRIES], console)
+    assert code == 1
+    assert "The judge failed on every run" in buffer.getvalue()
+
+
+def test_a_missing_runtime_integration_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import livescore.demo._runtime as runtime
+
+    monkeypatch.setattr(runtime, "entry_points", lambda group: [])
+    console, buffer = _console()
+    assert run_demo_cli([], console) == 2
+    assert "pip install 'livescore-ai[langchain]'" in buffer.getvalue()
+    console, buffer = _console()
+    assert run_demo_cli(["--runtime", "openai-agents"], console) == 2
+    assert "pip install 'livescore-ai[openai-agents]'" in buffer.getvalue()
 
 
 @pytest.mark.local_llm
 @pytest.mark.skipif(
     os.environ.get("LIVESCORE_LOCAL_LLM") != "1" or not local_judge_status()[0],
-    reason="opt-in: set LIVESCORE_LOCAL_LLM=1 with livescore[local-judge] installed",
+    reason="opt-in: set LIVESCORE_LOCAL_LLM=1 with livescore-ai[local-judge] installed",
 )
-def test_local_judge_runs_the_wiring_offline() -> None:
+def test_local_judge_gives_a_real_verdict_offline() -> None:
     console, buffer = _console()
-    assert run_demo(["--local-judge", "--question", COUNTRIES], console=console) == 0
+    memory = InMemorySpanExporter()
+    code = run_demo_cli(["--local-judge", "--question", COUNTRIES], console, [memory])
     out = buffer.getvalue()
-    assert "not for trustworthy verdicts" in out or "close to chance" in out
-    assert "evaluation hallucination" in out
+    assert code == 0, out
+    assert "close to chance" in out
+    hallucination = [
+        s.attributes or {}
+        for s in memory.get_finished_spans()
+        if (s.attributes or {}).get("gen_ai.evaluation.name") == "hallucination"
+    ]
+    assert len(hallucination) == 1
+    verdict = hallucination[0]
+    # A real verdict came back: a score from the judge, with its usage, not a failure.
+    assert verdict["livescore.status"] == "scored", verdict
+    assert isinstance(verdict["gen_ai.evaluation.score.value"], float)
+    assert 0.0 <= verdict["gen_ai.evaluation.score.value"] <= 1.0
+    assert verdict["livescore.judge.calls"] >= 1
+    assert verdict["livescore.judge.input_tokens"] > 0
+    assert verdict["livescore.judge.output_tokens"] > 0
 
 
 def test_bad_configuration_exits_2() -> None:
     console, buffer = _console()
-    assert run_demo(["--model", "claude/x"], console=console) == 2
+    assert run_demo_cli(["--model", "claude/x"], console) == 2
     assert "unknown provider 'claude'" in buffer.getvalue()
     console, buffer = _console()
-    assert run_demo(["--otlp-endpoint", "localhost:4318"], console=console) == 2
+    assert run_demo_cli(["--otlp-endpoint", "localhost:4318"], console) == 2
     assert "must be an http(s) URL" in buffer.getvalue()
     console, buffer = _console()
-    assert run_demo(["--agent-model", "anthropic/claude"], console=console) == 2
+    assert run_demo_cli(["--agent-model", "anthropic/claude"], console) == 2
     assert "'openai/<model>'" in buffer.getvalue()
 
 

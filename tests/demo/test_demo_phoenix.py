@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _demo_support import demo_judge_responder
+from _demo_support import demo_judge_responder, run_demo_cli
 from rich.console import Console
 
-from livescore.demo import run_demo
 from livescore.testing import OpenAITestServer
 
 pytestmark = [
@@ -93,7 +92,7 @@ def test_evaluation_spans_nest_under_the_run_in_phoenix(
     buffer = io.StringIO()
     with OpenAITestServer(responder=demo_judge_responder) as judge:
         monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
-        code = run_demo(
+        code = run_demo_cli(
             [
                 "--model",
                 "openai/test-judge",
@@ -102,7 +101,7 @@ def test_evaluation_spans_nest_under_the_run_in_phoenix(
                 "--question",
                 "Which countries does Parcelly deliver to?",
             ],
-            console=Console(file=buffer, width=200, no_color=True),
+            Console(file=buffer, width=200, no_color=True),
         )
     assert code == 0, buffer.getvalue()
 

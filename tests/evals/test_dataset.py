@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from livescore.evals._dataset import load_dataset, parse_line
+from livescore.evals import load_dataset, parse_line
 
 
 def _write(path: Path, lines: list[str | bytes]) -> Path:
@@ -32,6 +32,7 @@ def test_both_formats_and_bad_lines(tmp_path: Path) -> None:
                     "output": "a2",
                     "hallucinated": 1,
                     "dataset": "HaluEval",
+                    "sourse": "typo",
                 }
             ),
             json.dumps({"output": "no input"}),
@@ -45,19 +46,21 @@ def test_both_formats_and_bad_lines(tmp_path: Path) -> None:
     )
     ds = load_dataset(path)
 
-    assert ds.lines == [1, 4]
+    assert ds.lines == [1, 4, 11]
+    assert ds.items[2] == {"input": "  ", "output": "a"}  # a scorer decides what it needs
+    assert ds.unknown_fields == {"sourse": 1}  # provenance fields (dataset, task) are known
     assert ds.items[0] == {"input": "q1", "output": "a1", "context": ["c1", "c2"], "id": "7"}
     assert ds.items[1] == {
         "input": "q2",
         "output": "a2",
         "context": ["ctx"],
-        "metadata": {"hallucinated": 1, "dataset": "HaluEval"},
+        "metadata": {"hallucinated": 1, "dataset": "HaluEval", "sourse": "typo"},
     }
-    assert ds.labels == [None, 1]
+    assert ds.labels == [None, 1, None]
     assert ds.labelled
-    assert ds.formats == {"livescore": 1, "hallucination": 1}
+    assert ds.formats == {"livescore": 2, "hallucination": 1}
     problems = {p.line: p.message for p in ds.problems}
-    assert sorted(problems) == [3, 5, 6, 7, 8, 9, 10, 11]
+    assert sorted(problems) == [3, 5, 6, 7, 8, 9, 10]
     assert problems[3].startswith("invalid JSON")
     assert problems[5] == "missing field 'input' (or 'question')"
     assert problems[6] == "expected a JSON object, got list"
@@ -65,15 +68,39 @@ def test_both_formats_and_bad_lines(tmp_path: Path) -> None:
     assert "missing field 'output'" in problems[8]
     assert problems[9] == "'hallucinated' must be 0 or 1, not 2"
     assert problems[10] == "'context' must be a string or a list of strings"
-    assert problems[11] == "the input is empty"
     assert str(ds.problems[0]) == f"line 3: {problems[3]}"
 
 
-def test_output_is_optional_with_a_target(tmp_path: Path) -> None:
-    path = _write(tmp_path / "inputs.jsonl", [json.dumps({"input": "q", "ground_truth": "a"})])
-    ds = load_dataset(path, require_output=False)
+def test_output_is_optional_with_a_target_which_needs_an_input(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "inputs.jsonl",
+        [json.dumps({"input": "q", "ground_truth": "a"}), json.dumps({"input": " "})],
+    )
+    ds = load_dataset(path, require_output=False, require_input=True)
     assert ds.items == [{"input": "q", "ground_truth": "a"}]
+    assert [str(p) for p in ds.problems] == [
+        "line 2: the input is empty, and the target needs one to answer"
+    ]
     assert not ds.labelled
+
+
+def test_summedits_lines_with_an_empty_question_are_kept() -> None:
+    # Every SummEdits line has question "" (a summary has no question); the hallucination
+    # scorer does not need one. Before: all 200 lines were skipped as "the input is empty".
+    root = Path(__file__).resolve().parents[2] / "data" / "hallucination"
+    ds = load_dataset(root / "summedits_200.jsonl")
+    assert len(ds.items) == 200
+    assert ds.problems == []
+    assert ds.unknown_fields == {}
+    assert {item["input"] for item in ds.items} == {""}
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"input": "q", "output": "a"}).encode() + b"\n")
+    ds = load_dataset(path)
+    assert ds.problems == []
+    assert ds.items == [{"input": "q", "output": "a"}]
 
 
 def test_shipped_hallucination_data_reads_cleanly() -> None:

@@ -11,9 +11,8 @@ import pytest
 from _evals_support import length_scorer
 
 from livescore import create_scorer
-from livescore.evals import EvalResult, run_evals_sync
+from livescore.evals import EvalResult, QualityRow, render_report, run_evals_sync, write_report
 from livescore.evals._quality import binary_quality
-from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.scoring import StepContext
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -125,6 +124,22 @@ def test_empty_result_renders() -> None:
     assert "No scores." in html
 
 
+def test_write_report_takes_render_reports_order(tmp_path: Path) -> None:
+    written = write_report(_result(), tmp_path / "a.html", title="Same order")
+    assert written.read_text(encoding="utf-8").count('<tr class="item"') == 3
+    # The old order still works for one release, with a DeprecationWarning.
+    with pytest.warns(DeprecationWarning, match=r"write_report\(result, path\)"):
+        old = write_report(tmp_path / "b.html", _result(), title="Old order")  # type: ignore[arg-type]
+    assert "Old order" in old.read_text(encoding="utf-8")
+
+
+def test_a_partial_report_says_so_in_its_title_and_body() -> None:
+    html = render_report(_result(), title="Run", partial="interrupted after 3 of 200 item(s)")
+    assert "<title>[partial] Run</title>" in html
+    assert "Partial report:</b> interrupted after 3 of 200 item(s)" in html
+    assert "Partial report" not in render_report(_result(), title="Run")
+
+
 @pytest.mark.skipif(
     CHROMIUM is None,
     reason="headless Chromium is not installed (apt-get install -y chromium) so the report "
@@ -132,7 +147,7 @@ def test_empty_result_renders() -> None:
 )
 def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert CHROMIUM is not None
-    report = write_report(tmp_path / "report.html", _result(), title="Browser check")
+    report = write_report(_result(), tmp_path / "report.html", title="Browser check")
     profile = tmp_path / "profile"
     done = subprocess.run(
         [

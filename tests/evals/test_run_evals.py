@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -131,7 +130,7 @@ async def test_target_returning_a_run_hands_over_its_steps() -> None:
     run = result.items[0].run
     assert run is not None
     assert (run.input, run.ground_truth) == ("answer?", "42")
-    assert seen == [['{"tool": "lookup", "result": "42"}']]
+    assert seen == [['{"tool": "lookup", "arguments": {"q": "answer?"}, "result": "42"}']]
     assert result.scores["evidence"].mean == 1.0
 
 
@@ -202,7 +201,6 @@ async def test_skipped_scores_are_counted_with_their_reason() -> None:
 async def test_malformed_items_are_recorded_not_raised() -> None:
     data: list[Any] = [
         {"input": "q", "output": "fine"},
-        {"inptu": "typo", "output": "x"},
         {"output": "no input"},
         {"input": "no output and no target"},
         "not a mapping",
@@ -212,14 +210,43 @@ async def test_malformed_items_are_recorded_not_raised() -> None:
 
     errors = [item.error for item in result.items]
     assert errors[0] is None
-    assert "unknown item key(s) ['inptu']" in (errors[1] or "")
-    assert errors[2] == "the item has no 'input'"
-    assert "no 'output'" in (errors[3] or "")
-    assert "must be a mapping" in (errors[4] or "")
-    assert "'context' must be a string or a list of strings" in (errors[5] or "")
+    assert errors[1] == "the item has no 'input'"
+    assert "no 'output'" in (errors[2] or "")
+    assert "must be a mapping" in (errors[3] or "")
+    assert "'context' must be a string or a list of strings" in (errors[4] or "")
     assert {item.error_type for item in result.items[1:]} == {"invalid_item"}
-    assert len(result.item_failures) == 5
+    assert len(result.item_failures) == 4
     assert result.scores["short"].scored == 1
+
+
+async def test_unknown_keys_are_kept_as_metadata_with_one_warning_naming_them() -> None:
+    # The same rule as `livescore eval`: raw data/hallucination lines (question, hallucinated)
+    # are scored, not failed; one warning names every unknown key.
+    data = [
+        {"input": "q", "output": "a", "hallucinated": 1, "dataset": "halueval"},
+        {"input": "q", "output": "b", "hallucinated": 0, "metadata": {"dataset": "mine"}},
+        {"input": "q", "output": "c"},
+    ]
+    with pytest.warns(UserWarning, match="unknown item key") as caught:
+        result = await run_evals(data, [length_scorer()])
+
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "'hallucinated' (2 item(s))" in message
+    assert "'dataset' (1 item(s))" in message
+    assert result.item_failures == []
+    assert result.scores["short"].scored == 3
+    assert result.items[0].metadata == {"hallucinated": 1, "dataset": "halueval"}
+    assert result.items[1].metadata == {"hallucinated": 0, "dataset": "mine"}  # its own wins
+
+
+async def test_known_keys_only_raise_no_warning() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = await run_evals([{"input": "q", "output": "a", "id": "x"}], [length_scorer()])
+    assert result.items[0].metadata == {}
 
 
 async def test_on_item_complete_sync_async_and_raising() -> None:
@@ -307,7 +334,7 @@ async def test_judge_usage_is_totalled() -> None:
     scorer = create_scorer(
         id="judged",
         description="the judge decides",
-        judge=judge,
+        model=judge,
         generate_score=PromptStep(
             description="score it",
             output_schema=Verdict,
@@ -463,16 +490,113 @@ async def test_langchain_agent_target_tool_results_reach_get_context() -> None:
     assert all(s.parent is not None and s.parent.span_id in agent_ids for s in evaluations)
 
 
-async def test_langchain_target_without_the_integration_says_what_to_install(
+async def test_get_run_context_is_the_agents_tool_results_or_the_items_context() -> None:
+    # The documented default context of run_evals: no hand-written tool_results function.
+    from livescore import get_run_context
+
+    seen: list[list[str]] = []
+
+    def record(ctx: StepContext) -> float:
+        seen.append(list(ctx.context or ()))
+        return 1.0
+
+    scorer = create_scorer(
+        id="ctx",
+        description="records its context",
+        generate_score=record,
+        get_context=get_run_context,
+    )
+    await run_evals(
+        [
+            {"input": "What is the weather in Paris?"},
+            {"input": "And in Rome?", "context": "Rome: 30°C, given by the dataset."},
+        ],
+        [scorer],
+        target=_weather_agent(),
+    )
+    assert len(seen) == 2
+    # The agent's own tool call, with its arguments and result.
+    [paris] = seen[0]
+    assert '"get_weather"' in paris
+    assert "Paris" in paris
+    assert seen[1] == ["Rome: 30°C, given by the dataset."]  # an item's context wins
+
+
+async def test_a_framework_target_without_its_adapter_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    class LooksLikeARunnable:
-        async def ainvoke(self, value: Any) -> Any:
-            return value
+    from livescore.evals import _targets
 
-    monkeypatch.setitem(sys.modules, "livescore_langchain", None)  # import now fails
-    with pytest.raises(ImportError, match=r"pip install 'livescore\[langchain\]'"):
-        await run_evals([{"input": "q"}], [length_scorer()], target=LooksLikeARunnable())
+    # No adapter registered (as when livescore-langchain is not installed).
+    monkeypatch.setattr(_targets, "_discovered", [])
+    agent = _weather_agent()
+    with pytest.raises(TypeError, match=r"pip install 'livescore-ai\[langchain\]'"):
+        await run_evals([{"input": "q"}], [length_scorer()], target=agent)
+
+
+def test_the_langchain_adapter_is_found_through_its_entry_point() -> None:
+    from importlib.metadata import entry_points
+
+    from livescore.evals import TARGETS_GROUP, resolve_target
+
+    names = {ep.name for ep in entry_points(group=TARGETS_GROUP)}
+    assert "langchain" in names
+    target = resolve_target(_weather_agent())
+    assert type(target).__module__ == "livescore_langchain._eval_target"
+    assert target.name == "weather-agent"
+
+
+async def test_scorer_failures_come_from_scorer_score_with_the_failed_step() -> None:
+    # run_evals has no failure conversion of its own: an unreadable run fails in step
+    # "input", exactly as Scorer.score (and live scoring) reports it.
+    def explode(run: Run, step: Step | None) -> list[str]:
+        raise RuntimeError("context store is down")
+
+    scorer = create_scorer(
+        id="ctx",
+        description="needs context",
+        generate_score=lambda ctx: 1.0,
+        get_context=explode,
+    )
+    result = await run_evals([{"input": "q", "output": "a"}], [scorer])
+    score = result.items[0].scores["ctx"]
+    assert (score.status, score.failed_step, score.error_type) == (
+        "failed",
+        "get_context",
+        "RuntimeError",
+    )
+    assert result.scores["ctx"].failures[0].step == "get_context"
+
+
+async def test_an_emitter_receives_every_score() -> None:
+    from livescore import ScoreResult
+
+    class RecordingEmitter:
+        """A test double for livescore.otel.Emitter that keeps what it is given."""
+
+        def __init__(self) -> None:
+            self.emitted: list[tuple[str, str, str]] = []
+            self.sampled: list[str] = []
+
+        def emit(self, run: Run, result: ScoreResult, **kwargs: Any) -> None:
+            self.emitted.append((result.scorer_id, result.status, kwargs["source"]))
+
+        def record_sampled(self, scorer_id: str, count: int = 1) -> None:
+            self.sampled.append(scorer_id)
+
+        def record_dropped(self, scorer_id: str, reason: str, count: int = 1) -> None:
+            raise AssertionError("run_evals drops nothing")
+
+    emitter = RecordingEmitter()
+    await run_evals(
+        [{"input": "q", "output": "a"}, {"input": "q", "output": "b"}],
+        [length_scorer()],
+        emitter=emitter,
+    )
+    assert emitter.emitted == [("short", "scored", "eval")] * 2
+    assert emitter.sampled == ["short", "short"]
+    with pytest.raises(ValueError, match="configure the emitter you pass"):
+        await run_evals([], [length_scorer()], emitter=emitter, capture_content="none")
 
 
 # -- argument errors ------------------------------------------------------------------------
@@ -487,7 +611,7 @@ async def test_bad_arguments_raise_clear_errors() -> None:
         await run_evals([], [length_scorer()], concurrency=0)
     with pytest.raises(TypeError, match="not a single mapping"):
         await run_evals({"input": "q", "output": "a"}, [length_scorer()])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="target must be"):
+    with pytest.raises(TypeError, match="target must be a callable"):
         await run_evals([], [length_scorer()], target=42)
     with pytest.raises(TypeError, match="Scorer objects"):
         await run_evals([], ["short"])  # type: ignore[list-item]

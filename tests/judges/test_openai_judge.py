@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import openai
 import pytest
 from pydantic import BaseModel
@@ -19,7 +21,8 @@ from livescore.judges import (
     JudgeError,
     JudgeResponseError,
     OpenAIJudge,
-    _openai,
+    _structured,
+    _transport,
     resolve_judge,
 )
 from livescore.testing import OpenAITestServer, Reply, ScriptedJudge
@@ -51,6 +54,16 @@ def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
+@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
+def http_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs on both transports under the openai client."""
+    if request.param == "httpx":
+        monkeypatch.setattr(_transport, "aiohttp_installed", lambda: False)
+    elif not _transport.aiohttp_installed():
+        pytest.skip("aiohttp is not installed")
+    return str(request.param)
+
+
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The backoff waits the judge asked for, recorded instead of slept through."""
@@ -60,7 +73,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
         recorded.append(seconds)
         await anyio.lowlevel.checkpoint()
 
-    monkeypatch.setattr(_openai, "_sleep", record)
+    monkeypatch.setattr(_transport, "_sleep", record)
     return recorded
 
 
@@ -219,6 +232,36 @@ async def test_one_corrective_retry_then_success(
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
     assert retry[2]["content"] == bad.content
     assert problem in retry[3]["content"]
+
+
+@pytest.mark.anyio
+async def test_the_corrective_retry_quotes_a_bounded_excerpt_of_a_huge_answer(
+    server: OpenAITestServer,
+) -> None:
+    huge = '{"claims": "' + "y" * 900_000 + '"}'  # under the response cap, far over the quote
+    server.enqueue(Reply.text(huge), {"claims": ["fixed"]})
+    reply = await fast_judge(server).generate_object(system="s", prompt="p", schema=Claims)
+    assert reply.value.claims == ["fixed"]
+    quoted = server.requests[1]["messages"][2]["content"]
+    assert quoted.startswith(huge[:2000])
+    assert len(quoted) < 2100
+    assert f"{len(huge) - 2000:,} more characters not shown" in quoted
+    assert len(json.dumps(server.requests[1])) < 10_000
+
+
+@pytest.mark.anyio
+async def test_the_scripted_judge_shares_the_parsing_and_the_corrective_retry() -> None:
+    # The same rules as over HTTP: fences stripped, a bad answer corrected once, with the
+    # problem named in what the judge is asked the second time.
+    judge = ScriptedJudge(['```json\n{"claims": 1}\n```', '```json\n{"claims": ["a"]}\n```'])
+    reply = await judge.generate_object(system="s", prompt="Extract.", schema=Claims)
+    assert (reply.value.claims, reply.usage.calls) == (["a"], 2)
+    assert judge.prompts[0] == "Extract."
+    assert judge.prompts[1].startswith("Extract.\n\nYour previous answer was invalid: ")
+    assert "claims: Input should be a valid list" in judge.prompts[1]
+    failing = ScriptedJudge(["no", "still no"], model="scripted-m")
+    with pytest.raises(JudgeResponseError, match=r"^scripted-m gave an invalid answer twice"):
+        await failing.generate_object(system="s", prompt="p", schema=Claims)
 
 
 @pytest.mark.anyio
@@ -526,7 +569,63 @@ def test_one_judge_across_event_loops_and_threads() -> None:
         worker.join(timeout=30)
         assert in_thread == [["x"]]
         assert len(server.requests) == 4
-        assert judge._loops == {}  # each loop's client was closed when its loop ended
+        # Each loop's client was closed when its loop ended: no connection is left open.
+        assert server.wait_for_no_connections(timeout=10), server.open_connections
+
+
+def test_many_short_loops_leave_no_connection_and_no_warning() -> None:
+    # ``run_sync`` and notebooks start a loop per call: none may leak a client or a socket
+    # (an unclosed one would be a ResourceWarning, an error under this suite's filters).
+    with OpenAITestServer(responder=lambda body: Reply.text("ok")) as server:
+        judges = [fast_judge(server), fast_judge(server, model="other")]
+
+        async def ask() -> None:
+            for judge in judges:
+                await judge.generate_text(system="s", prompt="p")
+            assert server.open_connections >= 1  # the loop's client keeps its connection
+
+        for _ in range(20):
+            anyio.run(ask)
+            assert server.wait_for_no_connections(timeout=10), server.open_connections
+        gc.collect()
+        assert len(server.requests) == 40
+
+
+@pytest.mark.anyio
+async def test_judges_of_one_loop_share_a_client_per_server(server: OpenAITestServer) -> None:
+    server.enqueue("a", "b", "c")
+    first, second = fast_judge(server), fast_judge(server, model="other")
+    await first.generate_text(system="s", prompt="p")
+    await second.generate_text(system="s", prompt="p")
+    assert server.open_connections == 1  # one keep-alive connection, reused
+    other_key = fast_judge(server, api_key="another-key")
+    await other_key.generate_text(system="s", prompt="p")
+    assert server.open_connections == 2  # other credentials: another client
+
+
+@pytest.mark.anyio
+async def test_the_transport_under_the_client(
+    server: OpenAITestServer, http_transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[str] = []
+    for name in ("DefaultAioHttpClient", "DefaultAsyncHttpxClient"):
+        original = getattr(openai, name)
+
+        def spy(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            built.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(openai, name, spy)
+    server.enqueue("auto", "forced")
+    await fast_judge(server).generate_text(system="s", prompt="p")
+    await fast_judge(server, transport="httpx").generate_text(system="s", prompt="p")
+    auto = "DefaultAioHttpClient" if http_transport == "aiohttp" else "DefaultAsyncHttpxClient"
+    assert built == [auto, "DefaultAsyncHttpxClient"]
+
+
+def test_an_unknown_transport_is_a_config_error() -> None:
+    with pytest.raises(JudgeConfigError, match="transport must be"):
+        OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", transport="curl")  # type: ignore[arg-type]
 
 
 @pytest.mark.anyio
@@ -534,8 +633,9 @@ async def test_aclose_and_a_user_client(server: OpenAITestServer) -> None:
     server.enqueue("one", "two")
     judge = fast_judge(server)
     await judge.generate_text(system="s", prompt="p")
+    assert server.open_connections == 1
     await judge.aclose()
-    assert judge._loops == {}
+    assert await anyio.to_thread.run_sync(server.wait_for_no_connections)
     async with openai.AsyncOpenAI(base_url=server.base_url, api_key="user-key") as client:
         user_judge = OpenAIJudge("m", client=client)
         assert user_judge.base_url == server.base_url
@@ -638,8 +738,8 @@ def test_structured_request_json_is_serialisable() -> None:
     # What the ladder sends must be plain JSON, whatever the pydantic model holds.
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "p"}]
     for mode in ("json_schema", "json_object", "prompt"):
-        sent, response_format = _openai._structured_request(
-            messages, mode, _openai._schema_forms(Verdicts)
+        sent, response_format = _structured.structured_request(
+            messages, mode, _structured.schema_forms(Verdicts)
         )
         json.dumps([sent, response_format])
         assert sent[1] == messages[1]

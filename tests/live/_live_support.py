@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +23,25 @@ class FakeEmitter:
     results: list[tuple[Run, ScoreResult, dict[str, Any]]] = field(default_factory=list)
     sampled: list[str] = field(default_factory=list)
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    handed_off: list[str] = field(default_factory=list)
     meter_threads: list[int] = field(default_factory=list)  # idents of record_* callers
+    queue_sources: list[Any] = field(default_factory=list)
+    flushes: list[float | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def observe_queue_depth(self, source: Any) -> None:
+        with self.lock:  # weakly, as OTelEmitter does: it must not keep a dispatcher alive
+            self.queue_sources.append(weakref.WeakMethod(source))
+
+    def flush(self, timeout: float | None = None) -> bool:
+        with self.lock:
+            self.flushes.append(timeout)
+        return True
+
+    def record_handed_off(self, scorer_id: str, count: int = 1) -> None:
+        with self.lock:
+            self.handed_off.extend([scorer_id] * count)
+            self.meter_threads.append(threading.get_ident())
 
     def emit(self, run: Run, result: ScoreResult, **kwargs: Any) -> None:
         with self.lock:
@@ -117,7 +135,9 @@ def make_run(i: int = 0, **kwargs: Any) -> Run:
 
 def assert_invariant(dispatcher: LiveDispatcher) -> None:
     s = dispatcher.stats()
-    assert s.sampled == s.scored + s.failed + s.skipped + s.dropped + s.queued + s.in_flight
+    assert s.sampled == (
+        s.scored + s.failed + s.skipped + s.dropped + s.handed_off + s.queued + s.in_flight
+    )
     for per in s.by_scorer.values():
         assert per.sampled == per.finished + per.queued + per.in_flight
         assert per.dropped == sum(per.dropped_by_reason.values())

@@ -110,7 +110,7 @@ def test_judge_failure_is_a_failed_record_with_the_judge_error_type(
     scorer = create_scorer(
         id="judged",
         description="asks the judge",
-        judge=judge,
+        model=judge,
         generate_score=PromptStep(
             description="score", output_schema=Verdict, create_prompt=lambda ctx: "score it"
         ),
@@ -745,6 +745,20 @@ def test_bad_scorer_lists_are_rejected() -> None:
         LiveDispatcher(constant_scorer(), register_atexit=False)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Scorer or ScorerConfig"):
         LiveDispatcher(["not a scorer"], register_atexit=False)  # type: ignore[list-item]
+
+
+def test_an_emitter_missing_part_of_the_protocol_is_refused_by_name() -> None:
+    class HalfFakeEmitter:
+        def emit(self, *args: Any, **kwargs: Any) -> None: ...
+
+        def record_sampled(self, scorer_id: str, count: int = 1) -> None: ...
+
+    with pytest.raises(TypeError, match="lacks record_dropped, record_handed_off"):
+        LiveDispatcher(
+            [constant_scorer()],
+            emitter=HalfFakeEmitter(),  # type: ignore[arg-type]
+            register_atexit=False,
+        )
 
 
 def test_scorer_instances_become_default_configs() -> None:

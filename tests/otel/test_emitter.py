@@ -36,6 +36,11 @@ def scored_result(**kwargs: Any) -> ScoreResult:
         "duration_s": 2.0,
         "judge_model": "gpt-4o-mini",
         "flags": {"claims_total": 4, "claims_hallucinated": 1, "output_truncated": True},
+        "attributes": {
+            "livescore.claims.total": 4,
+            "livescore.claims.hallucinated": 1,
+            "livescore.output_truncated": True,
+        },
     }
     values.update(kwargs)
     return ScoreResult(**values)
@@ -201,11 +206,66 @@ def test_run_without_a_usable_trace_gets_a_root_span(
     assert (span.attributes or {})["livescore.run.id"] == "orphan"
 
 
-def test_unsampled_run_trace_records_no_span_but_still_counts(otel: InMemoryOTel) -> None:
-    # The app's sampler dropped the run's trace; the score follows its parent's decision.
+def test_a_score_of_an_unsampled_trace_is_a_new_root_linked_to_the_run(
+    otel: InMemoryOTel,
+) -> None:
+    # As a child of the unsampled run span, the SDK's ParentBased sampler would drop the
+    # score span (the dispatcher only lets such runs through with score_unsampled_traces).
     emitter_for(otel).emit(traced_run(trace_flags=0), scored_result(), sample_rate=1.0)
-    assert otel.spans() == []
+    (span,) = otel.spans()
+    assert span.parent is None
+    assert span.context.trace_id != int(TRACE_ID, 16)
+    (link,) = span.links
+    assert (link.context.trace_id, link.context.span_id) == (int(TRACE_ID, 16), int(SPAN_ID, 16))
+    assert (span.attributes or {})["livescore.run.trace_id"] == TRACE_ID
     assert otel.counts("livescore.runs", "livescore.status") == {("scored",): 1}
+
+
+def test_an_explicit_parent_places_the_span(otel: InMemoryOTel) -> None:
+    from livescore.runs import TraceParent
+
+    parent = TraceParent("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
+    run = Run(input="q", output="a", run_id="no-ids")
+    emitter_for(otel).emit(run, scored_result(run_id="no-ids"), sample_rate=1.0, parent=parent)
+    (span,) = otel.spans()
+    assert span.parent is not None
+    assert (span.parent.trace_id, span.parent.span_id) == (
+        int(parent.trace_id, 16),
+        int(parent.span_id, 16),
+    )
+
+
+def test_scorer_attributes_never_override_the_emitters_own(otel: InMemoryOTel) -> None:
+    result = scored_result(attributes={"livescore.status": "made-up", "myapp.n": 2})
+    emitter_for(otel).emit(traced_run(), result, sample_rate=1.0)
+    attrs = dict(otel.spans()[0].attributes or {})
+    assert (attrs["livescore.status"], attrs["myapp.n"]) == ("scored", 2)
+
+
+def test_text_attributes_of_scorers_follow_content_capture(otel: InMemoryOTel) -> None:
+    result = scored_result(attributes={"myapp.note": SECRET, "myapp.n": 2})
+    emitter_for(otel, capture_content="none").emit(traced_run(), result, sample_rate=1.0)
+    emitter_for(otel, capture_content="truncated", max_content_chars=10).emit(
+        traced_run(), result, sample_rate=1.0
+    )
+    first, second = (dict(s.attributes or {}) for s in otel.spans())
+    assert "myapp.note" not in first
+    assert first["myapp.n"] == 2
+    assert second["myapp.note"] == SECRET[:9] + "…"
+
+
+def test_flush_force_flushes_the_sdk_providers(otel: InMemoryOTel) -> None:
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    otel.tracer_provider.add_span_processor(
+        BatchSpanProcessor(otel.exporter, schedule_delay_millis=60_000)
+    )
+    emitter = emitter_for(otel)
+    emitter.emit(traced_run(), scored_result(), sample_rate=1.0)
+    before = len(otel.spans())  # the simple processor's copy only
+    assert emitter.flush(timeout=10) is True
+    assert len(otel.spans()) == before + 1  # the batch processor's copy, flushed
+    assert OTelEmitter().flush(timeout=1) is True  # API-only global providers: nothing to do
 
 
 def test_run_span_context_reads_the_run() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -247,3 +248,116 @@ def test_scores_reach_the_exporter_when_the_process_exits_without_shutdown(
         counts[key] = counts.get(key, 0) + 1
     assert counts == {"keyword-coverage:scored": 5, "slowish:scored": 5}
     assert len([s for s in spans if s["name"].startswith("invoke_agent")]) == 5
+
+
+SIGTERM_SCRIPT = """
+import json
+import os
+import signal
+import signal
+import sys
+import time
+
+import anyio
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from livescore import Run, create_scorer
+from livescore.live import LiveDispatcher, install_sigterm_handler
+from livescore.otel import OTelEmitter
+
+OUT = sys.argv[1]
+MODE = sys.argv[2]
+
+
+class FileSpanExporter(SpanExporter):
+    def export(self, spans):
+        with open(OUT, "a", encoding="utf-8") as f:
+            for span in spans:
+                f.write(json.dumps({"name": span.name, "attributes": dict(span.attributes)}))
+                f.write("\\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        pass
+
+
+async def slowish(ctx):
+    await anyio.sleep(0.3)  # still running when SIGTERM arrives
+    return 1.0
+
+
+provider = TracerProvider()
+# A batch processor that would hold the spans for a minute: only a flush sends them.
+provider.add_span_processor(BatchSpanProcessor(FileSpanExporter(), schedule_delay_millis=60_000))
+dispatcher = LiveDispatcher(
+    [create_scorer(id="slowish", description="x", generate_score=slowish)],
+    emitter=OTelEmitter(tracer_provider=provider),
+    max_judge_concurrency=2,
+)
+if MODE == "chained":
+    def app_handler(signum, frame):
+        print("the app's own handler ran", flush=True)
+        sys.exit(3)
+
+    signal.signal(signal.SIGTERM, app_handler)
+if MODE in ("handler", "chained"):
+    install_sigterm_handler(timeout=20)
+for i in range(6):
+    dispatcher.submit(Run(input="q", output="a", run_id=f"r{i}"))
+os.kill(os.getpid(), signal.SIGTERM)  # what a container runtime sends
+time.sleep(30)
+print("still running after SIGTERM", flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["default", "handler", "chained"])
+def test_sigterm_loses_queued_scores_unless_the_handler_is_installed(
+    tmp_path: Path, mode: str
+) -> None:
+    script = tmp_path / "sigterm_script.py"
+    script.write_text(textwrap.dedent(SIGTERM_SCRIPT))
+    out = tmp_path / "spans.jsonl"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out), mode],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=False,
+    )
+    assert "still running" not in proc.stdout
+    spans = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    scored = sorted(s["attributes"][A.LIVESCORE_RUN_ID] for s in spans)
+    if mode == "default":
+        # Python's default: the process ends at once; every queued score is lost, uncounted.
+        assert proc.returncode == -signal.SIGTERM
+        assert scored == []
+    elif mode == "handler":
+        # Finished within the deadline and exported, then the process ends by SIGTERM all
+        # the same, as it would have.
+        assert proc.returncode == -signal.SIGTERM, proc.stderr
+        assert scored == [f"r{i}" for i in range(6)]
+    else:
+        # Flushed, then the app's own handler decides: here it exits with status 3.
+        assert proc.returncode == 3, proc.stderr
+        assert "the app's own handler ran" in proc.stdout
+        assert scored == [f"r{i}" for i in range(6)]
+
+
+def test_install_sigterm_handler_wants_the_main_thread_and_a_sane_timeout() -> None:
+    from livescore.live import install_sigterm_handler
+
+    errors: list[BaseException] = []
+
+    def from_a_thread() -> None:
+        try:
+            install_sigterm_handler()
+        except ValueError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=from_a_thread)
+    thread.start()
+    thread.join(10)
+    assert "main thread" in str(errors[0])
+    with pytest.raises(ValueError, match="timeout"):
+        install_sigterm_handler(timeout=-1)

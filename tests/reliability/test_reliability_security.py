@@ -53,6 +53,9 @@ KEY_FAULTS: list[ReplyLike] = [
     Reply.drop(),
     Reply.broken_body(f'{{"error": "bad key {KEY}"'),
     Reply.text(f'{{"claims": "{KEY}"}}'),
+    # Echoed where the excerpt is cut (300 characters): masked before the cut, not after.
+    Reply.error(500, "x" * 290 + f"key {KEY} rejected"),
+    Reply.error(401, "x" * 295 + f"key {KEY} rejected"),
 ]
 
 
@@ -106,22 +109,35 @@ def test_the_api_key_never_appears_in_spans_logs_or_errors(
         assert _leaks(text) == [], text
 
 
-def test_credentials_in_the_base_url_never_appear_in_spans_or_errors(
-    make_handler: MakeHandler, exporter: InMemorySpanExporter
+def test_credentials_in_the_base_url_never_appear_in_spans_logs_or_errors(
+    make_handler: MakeHandler,
+    exporter: InMemorySpanExporter,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # Before, the HTTP client's INFO line "HTTP Request: POST http://user:<secret>@…" showed
+    # them on every judge call: now the client never sees a URL with credentials in it.
+    caplog.set_level(logging.DEBUG)
     with OpenAITestServer(responder=lambda body: Reply.server_error()) as server:
         url = server.base_url.replace("http://", f"http://user:{KEY}@")
         scorer = create_hallucination_scorer(
             model="openai/test-model",
-            judge_options={**FAST_JUDGE, "max_retries": 0, "base_url": url},
+            judge_options={**FAST_JUDGE, "max_retries": 1, "base_url": url},
             get_context=tool_contexts,
         )
         handler = make_handler([scorer])
         weather_agent().invoke(question(), config={"callbacks": [handler]})
         assert handler.flush(timeout=30)
+        authorizations = {h.get("authorization", "") for h in server.headers}
+    assert len(authorizations) == 1
+    assert authorizations.pop().startswith("Basic ")  # the credentials were still sent
     assert _leaks(repr(scorer.judge)) == []
     (span,) = evaluation_spans(exporter.get_finished_spans())
+    assert (span.attributes or {}).get("error.type") == "server_error"
     assert _leaks(exported_text(span)) == []
+    request_lines = [r for r in caplog.records if r.getMessage().startswith("HTTP Request:")]
+    assert request_lines, "the HTTP client logged no request: the check would prove nothing"
+    for record in caplog.records:
+        assert _leaks(record.getMessage()) == [], (record.name, record.getMessage())
 
 
 # -- content capture ---------------------------------------------------------------------------

@@ -93,3 +93,44 @@ def test_from_dict_rejects_unknown_step_kinds() -> None:
 def test_tool_call_ok_reflects_error() -> None:
     assert ToolCall("t").ok
     assert not ToolCall("t", error="boom").ok
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("4bf92f3577b34da6a3ce929d0e0e4736", "4bf92f3577b34da6a3ce929d0e0e4736"),
+        ("4BF92F3577B34DA6A3CE929D0E0E4736", "4bf92f3577b34da6a3ce929d0e0e4736"),
+        (" 0x4bf92f3577b34da6a3ce929d0e0e4736 ", "4bf92f3577b34da6a3ce929d0e0e4736"),
+        ("0x1F", "0000000000000000000000000000001f"),
+        ("0" * 32, None),
+        ("not-hex", None),
+        ("1" * 33, None),
+        (None, None),
+        (42, None),
+    ],
+)
+def test_trace_ids_are_normalised_or_refused(given: object, expected: str | None) -> None:
+    from livescore.runs import normalize_trace_id
+
+    assert normalize_trace_id(given) == expected
+
+
+def test_trace_parent_round_trips_and_comes_back_remote() -> None:
+    from livescore.runs import TraceParent
+
+    parent = TraceParent.parse("4BF92F3577B34DA6A3CE929D0E0E4736", "0X00F067AA0BA902B7", 0)
+    assert parent is not None
+    assert (parent.trace_id, parent.span_id, parent.sampled) == (
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        "00f067aa0ba902b7",
+        False,
+    )
+    rebuilt = TraceParent.from_dict(json.loads(json.dumps(parent.to_dict())))
+    assert rebuilt is not None
+    assert rebuilt.is_remote
+    assert (rebuilt.trace_id, rebuilt.span_id, rebuilt.trace_flags) == (
+        parent.trace_id,
+        parent.span_id,
+        0,
+    )
+    assert TraceParent.of_run(Run(trace_id="abc", span_id=None)) is None

@@ -13,9 +13,10 @@ from livescore import (
     extract_retrieved_documents,
     extract_tool_results,
     get_assistant_message,
+    get_run_context,
     get_user_message,
 )
-from livescore.runs import message_text
+from livescore.runs import find_assistant_message, find_user_message, message_text
 
 
 class _Message:
@@ -38,7 +39,84 @@ def test_extract_tool_results_keeps_successful_calls_in_order() -> None:
         ("search", "c1", "doc A"),
         ("calc", "c3", 2),
     ]
-    assert json.loads(results[1].to_context()) == {"tool": "calc", "result": 2}
+    assert json.loads(results[1].to_context()) == {
+        "tool": "calc",
+        "arguments": {"e": "1+1"},
+        "result": 2,
+    }
+
+
+def test_tool_context_ties_the_result_to_the_call_and_keeps_text_as_it_is() -> None:
+    # Regression: to_context() escaped non-ASCII ("Rh\u00f4ne") and dropped the arguments,
+    # so a judge could not tie "Lyon is in France" to get_city(city="Lyon").
+    lyon = ToolCall("get_city", "c1", {"city": "Lyon"}, '{"country": "France", "river": "Rhône"}')
+    tokyo = ToolCall("get_city", "c2", '{"city": "東京"}', "日本")
+    run = Run(steps=[Step(kind="tool", tool_call=lyon), Step(kind="tool", tool_call=tokyo)])
+
+    first, second = (r.to_context() for r in extract_tool_results(run))
+
+    assert first == (
+        '{"tool": "get_city", "arguments": {"city": "Lyon"}, '
+        '"result": {"country": "France", "river": "Rhône"}}'
+    )
+    assert second == '{"tool": "get_city", "arguments": {"city": "東京"}, "result": "日本"}'
+    assert "\\u" not in first + second
+
+
+def test_a_call_without_arguments_leaves_them_out() -> None:
+    for args in (None, {}, ""):
+        context = extract_tool_results(
+            Run(steps=[Step(kind="tool", tool_call=ToolCall("now", args=args, result="noon"))])
+        )[0].to_context()
+        assert json.loads(context) == {"tool": "now", "result": "noon"}
+
+
+def test_every_reader_accepts_the_mapping_form_of_a_run() -> None:
+    # Regression: extract_tool_results(mapping) raised AttributeError, though scorers
+    # accept mappings.
+    run = {
+        "input": [{"role": "user", "content": "Where is Lyon?"}],
+        "output": "In France.",
+        "steps": [
+            {
+                "kind": "tool",
+                "tool_call": {"name": "get_city", "args": {"city": "Lyon"}, "result": "France"},
+            },
+            {"kind": "retriever", "documents": ["Lyon is on the Rhône."]},
+        ],
+    }
+    assert [r.result for r in extract_tool_results(run)] == ["France"]
+    assert extract_retrieved_documents(run) == ["Lyon is on the Rhône."]
+    assert get_user_message(run) == "Where is Lyon?"
+    assert get_assistant_message(run) == "In France."
+    assert len(get_run_context(run)) == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("", ""),
+        ("Hello", "Hello"),
+        ({"messages": []}, ""),
+        ([{"type": "text", "text": "Hi"}], "Hi"),
+        ({"role": "assistant", "content": None}, ""),
+        (None, None),
+        ({"topic": "bears"}, None),
+        ({"answer": "42", "sources": []}, None),
+        ([{"role": "user", "content": "only the question"}], None),
+        ([{"unknown": 1}], None),
+    ],
+)
+def test_find_readers_tell_not_found_from_empty(value: object, expected: str | None) -> None:
+    run = Run(input=value, output=value)
+    assert find_assistant_message(run) == expected
+    assert get_assistant_message(run) == (expected or "")
+
+
+def test_find_user_message_needs_a_user_message() -> None:
+    run = Run(input={"messages": [{"role": "system", "content": "Be brief"}]})
+    assert find_user_message(run) is None
+    assert find_user_message(Run(input=[{"role": "user", "content": ""}])) == ""
 
 
 def test_extract_retrieved_documents() -> None:

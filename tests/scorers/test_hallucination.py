@@ -12,6 +12,7 @@ import pytest
 from livescore import Run, Step, ToolCall, extract_tool_results
 from livescore.judges import JudgeConfigError, JudgeReply, JudgeResponseError
 from livescore.judges._protocol import ModelT
+from livescore.otel import attributes as A
 from livescore.scorers import (
     HALLUCINATION_LABELS,
     create_hallucination_scorer,
@@ -406,7 +407,10 @@ async def test_get_context_from_tool_results() -> None:
     result = await scorer.run(run)
 
     context_block = between(judge.prompts[1], "context")
-    assert '{"tool": "weather", "result": "18C sunny"}' in context_block
+    assert (
+        '{"tool": "weather", "arguments": {"city": "Paris"}, "result": "18C sunny"}'
+        in context_block
+    )
     assert "timeout" not in context_block  # a failed tool call is not evidence
     assert result.score == 0.5
 
@@ -498,18 +502,89 @@ async def test_all_unsupported_policy_with_empty_output_still_scores_zero() -> N
 async def test_large_context_is_truncated_and_flagged() -> None:
     judge = ScriptedJudge([claims(1), verdicts("no"), "why"])
     scorer = create_hallucination_scorer(
-        model=judge, context=["A" * 80, "B" * 80, "C" * 80], max_context_chars=100
+        model=judge, context=["A" * 80, "B" * 80, "C" * 80], max_context_chars=180
     )
 
     result = await scorer.run(iphone_run())
 
-    context_block = between(judge.prompts[1], "context")
+    prompt = judge.prompts[1]
+    start = prompt.index("<context>\n")
+    block = prompt[start : prompt.index("\n</context>") + len("\n</context>")]
+    assert 170 < len(block) <= 180  # the whole block, markup included
+    context_block = between(prompt, "context")
     assert "A" * 80 in context_block
-    assert "B" * 20 in context_block
-    assert "B" * 21 not in context_block
+    assert "B" in context_block
+    assert "B" * 80 not in context_block
     assert "C" not in context_block
     assert result.flags["context_truncated"] is True
     assert result.flags["context_chars"] == 240
+    assert result.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] is True
+    assert result.attributes[A.LIVESCORE_CONTEXT_CHARS] == 240
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["three_step", "one_call"])
+async def test_a_million_tiny_context_items_cannot_grow_the_request(mode: Any) -> None:
+    # Regression: max_context_chars counted only the items' text, so a million
+    # one-character items (and their per-item markup) made a 4.4 MB request.
+    answers: list[Any] = (
+        [claims(1), verdicts("no"), "why"]
+        if mode == "three_step"
+        else [
+            {
+                "claims": ["claim 1"],
+                "verdicts": [{"statement": "claim 1", "verdict": "no", "reason": "r"}],
+                "reason": "fine",
+            }
+        ]
+    )
+    judge = ScriptedJudge(answers)
+    scorer = create_hallucination_scorer(
+        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, mode=mode
+    )
+
+    result = await scorer.run(iphone_run())
+
+    context_prompt = judge.prompts[1] if mode == "three_step" else judge.prompts[0]
+    assert len(between(context_prompt, "context")) <= 10_000
+    assert len(context_prompt) < 12_000
+    assert result.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] is True
+    assert result.attributes[A.LIVESCORE_CONTEXT_CHARS] == 1_000_000
+
+
+@pytest.mark.anyio
+async def test_claim_counts_are_span_attributes() -> None:
+    judge = ScriptedJudge([claims(3), verdicts("yes", "no", "no"), "why"])
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
+    result = await scorer.run(iphone_run())
+    assert result.attributes == {
+        A.LIVESCORE_CLAIMS_TOTAL: 3,
+        A.LIVESCORE_CLAIMS_HALLUCINATED: 1,
+    }
+
+
+@pytest.mark.anyio
+async def test_the_default_context_is_the_runs_own_evidence() -> None:
+    # With neither context nor get_context, the scorer reads get_run_context(run).
+    judge = ScriptedJudge([claims(1), verdicts("no"), "why"])
+    scorer = create_hallucination_scorer(model=judge)
+    run = Run(
+        input="Where is Lyon?",
+        output="Lyon is in France.",
+        steps=[
+            Step(
+                kind="tool", tool_call=ToolCall("get_city", args={"city": "Lyon"}, result="France")
+            ),
+        ],
+    )
+
+    result = await scorer.run(run)
+
+    assert result.status == "scored"
+    assert '"arguments": {"city": "Lyon"}, "result": "France"' in judge.prompts[1]
+    skipped = await scorer.run(Run(input="Where is Lyon?", output="Lyon is in France."))
+    assert skipped.status == "skipped"
+    assert "no context" in (skipped.reason or "")
 
 
 # -- one-call mode ------------------------------------------------------------------------------
@@ -869,7 +944,7 @@ async def test_get_context_from_tool_results_over_http_in_one_call_mode() -> Non
         result = await scorer.run(run)
 
     assert len(server.requests) == 1
-    assert '{"tool": "weather", "result": "18C sunny"}' in between(
+    assert '"arguments": {"city": "Paris"}, "result": "18C sunny"}' in between(
         _user_prompt(server.requests[0]), "context"
     )
     assert result.score == 0.33

@@ -134,7 +134,7 @@ def test_machine_learning_example() -> None:
     ("run", "expected"),
     [
         ({"input": "", "output": ""}, 1.0),
-        ({"input": None, "output": None}, 1.0),
+        ({"input": [], "output": {"messages": []}}, 1.0),
         ({"input": "  \n", "output": "\t"}, 1.0),
         # Only stopwords and numbers count as empty too.
         ({"input": "What is 17 * 23?", "output": "391"}, 1.0),
@@ -149,6 +149,31 @@ def test_empty_rules(run: dict[str, Any], expected: float) -> None:
     assert result.status == "scored"
     assert result.score == expected
     assert result.label == ("complete" if expected else "none")
+
+
+@pytest.mark.parametrize(
+    ("run", "missing"),
+    [
+        ({"input": None, "output": None}, "no user text found in the run: the run has no input"),
+        ({"input": "Redis caching", "output": None}, "no answer text found"),
+        ({"input": {"topic": "Redis"}, "output": "Redis caches"}, "no user text found"),
+        ({"input": "Redis caching", "output": {"answer": "Redis"}}, "no answer text found"),
+    ],
+)
+def test_runs_with_no_text_to_compare_are_skipped(run: dict[str, Any], missing: str) -> None:
+    # Regression: a run whose output is a dict (a RunnableLambda) or whose input is a dict of
+    # prompt variables (prompt | model | parser) scored 0.0 or 1.0 on empty strings.
+    result = score(run)
+    assert (result.status, result.score) == ("skipped", None)
+    assert missing in (result.reason or "")
+
+
+def test_keyword_counts_are_span_attributes() -> None:
+    result = score({"input": "Redis caching layers", "output": "Redis caching"})
+    assert result.attributes == {
+        "livescore.keywords.total": 3,
+        "livescore.keywords.matched": 2,
+    }
 
 
 def test_empty_rules_follow_the_scale() -> None:

@@ -87,7 +87,7 @@ async def test_prompt_steps_record_prompts_and_usage() -> None:
     scorer = create_scorer(
         id="claims",
         description="counts claims",
-        judge=judge,
+        model=judge,
         preprocess=_claims_step(),
         generate_score=lambda ctx: len(ctx.preprocess_step_result["claims"]),
         generate_reason=PromptStep(
@@ -112,7 +112,7 @@ async def test_prompt_step_as_generate_score_reads_the_score_field() -> None:
     scorer = create_scorer(
         id="judge-score",
         description="judge gives the score",
-        judge=ScriptedJudge([{"score": 0.25}]),
+        model=ScriptedJudge([{"score": 0.25}]),
         generate_score=PromptStep(
             description="score", output_schema=Verdict, create_prompt=lambda ctx: "score it"
         ),
@@ -136,7 +136,7 @@ async def test_validate_failure_triggers_one_corrective_retry() -> None:
     scorer = create_scorer(
         id="two",
         description="",
-        judge=judge,
+        model=judge,
         preprocess=step,
         generate_score=lambda ctx: 1.0,
     )
@@ -224,7 +224,7 @@ async def test_failure_keeps_the_partial_result() -> None:
     scorer = create_scorer(
         id="partial",
         description="",
-        judge=ScriptedJudge(
+        model=ScriptedJudge(
             [{"claims": ["a"]}, JudgeError("server melted", error_type="server_error")]
         ),
         preprocess=_claims_step(),

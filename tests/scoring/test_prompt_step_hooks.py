@@ -39,7 +39,7 @@ async def test_skip_if_true_answers_without_the_judge() -> None:
     scorer = create_scorer(
         id="claims",
         description="count claims",
-        judge=judge,
+        model=judge,
         preprocess=_extract(
             skip_if=lambda ctx: not ctx.output_text.strip(),
             skip_result=lambda ctx: {"claims": []},
@@ -63,7 +63,7 @@ async def test_skip_if_false_asks_the_judge() -> None:
     scorer = create_scorer(
         id="claims",
         description="count claims",
-        judge=judge,
+        model=judge,
         preprocess=_extract(
             skip_if=lambda ctx: not ctx.output_text.strip(),
             skip_result=lambda ctx: {"claims": []},
@@ -86,7 +86,7 @@ async def test_skip_result_may_be_async_and_defaults_to_none() -> None:
     scorer = create_scorer(
         id="claims",
         description="count claims",
-        judge=ScriptedJudge([]),
+        model=ScriptedJudge([]),
         preprocess=_extract(skip_if=lambda ctx: True, skip_result=no_claims),
         analyze=PromptStep(
             description="never asked",
@@ -113,7 +113,7 @@ async def test_parse_splits_one_answer_across_steps_through_state() -> None:
     scorer = create_scorer(
         id="claims",
         description="count claims",
-        judge=judge,
+        model=judge,
         preprocess=PromptStep(
             description="everything at once",
             output_schema=Everything,
@@ -139,7 +139,7 @@ async def test_parse_failure_is_a_step_failure_with_the_call_counted() -> None:
     scorer = create_scorer(
         id="claims",
         description="count claims",
-        judge=ScriptedJudge([{"claims": []}]),
+        model=ScriptedJudge([{"claims": []}]),
         preprocess=_extract(parse=broken),
         generate_score=_count,
     )

@@ -85,7 +85,7 @@ async def test_a_judge_failure_keeps_its_error_type_and_usage() -> None:
     scorer = create_scorer(
         id="s",
         description="d",
-        judge=judge,
+        model=judge,
         preprocess=PromptStep(
             description="claims", output_schema=Claims, create_prompt=lambda ctx: "x"
         ),
@@ -112,7 +112,7 @@ async def test_timeout_names_the_step_that_overran_and_keeps_earlier_usage() -> 
     scorer = create_scorer(
         id="slow",
         description="d",
-        judge=judge,
+        model=judge,
         preprocess=PromptStep(
             description="claims", output_schema=Claims, create_prompt=lambda ctx: "x"
         ),
@@ -158,3 +158,14 @@ async def test_a_step_raising_timeout_error_itself_is_not_the_scorer_timeout() -
 
     assert result.error_type == "TimeoutError"
     assert result.error == "the step's own timeout"
+
+
+def test_create_scorer_takes_the_judge_as_model_and_judge_is_deprecated() -> None:
+    judge = ScriptedJudge([])
+    scorer = create_scorer(id="s", description="d", model=judge, generate_score=lambda c: 1)
+    assert scorer.judge is judge
+    with pytest.warns(DeprecationWarning, match=r"judge=.*deprecated.*model="):
+        old = create_scorer(id="s", description="d", judge=judge, generate_score=lambda c: 1)
+    assert old.judge is judge
+    with pytest.raises(TypeError, match="not both"):
+        create_scorer(id="s", description="d", model=judge, judge=judge, generate_score=lambda c: 1)

@@ -263,3 +263,55 @@ def test_streaming_requests_get_server_sent_events() -> None:
     deltas = [c.choices[0].delta for c in tool_stream if c.choices]
     streamed_calls = [call for d in deltas for call in (d.tool_calls or [])]
     assert [call.function.name for call in streamed_calls] == ["search"]  # type: ignore[union-attr]
+
+
+def _raw_post(server: OpenAITestServer) -> Any:
+    body = json.dumps({"model": "m", "messages": MESSAGES}).encode()
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions",
+        data=body,
+        headers={"content-type": "application/json"},
+    )
+    return urllib.request.urlopen(request, timeout=5)
+
+
+def test_raw_body_sends_exactly_the_given_bytes_status_and_headers() -> None:
+    page = b"<html><h1>502 Bad Gateway</h1></html>"
+    reply = Reply.raw_body(page, status=200, content_type="text/html", headers={"x-proxy": "1"})
+    with OpenAITestServer([reply]) as server, _raw_post(server) as response:
+        assert response.read() == page
+        assert response.headers["content-type"] == "text/html"
+        assert response.headers["x-proxy"] == "1"
+        assert response.headers["content-length"] == str(len(page))
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+def test_large_body_streams_the_size_asked_for(chunked: bool) -> None:
+    size = 3 * 65536 + 123
+    reply = Reply.large_body(size, chunked=chunked)
+    with OpenAITestServer([reply]) as server, _raw_post(server) as response:
+        data = response.read()
+        length = response.headers.get("content-length")
+    assert len(data) == size
+    assert length == (None if chunked else str(size))
+
+
+def test_an_endless_body_keeps_coming_until_the_client_leaves() -> None:
+    with OpenAITestServer([Reply.large_body(None)]) as server:
+        with _raw_post(server) as response:
+            received = sum(len(response.read(65536)) for _ in range(64))
+            assert received >= 64 * 65536 - 65536  # reads may come back a little short
+        assert server.wait_for_no_connections(timeout=10)
+    with pytest.raises(ValueError, match="endless"):
+        Reply.large_body(None, chunked=False)
+
+
+def test_open_connections_counts_keep_alive_connections() -> None:
+    with OpenAITestServer(["a", "b"]) as server:
+        assert server.open_connections == 0
+        with client_for(server) as client:
+            client.chat.completions.create(model="m", messages=MESSAGES)
+            client.chat.completions.create(model="m", messages=MESSAGES)
+            assert server.open_connections == 1  # kept alive and reused
+        assert server.wait_for_no_connections(timeout=10)
+        assert server.open_connections == 0

@@ -13,17 +13,21 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from livescore.live import DispatchStats, SamplingDecision
 from livescore.runs import Run
 from livescore_langchain._handler import LiveScoringHandler
 
 __all__ = ("acapture_run", "capture_run")
 
 
-class _Sampled:
-    sampled = True
+class _Captured(SamplingDecision):
+    """The decision for a captured run: recorded in full, though no scorer is attached."""
 
+    __slots__ = ()
 
-_SAMPLED = _Sampled()
+    @property
+    def sampled(self) -> bool:
+        return True
 
 
 class _CaptureSink:
@@ -32,14 +36,14 @@ class _CaptureSink:
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
 
-    def sample(self, key: str | None) -> Any:
-        return _SAMPLED
+    def sample(self, key: str | None) -> SamplingDecision:
+        return _Captured(key, scorers=())
 
-    def submit(self, run: Run, decision: Any = None) -> bool:
+    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
         self.runs[run.run_id] = run
         return True
 
-    def drop(self, decision: Any, reason: str) -> None:
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
         return None
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -48,8 +52,8 @@ class _CaptureSink:
     def shutdown(self, timeout: float | None = None) -> None:
         return None
 
-    def stats(self) -> Any:
-        return {}
+    def stats(self) -> DispatchStats:
+        return DispatchStats()
 
     def result(self, run_id: uuid.UUID) -> Run:
         run = self.runs.get(str(run_id))
@@ -74,8 +78,9 @@ def _prepare(
     if config is not None and not isinstance(config, Mapping):
         raise TypeError(f"config must be a RunnableConfig dict, not {type(config).__name__}")
     sink = _CaptureSink()
-    handler = LiveScoringHandler(dispatcher=sink, emit_run_spans="never")
-    handler._guarded = False  # offline: nothing here is a judge's own call to ignore
+    # Offline, nothing recorded is a judge's own call: record even inside a scorer (run_evals
+    # may capture from one).
+    handler = LiveScoringHandler(dispatcher=sink, emit_run_spans="never", ignore_scorer_calls=False)
     cfg: dict[str, Any] = dict(config or {})
     callbacks = cfg.get("callbacks")
     if callbacks is None:

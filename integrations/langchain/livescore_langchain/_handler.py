@@ -5,17 +5,25 @@ microseconds per event, where an async handler costs tens to hundreds and makes 
 wait for every task it starts. So every callback here only records references into a small
 per-run record, never blocks, never raises, and the finished run is handed to the
 dispatcher (an O(1) ``submit``) at root end.
+
+Two things are said once: every callback runs inside one never-raising block
+(:class:`_NeverRaises`), and every start event passes one gate
+(:meth:`LiveScoringHandler._starting`) that says which open run it belongs to, if any.
+``python bench/handler_callbacks.py`` measures what each callback costs.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -28,13 +36,15 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, LLMResult
 from opentelemetry import trace
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 
-from livescore.live import is_scoring
+from livescore.live import DispatchStats, SamplingDecision, is_scoring
 from livescore.otel import ContentCapture
 from livescore.otel import attributes as attrs
 from livescore.runs import Run, Step, ToolCall
 from livescore_langchain import _spans
+from livescore_langchain._version import __version__
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -52,26 +62,27 @@ other span represents it (no OpenInference span, no current span), ``"always"``,
 ``"never"``."""
 
 _INSTRUMENTATION_SCOPE = "livescore_langchain"
-_VERSION = "0.1.0"
-
-
-class _Decision(Protocol):
-    @property
-    def sampled(self) -> bool: ...
 
 
 class RunSink(Protocol):
-    """Where the handler hands finished runs: a :class:`livescore.live.LiveDispatcher`."""
+    """Where the handler hands finished runs: a :class:`livescore.live.LiveDispatcher`.
 
-    def sample(self, key: str | None) -> Any:
+    Example:
+        >>> from livescore.live import LiveDispatcher
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> sink.shutdown()
+    """
+
+    def sample(self, key: str | None) -> SamplingDecision:
         """Decide once, at root start, whether the run is scored (``.sampled``)."""
         ...
 
-    def submit(self, run: Run, decision: Any = None) -> bool:
+    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
         """Hand a finished, sampled run over (O(1), never raises)."""
         ...
 
-    def drop(self, decision: Any, reason: str) -> None:
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
         """Account for a sampled run that will never be submitted."""
         ...
 
@@ -83,9 +94,49 @@ class RunSink(Protocol):
         """Flush, then stop."""
         ...
 
-    def stats(self) -> Any:
+    def stats(self) -> DispatchStats:
         """Counters of sampled, scored, failed, skipped and dropped runs."""
         ...
+
+
+class _NeverRaises:
+    """The one place a callback's failure stops: each callback's body runs in ``with`` it.
+
+    An exception from the body is counted and logged at debug level with its traceback
+    (the run's record may be incomplete), never raised into the agent. A ``BaseException``
+    that is not an ``Exception`` (``KeyboardInterrupt``, a task's ``CancelledError``) is
+    the agent's own business and passes through.
+
+    A ``with`` block rather than a decorator because of the hot path: a generic
+    ``(*args, **kwargs)`` wrapper re-packs LangChain's keyword arguments on every event
+    (about 300 ns here, a third of what a callback itself costs), entering this block about
+    90 ns; the callback's name for the log comes from the traceback, on failure only.
+    """
+
+    __slots__ = ("failures",)
+
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if exc_type is None or not issubclass(exc_type, Exception):
+            return False
+        self.failures += 1
+        where = tb.tb_frame.f_code.co_name if tb is not None else "a callback"
+        logger.debug(
+            "livescore: %s failed; the run's record may be incomplete",
+            where,
+            exc_info=exc,
+        )
+        return True
 
 
 class _OpenRun:
@@ -96,6 +147,7 @@ class _OpenRun:
         "children",
         "decision",
         "input",
+        "key",
         "metadata",
         "name",
         "open_steps",
@@ -110,27 +162,37 @@ class _OpenRun:
         "trace_id",
     )
 
-    def __init__(self, run_id: UUID, name: str, decision: Any, sampled: bool) -> None:
+    def __init__(self, run_id: UUID, name: str, decision: SamplingDecision) -> None:
         self.run_id = run_id
+        self.key = run_id.int
         self.name = name
         self.decision = decision
-        self.sampled = sampled
+        self.sampled = decision.sampled
         self.started = time.monotonic()
         self.input: Any = None
         self.metadata: dict[str, Any] = {}
         self.steps: list[Step] = []
-        self.open_steps: dict[UUID, Step] = {}
-        self.children: list[UUID] = []
+        self.open_steps: dict[int, Step] = {}  # keyed by run_id.int, as the handler's maps
+        self.children: list[int] = []
         self.span: Span | None = None  # livescore's own invoke_agent span, to end
-        self.tool_spans: dict[UUID, Span] = {}
+        self.tool_spans: dict[int, Span] = {}
         self.trace_id: str | None = None
         self.span_id: str | None = None
         self.trace_flags = 1
         self.check_openinference = False
 
+    def forget_content(self) -> None:
+        """Drop what the run recorded (it will never be submitted), keeping its ids."""
+        self.steps, self.open_steps = [], {}
 
-_NOT_A_CHILD: Any = object()  # the parent is unknown: the run is a root
-_IGNORED: Any = object()  # a child of an evicted root, or of nothing the handler records
+
+class _NewRoot:
+    """The gate's answer for an event with no parent the handler knows: it starts a run."""
+
+    __slots__ = ()
+
+
+_NEW_ROOT: Final = _NewRoot()
 
 
 class LiveScoringHandler(BaseCallbackHandler):
@@ -147,6 +209,10 @@ class LiveScoringHandler(BaseCallbackHandler):
     OpenInference's span for the run when its LangChain instrumentation is active, else the
     span current when the run started, else an ``invoke_agent {name}`` span the handler
     opens itself (see ``emit_run_spans``).
+
+    Fork safety: a child process forked while the handler is in use gets a fresh lock (a
+    parent's thread that held it does not exist there) and leaves the runs open at the
+    fork to the parent, which ends, scores and counts them.
 
     Args:
         scorers: Scorers (or :class:`~livescore.live.ScorerConfig` with a sampling rate,
@@ -172,6 +238,11 @@ class LiveScoringHandler(BaseCallbackHandler):
             cancelled, a stream was abandoned) to the scorers too, with ``Run.error`` set
             and no output. By default they are counted as dropped with reason
             ``"run_error"`` instead: an answer that never came has nothing to judge.
+        ignore_scorer_calls: Ignore the LangChain runs a live scorer starts (a judge that
+            is itself a LangChain model), so a judge's call is never recorded as an agent
+            run (see :func:`livescore.live.is_scoring`). On by default;
+            :func:`~livescore_langchain.capture_run` turns it off, since nothing it records
+            offline is a judge's call.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -195,10 +266,11 @@ class LiveScoringHandler(BaseCallbackHandler):
         max_open_runs: int = 1000,
         open_run_ttl: float = 600.0,
         tracer_provider: TracerProvider | None = None,
-        meter_provider: Any = None,
+        meter_provider: MeterProvider | None = None,
         emit_run_spans: EmitRunSpans = "auto",
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
+        ignore_scorer_calls: bool = True,
     ) -> None:
         if (scorers is None) == (dispatcher is None):
             raise ValueError("give LiveScoringHandler either scorers=[...] or dispatcher=...")
@@ -225,23 +297,25 @@ class LiveScoringHandler(BaseCallbackHandler):
         self.name = name
         self.per_step = per_step
         self.score_failed_runs = score_failed_runs
+        self.ignore_scorer_calls = ignore_scorer_calls
         self.max_open_runs = max_open_runs
         self.open_run_ttl = float(open_run_ttl)
         self.emit_run_spans: EmitRunSpans = emit_run_spans
         # The handler's own spans follow the same content policy as the scores' spans.
         self._end_span = functools.partial(_spans.end_span, capture=capture_content)
         self._tracer = trace.get_tracer(
-            _INSTRUMENTATION_SCOPE, _VERSION, tracer_provider=tracer_provider
+            _INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
         )
+        self._never_raises = _NeverRaises()
         self._lock = threading.Lock()
-        self._roots: OrderedDict[UUID, _OpenRun] = OrderedDict()  # oldest first
-        self._evicted: OrderedDict[UUID, _OpenRun] = OrderedDict()
-        self._root_of: dict[UUID, UUID] = {}  # every run id seen -> its root's run id
-        self._guarded = True  # ignore callbacks while is_scoring() (off for capture_run)
-        self.callback_errors = 0
-        """Callbacks that failed inside the handler (logged at debug, never raised)."""
+        # Keyed by a run id's 128-bit int: a UUID's __hash__ and __eq__ are Python code, and
+        # these maps are read several times per event.
+        self._roots: OrderedDict[int, _OpenRun] = OrderedDict()  # oldest first
+        self._evicted: OrderedDict[int, _OpenRun] = OrderedDict()
+        self._root_of: dict[int, int] = {}  # every run seen -> its root's key
         self.evicted_runs = 0
         """Runs evicted because they never ended in time or the cap was reached."""
+        _HANDLERS.add(self)
 
     # -- public ---------------------------------------------------------------------------
 
@@ -249,6 +323,11 @@ class LiveScoringHandler(BaseCallbackHandler):
     def open_runs(self) -> int:
         """How many root runs are being recorded right now."""
         return len(self._roots)
+
+    @property
+    def callback_errors(self) -> int:
+        """Callbacks that failed inside the handler (logged at debug, never raised)."""
+        return self._never_raises.failures
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every run handed over so far is scored; ``False`` on timeout.
@@ -262,7 +341,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         """Flush and stop the dispatcher (also when it was passed in). Idempotent."""
         self.dispatcher.shutdown(timeout)
 
-    def stats(self) -> Any:
+    def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped runs."""
         return self.dispatcher.stats()
 
@@ -289,14 +368,10 @@ class LiveScoringHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            if self._guarded and is_scoring():
-                return
-            if self._link(run_id, parent_run_id) is _NOT_A_CHILD:
+        with self._never_raises:
+            if self._starting(run_id, parent_run_id) is _NEW_ROOT:
                 name = kwargs.get("name") or _serialized_name(serialized) or "chain"
                 self._start_root(run_id, name, inputs, metadata, tags, model_input=False)
-        except Exception:
-            self._fault("on_chain_start")
 
     def on_chain_end(
         self,
@@ -306,11 +381,11 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            if run_id in self._roots or run_id in self._evicted:
-                self._finish(run_id, _normalize_output(outputs), None)
-        except Exception:
-            self._fault("on_chain_end")
+        with self._never_raises:
+            key = run_id.int
+            if key in self._roots or key in self._evicted:
+                output = _normalize_output(outputs)
+                self._finish(key, output, None, inputs=kwargs.get("inputs"))
 
     def on_chain_error(
         self,
@@ -320,11 +395,10 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            if run_id in self._roots or run_id in self._evicted:
-                self._finish(run_id, None, error)
-        except Exception:
-            self._fault("on_chain_error")
+        with self._never_raises:
+            key = run_id.int
+            if key in self._roots or key in self._evicted:
+                self._finish(key, None, error, inputs=kwargs.get("inputs"))
 
     # -- models ------------------------------------------------------------------------------
 
@@ -339,11 +413,9 @@ class LiveScoringHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
+        with self._never_raises:
             prompt: Any = messages[0] if messages else []
             self._model_start(serialized, prompt, run_id, parent_run_id, tags, metadata, kwargs)
-        except Exception:
-            self._fault("on_chat_model_start")
 
     def on_llm_start(
         self,
@@ -356,11 +428,9 @@ class LiveScoringHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
+        with self._never_raises:
             prompt: Any = prompts[0] if prompts else ""
             self._model_start(serialized, prompt, run_id, parent_run_id, tags, metadata, kwargs)
-        except Exception:
-            self._fault("on_llm_start")
 
     def on_llm_end(
         self,
@@ -371,19 +441,20 @@ class LiveScoringHandler(BaseCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
             if run is None:
                 return
-            output = _generation_output(response)
-            step = run.open_steps.pop(run_id, None)
-            if step is not None:
-                step.output = output
-                step.tool_calls_requested = _requested_calls(output)
-            if run_id == run.run_id:
-                self._finish(run_id, output, None)
-        except Exception:
-            self._fault("on_llm_end")
+            output = None
+            if run.sampled:  # an unsampled run records nothing: skip reading the reply
+                output = _generation_output(response)
+                step = run.open_steps.pop(key, None)
+                if step is not None:
+                    step.output = output
+                    step.tool_calls_requested = _requested_calls(output)
+            if key == run.key:
+                self._finish(key, output, None)
 
     def on_llm_error(
         self,
@@ -394,17 +465,16 @@ class LiveScoringHandler(BaseCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
             if run is None:
                 return
-            step = run.open_steps.pop(run_id, None)
+            step = run.open_steps.pop(key, None)
             if step is not None:
                 step.error = _error_text(error)
-            if run_id == run.run_id:
-                self._finish(run_id, None, error)
-        except Exception:
-            self._fault("on_llm_error")
+            if key == run.key:
+                self._finish(key, None, error)
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -420,18 +490,18 @@ class LiveScoringHandler(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            if self._guarded and is_scoring():
-                return
-            run = self._link(run_id, parent_run_id)
+        with self._never_raises:
+            run = self._starting(run_id, parent_run_id)
             if not isinstance(run, _OpenRun):
                 return  # a tool called on its own is not an agent run
+            if run.span is None and not run.sampled:
+                return  # nothing to record and no span to open
             name = kwargs.get("name") or _serialized_name(serialized) or "tool"
             call_id = kwargs.get("tool_call_id")
             step_span_id = None
             if run.span is not None:
                 span = _spans.start_tool_span(self._tracer, name, call_id, run.span)
-                run.tool_spans[run_id] = span
+                run.tool_spans[run_id.int] = span
                 step_span_id = _spans.span_ids(span)[1]
             if run.sampled:
                 args = inputs if inputs is not None else input_str
@@ -443,9 +513,7 @@ class LiveScoringHandler(BaseCallbackHandler):
                     span_id=step_span_id,
                 )
                 run.steps.append(step)
-                run.open_steps[run_id] = step
-        except Exception:
-            self._fault("on_tool_start")
+                run.open_steps[run_id.int] = step
 
     def on_tool_end(
         self,
@@ -455,10 +523,15 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
             if run is None:
                 return
+            span = run.tool_spans.pop(key, None)
+            step = run.open_steps.pop(key, None)
+            if span is None and step is None:
+                return  # an unsampled run without its own spans
             # Inside an agent a tool's result arrives as the ToolMessage the model sees
             # (dicts already JSON text); called directly, as the raw value.
             error: str | None = None
@@ -468,12 +541,10 @@ class LiveScoringHandler(BaseCallbackHandler):
                 result, call_id = output.content, output.tool_call_id
                 if output.status == "error":
                     error = _content_text(output.content) or "tool error"
-            span = run.tool_spans.pop(run_id, None)
             if span is not None:
                 if call_id:  # known only now when the tool was called without one
                     span.set_attribute(attrs.GEN_AI_TOOL_CALL_ID, call_id)
                 self._end_span(span, error, error_type="tool_error")
-            step = run.open_steps.pop(run_id, None)
             if step is not None and step.tool_call is not None:
                 step.output = output
                 call = step.tool_call
@@ -482,8 +553,6 @@ class LiveScoringHandler(BaseCallbackHandler):
                     call.result = result
                 else:
                     call.error = step.error = error
-        except Exception:
-            self._fault("on_tool_end")
 
     def on_tool_error(
         self,
@@ -493,20 +562,19 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
             if run is None:
                 return
-            span = run.tool_spans.pop(run_id, None)
+            span = run.tool_spans.pop(key, None)
             if span is not None:
                 self._end_span(span, error)
-            step = run.open_steps.pop(run_id, None)
+            step = run.open_steps.pop(key, None)
             if step is not None:
                 step.error = _error_text(error)
                 if step.tool_call is not None:
                     step.tool_call.error = step.error
-        except Exception:
-            self._fault("on_tool_error")
 
     # -- retrievers --------------------------------------------------------------------------
 
@@ -521,17 +589,13 @@ class LiveScoringHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            if self._guarded and is_scoring():
-                return
-            run = self._link(run_id, parent_run_id)
+        with self._never_raises:
+            run = self._starting(run_id, parent_run_id)
             if isinstance(run, _OpenRun) and run.sampled:
                 name = kwargs.get("name") or _serialized_name(serialized) or "retriever"
                 step = Step(kind="retriever", name=name, input=query)
                 run.steps.append(step)
-                run.open_steps[run_id] = step
-        except Exception:
-            self._fault("on_retriever_start")
+                run.open_steps[run_id.int] = step
 
     def on_retriever_end(
         self,
@@ -541,13 +605,12 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
-            step = run.open_steps.pop(run_id, None) if run is not None else None
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
+            step = run.open_steps.pop(key, None) if run is not None else None
             if step is not None:
                 step.documents = [str(getattr(d, "page_content", d)) for d in documents]
-        except Exception:
-            self._fault("on_retriever_end")
 
     def on_retriever_error(
         self,
@@ -557,45 +620,47 @@ class LiveScoringHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            run = self._run_of(run_id)
-            step = run.open_steps.pop(run_id, None) if run is not None else None
+        with self._never_raises:
+            key = run_id.int
+            run = self._run_of(key)
+            step = run.open_steps.pop(key, None) if run is not None else None
             if step is not None:
                 step.error = _error_text(error)
-        except Exception:
-            self._fault("on_retriever_error")
 
     # -- recording internals ---------------------------------------------------------------
 
-    def _fault(self, where: str) -> None:
-        # Never raise into the agent: count, and leave a trace for whoever debugs it.
-        self.callback_errors += 1
-        logger.debug(
-            "livescore: %s failed; the run's record may be incomplete", where, exc_info=True
-        )
+    def _starting(self, run_id: UUID, parent_run_id: UUID | None) -> _OpenRun | _NewRoot | None:
+        """The one gate of every start event: the open run ``run_id`` belongs to.
 
-    def _link(self, run_id: UUID, parent_run_id: UUID | None) -> Any:
-        """Record ``run_id`` under its parent's root; return the open root, or a marker."""
-        if parent_run_id is None:
-            return _NOT_A_CHILD
-        root_id = self._root_of.get(parent_run_id)
-        if root_id is None:
+        Returns the open root run it is part of (and records it there), ``_NEW_ROOT`` when
+        it has no parent the handler knows (it starts a run of its own), or ``None`` when
+        it is ignored: part of a run that was evicted or belongs to the parent process, or
+        started by a live scorer (a judge that is itself a LangChain model). Only would-be
+        roots ask :func:`is_scoring`: a child of a recorded run is the agent's own.
+        """
+        if parent_run_id is not None:
+            root = self._root_of.get(parent_run_id.int)
+            if root is not None:
+                key = run_id.int
+                self._root_of[key] = root
+                run = self._roots.get(root)
+                if run is not None:
+                    run.children.append(key)
+                    return run
+                evicted = self._evicted.get(root)
+                if evicted is not None:
+                    evicted.children.append(key)
+                return None
             # Unknown parent: the agent runs inside something the handler never saw (a
             # runnable invoked without it, a parent it ignored): this run is a root.
-            return _NOT_A_CHILD
-        self._root_of[run_id] = root_id
-        run = self._roots.get(root_id)
-        if run is None:
-            evicted = self._evicted.get(root_id)
-            if evicted is not None:
-                evicted.children.append(run_id)
-            return _IGNORED
-        run.children.append(run_id)
-        return run
+        if self.ignore_scorer_calls and is_scoring():
+            return None
+        return _NEW_ROOT
 
-    def _run_of(self, run_id: UUID) -> _OpenRun | None:
-        root_id = self._root_of.get(run_id)
-        return self._roots.get(root_id) if root_id is not None else None
+    def _run_of(self, key: int) -> _OpenRun | None:
+        """The open root run that the run ``key`` (a root or a recorded child) belongs to."""
+        root = self._root_of.get(key)
+        return self._roots.get(root) if root is not None else None
 
     def _model_start(
         self,
@@ -607,16 +672,16 @@ class LiveScoringHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None,
         kwargs: Mapping[str, Any],
     ) -> None:
-        if self._guarded and is_scoring():
-            return
-        run = self._link(run_id, parent_run_id)
+        run = self._starting(run_id, parent_run_id)
+        if run is None or (isinstance(run, _OpenRun) and not run.sampled):
+            return  # ignored, or part of a run that records nothing
         name = _model_name(serialized, metadata, kwargs)
-        if run is _NOT_A_CHILD:  # a model called on its own is a run of one turn
+        if isinstance(run, _NewRoot):  # a model called on its own is a run of one turn
             run = self._start_root(run_id, name, prompt, metadata, tags, model_input=True)
-        if isinstance(run, _OpenRun) and run.sampled:
+        if run.sampled:
             step = Step(kind="model", name=name, input=prompt)
             run.steps.append(step)
-            run.open_steps[run_id] = step
+            run.open_steps[run_id.int] = step
 
     def _start_root(
         self,
@@ -637,8 +702,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             own = _spans.start_agent_span(self._tracer, agent_name, external)
         trace_id, span_id, flags = _spans.span_ids(own or external)
         # Decided once, from the trace id when there is one, before any heavy capture.
-        decision = self.dispatcher.sample(trace_id or str(run_id))
-        run = _OpenRun(run_id, agent_name, decision, bool(getattr(decision, "sampled", False)))
+        run = _OpenRun(run_id, agent_name, self.dispatcher.sample(trace_id or str(run_id)))
         run.span = own
         run.trace_id, run.span_id, run.trace_flags = trace_id, span_id, flags
         run.check_openinference = check_openinference and own is None
@@ -673,23 +737,26 @@ class LiveScoringHandler(BaseCallbackHandler):
                     break
                 roots.popitem(last=False)
                 evicted.append(oldest)
-            roots[run.run_id] = run
-            self._root_of[run.run_id] = run.run_id
+            roots[run.key] = run
+            self._root_of[run.key] = run.key
             for old in evicted:
-                old.steps, old.open_steps = [], {}
-                self._evicted[old.run_id] = old
-            # Children of evicted runs keep mapping to them (so they never pose as roots),
-            # up to a bound: past it the oldest evicted run's map entries go.
-            while len(self._evicted) > self.max_open_runs:
-                _, gone = self._evicted.popitem(last=False)
-                self._forget(gone)
+                old.forget_content()
+                self._evicted[old.key] = old
+            self._trim_evicted()
         return evicted
+
+    def _trim_evicted(self) -> None:
+        # Children of evicted runs keep mapping to them (so they never pose as roots), up
+        # to a bound: past it the oldest evicted run's map entries go. Callers hold the lock.
+        while len(self._evicted) > self.max_open_runs:
+            _, gone = self._evicted.popitem(last=False)
+            self._forget(gone)
 
     def _forget(self, run: _OpenRun) -> None:
         root_of = self._root_of
         for child in run.children:
             root_of.pop(child, None)
-        root_of.pop(run.run_id, None)
+        root_of.pop(run.key, None)
 
     def _evict(self, run: _OpenRun) -> None:
         self.evicted_runs += 1
@@ -714,11 +781,18 @@ class LiveScoringHandler(BaseCallbackHandler):
             self._end_span(run.span, error, error_type=error_type)
             run.span = None
 
-    def _finish(self, run_id: UUID, output: Any, error: BaseException | None) -> None:
+    def _finish(
+        self, key: int, output: Any, error: BaseException | None, *, inputs: Any = None
+    ) -> None:
+        """End the root run ``key``: end its spans, then submit it or count it as dropped.
+
+        ``inputs``: the run's input as its end event gives it. A streamed chain starts with
+        a placeholder (``{"input": ""}``) and says what it was given only at the end.
+        """
         with self._lock:
-            run = self._roots.pop(run_id, None)
+            run = self._roots.pop(key, None)
             if run is None:
-                evicted = self._evicted.pop(run_id, None)
+                evicted = self._evicted.pop(key, None)
                 if evicted is not None:
                     self._forget(evicted)
                 return
@@ -726,8 +800,10 @@ class LiveScoringHandler(BaseCallbackHandler):
         self._end_spans(run, error)
         if not run.sampled:
             return
+        if inputs is not None:
+            run.input = _normalize_input(inputs, model_input=False)
         if run.check_openinference:
-            span = _spans.openinference_span(run_id)
+            span = _spans.openinference_span(run.run_id)
             if span is not None:
                 run.trace_id, run.span_id, run.trace_flags = _spans.span_ids(span)
         if error is not None and not self.score_failed_runs:
@@ -758,13 +834,30 @@ class LiveScoringHandler(BaseCallbackHandler):
             metadata=metadata,
         )
 
-    def _submit_steps(self, run: Run, decision: Any) -> None:
+    def _submit_steps(self, run: Run, decision: SamplingDecision) -> None:
         answering = [s for s in run.steps if s.kind == "model" and _answers_user(s.output)]
         if not answering or run.error is not None:
             self.dispatcher.submit(run, decision)
             return
         for step in answering:
             self.dispatcher.submit(step_run(run, step), decision)
+
+    def _after_fork_in_child(self) -> None:
+        # A thread of the parent may have held the lock at the fork; it does not exist
+        # here, so the copy would stay locked and hang the first run to end. The runs open
+        # at the fork are the parent's (it ends, scores and counts them): the child only
+        # remembers them as gone, so their remaining events here are ignored instead of
+        # being taken for new runs, and ends none of their spans.
+        self._lock = threading.Lock()
+        for run in self._roots.values():
+            run.forget_content()
+            run.tool_spans, run.span = {}, None
+            self._evicted[run.key] = run
+        self._roots.clear()
+        self._trim_evicted()
+        # The child's counts are its own, as its dispatcher's are.
+        self._never_raises = _NeverRaises()
+        self.evicted_runs = 0
 
 
 def step_run(run: Run, step: Step) -> Run:
@@ -795,7 +888,7 @@ def _make_dispatcher(
     *,
     name: str | None,
     tracer_provider: TracerProvider | None,
-    meter_provider: Any,
+    meter_provider: MeterProvider | None,
     capture_content: ContentCapture,
 ) -> RunSink:
     from livescore.live import LiveDispatcher
@@ -851,15 +944,17 @@ def _content_text(content: Any) -> str:
 
 
 def _normalize_input(inputs: Any, *, model_input: bool) -> Any:
-    # Keep references (no copies on the hot path); only shapes scorers cannot read, such as
-    # ("user", "hi") tuples, become message objects.
+    # Record what the run was given, by reference (no copies of the payload on the hot
+    # path): a chain's input dict, a string, message objects and role/content dicts are
+    # kept as they are, since scorers read all of them. Only shapes scorers cannot read,
+    # such as ("user", "hi") tuples or bare strings in a message list, become messages.
     value = inputs
     if isinstance(value, Mapping) and "messages" in value:
         value = value["messages"]
     elif model_input or isinstance(value, str):
         return value
     if isinstance(value, Sequence) and not isinstance(value, str):
-        if all(isinstance(m, BaseMessage) for m in value):
+        if all(isinstance(m, BaseMessage | Mapping) for m in value):
             return list(value)
         try:
             return convert_to_messages(value)
@@ -913,3 +1008,19 @@ def _answers_user(output: Any) -> bool:
     if getattr(output, "tool_calls", None):
         return False
     return bool(_content_text(output.content).strip())
+
+
+# -- fork safety ---------------------------------------------------------------------------------
+
+# Every handler, held weakly (a handler is never kept alive for this): each gets a fresh lock
+# in a forked child, as every LiveDispatcher does.
+_HANDLERS: weakref.WeakSet[LiveScoringHandler] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for handler in list(_HANDLERS):
+        handler._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

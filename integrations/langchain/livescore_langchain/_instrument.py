@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from contextvars import ContextVar
 from typing import Any, cast
@@ -30,6 +31,16 @@ class _HandlerSlot:
 _SLOT = _HandlerSlot()
 _REGISTERED = False
 _LOCK = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    # A parent's thread inside instrument() at the fork does not exist in the child.
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def instrument(handler: BaseCallbackHandler) -> None:

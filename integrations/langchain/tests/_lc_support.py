@@ -13,6 +13,7 @@ from langchain_core.tools import ToolException, tool
 from opentelemetry.sdk.trace import ReadableSpan
 
 from livescore import Run, Scorer, StepContext, create_scorer, extract_tool_results
+from livescore.live import DispatchStats, SamplingDecision, ScorerConfig
 
 WEATHER = {"city": "Paris", "temp_c": 21, "sky": "sunny"}
 ANSWER = "It is 21°C and sunny in Paris."
@@ -85,32 +86,36 @@ def recording_scorer(recorded: Recorded, scorer_id: str = "recorder", score: flo
     )
 
 
-@dataclass(frozen=True)
-class SpyDecision:
-    key: str | None
-    sampled: bool
+def _spy_scorers() -> tuple[ScorerConfig, ...]:
+    scorer = create_scorer(id="spy", description="Never runs", generate_score=lambda ctx: 1.0)
+    return (ScorerConfig(scorer),)
 
 
 @dataclass
 class SpySink:
-    """A RunSink test double: records what the handler asks and hands over."""
+    """A RunSink test double: records what the handler asks and hands over.
+
+    Its decisions are real :class:`~livescore.live.SamplingDecision` objects, sampled (by one
+    scorer that never runs) or not.
+    """
 
     sampled: bool = True
     keys: list[str | None] = field(default_factory=list)
-    submitted: list[tuple[Run, Any]] = field(default_factory=list)
-    dropped: list[tuple[Any, str]] = field(default_factory=list)
+    submitted: list[tuple[Run, SamplingDecision | None]] = field(default_factory=list)
+    dropped: list[tuple[SamplingDecision, str]] = field(default_factory=list)
     started: threading.Event = field(default_factory=threading.Event)
+    scorers: tuple[ScorerConfig, ...] = field(default_factory=_spy_scorers)
 
-    def sample(self, key: str | None) -> SpyDecision:
+    def sample(self, key: str | None) -> SamplingDecision:
         self.keys.append(key)
         self.started.set()
-        return SpyDecision(key, self.sampled)
+        return SamplingDecision(key, self.scorers if self.sampled else ())
 
-    def submit(self, run: Run, decision: Any = None) -> bool:
+    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
         self.submitted.append((run, decision))
         return True
 
-    def drop(self, decision: Any, reason: str) -> None:
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
         self.dropped.append((decision, reason))
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -119,8 +124,8 @@ class SpySink:
     def shutdown(self, timeout: float | None = None) -> None:
         return None
 
-    def stats(self) -> dict[str, int]:
-        return {"submitted": len(self.submitted), "dropped": len(self.dropped)}
+    def stats(self) -> DispatchStats:
+        return DispatchStats()  # it scores nothing
 
     @property
     def runs(self) -> list[Run]:

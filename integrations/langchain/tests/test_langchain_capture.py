@@ -12,8 +12,14 @@ from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManager
 from langchain_core.runnables import RunnableLambda
 
-from livescore import extract_tool_results, get_assistant_message, get_user_message
-from livescore.live._guard import scoring_context
+from livescore import (
+    Run,
+    create_scorer,
+    extract_tool_results,
+    get_assistant_message,
+    get_user_message,
+)
+from livescore.live import LiveDispatcher, is_scoring
 from livescore_langchain import acapture_run, capture_run
 from livescore_langchain.testing import ScriptedChatModel
 
@@ -62,12 +68,21 @@ def test_capture_keeps_the_callers_callbacks_and_run_id() -> None:
 
 def test_capture_records_even_inside_a_scorer() -> None:
     # run_evals may call it from a scoring task: the live guard must not blank the run.
-    token = scoring_context().set(True)
-    try:
-        _, run = capture_run(RunnableLambda(lambda q: q.upper()), "hi")
-    finally:
-        scoring_context().reset(token)
+    captured: list[Run] = []
 
+    def generate_score(ctx: Any) -> float:
+        assert is_scoring()  # really inside a live scorer
+        _, run = capture_run(RunnableLambda(lambda q: q.upper()), "hi")
+        captured.append(run)
+        return 1.0
+
+    scorer = create_scorer(id="capturer", description="d", generate_score=generate_score)
+    with LiveDispatcher([scorer], register_atexit=False) as dispatcher:
+        dispatcher.submit(Run(input="q", output="a"))
+        assert dispatcher.flush(timeout=10)
+        assert dispatcher.stats().scored == 1
+
+    (run,) = captured
     assert (run.input, run.output) == ("hi", "HI")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -388,7 +389,7 @@ def test_runs_older_than_the_ttl_are_evicted() -> None:
     assert handler.open_runs == 1
 
 
-def test_callbacks_never_raise_into_the_agent() -> None:
+def test_callbacks_never_raise_into_the_agent(caplog: pytest.LogCaptureFixture) -> None:
     sink = SpySink()
     handler = LiveScoringHandler(dispatcher=sink, emit_run_spans="never")
     root = uuid.uuid4()
@@ -396,11 +397,48 @@ def test_callbacks_never_raise_into_the_agent() -> None:
     model = uuid.uuid4()
     handler.on_chat_model_start({}, [[HumanMessage("hi")]], run_id=model, parent_run_id=root)
 
-    handler.on_llm_end(None, run_id=model, parent_run_id=root)  # type: ignore[arg-type]
+    with caplog.at_level(logging.DEBUG, logger="livescore_langchain"):
+        handler.on_llm_end(None, run_id=model, parent_run_id=root)  # type: ignore[arg-type]
+        handler.on_tool_start(42, "x", run_id=uuid.uuid4(), parent_run_id=root)  # type: ignore[arg-type]
 
-    assert handler.callback_errors == 1
+    assert handler.callback_errors == 2
+    # Each failure is logged once, naming the callback, with its traceback.
+    failures = [r for r in caplog.records if r.name == "livescore_langchain"]
+    assert [r.getMessage().split(" failed")[0] for r in failures] == [
+        "livescore: on_llm_end",
+        "livescore: on_tool_start",
+    ]
+    assert all(r.levelno == logging.DEBUG and r.exc_info for r in failures)
     handler.on_chain_end({"messages": []}, run_id=root)
     assert len(sink.runs) == 1
+
+
+def test_an_interrupt_inside_a_callback_is_not_swallowed() -> None:
+    # Only errors are the handler's to absorb: Ctrl-C must still stop the agent.
+    class InterruptedSink(SpySink):
+        def sample(self, key: str | None) -> Any:
+            raise KeyboardInterrupt
+
+    handler = LiveScoringHandler(dispatcher=InterruptedSink(), emit_run_spans="never")
+
+    with pytest.raises(KeyboardInterrupt):
+        handler.on_chain_start({}, {"messages": []}, run_id=uuid.uuid4(), name="agent")
+    assert handler.callback_errors == 0
+
+
+def test_message_dicts_in_the_input_are_kept_as_given() -> None:
+    sink = SpySink()
+    handler = LiveScoringHandler(dispatcher=sink, emit_run_spans="never")
+    messages = [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "What is the weather in Paris?"},
+    ]
+
+    weather_agent().invoke({"messages": messages}, config={"callbacks": [handler]})
+
+    (run,) = sink.runs
+    assert run.input == messages  # recorded as the caller wrote them, not converted
+    assert get_user_message(run) == "What is the weather in Paris?"
 
 
 def test_a_model_called_on_its_own_is_a_run_of_one_turn() -> None:
@@ -512,6 +550,34 @@ def test_judge_model_calls_on_the_worker_are_ignored(make_handler: MakeHandler) 
     stats = handler.stats()
     assert (stats.sampled, stats.scored) == (1, 1)  # the judge's call was not a run
     assert handler.open_runs == 0
+
+
+def test_a_handler_told_not_to_ignore_scorer_calls_records_them(
+    make_handler: MakeHandler,
+) -> None:
+    judge_model = ScriptedChatModel(responses=["0.9"])
+    recorder_sink = SpySink()
+    recorder = LiveScoringHandler(
+        dispatcher=recorder_sink, emit_run_spans="never", ignore_scorer_calls=False
+    )
+    ignoring_sink = SpySink()
+    ignoring = LiveScoringHandler(dispatcher=ignoring_sink, emit_run_spans="never")
+
+    def generate_score(ctx: Any) -> float:
+        reply = judge_model.invoke("Rate this answer", config={"callbacks": [recorder, ignoring]})
+        return float(str(reply.content))
+
+    scorer = create_scorer(id="lc-judge", description="d", generate_score=generate_score)
+    handler = make_handler([scorer])
+
+    weather_agent().invoke(QUESTION, config={"callbacks": [handler]})
+
+    assert handler.flush(timeout=10)
+    assert handler.stats().scored == 1
+    (judge_run,) = recorder_sink.runs
+    assert get_user_message(judge_run) == "Rate this answer"
+    assert judge_run.output.content == "0.9"
+    assert ignoring_sink.keys == []  # the default: not even a sampling decision
 
 
 def test_handler_arguments_are_checked() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+import livescore_langchain
+import livescore_langchain._version
 from livescore.otel import attributes as attrs
 from livescore_langchain import LiveScoringHandler
 from livescore_langchain.testing import ScriptedChatModel
@@ -229,3 +232,23 @@ def test_an_evicted_run_ends_its_agent_span_as_evicted(
     assert agent.attributes is not None
     assert agent.attributes[attrs.ERROR_TYPE] == "evicted"
     assert [reason for _, reason in sink.dropped] == ["evicted"]
+
+
+def test_the_handlers_spans_carry_the_installed_version(
+    exporter: InMemorySpanExporter, tracer_provider: TracerProvider
+) -> None:
+    handler = LiveScoringHandler(dispatcher=SpySink(), tracer_provider=tracer_provider)
+
+    weather_agent().invoke(QUESTION, config={"callbacks": [handler]})
+
+    spans = exporter.get_finished_spans()
+    assert {s.name for s in spans} == {"invoke_agent LangGraph", "execute_tool get_weather"}
+    # Read once from the distribution's metadata, never written in the code.
+    installed = importlib.metadata.version(livescore_langchain._version.DISTRIBUTION)
+    assert livescore_langchain.__version__ == installed
+    for span in spans:
+        assert span.instrumentation_scope is not None
+        assert (span.instrumentation_scope.name, span.instrumentation_scope.version) == (
+            "livescore_langchain",
+            installed,
+        )

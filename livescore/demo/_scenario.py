@@ -1,15 +1,11 @@
-"""The demo's scenario, the same on every runtime: the agent, its questions and tools, and
-the scripted model that plays the agent's model when no LLM is configured.
+"""The demo's scenario, free of any agent framework: questions, tools, the scripted model.
 
-Plain Python (no agent framework). Each runtime's demo agent (LangChain's ``create_agent``,
-the OpenAI Agents SDK, …) wraps these tools in its own tool type and drives its scripted
-model with :func:`scripted_tool_call` and :func:`scripted_answer`, so every runtime asks the
-same questions, calls the same tools over the same documents and gives the same answers,
-one of them with a claim no document supports.
-
-Example:
-    >>> scripted_tool_call("Where is my order PX-1042?")
-    ('get_order_status', {'order_id': 'PX-1042'})
+Parcelly's support agent answers questions with two tools, ``search_docs`` and
+``get_order_status``. When no LLM is configured, :func:`scripted_turn` plays the model's
+part: it asks for the tool the question needs, then composes the answer from what the tool
+returned, and adds one deliberately unsupported claim to one answer so the hallucination
+scorer has something to find. Each runtime's demo agent (LangChain's lives in
+``livescore_langchain``) wires these pieces into its framework.
 """
 
 from __future__ import annotations
@@ -28,9 +24,10 @@ __all__ = (
     "SYSTEM_PROMPT",
     "UNSUPPORTED_CLAIM",
     "DemoQuestion",
+    "ToolOutput",
+    "ToolRequest",
     "get_order_status",
-    "scripted_answer",
-    "scripted_tool_call",
+    "scripted_turn",
     "search_docs",
 )
 
@@ -88,12 +85,7 @@ QUESTIONS: tuple[DemoQuestion, ...] = (
 
 
 def search_docs(query: str) -> str:
-    """Search Parcelly's help centre; returns the best matching pages.
-
-    Example:
-        >>> "72 hours" in search_docs("holding period Plus")
-        True
-    """
+    """Search Parcelly's help centre; returns the best matching pages."""
     docs = search_documents(query)
     if not docs:
         return f"No help-centre page matches {query!r}."
@@ -101,55 +93,68 @@ def search_docs(query: str) -> str:
 
 
 def get_order_status(order_id: str) -> dict[str, Any]:
-    """Look up a Parcelly order by its id (like PX-1042): status, locker, deadlines.
-
-    Example:
-        >>> get_order_status("px-1042")["status"]
-        'ready_for_pickup'
-    """
+    """Look up a Parcelly order by its id (like PX-1042): status, locker, deadlines."""
     order = ORDERS.get(order_id.strip().upper())
     if order is None:
         return {"error": f"no order with id {order_id!r}"}
     return dict(order)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """The scripted model asks for a tool call.
+
+    Attributes:
+        name: ``search_docs`` or ``get_order_status``.
+        args: The call's arguments.
+    """
+
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a tool returned, as the model reads it.
+
+    Attributes:
+        content: The result as text (JSON text for dict results).
+        failed: Whether the tool raised.
+    """
+
+    content: str
+    failed: bool = False
+
+
 _ORDER_ID = re.compile(r"\bPX-\d+\b", re.IGNORECASE)
 
 
-def _plan(question: str) -> DemoQuestion:
-    return next((q for q in QUESTIONS if q.text == question), DemoQuestion(question))
+def scripted_turn(
+    question: str,
+    outputs: Sequence[ToolOutput],
+    questions: Sequence[DemoQuestion] = QUESTIONS,
+) -> ToolRequest | str:
+    """The scripted model's next turn: a tool request, or the answer from the tool outputs.
 
-
-def scripted_tool_call(question: str) -> tuple[str, dict[str, Any]]:
-    """The scripted model's first turn: the tool call the question needs.
-
-    ``get_order_status`` when the question names an order id, else ``search_docs`` with
-    the question's ``search_query`` (questions it does not know are searched as asked).
-    """
-    order = _ORDER_ID.search(question)
-    if order:
-        return "get_order_status", {"order_id": order.group(0).upper()}
-    return "search_docs", {"query": _plan(question).search_query or question}
-
-
-def scripted_answer(question: str, tool_results: Sequence[str], *, failed: bool = False) -> str:
-    """The scripted model's answer, composed from the tool results it was given.
-
-    The order's fields, or the first sentences of the best page found; the question marked
-    ``adds_unsupported_claim`` gets :data:`UNSUPPORTED_CLAIM` appended.
-
-    Args:
-        question: The user's question.
-        tool_results: The tool results as the model saw them (JSON text for an order).
-        failed: Whether the tool call failed (its result is then the error message).
+    First turn (no outputs yet): ``get_order_status`` when the question names an order id,
+    else ``search_docs`` with the question's ``search_query``. Next turn: the answer, from
+    the order's fields or the first sentences of the best page found; a question marked
+    ``adds_unsupported_claim`` gets :data:`UNSUPPORTED_CLAIM` appended. Unknown questions
+    are searched as asked.
 
     Example:
-        >>> result = json.dumps(get_order_status("PX-2077"))
-        >>> scripted_answer("Where is PX-2077?", [result]).endswith("expected on Thursday.")
-        True
+        >>> scripted_turn("Which countries does Parcelly deliver to?", [])
+        ToolRequest(name='search_docs', args={'query': 'countries'})
+        >>> scripted_turn("Where is PX-1042?", [ToolOutput('{"error": "no order"}')])
+        'I could not find that: no order.'
     """
-    plan = _plan(question)
-    answer = " ".join(_answer_from(plan, text, failed) for text in tool_results).strip()
+    plan = next((q for q in questions if q.text == question), DemoQuestion(question))
+    if not outputs:
+        order = _ORDER_ID.search(question)
+        if order:
+            return ToolRequest("get_order_status", {"order_id": order.group(0).upper()})
+        return ToolRequest("search_docs", {"query": plan.search_query or question})
+    answer = " ".join(_answer_from(plan, output) for output in outputs).strip()
     if not answer:
         answer = "I could not find that in Parcelly's help centre."
     if plan.adds_unsupported_claim:
@@ -157,11 +162,11 @@ def scripted_answer(question: str, tool_results: Sequence[str], *, failed: bool 
     return answer
 
 
-def _answer_from(plan: DemoQuestion, content: str, failed: bool) -> str:
-    if failed:
-        return f"I could not look that up: {content}"
+def _answer_from(plan: DemoQuestion, output: ToolOutput) -> str:
+    if output.failed:
+        return f"I could not look that up: {output.content}"
     try:
-        data = json.loads(content)
+        data = json.loads(output.content)
     except ValueError:
         data = None
     if isinstance(data, dict) and "order_id" in data:
@@ -169,7 +174,7 @@ def _answer_from(plan: DemoQuestion, content: str, failed: bool) -> str:
     if isinstance(data, dict) and "error" in data:
         return f"I could not find that: {data['error']}."
     # Search results: "Title (slug): text" pages separated by blank lines, best first.
-    best = content.split("\n\n")[0]
+    best = output.content.split("\n\n")[0]
     text = best.partition("): ")[2] or best
     return " ".join(split_sentences(text)[: plan.sentences])
 

@@ -1,0 +1,77 @@
+"""What every ``livescore`` sub-command shares: exit codes, usage errors, the console."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = (
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "finite_float",
+    "make_console",
+    "positive_float",
+    "positive_int",
+)
+
+EXIT_OK = 0
+"""The command did its job (and, for ``eval``, every check passed)."""
+EXIT_FAILED = 1
+"""It ran but failed a check: nothing scored, ``--fail-*`` tripped, an output not written,
+the demo's judge died."""
+EXIT_USAGE = 2
+"""A usage error: bad option, unknown scorer, no judge model, unreadable or unwritable file."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (what was scored so far is written)."""
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed, then exit code 2."""
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A rich console; piped output (CI logs, tests) gets ``$COLUMNS`` or 160 columns."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(stderr=stderr, width=width, highlight=False)
+
+
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: a whole number of at least 1 (else a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """An ``argparse`` type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An ``argparse`` type: a finite number above 0."""
+    value = finite_float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value

@@ -1,0 +1,125 @@
+"""``livescore demo``: its options, turned into :class:`livescore.demo.DemoOptions`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from livescore.cli._common import EXIT_USAGE, make_console
+from livescore.cli._judge_options import (
+    JUDGE_MODEL_ENV,
+    JudgeOptions,
+    add_judge_arguments,
+    judge_model_string,
+)
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from rich.console import Console
+
+    from livescore.demo import LocalJudgeServer
+
+__all__ = ("AGENT_MODEL_ENV", "add_demo_parser", "run_demo_command")
+
+AGENT_MODEL_ENV = "LIVESCORE_AGENT_MODEL"
+"""Environment variable read when ``--agent-model`` is not given."""
+
+
+def add_demo_parser(sub: Any) -> None:
+    """Add the ``demo`` sub-command to ``sub`` (the parser's sub-parsers)."""
+    p = sub.add_parser(
+        "demo",
+        help="watch an agent being scored live (the README's main command)",
+        description=(
+            "Run a small agent with real tools over a handful of questions, with live "
+            "hallucination and keyword-coverage scoring attached, and show each run's trace "
+            "with its tool calls and evaluation spans as they were exported. Exit codes: 0 "
+            "ran; 1 the judge failed (its local process died, or every judge score failed); "
+            "2 usage error (including a missing integration or SDK: the message says what to "
+            "install)."
+        ),
+    )
+    judge = p.add_argument_group("judge (the model that checks the answers)")
+    add_judge_arguments(judge)
+    judge.add_argument(
+        "--local-judge",
+        action="store_true",
+        help="start llama.cpp's server with SmolLM2-135M as an offline judge (the "
+        "local-judge extra); shows the wiring, its verdicts are not trustworthy",
+    )
+    agent = p.add_argument_group("agent")
+    agent.add_argument(
+        "--runtime",
+        default="langchain",
+        help="whose agent runs: an installed integration's demo agent (default: langchain)",
+    )
+    agent.add_argument(
+        "--agent-model",
+        help="the agent's chat model 'openai/<model>' (default: "
+        f"${AGENT_MODEL_ENV}, else a scripted model that calls the tools for real)",
+    )
+    agent.add_argument(
+        "--question",
+        action="append",
+        metavar="TEXT",
+        help="ask this instead of the built-in questions (repeatable)",
+    )
+    export = p.add_argument_group("export")
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="also send the spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:6006 for "
+        "Arize Phoenix; /v1/traces is added when the URL has no path)",
+    )
+    export.add_argument(
+        "--console-spans", action="store_true", help="also print every span as JSON"
+    )
+    p.set_defaults(handler=run_demo_command)
+
+
+def run_demo_command(
+    args: argparse.Namespace,
+    *,
+    console: Console | None = None,
+    span_exporters: Sequence[SpanExporter] = (),
+    local_judge_server: LocalJudgeServer | None = None,
+) -> int:
+    """Run the demo from parsed arguments; returns the exit code.
+
+    ``console``, ``span_exporters`` and ``local_judge_server`` are for embedding and tests
+    (see :func:`livescore.demo.run_demo`).
+    """
+    from rich.markup import escape
+
+    from livescore.demo import DemoConfigError, DemoOptions, run_demo
+
+    console = console or make_console()
+    judge_options = JudgeOptions.from_args(args)
+    agent_model = args.agent_model or os.environ.get(AGENT_MODEL_ENV) or None
+    options = DemoOptions(
+        judge=judge_options.resolve(),
+        local_judge=args.local_judge,
+        judge_timeout=judge_options.timeout,
+        mode=judge_options.mode,
+        runtime=args.runtime,
+        agent_model=judge_model_string(agent_model) if agent_model else None,
+        questions=tuple(args.question or ()),
+        otlp_endpoint=args.otlp_endpoint,
+        console_spans=args.console_spans,
+        endpoint_configured=bool(
+            args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")
+        ),
+        judge_help=f"pass --model openai/<model> or set {JUDGE_MODEL_ENV}",
+    )
+    try:
+        return run_demo(
+            options,
+            console=console,
+            span_exporters=span_exporters,
+            local_judge_server=local_judge_server,
+        )
+    except DemoConfigError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_USAGE

@@ -1,0 +1,62 @@
+"""The ``livescore`` command: the parser, the sub-commands, and how errors become exit codes.
+
+Sub-commands register themselves with an ``add_*_parser(sub)`` function that sets a
+``handler``; a new one (``livescore worker``…) is one more line in :func:`build_parser`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
+from livescore.cli._demo import add_demo_parser
+from livescore.cli._eval import add_eval_parser
+
+__all__ = ("build_parser", "main")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``livescore`` argument parser (``eval`` and ``demo`` sub-commands)."""
+    from livescore._version import DISTRIBUTION, __version__
+
+    parser = argparse.ArgumentParser(
+        prog="livescore",
+        description=(
+            "Score what AI agents say, live or over a dataset, and publish every score as "
+            "OpenTelemetry data."
+        ),
+        epilog="Run 'livescore demo' to see it work, 'livescore eval -h' for datasets.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"livescore {__version__} ({DISTRIBUTION})"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{eval,demo}")
+    add_eval_parser(sub)
+    add_demo_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``livescore`` command; returns the exit code (the console script's).
+
+    Example:
+        >>> main(["--version"])  # doctest: +SKIP
+        livescore <version> (livescore-ai)
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return handler(args)
+    except UsageError as exc:
+        from rich.markup import escape
+
+        make_console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        make_console(stderr=True).print("interrupted")
+        return EXIT_INTERRUPTED

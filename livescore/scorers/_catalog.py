@@ -1,0 +1,237 @@
+"""The scorer catalog: the scorers ``livescore eval --scorer NAME[:ARG]`` can build by name.
+
+Each entry says what the scorer measures in one line, whether it needs a judge, what its
+optional argument means, which way is better, and how to build it. The build function
+imports its factory only when called, so the catalog costs nothing at import time.
+
+Adding a scorer to the command line is one :func:`register_scorer` call in this module (or
+in a plugin); the CLI reads the catalog and never names a scorer itself.
+
+Example:
+    >>> from livescore.scorers import build_scorer, scorer_catalog
+    >>> [entry.name for entry in scorer_catalog()][:2]
+    ['hallucination', 'keyword-coverage']
+    >>> build_scorer("keyword-coverage:ground_truth").id
+    'keyword-coverage'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from livescore.judges import Judge
+    from livescore.scoring import Scorer
+
+__all__ = (
+    "CatalogEntry",
+    "ScorerOptions",
+    "build_scorer",
+    "get_catalog_entry",
+    "parse_scorer_spec",
+    "register_scorer",
+    "scorer_catalog",
+)
+
+JudgeMode = Literal["three_step", "one_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerOptions:
+    """What the command line resolved for every scorer it builds.
+
+    Attributes:
+        judge: The judge for entries that need one (``None`` when no model is configured;
+            :func:`build_scorer` refuses judge entries then).
+        mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both forms.
+
+    Example:
+        >>> ScorerOptions().mode
+        'three_step'
+    """
+
+    judge: Judge | None = None
+    mode: JudgeMode = "three_step"
+
+
+BuildFunction = Callable[[str | None, ScorerOptions], "Scorer"]
+"""``build(argument, options) -> Scorer``: ``argument`` is the text after ``NAME:``
+(``None`` without one). Raise ``ValueError`` with a clear message for a bad argument."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One scorer the command line can build.
+
+    Attributes:
+        name: What users type after ``--scorer`` (``"keyword-coverage"``).
+        summary: One line for ``--help``: what it measures.
+        build: ``build(argument, options) -> Scorer``.
+        needs_judge: Whether it calls an LLM judge (then ``options.judge`` is set).
+        argument: What ``NAME:ARG`` means, for ``--help`` (``"REFERENCE: input or
+            ground_truth"``); ``None`` when the scorer takes no argument.
+        argument_required: Whether ``NAME`` alone is an error.
+        higher_is_better: ``False`` for scorers where a high score is bad (hallucination):
+            ``--fail-under`` applies to the others, ``--fail-over`` to these.
+        score_range: The lowest and highest score it gives (thresholds are checked against
+            it).
+        predicts: The dataset label its score predicts (``"hallucinated"``): on labelled
+            data the CLI reports accuracy, F1 and AUROC for it.
+    """
+
+    name: str
+    summary: str
+    build: BuildFunction
+    needs_judge: bool = False
+    argument: str | None = None
+    argument_required: bool = False
+    higher_is_better: bool = True
+    score_range: tuple[float, float] = (0.0, 1.0)
+    predicts: str | None = None
+
+    def usage(self) -> str:
+        """``NAME``, ``NAME[:ARG]`` or ``NAME:ARG`` as typed on the command line."""
+        if self.argument is None:
+            return self.name
+        meta = self.argument.split(":", 1)[0].strip() or "ARG"
+        return f"{self.name}:{meta}" if self.argument_required else f"{self.name}[:{meta}]"
+
+
+_CATALOG: dict[str, CatalogEntry] = {}
+
+
+def register_scorer(entry: CatalogEntry, *, replace: bool = False) -> CatalogEntry:
+    """Add ``entry`` to the catalog (a plugin may add its own scorers).
+
+    Raises:
+        ValueError: The name is taken (pass ``replace=True`` to override) or malformed.
+
+    Example:
+        >>> from livescore import create_scorer
+        >>> entry = register_scorer(CatalogEntry(
+        ...     name="doc-example-length", summary="1 for short answers",
+        ...     build=lambda arg, opts: create_scorer(
+        ...         id="doc-example-length", description="short answers",
+        ...         generate_score=lambda ctx: float(len(ctx.output_text) < 20)),
+        ... ))
+        >>> build_scorer("doc-example-length").id
+        'doc-example-length'
+    """
+    name = entry.name
+    if not name or name != name.strip() or ":" in name or any(c.isspace() for c in name):
+        raise ValueError(f"a catalog name is one word without ':', not {name!r}")
+    low, high = entry.score_range
+    if not low < high:
+        raise ValueError(f"{name}: score_range must be (low, high) with low < high")
+    if name in _CATALOG and not replace:
+        raise ValueError(f"the scorer catalog already has {name!r}")
+    _CATALOG[name] = entry
+    return entry
+
+
+def scorer_catalog() -> tuple[CatalogEntry, ...]:
+    """Every registered entry, in registration order (the built-in ones first)."""
+    return tuple(_CATALOG.values())
+
+
+def get_catalog_entry(name: str) -> CatalogEntry:
+    """The entry called ``name``.
+
+    Raises:
+        ValueError: No such entry; the message lists close names and every name.
+    """
+    try:
+        return _CATALOG[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_CATALOG), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(
+            f"unknown scorer {name!r}{hint} (choose from {', '.join(_CATALOG)})"
+        ) from None
+
+
+def parse_scorer_spec(spec: str) -> tuple[CatalogEntry, str | None]:
+    """Split ``"NAME[:ARG]"`` into its entry and argument, checking the argument's presence.
+
+    Raises:
+        ValueError: Unknown name, an argument for a scorer that takes none, or a missing
+            required argument.
+
+    Example:
+        >>> entry, arg = parse_scorer_spec("keyword-coverage:ground_truth")
+        >>> entry.name, arg
+        ('keyword-coverage', 'ground_truth')
+    """
+    name, sep, argument = spec.strip().partition(":")
+    entry = get_catalog_entry(name.strip())
+    value: str | None = argument.strip() if sep else None
+    if value == "":
+        raise ValueError(f"{spec!r}: nothing after ':' (use {entry.usage()})")
+    if value is not None and entry.argument is None:
+        raise ValueError(f"the {entry.name} scorer takes no argument (use {entry.name})")
+    if value is None and entry.argument_required:
+        raise ValueError(f"the {entry.name} scorer needs an argument: {entry.usage()}")
+    return entry, value
+
+
+def build_scorer(spec: str, options: ScorerOptions | None = None) -> Scorer:
+    """Build the scorer that ``spec`` (``"NAME[:ARG]"``) names.
+
+    Raises:
+        ValueError: A bad spec or argument, or a judge entry without ``options.judge``.
+    """
+    entry, argument = parse_scorer_spec(spec)
+    options = options or ScorerOptions()
+    if entry.needs_judge and options.judge is None:
+        raise ValueError(f"the {entry.name} scorer needs a judge model")
+    return entry.build(argument, options)
+
+
+# -- the built-in entries -------------------------------------------------------------------
+
+
+def _build_hallucination(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.runs import get_run_context
+    from livescore.scorers._hallucination import create_hallucination_scorer
+
+    assert options.judge is not None  # build_scorer checked it
+    # The item's context, else the run's tool results and retrieved documents.
+    return create_hallucination_scorer(
+        model=options.judge, get_context=get_run_context, mode=options.mode
+    )
+
+
+def _build_keyword_coverage(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._keyword_coverage import create_keyword_coverage_scorer
+
+    reference = argument or "input"
+    if reference not in ("input", "ground_truth"):
+        raise ValueError(
+            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
+        )
+    return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]
+
+
+register_scorer(
+    CatalogEntry(
+        name="hallucination",
+        summary="share of the answer's claims the context does not support (context: "
+        "the item's, else the run's tool results)",
+        build=_build_hallucination,
+        needs_judge=True,
+        higher_is_better=False,
+        predicts="hallucinated",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="keyword-coverage",
+        summary="share of the reference's keywords the answer covers (code, no judge)",
+        build=_build_keyword_coverage,
+        argument="REFERENCE: input (default) or ground_truth",
+    )
+)

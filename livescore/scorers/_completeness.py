@@ -1,0 +1,298 @@
+"""The completeness scorer: how much of what the input asks about the answer covers (no
+judge)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
+from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
+from livescore.scorers._text import reference_text
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    NotScorable,
+    Scorer,
+    StepContext,
+    create_scorer,
+)
+
+__all__ = (
+    "COMPLETENESS_LABELS",
+    "CompletenessReference",
+    "Elements",
+    "create_completeness_scorer",
+    "extract_elements",
+)
+
+CompletenessReference: TypeAlias = Literal["input", "ground_truth"]
+"""What the answer must cover: the user's ``"input"`` or the run's ``"ground_truth"``."""
+
+COMPLETENESS_LABELS = KEYWORD_COVERAGE_LABELS
+"""Every label of a completeness score, from worst to best (the keyword coverage bands)."""
+
+_MAX_LISTED = 20
+
+# A standalone number: 1,250.50 / 3.12 / 2024-01-15 / 3-5 / 10:30, not part of a word
+# ("GPT-4", "x86_64", "v2" are terms, kept whole by the keyword extractor).
+_NUMBER = re.compile(
+    r"(?<![\w.\-/:])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.:/\-]\d+)*)(?![\w]|[.,:/\-]\d)"
+)
+# Words (letters first) and clause breaks, for finding names.
+_NAME_TOKEN = re.compile(r"[^\W\d_][\w'’&.\-]*[\w]|[^\W\d_]|[.!?;:,()\[\]{}\"“”|]|\n")
+_SENTENCE_BREAKS = frozenset(".!?\n")
+_WORD = re.compile(r"\w[\w'’&.\-]*\w|\w")
+
+
+@dataclass(frozen=True, slots=True)
+class Elements:
+    """The elements of a text that an answer should cover.
+
+    Attributes:
+        keywords: The text's keywords (see :class:`~livescore.scorers.KeywordExtractor`),
+            without the words of its names.
+        names: Multi-word names ("Steve Jobs", "New Zealand", "Acme Corp"), lower case.
+        numbers: Standalone numbers, normalised ("1,250.50" → "1250.5").
+        name_keys: The keyword keys of the names' words (left out of ``keywords``' count).
+
+    Example:
+        >>> elements = extract_elements("Did Acme Corp refund the 1,250.50 EUR?")
+        >>> elements.names, elements.numbers, len(elements)
+        (('acme corp',), ('1250.5',), 4)
+    """
+
+    keywords: Keywords
+    names: tuple[str, ...]
+    numbers: tuple[str, ...]
+    name_keys: frozenset[str] = frozenset()
+
+    @property
+    def forms(self) -> list[str]:
+        """Every element's display form: names, then keywords, then numbers."""
+        keywords = [form for key, form in self.keywords.terms.items() if key not in self.name_keys]
+        return [*self.names, *keywords, *self.numbers]
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+
+@functools.cache
+def _extractor() -> KeywordExtractor:
+    return KeywordExtractor()
+
+
+def extract_elements(text: str) -> Elements:
+    """The elements of ``text`` an answer should cover: keywords, names and numbers.
+
+    - **Keywords**: the keyword extractor's rules (stopwords dropped; word forms matched by
+      stem, so "shipping" covers "shipped"; technical terms like "React.js" and compound
+      terms like "machine learning" kept whole).
+    - **Names**: two or more adjacent capitalised words within a clause ("Steve Jobs", "New
+      Zealand", "AWS Lambda") form one element, matched only as those words side by side.
+      The first word of a sentence is left out when it is a stopword ("The", "What") or when
+      the name would still have two words without it ("Ask Steve Jobs" → "steve jobs").
+      Lines of four words or more, 80 % capitalised (titles), have no names.
+    - **Numbers**: kept whole and compared exactly after normalising ("1,250" = "1250",
+      "3.50" = "3.5"); "3" does not cover "30".
+
+    Example:
+        >>> elements = extract_elements("When did Steve Jobs present the first iPhone in 2007?")
+        >>> elements.forms
+        ['steve jobs', 'present', 'iphone', '2007']
+    """
+    extractor = _extractor()
+    keywords = extractor.extract(text)
+    names = _names(text)
+    name_keys: set[str] = set()
+    for name in names:
+        name_keys.update(extractor.extract(name).terms)
+    numbers = tuple(dict.fromkeys(_normalise_number(m) for m in _NUMBER.findall(text)))
+    return Elements(keywords, tuple(names), numbers, frozenset(name_keys))
+
+
+def _normalise_number(raw: str) -> str:
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", raw):
+        raw = raw.replace(",", "")
+    if raw.count(".") == 1 and re.fullmatch(r"\d+\.\d+", raw):
+        raw = raw.rstrip("0").rstrip(".")
+    return raw
+
+
+def _is_capitalised(word: str) -> bool:
+    return word[0].isupper()
+
+
+def _names(text: str) -> list[str]:
+    stop = smart_stopwords()
+    names: dict[str, None] = {}
+    for line in text.splitlines():
+        tokens = _NAME_TOKEN.findall(line)
+        words = [t for t in tokens if t[0].isalpha()]
+        if len(words) >= 4 and sum(map(_is_capitalised, words)) >= 0.8 * len(words):
+            continue  # a title or a heading: capitals say nothing there
+        run: list[str] = []
+        run_starts_sentence = False
+        sentence_start = True
+        for token in [*tokens, "."]:
+            if token[0].isalpha() and _is_capitalised(token):
+                if not run:
+                    run_starts_sentence = sentence_start
+                run.append(token)
+                sentence_start = False
+                continue
+            if run:
+                name = _name_from_run(run, run_starts_sentence, stop)
+                if name is not None:
+                    names.setdefault(name)
+                run = []
+            if token[0].isalpha():
+                sentence_start = False
+            elif token in _SENTENCE_BREAKS:
+                sentence_start = True
+    return list(names)
+
+
+def _name_from_run(run: list[str], starts_sentence: bool, stop: frozenset[str]) -> str | None:
+    words = [w.lower() for w in run]
+    if starts_sentence and (words[0] in stop or len(words) > 2):
+        words = words[1:]
+    while words and words[-1] in stop:  # "... Lyon I" → "... lyon"
+        words = words[:-1]
+    if len(words) < 2:
+        return None
+    return " ".join(words)
+
+
+class _Response:
+    """What an answer offers: its keywords, its words in order, its numbers."""
+
+    __slots__ = ("keywords", "numbers", "words")
+
+    def __init__(self, text: str) -> None:
+        self.keywords = _extractor().extract(text)
+        self.words = " " + " ".join(w.lower() for w in _WORD.findall(text)) + " "
+        self.numbers = frozenset(_normalise_number(m) for m in _NUMBER.findall(text))
+
+    def covers_name(self, name: str) -> bool:
+        return f" {name} " in self.words or f" {name}'s " in self.words
+
+
+def _missing(elements: Elements, response: _Response) -> list[str]:
+    missing = [name for name in elements.names if not response.covers_name(name)]
+    missing.extend(
+        form
+        for key, form in elements.keywords.terms.items()
+        if key not in elements.name_keys and not response.keywords.covers(key)
+    )
+    missing.extend(number for number in elements.numbers if number not in response.numbers)
+    return missing
+
+
+def create_completeness_scorer(
+    *,
+    reference: CompletenessReference = "input",
+    id: str = "completeness",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+) -> Scorer:
+    """Score how much of what the input asks about the answer covers (no judge, no cost).
+
+    The input's elements — keywords, multi-word names and numbers (see
+    :func:`extract_elements`) — are looked up in the answer: a keyword by its word form
+    ("shipping" covers "shipped"), a name only as the same words side by side, a number only
+    as the same number. Score = covered elements / elements, unrounded; the reason lists the
+    missing ones.
+
+    An input with no elements at all (a greeting, only stopwords) has nothing to cover: the
+    run is skipped as not scorable, rather than scored 0 or 1 (Mastra scores 1 when the
+    answer is empty too, 0 otherwise).
+
+    Args:
+        reference: ``"input"`` (the user's message; the default) or ``"ground_truth"`` (what
+            the expected answer mentions; a run without one is skipped as not scorable).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Texts beyond this are cut (and flagged).
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"reference_elements":
+        [...], "response_elements": [...]}``, ``analyze_step_result = {"total_elements":
+        int, "covered_elements": int, "missing_elements": [...]}``, the score, a label
+        (``complete``, ``high``, ``partial``, ``low``, ``none``: the keyword coverage bands)
+        and a reason.
+
+    Raises:
+        ValueError: ``reference`` is not ``"input"`` or ``"ground_truth"``.
+
+    Example:
+        >>> scorer = create_completeness_scorer()
+        >>> result = scorer.run_sync({
+        ...     "input": "Compare the 2023 and 2024 revenue of Acme Corp in New Zealand.",
+        ...     "output": "Acme Corp earned more in New Zealand in 2024 than before.",
+        ... })
+        >>> result.score, result.label
+        (0.5, 'partial')
+        >>> result.reason
+        'Covered 3 of 6 elements of the input; missing: compare, revenue, 2023.'
+    """
+    if reference not in ("input", "ground_truth"):
+        raise ValueError(f"reference must be 'input' or 'ground_truth', not {reference!r}")
+    if max_text_chars < 1:
+        raise ValueError("max_text_chars must be positive")
+    source = "input" if reference == "input" else "ground truth"
+
+    def preprocess(ctx: StepContext) -> dict[str, list[str]]:
+        text, _ = reference_text(ctx, reference, scorer="completeness", limit=max_text_chars)
+        elements = extract_elements(text)
+        if not len(elements):
+            raise NotScorable(
+                f"the {source} has nothing to cover (no keywords, names or numbers: empty, "
+                "a greeting, or only stopwords)"
+            )
+        response = _Response(ctx.output_text)
+        ctx.state["completeness"] = (elements, response)
+        return {
+            "reference_elements": elements.forms,
+            "response_elements": extract_elements(ctx.output_text).forms,
+        }
+
+    def analyze(ctx: StepContext) -> dict[str, Any]:
+        elements, response = ctx.state["completeness"]
+        missing = _missing(elements, response)
+        return {
+            "total_elements": len(elements),
+            "covered_elements": len(elements) - len(missing),
+            "missing_elements": missing,
+        }
+
+    def generate_score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        covered: int = analysis["covered_elements"]
+        total: int = analysis["total_elements"]
+        return covered / total
+
+    def generate_reason(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        total, covered = analysis["total_elements"], analysis["covered_elements"]
+        noun = "element" if total == 1 else "elements"
+        if covered == total:
+            return f"Covered all {total} {noun} of the {source}."
+        missing: list[str] = analysis["missing_elements"]
+        listed = ", ".join(missing[:_MAX_LISTED])
+        if len(missing) > _MAX_LISTED:
+            listed += f" and {len(missing) - _MAX_LISTED} more"
+        return f"Covered {covered} of {total} {noun} of the {source}; missing: {listed}."
+
+    return create_scorer(
+        id=id,
+        description=(
+            f"Share of the {source}'s keywords, names and numbers the answer covers "
+            "(word forms matched; names and numbers whole)"
+        ),
+        preprocess=preprocess,
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=keyword_coverage_label,
+        max_text_chars=max_text_chars,
+    )

@@ -1,0 +1,261 @@
+"""The tone scorer: does the answer keep one tone, or match a reference tone (VADER; no
+judge)."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import string
+from itertools import repeat
+from typing import Any
+
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    NotScorable,
+    Scorer,
+    StepContext,
+    create_scorer,
+)
+
+__all__ = (
+    "TONE_CONSISTENCY_LABELS",
+    "TONE_MATCH_LABELS",
+    "create_tone_scorer",
+    "sentence_tones",
+    "text_tone",
+)
+
+TONE_CONSISTENCY_LABELS = ("inconsistent", "mixed", "consistent")
+"""Labels without a reference tone, from worst to best: spread ≥ 0.5, ≥ 0.2, below 0.2."""
+
+TONE_MATCH_LABELS = ("different", "close", "match")
+"""Labels with a reference tone, from worst to best: tones differ by more than 0.5, by more
+than 0.2, by at most 0.2."""
+
+# Sentences end at . ! ? followed by whitespace, and at line breaks ("3.5 days" stays whole).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_MAX_SENTENCE_WORDS = 100
+_MAX_LISTED = 50  # sentence tones kept in the step result
+_PUNCTUATION = string.punctuation
+
+
+@functools.cache
+def _analyzer() -> Any:
+    # Imported and built on first use (about 10 ms: it reads the lexicon shipped inside the
+    # package), once per process.
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentence_tone(sentence: str) -> float:
+    # Production answers repeat their stock sentences ("Let me know if you need anything
+    # else."): a cached sentence costs one lookup.
+    analyzer = _analyzer()
+    lexicon = analyzer.lexicon
+    words = sentence.lower().split()
+    # VADER scores only words of its lexicon (a word as written, or stripped of punctuation)
+    # and emoji (never ASCII): a sentence with neither is 0.0 exactly, without VADER's rules.
+    if (
+        sentence.isascii()
+        and lexicon.keys().isdisjoint(words)
+        and lexicon.keys().isdisjoint(map(str.strip, words, repeat(_PUNCTUATION)))
+    ):
+        return 0.0
+    return float(analyzer.polarity_scores(sentence)["compound"])
+
+
+def sentence_tones(text: str) -> list[float]:
+    """The VADER compound tone of each sentence of ``text``, from -1 (very negative) to 1.
+
+    Sentences end at ``.``, ``!`` or ``?`` followed by whitespace, and at line breaks. A
+    sentence longer than 100 words is read in 100-word pieces: VADER's rules look a few words
+    back, and its cost grows with the square of a sentence's length.
+
+    Example:
+        >>> sentence_tones("Thanks, this is great! The parcel left Lyon today.")
+        [0.807, 0.0]
+    """
+    tones: list[float] = []
+    for sentence in _SENTENCE_END.split(text):
+        if not sentence or sentence.isspace():
+            continue
+        words = sentence.split()
+        if len(words) <= _MAX_SENTENCE_WORDS:
+            tones.append(_sentence_tone(sentence.strip()))
+            continue
+        for start in range(0, len(words), _MAX_SENTENCE_WORDS):
+            tones.append(_sentence_tone(" ".join(words[start : start + _MAX_SENTENCE_WORDS])))
+    return tones
+
+
+def text_tone(text: str) -> float:
+    """The tone of a text: the mean VADER compound tone of its sentences (0.0 for no text).
+
+    Averaging per sentence is how VADER's authors recommend reading paragraphs.
+
+    Example:
+        >>> round(text_tone("I am so sorry about the delay. We will fix it today."), 4)
+        -0.2331
+    """
+    tones = sentence_tones(text)
+    return sum(tones) / len(tones) if tones else 0.0
+
+
+def _polarity(tone: float) -> str:
+    # VADER's own thresholds for a text's overall polarity.
+    if tone >= 0.05:
+        return "positive"
+    if tone <= -0.05:
+        return "negative"
+    return "neutral"
+
+
+def create_tone_scorer(
+    reference_tone: str | float | None = None,
+    *,
+    id: str = "tone",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+) -> Scorer:
+    """Score the tone of the answer: steady across its sentences, or close to a reference.
+
+    Tone is VADER's compound sentiment (from the ``vaderSentiment`` package, whose lexicon of
+    7,500 words, emoticons and emoji ships inside it): from -1 (very negative) through 0
+    (neutral) to 1 (very positive), read sentence by sentence. VADER handles negation ("not
+    good"), boosters ("very good"), capitals ("GREAT"), "but" and exclamation marks.
+
+    Two modes:
+
+    - **Consistency** (``reference_tone=None``, the default): does the answer keep one tone?
+      Score = 1 − the standard deviation of its sentences' tones (which is at most 1). One
+      sentence → 1. "Great news! Your refund is approved." → 0.88 (two cheerful
+      sentences); "Great news! Sadly your refund was refused." → 0.36.
+      Labels: ``"consistent"`` (≥ 0.8), ``"mixed"`` (≥ 0.5), ``"inconsistent"``.
+    - **Reference** (``reference_tone`` given): is the answer's tone the one you want? The
+      reference is a text whose tone is the target ("Thank you for your patience, we are
+      happy to help.") or a number from -1 to 1. Score = 1 − |answer tone − reference
+      tone| / 2, where a text's tone is the mean tone of its sentences. Labels: ``"match"``
+      (tones differ by at most 0.2), ``"close"`` (at most 0.5), ``"different"``.
+
+    An empty answer has no tone: the run is skipped as not scorable.
+
+    Args:
+        reference_tone: ``None`` (consistency mode), a text, or a number from -1 to 1.
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Answers beyond this are cut (and flagged).
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"sentence_tones": [...]
+        (the first 50), "sentences": int, "response_tone": float, "response_polarity":
+        "positive" | "neutral" | "negative"}`` and, with a reference, ``"reference_tone"``;
+        ``analyze_step_result = {"mode": "consistency", "spread": float}`` or ``{"mode":
+        "reference", "difference": float}``; the score, a label and a reason.
+
+    Raises:
+        ValueError: ``reference_tone`` is an empty text, a text without any sentence, or a
+            number outside -1 to 1.
+        TypeError: ``reference_tone`` is neither text nor a number.
+
+    Example:
+        >>> steady = create_tone_scorer()
+        >>> result = steady.run_sync({"input": "Status?", "output": "Your order shipped. "
+        ...                           "It arrives on Monday."})
+        >>> result.score, result.label
+        (1.0, 'consistent')
+        >>> friendly = create_tone_scorer("Happy to help, thanks for your patience!")
+        >>> result = friendly.run_sync({"input": "Status?", "output": "Figure it out."})
+        >>> round(result.score, 2), result.label
+        (0.57, 'different')
+    """
+    target = _reference(reference_tone)
+    if max_text_chars < 1:
+        raise ValueError("max_text_chars must be positive")
+
+    def preprocess(ctx: StepContext) -> dict[str, Any]:
+        tones = sentence_tones(ctx.output_text)
+        if not tones:
+            raise NotScorable("the answer is empty: it has no tone to score")
+        ctx.state["tones"] = tones
+        tone = sum(tones) / len(tones)
+        result: dict[str, Any] = {
+            "sentence_tones": tones[:_MAX_LISTED],
+            "sentences": len(tones),
+            "response_tone": tone,
+            "response_polarity": _polarity(tone),
+        }
+        if target is not None:
+            result["reference_tone"] = target
+        return result
+
+    def analyze(ctx: StepContext) -> dict[str, Any]:
+        pre = ctx.preprocess_step_result
+        if target is not None:
+            return {"mode": "reference", "difference": abs(pre["response_tone"] - target)}
+        values: list[float] = ctx.state["tones"]
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return {"mode": "consistency", "spread": spread}
+
+    def generate_score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        if analysis["mode"] == "reference":
+            difference: float = analysis["difference"]
+            return max(0.0, 1.0 - difference / 2)
+        spread: float = analysis["spread"]
+        return max(0.0, 1.0 - spread)
+
+    def generate_reason(ctx: StepContext) -> str:
+        pre, analysis = ctx.preprocess_step_result, ctx.analyze_step_result
+        tone = f"{pre['response_polarity']} ({pre['response_tone']:+.2f})"
+        if analysis["mode"] == "reference":
+            return (
+                f"The answer's tone is {tone}; the reference tone is {_polarity(target or 0)} "
+                f"({target:+.2f}): they differ by {analysis['difference']:.2f} on VADER's "
+                "-1 to 1 scale."
+            )
+        count = pre["sentences"]
+        if count == 1:
+            return f"One sentence, so one tone: {tone}."
+        tones: list[float] = ctx.state["tones"]
+        return (
+            f"{count} sentences, tones from {min(tones):+.2f} to {max(tones):+.2f} (overall "
+            f"{tone}); their spread (standard deviation) is {analysis['spread']:.2f}."
+        )
+
+    def label(score: float) -> str:
+        if target is not None:
+            return "match" if score >= 0.9 else "close" if score >= 0.75 else "different"
+        return "consistent" if score >= 0.8 else "mixed" if score >= 0.5 else "inconsistent"
+
+    mode = "against a reference tone" if target is not None else "across the answer's sentences"
+    return create_scorer(
+        id=id,
+        description=f"Tone (VADER sentiment) consistency {mode}",
+        preprocess=preprocess,
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=label,
+        max_text_chars=max_text_chars,
+    )
+
+
+def _reference(reference_tone: object) -> float | None:
+    if reference_tone is None:
+        return None
+    if isinstance(reference_tone, bool) or not isinstance(reference_tone, str | int | float):
+        raise TypeError(
+            "reference_tone must be a text, a number from -1 to 1 or None, "
+            f"not {type(reference_tone).__name__}"
+        )
+    if isinstance(reference_tone, str):
+        if not reference_tone.strip():
+            raise ValueError("reference_tone is empty: give a text whose tone is the target")
+        tones = sentence_tones(reference_tone)
+        return sum(tones) / len(tones)
+    value = float(reference_tone)
+    if not math.isfinite(value) or not -1 <= value <= 1:
+        raise ValueError(f"a numeric reference_tone must be from -1 to 1, not {reference_tone!r}")
+    return value

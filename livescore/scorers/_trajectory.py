@@ -1,0 +1,360 @@
+"""The trajectory scorer (code): did the agent take the expected path, efficiently, handling
+failures, without forbidden tools."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TypeAlias
+
+from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore.scoring import Scorer, StepContext, create_scorer
+
+__all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")
+
+TrajectoryOrdering: TypeAlias = Literal["relaxed", "strict", "unordered"]
+"""How the expected steps are matched: in order with other calls allowed between
+(``"relaxed"``), as the exact sequence (``"strict"``), or in any order (``"unordered"``)."""
+
+TRAJECTORY_LABELS = ("poor", "fair", "good", "perfect")
+"""Every label of a trajectory score: below 0.5 (a blacklist hit too), below 0.8, below 1,
+1."""
+
+_REDUNDANT_COST = 0.2  # per consecutive repeat of the same call (Mastra's figure)
+_RETRY_COST = 0.2  # per retry of a failing tool beyond max_retries (Mastra's figure)
+
+
+def create_trajectory_scorer(
+    *,
+    expected_steps: Sequence[str],
+    max_steps: int | None = None,
+    blacklist: Iterable[str | Sequence[str]] = (),
+    ordering: TrajectoryOrdering = "relaxed",
+    max_retries: int = 2,
+    id: str = "trajectory",
+) -> Scorer:
+    """Score the agent's path: the expected tool calls, efficiently, without forbidden ones.
+
+    The trajectory is the run's tool calls in order (``Run.steps`` of kind ``"tool"``, plus
+    calls requested that never ran, which count as failed). Three dimensions, each from 0 to
+    1 and each in the step result, multiply into the score:
+
+    ``score = accuracy × efficiency × failure_handling`` — so the maximum is 1, reached only
+    when every dimension is 1, and an agent that calls the wrong tools cannot earn credit for
+    being quick. A **blacklist hit** (a forbidden tool, or a forbidden sequence of
+    consecutive calls) scores 0 outright, and the reason starts with "Blacklisted".
+
+    - **accuracy** — how much of ``expected_steps`` the agent followed, with LCS = the longest
+      common subsequence of the expected steps and the calls: ``"relaxed"`` (default) LCS /
+      expected (other calls between are allowed here, and cost in efficiency);
+      ``"strict"`` 2·LCS / (expected + calls) (1 only for exactly the expected sequence);
+      ``"unordered"`` the share of expected steps present, counted with multiplicity.
+      ``expected_steps=[]`` means "no tool call": 1 without calls, else 0.
+    - **efficiency** — ``budget × redundancy``: budget is 1 within ``max_steps`` calls, else
+      ``max(0, 1 − (calls − max_steps) / max_steps)`` (0 for any call when ``max_steps=0``;
+      always 1 without ``max_steps``); redundancy loses 0.2 for each call that repeats the
+      previous, successful one exactly (same tool, same arguments).
+    - **failure_handling** — retrying a failing tool is fine up to ``max_retries`` times in a
+      row; each retry beyond costs 0.2. Failed calls are listed either way.
+
+    Mastra's code trajectory scorer averages the same dimensions with weights (0.4, 0.3, 0.2,
+    0.1) over those that apply, so a path with none of the expected tools can still score
+    0.43 there; its blacklist adds 0.1 of credit when not hit.
+
+    Args:
+        expected_steps: The tool names the agent should call, in order.
+        max_steps: The most tool calls a good path needs (``None``: no budget).
+        blacklist: Forbidden tools (a name) and forbidden sequences of consecutive calls (a
+            list of names, e.g. ``["delete_user", "send_email"]``).
+        ordering: ``"relaxed"``, ``"strict"`` or ``"unordered"`` (see accuracy).
+        max_retries: Retries in a row of a failing tool that cost nothing.
+        id: The scorer id on results, spans and metrics.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
+        "ok", "error"}...], "actual_steps": [...]}``, ``analyze_step_result = {"accuracy":
+        {"score", "matched", "expected", "missing", "extra"}, "efficiency": {"score",
+        "calls", "max_steps", "over_budget", "redundant_calls"}, "failure_handling":
+        {"score", "failed_calls", "excess_retries"}, "blacklist": {"passed", "tools",
+        "sequences"}}``, the score, a label (``perfect`` 1, ``good`` ≥ 0.8, ``fair`` ≥ 0.5,
+        ``poor``) and a reason.
+
+    Raises:
+        ValueError: A step or blacklist name is empty, a blacklist sequence is empty,
+            ``max_steps`` or ``max_retries`` is negative, or ``ordering`` is unknown.
+        TypeError: ``expected_steps`` is a single string, a name is not a string, or
+            ``max_steps`` / ``max_retries`` is not an int.
+
+    Example:
+        >>> from livescore import Run, Step, ToolCall
+        >>> scorer = create_trajectory_scorer(
+        ...     expected_steps=["search", "summarize"], max_steps=3, blacklist=["delete_all"]
+        ... )
+        >>> run = Run(input="Summarise the news", output="...", steps=[
+        ...     Step(kind="tool", tool_call=ToolCall("search", args={"q": "news"})),
+        ...     Step(kind="tool", tool_call=ToolCall("search", args={"q": "news"})),
+        ...     Step(kind="tool", tool_call=ToolCall("summarize")),
+        ... ])
+        >>> result = scorer.run_sync(run)
+        >>> result.score, result.label
+        (0.8, 'good')
+        >>> for part in result.reason.split(". "):
+        ...     print(part)
+        Accuracy 1.00: followed 2 of 2 expected steps
+        Efficiency 0.80: 3 calls (budget 3); 1 redundant repeat (search)
+        Failure handling 1.00: no failed call.
+    """
+    expected = _names(expected_steps, "expected_steps")
+    forbidden_tools, forbidden_sequences = _blacklist(blacklist)
+    budget = _count(max_steps, "max_steps", optional=True)
+    retries = _count(max_retries, "max_retries", optional=False) or 0
+    if ordering not in ("relaxed", "strict", "unordered"):
+        raise ValueError(f"ordering must be 'relaxed', 'strict' or 'unordered', not {ordering!r}")
+
+    def preprocess(ctx: StepContext) -> dict[str, Any]:
+        calls = read_tool_calls(ctx.run)
+        ctx.state["calls"] = calls
+        return {
+            "tool_calls": [call.to_dict() for call in calls],
+            "actual_steps": [call.name for call in calls],
+        }
+
+    def analyze(ctx: StepContext) -> dict[str, Any]:
+        calls: list[RecordedCall] = ctx.state["calls"]
+        names = [call.name for call in calls]
+        return {
+            "accuracy": _accuracy(expected, names, ordering),
+            "efficiency": _efficiency(calls, budget),
+            "failure_handling": _failure_handling(calls, retries),
+            "blacklist": _blacklist_check(names, forbidden_tools, forbidden_sequences),
+        }
+
+    def generate_score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        if not analysis["blacklist"]["passed"]:
+            return 0.0
+        return float(
+            analysis["accuracy"]["score"]
+            * analysis["efficiency"]["score"]
+            * analysis["failure_handling"]["score"]
+        )
+
+    def generate_reason(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        calls: list[RecordedCall] = ctx.state["calls"]
+        black = analysis["blacklist"]
+        if not black["passed"]:
+            hits = [*black["tools"], *(" → ".join(s) for s in black["sequences"])]
+            return (
+                f"Blacklisted: {', '.join(hits)}. Score 0 whatever else. "
+                f"Calls: {describe_calls(calls)}."
+            )
+        return " ".join(
+            (
+                _accuracy_reason(analysis["accuracy"], calls),
+                _efficiency_reason(analysis["efficiency"]),
+                _failure_reason(analysis["failure_handling"], calls),
+            )
+        )
+
+    def label(score: float) -> str:
+        if score >= 1:
+            return "perfect"
+        if score >= 0.8:
+            return "good"
+        if score >= 0.5:
+            return "fair"
+        return "poor"
+
+    path = " → ".join(expected) if expected else "no tool call"
+    return create_scorer(
+        id=id,
+        description=f"Trajectory accuracy × efficiency × failure handling (expected: {path})",
+        preprocess=preprocess,
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=label,
+    )
+
+
+def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str, Any]:
+    # Imported on first use: `import livescore.scorers` stays light.
+    from rapidfuzz.distance import LCSseq
+
+    if not expected:
+        score = 1.0 if not names else 0.0
+        return {"score": score, "matched": 0, "expected": 0, "missing": [], "extra": names}
+    if ordering == "unordered":
+        matched = sum((Counter(expected) & Counter(names)).values())
+        score = matched / len(expected)
+    else:
+        matched = LCSseq.similarity(expected, names) if names else 0
+        if ordering == "strict":
+            score = 2.0 * matched / (len(expected) + len(names))
+        else:
+            score = matched / len(expected)
+    remaining = Counter(names)
+    missing = []
+    for name in expected:
+        if remaining[name] > 0:
+            remaining[name] -= 1
+        else:
+            missing.append(name)
+    wanted = set(expected)
+    return {
+        "score": score,
+        "matched": matched,
+        "expected": len(expected),
+        "missing": missing,
+        "extra": [name for name in names if name not in wanted],
+    }
+
+
+def _same_args(first: Any, second: Any) -> bool:
+    try:
+        return json.dumps(first, sort_keys=True, default=str) == json.dumps(
+            second, sort_keys=True, default=str
+        )
+    except (TypeError, ValueError):
+        return first is second
+
+
+def _efficiency(calls: list[RecordedCall], budget: int | None) -> dict[str, Any]:
+    count = len(calls)
+    if budget is None or count <= budget:
+        within = 1.0
+    elif budget == 0:
+        within = 0.0
+    else:
+        within = max(0.0, 1.0 - (count - budget) / budget)
+    redundant = [
+        later.name
+        for earlier, later in itertools.pairwise(calls)
+        # Retrying a failed call is failure handling, not waste.
+        if earlier.ok and earlier.name == later.name and _same_args(earlier.args, later.args)
+    ]
+    redundancy = max(0.0, 1.0 - _REDUNDANT_COST * len(redundant))
+    return {
+        "score": within * redundancy,
+        "calls": count,
+        "max_steps": budget,
+        "over_budget": budget is not None and count > budget,
+        "redundant_calls": redundant,
+    }
+
+
+def _failure_handling(calls: list[RecordedCall], max_retries: int) -> dict[str, Any]:
+    excess = 0
+    streak = 0  # retries in a row of the tool that just failed
+    for earlier, later in itertools.pairwise(calls):
+        if not earlier.ok and later.name == earlier.name:
+            streak += 1
+            if streak > max_retries:
+                excess += 1
+        else:
+            streak = 0
+    return {
+        "score": max(0.0, 1.0 - _RETRY_COST * excess),
+        "failed_calls": [call.to_dict() for call in calls if not call.ok],
+        "excess_retries": excess,
+    }
+
+
+def _blacklist_check(
+    names: list[str], tools: frozenset[str], sequences: tuple[tuple[str, ...], ...]
+) -> dict[str, Any]:
+    hit_tools = sorted(tools.intersection(names))
+    hit_sequences = [
+        list(seq)
+        for seq in sequences
+        if any(tuple(names[at : at + len(seq)]) == seq for at in range(len(names) - len(seq) + 1))
+    ]
+    return {
+        "passed": not hit_tools and not hit_sequences,
+        "tools": hit_tools,
+        "sequences": hit_sequences,
+    }
+
+
+def _accuracy_reason(accuracy: dict[str, Any], calls: list[RecordedCall]) -> str:
+    if accuracy["expected"] == 0:
+        if not calls:
+            return "Accuracy 1.00: no tool call expected, none made."
+        return f"Accuracy 0.00: no tool call expected, but the agent made {len(calls)}."
+    text = (
+        f"Accuracy {accuracy['score']:.2f}: followed {accuracy['matched']} of "
+        f"{accuracy['expected']} expected steps"
+    )
+    if accuracy["missing"]:
+        text += f"; missing {', '.join(accuracy['missing'])}"
+    if accuracy["extra"]:
+        text += f"; extra {', '.join(dict.fromkeys(accuracy['extra']))}"
+    return text + "."
+
+
+def _efficiency_reason(efficiency: dict[str, Any]) -> str:
+    budget = efficiency["max_steps"]
+    text = f"Efficiency {efficiency['score']:.2f}: {efficiency['calls']} calls"
+    if budget is not None:
+        text += f" (budget {budget})"
+    redundant = efficiency["redundant_calls"]
+    if redundant:
+        noun = "repeat" if len(redundant) == 1 else "repeats"
+        text += f"; {len(redundant)} redundant {noun} ({', '.join(dict.fromkeys(redundant))})"
+    return text + "."
+
+
+def _failure_reason(failures: dict[str, Any], calls: list[RecordedCall]) -> str:
+    failed = [call for call in calls if not call.ok]
+    if not failed:
+        return f"Failure handling {failures['score']:.2f}: no failed call."
+    text = (
+        f"Failure handling {failures['score']:.2f}: {len(failed)} failed ({describe_calls(failed)})"
+    )
+    if failures["excess_retries"]:
+        text += f"; {failures['excess_retries']} retries beyond the allowed ones"
+    return text + "."
+
+
+def _names(value: object, what: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"{what} must be a list of tool names, not {type(value).__name__}")
+    names: list[str] = []
+    for name in value:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold tool names (strings), not {type(name).__name__}")
+        if not name.strip():
+            raise ValueError(f"{what} has an empty tool name")
+        names.append(name)
+    return names
+
+
+def _blacklist(
+    blacklist: object,
+) -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:
+    if isinstance(blacklist, str) or not isinstance(blacklist, Iterable):
+        raise TypeError("blacklist must be a list of tool names and tool-name sequences")
+    tools: set[str] = set()
+    sequences: list[tuple[str, ...]] = []
+    for item in blacklist:
+        if isinstance(item, str):
+            tools.update(_names([item], "blacklist"))
+        else:
+            sequence = _names(item, "a blacklist sequence")
+            if not sequence:
+                raise ValueError("a blacklist sequence is empty: list the forbidden calls")
+            sequences.append(tuple(sequence))
+    return frozenset(tools), tuple(sequences)
+
+
+def _count(value: object, what: str, *, optional: bool) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be a whole number, not {value!r}")
+    if value < 0:
+        raise ValueError(f"{what} must be 0 or more, not {value}")
+    return value

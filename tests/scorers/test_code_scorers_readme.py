@@ -1,0 +1,87 @@
+"""The README's code scorer and quick check sections: every code block runs as written, and
+every example result in their tables is what the code gives."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from livescore import Run, Step, ToolCall, checks
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"### {title}\n")
+    end = text.index("\n### ", start + 1)
+    return text[start:end]
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+
+
+def run_block(code: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(README), "exec"), {"__name__": "readme"})
+    return out.getvalue()
+
+
+def table_examples(text: str) -> list[str]:
+    """The last column of each table row."""
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    return [row.rstrip(" |").rsplit(" | ", 1)[1] for row in rows]
+
+
+@pytest.mark.parametrize("title", ["Code scorers", "Quick checks"])
+def test_every_code_block_runs(title: str) -> None:
+    blocks = python_blocks(section(title))
+    assert blocks
+    for block in blocks:
+        run_block(block)
+
+
+def test_scorer_table_reasons_are_what_the_example_prints() -> None:
+    text = section("Code scorers")
+    printed = run_block(python_blocks(text)[0])
+    examples = table_examples(text)
+    assert len(examples) == 6
+    for example in examples:
+        score_and_label, reason = re.fullmatch(r"`(.+?)` — \"(.+)\"", example).groups()  # type: ignore[union-attr]
+        assert reason in printed, example
+        score, label = score_and_label.split()
+        assert re.search(rf"{float(score):.2f} {label}|{float(score)} {label}", printed), example
+
+
+def test_check_table_results_are_what_the_checks_return() -> None:
+    run = Run(
+        input="Where is my refund?",
+        output="Your refund of 42 EUR was sent on Monday.",
+        steps=[Step(kind="tool", tool_call=ToolCall("lookup_refund", result="sent"))],
+    )
+    results = [
+        checks.includes(run, "refund"),
+        checks.excludes(run, "internal error"),
+        checks.equals(run, "Refund sent."),
+        checks.matches(run, r"\d+ EUR"),
+        checks.similarity(run, "Your refund of 42 EUR was sent Monday."),
+        checks.called_tool(run, "lookup_refund"),
+        checks.did_not_call(run, "issue_refund"),
+        checks.tool_order(run, ["lookup_refund", "notify_user"]),
+        checks.max_tool_calls(run, 3),
+        checks.no_tool_errors(run),
+        checks.used_no_tools(run),
+    ]
+    examples = table_examples(section("Quick checks"))
+    assert len(examples) == len(results)
+    for example, result in zip(examples, results, strict=True):
+        shown = example.strip("`").replace("\\d", r"\d")
+        # "…" in the table stands for text left out: every other part must be there, in order.
+        pattern = ".*?".join(re.escape(part) for part in shown.split("…"))
+        assert re.fullmatch(pattern, repr(result)), (example, repr(result))
