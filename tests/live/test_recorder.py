@@ -146,7 +146,8 @@ def test_records_the_run_and_scores_it_under_its_own_agent_span(
     assert forecast.tool_call is not None
     assert forecast.tool_call.error == "ValueError: service down"
     assert ctx.context == [
-        '{"tool": "get_weather", "result": {"city": "Paris", "temp_c": 21}}',
+        '{"tool": "get_weather", "arguments": {"city": "Paris"}, '
+        '"result": {"city": "Paris", "temp_c": 21}}',
         "Paris has a temperate climate.",
     ]
 

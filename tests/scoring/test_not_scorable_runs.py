@@ -41,8 +41,12 @@ def test_every_scorer_skips_the_run_with_its_reason_and_no_judge_call() -> None:
     assert steps == []
 
 
-def test_without_the_key_an_empty_run_is_scored_as_before() -> None:
-    # Keyword coverage scores two empty texts 1.0 (the seed's rule): the reason integrations
-    # mark runs whose content was never recorded instead of submitting empty text.
-    result = create_keyword_coverage_scorer().run_sync(_empty_run())
-    assert (result.status, result.score) == ("scored", 1.0)
+def test_the_key_gives_the_reason_a_dashboard_shows_instead_of_a_generic_one() -> None:
+    scorer = create_keyword_coverage_scorer()
+    generic = scorer.run_sync(_empty_run())
+    marked = scorer.run_sync(_empty_run(**{NOT_SCORABLE_METADATA_KEY: REASON}))
+    assert (generic.status, marked.status) == ("skipped", "skipped")
+    assert generic.reason != REASON  # without the key: only "no answer text"
+    assert marked.reason == REASON  # with it: why there is none
+    scored = scorer.run_sync(Run(input="Rust ownership", output="Ownership in Rust"))
+    assert (scored.status, scored.score) == ("scored", 1.0)

@@ -1,113 +1,135 @@
-"""The demo agent on the Agents SDK: the scenario's questions, tools and answers, scored live,
-with each run's spans as the demo's trace view reads them."""
+"""``livescore demo --runtime openai-agents``: the scenario on a real Agents SDK agent,
+scored live, shown and exported like the LangChain demo."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import Any
 
+import pytest
 from _sdk_support import hex_span_id, parent_span_id, spans_named
-from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from rich.console import Console
 
-from livescore import get_run_context
-from livescore.demo import scenario
-from livescore.demo._docs import split_sentences
-from livescore.live import ScorerConfig
-from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
+from livescore.demo import (
+    QUESTIONS,
+    UNSUPPORTED_CLAIM,
+    DemoConfigError,
+    DemoOptions,
+    DemoSetup,
+    ToolOutput,
+    demo_runtimes,
+    load_demo_agent,
+    run_demo,
+    scripted_turn,
+    search_docs,
+)
+from livescore.scorers import create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer
-from livescore_openai_agents._demo_agent import build_demo_agent, scripted_model_turn
+from livescore_openai_agents._demo_agent import scripted_model_reply, start_demo_agent
+
+
+@pytest.fixture(autouse=True)
+def _no_configured_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LIVESCORE_JUDGE_MODEL", "LIVESCORE_AGENT_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def judge_double(body: dict[str, Any]) -> Any:
-    """Claims are the answer's sentences; a claim is unsupported unless the context has it."""
+    """Claims are the answer's sentences; only the drone claim is unsupported."""
     prompt = str(body["messages"][-1]["content"])
     if "<claims>" in prompt:
         claims = re.findall(r'<claim index="\d+">(.*?)</claim>', prompt, re.S)
         return {
             "verdicts": [
-                {
-                    "statement": c,
-                    "verdict": "yes" if c == scenario.UNSUPPORTED_CLAIM else "no",
-                    "reason": "r",
-                }
+                {"statement": c, "verdict": "yes" if "drone" in c else "no", "reason": "r"}
                 for c in claims
             ]
         }
     if "List the factual claims" in prompt:
-        text = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
-        return {"claims": split_sentences(text.group(1) if text else "")}
-    return "The score follows from the verdicts."
+        found = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
+        text = found.group(1) if found else ""
+        return {"claims": [s for s in re.split(r"(?<=\.)\s+", text) if s.strip()]}
+    return "The score is what it is because of the drone claim."
 
 
-def test_the_scripted_model_asks_for_a_tool_then_answers_from_its_result() -> None:
-    question = scenario.QUESTIONS[0].text
-    first = scripted_model_turn({"messages": [{"role": "user", "content": question}]})
+def test_the_runtime_is_registered_for_the_demo() -> None:
+    assert "openai-agents" in demo_runtimes()
+    assert load_demo_agent("openai-agents") is start_demo_agent
+
+
+def test_the_scripted_model_plays_the_scenarios_turns() -> None:
+    question = QUESTIONS[0].text
+    first = scripted_model_reply({"messages": [{"role": "user", "content": question}]})
     ((_, name, args),) = first.calls
     assert (name, json.loads(args)) == ("search_docs", {"query": "holding period hours Plus plan"})
-    result = scenario.search_docs("holding period hours Plus plan")
-    second = scripted_model_turn(
+    result = search_docs("holding period hours Plus plan")
+    second = scripted_model_reply(
         {
             "messages": [
-                {"role": "system", "content": scenario.SYSTEM_PROMPT},
+                {"role": "system", "content": "…"},
                 {"role": "user", "content": question},
+                {"role": "assistant", "tool_calls": [{"id": "c"}]},
                 {"role": "tool", "tool_call_id": "c", "content": result},
             ]
         }
     )
-    assert second.content == scenario.scripted_answer(question, [result])
+    assert second.content == scripted_turn(question, [ToolOutput(result)])
     assert "72 hours" in second.content
 
 
-def test_every_question_is_answered_and_scored_under_its_run(
-    tracer_provider: TracerProvider, exporter: InMemorySpanExporter
-) -> None:
+def test_the_demo_runs_the_scenario_on_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=220, no_color=True, highlight=False)
+    exporter = InMemorySpanExporter()
     with OpenAITestServer(responder=judge_double) as judge_server:
-        scorers = [
-            ScorerConfig(
-                create_hallucination_scorer(model=judge_server.judge(), get_context=get_run_context)
-            ),
-            ScorerConfig(create_keyword_coverage_scorer()),
-        ]
-        with build_demo_agent(scorers, tracer_provider=tracer_provider) as demo:
-            turns = [demo.ask(q.text) for q in scenario.QUESTIONS]
-            assert demo.flush(timeout=30)
-            stats = demo.stats()
+        code = run_demo(
+            DemoOptions(judge=judge_server.judge(), runtime="openai-agents"),
+            console=console,
+            span_exporters=[exporter],
+        )
+    out = buffer.getvalue()
 
-    assert (stats.sampled, stats.scored, stats.failed) == (10, 10, 0)
-    flagged = next(i for i, q in enumerate(scenario.QUESTIONS) if q.adds_unsupported_claim)
-    assert turns[flagged].answer.endswith(scenario.UNSUPPORTED_CLAIM)
-    order = turns[1]
-    ((call_id, (args, result)),) = order.tool_calls.items()
-    assert args == {"order_id": "PX-1042"}
-    assert json.loads(result)["locker"].startswith("Berlin")
-    assert "Friday 18:00" in order.answer
-
+    assert code == 0, out
+    assert out.count("invoke_agent parcelly-support") == 5
+    assert 'execute_tool get_order_status({"order_id": "PX-1042"})' in out
+    assert "sampled 10 · scored 10 · failed 0 · skipped 0 · dropped 0" in out
+    assert UNSUPPORTED_CLAIM in out
     spans = exporter.get_finished_spans()
-    runs = spans_named(spans, "invoke_agent parcelly-support")
+    runs = {hex_span_id(s) for s in spans_named(spans, "invoke_agent parcelly-support")}
     assert len(runs) == 5
-    run_ids = {hex_span_id(s) for s in runs}
     tools = spans_named(spans, "execute_tool")
     assert len(tools) == 5
-    assert all(parent_span_id(t) in run_ids for t in tools)
-    assert call_id in {(t.attributes or {}).get("gen_ai.tool.call.id") for t in tools}
-    evaluations = spans_named(spans, "evaluation hallucination")
-    assert all(parent_span_id(e) in run_ids for e in evaluations)
-    scores = sorted(
-        float((e.attributes or {})["gen_ai.evaluation.score.value"]) for e in evaluations
-    )  # type: ignore[arg-type]
-    assert scores[:-1] == [0.0] * 4
-    assert 0 < scores[-1] < 1  # only the answer with the drone claim hallucinates
+    assert all(parent_span_id(t) in runs for t in tools)
+    hallucination = spans_named(spans, "evaluation hallucination")
+    assert all(parent_span_id(e) in runs for e in hallucination)
+    scores = sorted(float(e.attributes["gen_ai.evaluation.score.value"]) for e in hallucination)  # type: ignore[index, arg-type]
+    assert scores[:4] == [0.0] * 4
+    assert 0 < scores[4] < 1  # the answer with the drone claim
 
 
 def test_the_answers_match_the_langchain_demo() -> None:
-    from livescore.demo._agent import build_agent
+    langchain = load_demo_agent("langchain")(DemoSetup([create_keyword_coverage_scorer()], None))
+    sdk = start_demo_agent(DemoSetup([create_keyword_coverage_scorer()], None))
+    try:
+        for question in QUESTIONS:
+            on_sdk, on_langchain = sdk.ask(question.text), langchain.ask(question.text)
+            assert on_sdk.answer == on_langchain.answer
+            ((sdk_args, sdk_result),) = on_sdk.tool_calls.values()
+            ((lc_args, lc_result),) = on_langchain.tool_calls.values()
+            assert sdk_args == lc_args
+            assert sdk_result == lc_result  # the same text the model read
+    finally:
+        sdk.shutdown(10)
+        langchain.shutdown(10)
 
-    langchain_agent = build_agent()
-    with build_demo_agent([create_keyword_coverage_scorer()]) as demo:
-        for question in scenario.QUESTIONS:
-            expected = langchain_agent.invoke(
-                {"messages": [{"role": "user", "content": question.text}]}
-            )["messages"][-1].content
-            assert demo.ask(question.text).answer == expected
+
+def test_a_bad_agent_model_is_a_clear_error() -> None:
+    setup = DemoSetup([create_keyword_coverage_scorer()], None, agent_model="anthropic/x")
+    with pytest.raises(DemoConfigError, match="openai/<model>"):
+        start_demo_agent(setup)
+    with pytest.raises(DemoConfigError, match="OPENAI_API_KEY"):
+        start_demo_agent(DemoSetup([create_keyword_coverage_scorer()], None, "openai/gpt-4o"))

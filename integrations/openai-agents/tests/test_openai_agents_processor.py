@@ -93,7 +93,11 @@ async def test_run_holds_input_output_steps_and_tool_results(
     assert ctx.step is final
     (evidence,) = extract_tool_results(run)
     assert ctx.context == get_run_context(run) == [evidence.to_context()]
-    assert json.loads(evidence.to_context()) == {"tool": "get_weather", "result": WEATHER}
+    assert json.loads(evidence.to_context()) == {
+        "tool": "get_weather",
+        "arguments": {"city": "Paris"},
+        "result": WEATHER,
+    }
     assert run.metadata["integration"] == "openai-agents"
     assert run.metadata["agents"] == ["weather-agent"]
     assert run.metadata["sdk_trace_id"].startswith("trace_")

@@ -3,8 +3,8 @@
 Each block runs in its own Python process (the SDK keeps global state: processors, a shared
 HTTP client) with ``OPENAI_BASE_URL`` pointing at an OpenAITestServer that plays both the
 agent's model (Responses API, the SDK's default) and the hallucination judge (chat
-completions). The only line added before a block removes the SDK's default trace processor,
-so nothing is exported to OpenAI from a test.
+completions). Nothing leaves the machine: the SDK's own exporter (``add_trace_processor``
+keeps it) meets a closed local port as its proxy, while loopback is reached directly.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 from livescore.testing import OpenAITestServer, Reply
 
 ROOT = Path(__file__).resolve().parents[3]
-NO_EXPORT = "from agents import set_trace_processors\nset_trace_processors([])\n"
 ANSWER = "It is 21°C and sunny in Paris."
 
 
@@ -53,7 +52,9 @@ def run(code: str, server: OpenAITestServer) -> subprocess.CompletedProcess[str]
         **os.environ,
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "test-key",
-        "PYTHONWARNINGS": "error::RuntimeWarning",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1,localhost",
     }
     return subprocess.run(
         [sys.executable, "-c", code],
@@ -80,7 +81,7 @@ def _stats(stdout: str) -> dict[str, int]:
 def test_the_live_scoring_block_runs_as_written() -> None:
     block = python_block(ROOT / "README.md", "### OpenAI Agents SDK")
     with OpenAITestServer(responder=model_and_judge) as server:
-        done = run(NO_EXPORT + block + STATS, server)
+        done = run(block + STATS, server)
         agent_calls = [r for r in server.requests if "input" in r]
     assert done.returncode == 0, done.stderr
     assert ANSWER in done.stdout
@@ -93,7 +94,7 @@ def test_the_live_scoring_block_runs_as_written() -> None:
 def test_the_integration_readme_block_runs_as_written() -> None:
     block = python_block(ROOT / "integrations/openai-agents/README.md", "## Attach it")
     with OpenAITestServer(responder=model_and_judge) as server:
-        done = run(NO_EXPORT + block + STATS, server)
+        done = run(block + STATS, server)
     assert done.returncode == 0, done.stderr
     assert ANSWER in done.stdout
     stats = _stats(done.stdout)
