@@ -63,6 +63,7 @@ def _offenders(imports: dict[str, set[str]], prefixes: tuple[str, ...]) -> list[
         ("demo", ("livescore.evals", "livescore.cli")),
         ("live", ("livescore.evals", "livescore.demo", "livescore.cli")),
         ("otel", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
+        ("sinks", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
         ("scorers", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
         ("scoring", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
         ("runs", ("livescore.",)),

@@ -141,4 +141,5 @@ class Check:
             generate_score=lambda ctx: 1.0 if ctx.state["check"].passed else 0.0,
             generate_reason=generate_reason,
             label=lambda score: "pass" if score >= 1 else "fail",
+            sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         )

@@ -295,4 +295,5 @@ def create_completeness_scorer(
         generate_reason=generate_reason,
         label=keyword_coverage_label,
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )

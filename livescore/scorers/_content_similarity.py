@@ -137,4 +137,5 @@ def create_content_similarity_scorer(
         generate_reason=generate_reason,
         label=similarity_label,
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )

@@ -137,6 +137,7 @@ def create_textual_difference_scorer(
         generate_reason=generate_reason,
         label=similarity_label,
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
 
 

@@ -239,6 +239,7 @@ def create_tone_scorer(
         generate_reason=generate_reason,
         label=label,
         max_text_chars=max_text_chars,
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
 
 

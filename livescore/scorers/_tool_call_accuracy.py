@@ -158,6 +158,7 @@ def create_tool_call_accuracy_scorer(
         generate_score=generate_score,
         generate_reason=generate_reason,
         label=lambda s: "correct" if s >= 1 else "partial" if s > 0 else "incorrect",
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
 
 

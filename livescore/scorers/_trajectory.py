@@ -177,6 +177,7 @@ def create_trajectory_scorer(
         generate_score=generate_score,
         generate_reason=generate_reason,
         label=label,
+        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
 
 
