@@ -14,7 +14,14 @@ characters each), the time from submit (≈ the run's end) to the end of the sco
 (p50, p99; everything is submitted at once, so this is mostly waiting in the queue), the
 time a score takes once started (the span's duration), CPU per score, and peak memory.
 
-Run: ``python bench/throughput.py [--quick] [--runs N] [--concurrency 16 64] [--json out.json]``.
+The judge's ``openai`` client runs on aiohttp (its default on asyncio). A last table runs
+both modes at concurrency 16 again with the client on httpx (``OpenAIJudge(transport=
+"httpx")``, fewer runs), to compare the CPU per score of the two transports
+(``--no-transport-comparison`` skips it; ``--transport httpx`` runs everything on httpx).
+
+Run: ``python bench/throughput.py [--quick] [--runs N] [--concurrency 16 64]
+[--transport auto|aiohttp|httpx] [--json out.json]``; the figures go to
+``bench/results/throughput.json``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any
 
 from _common import (
     BENCH_DIR,
+    Results,
     console,
     current_rss,
     emit_json,
@@ -61,7 +69,9 @@ CONTEXT = [
 ]
 
 
-def child(mode: HallucinationMode, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
+def child(
+    mode: HallucinationMode, concurrency: int, runs: int, base_url: str, transport: str = "auto"
+) -> dict[str, Any]:
     """Score ``runs`` runs in this process; return the figures."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -86,6 +96,7 @@ def child(mode: HallucinationMode, concurrency: int, runs: int, base_url: str) -
         max_concurrency=concurrency,
         timeout=60,
         max_retries=0,
+        transport=transport,  # type: ignore[arg-type]
     )
     scorer = create_hallucination_scorer(model=judge, context=CONTEXT, mode=mode)
     dispatcher = LiveDispatcher(
@@ -146,6 +157,7 @@ def child(mode: HallucinationMode, concurrency: int, runs: int, base_url: str) -
     return {
         "mode": mode,
         "concurrency": concurrency,
+        "transport": transport,
         "runs": runs,
         "flushed": flushed,
         "statuses": statuses,
@@ -166,7 +178,9 @@ def _int(value: object) -> int:
     return int(value) if isinstance(value, int | float) else 0
 
 
-def run_child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str, Any]:
+def run_child(
+    mode: str, concurrency: int, runs: int, base_url: str, transport: str = "auto"
+) -> dict[str, Any]:
     proc = subprocess.run(
         [
             sys.executable,
@@ -176,6 +190,7 @@ def run_child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str
             str(concurrency),
             str(runs),
             base_url,
+            transport,
         ],
         capture_output=True,
         text=True,
@@ -187,20 +202,57 @@ def run_child(mode: str, concurrency: int, runs: int, base_url: str) -> dict[str
     return result
 
 
+def transport_table(results: list[dict[str, Any]], compared: list[dict[str, Any]]) -> None:
+    """CPU per score with the judge's client on aiohttp (the main table) and on httpx."""
+    rows = []
+    for other in compared:
+        main_row = next(r for r in results if r["mode"] == other["mode"] and r["concurrency"] == 16)
+        rows.append(
+            [
+                other["mode"].replace("_", "-"),
+                f"{main_row['cpu_ms_per_score']:.1f} ({main_row['runs']} runs)",
+                f"{other['cpu_ms_per_score']:.1f} ({other['runs']} runs)",
+                f"{other['scores_per_s']:.1f}",
+            ]
+        )
+    table(
+        "CPU per score by the judge client's transport, concurrency 16",
+        ["mode", "aiohttp CPU ms/score", "httpx CPU ms/score", "httpx scores/s"],
+        rows,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200 runs per configuration")
     parser.add_argument("--runs", type=int, help="runs per configuration (default 1000)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    parser.add_argument(
+        "--transport",
+        choices=("auto", "aiohttp", "httpx"),
+        default="auto",
+        help="the judge client's HTTP transport (default: auto, aiohttp on asyncio)",
+    )
+    parser.add_argument(
+        "--no-transport-comparison",
+        action="store_true",
+        help="skip the second run of concurrency 16 on httpx",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        mode, concurrency, runs, base_url = args.child
+        mode, concurrency, runs, base_url, transport = args.child
         if mode not in ("three_step", "one_call"):
             parser.error(f"unknown mode {mode!r}")
-        emit_json(child(mode, int(concurrency), int(runs), base_url))
+        emit_json(child(mode, int(concurrency), int(runs), base_url, transport))
         return []
+
+    record = Results(
+        "throughput",
+        quick=args.quick,
+        partial=args.runs is not None or args.concurrency != [16, 64] or args.transport != "auto",
+    )
 
     runs = args.runs or (200 if args.quick else 1000)
     print_machine("Throughput: scores per second against a judge with 200 ms replies")
@@ -214,7 +266,13 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     with judge_server() as base_url:
         for mode in ("three_step", "one_call"):
             for concurrency in args.concurrency:
-                results.append(run_child(mode, concurrency, runs, base_url))
+                results.append(run_child(mode, concurrency, runs, base_url, args.transport))
+        compared: list[dict[str, Any]] = []
+        if args.transport == "auto" and 16 in args.concurrency and not args.no_transport_comparison:
+            compared = [
+                run_child(mode, 16, max(runs // 4, 50), base_url, "httpx")
+                for mode in ("three_step", "one_call")
+            ]
     rows = []
     for r in results:
         ceiling = r["concurrency"] / (r["calls_per_score"] * LATENCY_S)
@@ -264,9 +322,13 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         "process's (the judge server runs in another process). RSS growth is the peak during "
         "the run over the resident memory just before it."
     )
+    if compared:
+        transport_table(results, compared)
     console.print(f"wall time {time.perf_counter() - started:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    record.write(
+        {"latency_s": LATENCY_S, "configurations": results, "httpx_comparison": compared},
+        json_path=args.json,
+    )
     return results
 
 
