@@ -131,7 +131,8 @@ def hot_path_steady(runtime: str) -> str:
         )
     heading = (
         f"{data['rate_per_s']:g} runs/s, model answers in {data['model_delay_s'] * 1e3:.0f} ms; "
-        f"{data['windows']} windows of {data['window_s']:g} s per configuration"
+        f"{data['windows']} window{'s' if data['windows'] != 1 else ''} of "
+        f"{data['window_s']:g} s per configuration"
     )
     return (
         table(
@@ -334,6 +335,25 @@ def keyword_coverage() -> str:
     )
 
 
+def keyword_coverage_agreement() -> str:
+    document = load("keyword_coverage")
+    data = document["results"]
+    pairs = data["pairs"]
+    disagreements = data.get("disagreements") or {}
+    rows = [["same score as Mastra", f"{data['agreement']:.0%} of {pairs} pairs"]]
+    rows += [
+        [f"differs — {cause}", n]
+        for cause, n in sorted(disagreements.items(), key=lambda item: -item[1])
+    ]
+    rows += [
+        [f"same score with livescore's {feature} switched off", f"{share:.0%}"]
+        for feature, share in (data.get("agreement_without") or {}).items()
+    ]
+    return (
+        table(["keyword coverage beside Mastra", "pairs / share"], rows) + "\n\n" + source(document)
+    )
+
+
 def burst() -> str:
     document = load("burst")
     r = document["results"]
@@ -514,6 +534,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "throughput": throughput,
     "throughput.transport": throughput_transport,
     "keyword_coverage": keyword_coverage,
+    "keyword_coverage.agreement": keyword_coverage_agreement,
     "burst": burst,
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
