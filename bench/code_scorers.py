@@ -21,7 +21,8 @@ seed:
 *cold* is the first pass (livescore's caches cleared first; Node's JIT cold), *warm* the
 steady state over repeated passes: the best of three rounds of ``--seconds`` / 3 each, for
 both, so a round slowed by other work on a shared machine does not decide. Mastra's textual
-difference fills an n × m table: a long pair takes 10 to 25 s and about 4 GB in Node, so only
+difference fills an n × m table: a long pair takes seconds to tens of seconds and gigabytes in
+Node (the results file holds the rate and Node's peak RSS), so only
 ``--mastra-long-pairs`` of them run (cold only), and none with ``--quick``.
 
 Run: ``python bench/code_scorers.py [--seconds 2] [--quick] [--no-mastra] [--json out.json]``.
@@ -378,7 +379,7 @@ def speed(args: argparse.Namespace, mastra_ready: str | None) -> list[dict[str, 
                     mastra_runs = mastra_runs[: 0 if args.quick else args.mastra_long_pairs]
                     seconds = 0  # one cold pass: each pair takes tens of seconds
                 if name == "completeness" and size == "long":
-                    seconds = 0  # about 3 s per pair
+                    seconds = 0  # seconds per pair
                 theirs = (
                     time_mastra(name, mastra_runs, seconds, MASTRA_OPTIONS.get(name))
                     if mastra_runs
@@ -615,7 +616,7 @@ def main(argv: list[str] | None = None) -> None:
         "--mastra-long-pairs",
         type=int,
         default=1,
-        help="long pairs Mastra's textual difference scores (10 to 25 s and about 4 GB each)",
+        help="long pairs Mastra's textual difference scores (seconds and gigabytes each)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)

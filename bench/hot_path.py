@@ -564,7 +564,8 @@ def steady_report(
         is_base = config is base
         note = notes.get(config.name, "")
         if config.late:
-            note += f"; {config.late} runs started late"
+            late = f"{config.late} run{'s' if config.late != 1 else ''} started late"
+            note += f"; {late} (the previous run overran its slot)"
         rows.append(
             [
                 config.name,
