@@ -439,6 +439,38 @@ def handler_callbacks() -> str:
     )
 
 
+def judge_quality() -> str:
+    document = load("judge_quality")
+    data = document["results"]
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    judge, base = data["judge"], data["length_baseline"]
+    rows = [
+        [
+            "hallucination scorer, SmolLM2-135M judge",
+            judge["n"],
+            cell(judge["accuracy"]),
+            cell(judge["f1"]),
+            cell(judge["auroc"]),
+            f"{judge['calls_per_item']:.2f}",
+            f"{judge['tokens_per_item']:,.0f}",
+        ],
+        [
+            f"length-only baseline (output ≥ {base['median_chars']:,.0f} chars)",
+            base["n"],
+            cell(base["accuracy"]),
+            cell(base["f1"]),
+            cell(base["auroc"]),
+            "–",
+            "–",
+        ],
+    ]
+    columns = ["scored by", "n", "accuracy", "F1", "AUROC", "judge calls / item", "tokens / item"]
+    return table(columns, rows) + "\n\n" + source(document)
+
+
 TOOL_SCORERS = ("tool-call-accuracy", "trajectory")
 
 
@@ -538,6 +570,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "burst": burst,
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
+    "judge_quality": judge_quality,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
 }
