@@ -1028,7 +1028,7 @@ def sdk_callbacks(runs: int, block: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="fewer runs (about 2 minutes)")
     parser.add_argument(
         "--mode",
         choices=("all", "burst", "steady"),
