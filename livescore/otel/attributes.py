@@ -64,6 +64,9 @@ LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
 LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
 LIVESCORE_DISPATCHER: Final = "livescore.dispatcher"  # the dispatcher's name (queue gauge)
+LIVESCORE_SINK: Final = "livescore.sink"  # a dashboard sink's name ("phoenix", "langfuse")
+# what became of a score a sink was given: sent | failed | dropped | skipped
+LIVESCORE_SINK_OUTCOME: Final = "livescore.sink.outcome"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
 
 # -- set by scorers, through ScoreResult.attributes ----------------------------------------
@@ -89,5 +92,7 @@ METRIC_RUNS: Final = "livescore.runs"
 METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
 METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
+# counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
+METRIC_SINK_RECORDS: Final = "livescore.sink.records"
 
 INSTRUMENTATION_SCOPE: Final = "livescore"
