@@ -66,6 +66,64 @@ def get_json(url: str, timeout: float = 5.0) -> Any:
         return json.loads(reply.read() or b"null")
 
 
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--no-default-browser-check",
+    # nothing but the page itself: no updates, sync, safe browsing or metrics traffic
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--metrics-recording-only",
+)
+
+
+def find_chromium() -> str | None:
+    """A headless-capable Chromium, or ``None``."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def render_page(
+    url: str,
+    *,
+    profile: Path,
+    screenshot: Path | None = None,
+    size: tuple[int, int] = (1400, 820),
+    budget_ms: int = 20_000,
+) -> str:
+    """Load ``url`` in headless Chromium (JavaScript given ``budget_ms`` of virtual time);
+    return the rendered DOM, or write a PNG to ``screenshot``."""
+    chromium = find_chromium()
+    if chromium is None:
+        raise PhoenixUnavailable("headless Chromium is not installed (apt-get install chromium)")
+    output = [f"--screenshot={screenshot}"] if screenshot is not None else ["--dump-dom"]
+    done = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--window-size={size[0]},{size[1]}",
+            f"--virtual-time-budget={budget_ms}",
+            *output,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"chromium failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout
+
+
 # -- the relay (both sides) --------------------------------------------------------------
 
 
@@ -210,6 +268,8 @@ class PhoenixServer:
             "PHOENIX_GRPC_PORT": "4317",
             "PHOENIX_WORKING_DIR": str(self.workdir),
             "PHOENIX_TELEMETRY_ENABLED": "false",
+            # The UI loads nothing from the internet (fonts, scripts): loopback only.
+            "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
         }
         for name in ("PHOENIX_SQL_DATABASE_URL", "PHOENIX_COLLECTOR_ENDPOINT"):
             env.pop(name, None)
@@ -240,7 +300,11 @@ class PhoenixServer:
 
         def connect() -> socket.socket:
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(socket_path)
+            try:
+                upstream.connect(socket_path)  # fails until Phoenix's relay is up
+            except OSError:
+                upstream.close()
+                raise
             return upstream
 
         threading.Thread(target=relay, args=(listener, connect), daemon=True).start()

@@ -495,24 +495,25 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
             self._log_first(FAILED, reason, exc_info=True)
             result = DeliveryResult(failed=dict.fromkeys(range(len(ready)), reason))
         now = time.monotonic()
+        # One jitter per batch: what failed together is retried together.
+        jitter = random.uniform(0.8, 1.2)
         for index, entry in enumerate(ready):
             if index in result.failed:
                 self._finish(entry, FAILED, result.failed[index], result.detail)
             elif index in result.retry:
-                self._schedule_retry(entry, result, index, now)
+                self._schedule_retry(entry, result, index, now, jitter)
             else:
                 self._finish(entry, SENT, "")
 
     def _schedule_retry(
-        self, entry: _Entry, result: DeliveryResult, index: int, now: float
+        self, entry: _Entry, result: DeliveryResult, index: int, now: float, jitter: float
     ) -> None:
         entry.attempts += 1
         give_up_at = entry.first_try + self.retry_deadline
         if now >= give_up_at:
             self._finish(entry, FAILED, result.retry[index], result.detail)
             return
-        wait = min(self.max_backoff, self.initial_backoff * 2 ** (entry.attempts - 1))
-        wait *= random.uniform(0.8, 1.2)
+        wait = min(self.max_backoff, self.initial_backoff * 2 ** (entry.attempts - 1)) * jitter
         if result.retry_after is not None:
             wait = max(wait, result.retry_after)
         # The last try happens at the deadline, not after it.

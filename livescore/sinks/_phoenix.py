@@ -253,7 +253,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             if found is None:  # not Phoenix's answer (a wrong path, a proxy): may pass
                 raise RetryLater("http_404", detail=detail)
             missing = {s.strip().lower() for s in found.group("ids").split(",") if s.strip()}
-            return self._deliver_present(batch, missing)
+            return self._deliver_present(batch, missing, detail)
         if status == 429 or status >= 500:
             raise RetryLater(
                 f"http_{status}", retry_after=_retry_after(response.headers), detail=detail
@@ -263,7 +263,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         )
 
     def _deliver_present(
-        self, batch: Sequence[dict[str, Any]], missing: set[str]
+        self, batch: Sequence[dict[str, Any]], missing: set[str], detail: str
     ) -> DeliveryResult:
         """Phoenix refused the batch for spans it does not have yet: those annotations
         wait for a retry; the others are sent again right away."""
@@ -273,7 +273,10 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         present = [i for i, item in enumerate(batch) if item["span_id"] not in missing]
         retry = dict.fromkeys(waiting, "span_not_found")
         failed: dict[int, str] = {}
-        detail = None
+        detail += (
+            " (the run's span never reached this Phoenix: are the spans exported there, "
+            "and is the trace sampled?)"
+        )
         if present:
             try:
                 again = self.deliver([batch[i] for i in present])
@@ -284,7 +287,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             if again is not None:
                 retry.update({present[i]: reason for i, reason in again.retry.items()})
                 failed.update({present[i]: reason for i, reason in again.failed.items()})
-                detail = again.detail
+                detail = again.detail or detail
         return DeliveryResult(retry=retry, failed=failed, detail=detail)
 
     def close(self) -> None:
