@@ -22,6 +22,7 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
+from livescore.cli._export import Export, add_export_arguments
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
 from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
 
@@ -174,6 +175,8 @@ def add_eval_parser(sub: Any) -> None:
         help="fail when a scorer's mean is above MEAN; without SCORER=, every scorer where "
         "higher is worse, e.g. hallucination (repeatable)",
     )
+    export = p.add_argument_group("export (traces and scores into your dashboards)")
+    add_export_arguments(export)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_eval_command)
 
@@ -401,11 +404,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
         + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
     )
 
+    export = Export.from_args(args)
     results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
     done: list[ItemResult] = []
     interrupted = False
     try:
-        result = _score(args, scorers, target, dataset, err, done, results_file)
+        result = _score(args, scorers, target, dataset, err, done, results_file, export)
     except KeyboardInterrupt:
         from livescore.evals import summarize
 
@@ -415,7 +419,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             f"[yellow]interrupted:[/yellow] {len(done)} of {len(dataset.items)} item(s) were "
             "scored; writing what was scored"
         )
-
+    finally:
+        export.close()  # the traces and the dashboards' scores leave before the summary
+    export.report(err)
     if results_file is not None:
         results_file.finish(in_data_order=not interrupted)
     _print_results(out, result, dataset, selected)
@@ -439,6 +445,7 @@ def _score(
     err: Console,
     done: list[ItemResult],
     results_file: _ResultsFile | None,
+    export: Export,
 ) -> EvalResult:
     import anyio
     from rich.progress import (
@@ -480,6 +487,8 @@ def _score(
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            tracer_provider=export.tracer_provider,
+            sinks=export.sinks,
         )
 
     with progress:

@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from _receivers import LangfuseTestReceiver, Reply
 from _sink_support import TRACE_ID, make_record, span_id
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
+from score_api_doubles import LangfuseTestReceiver, Reply
 
 from livescore.sinks import LangfuseSink
 

@@ -10,8 +10,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from _receivers import PhoenixAnnotationsTestDouble, Recorded, Reply
 from _sink_support import make_record, span_id
+from score_api_doubles import PhoenixAnnotationsTestDouble, Recorded, Reply
 
 from livescore.sinks import PhoenixSink, phoenix_endpoint, phoenix_headers
 
