@@ -44,7 +44,8 @@ def test_each_score_of_an_agent_run_reaches_the_sink_on_the_runs_span(
     assert record.result.scorer_id == "keyword-coverage"
     assert record.parent is not None
     assert record.parent.span_id == format(run_span.context.span_id, "016x")
-    assert score_span.parent is not None and score_span.parent.span_id == run_span.context.span_id
+    assert score_span.parent is not None
+    assert score_span.parent.span_id == run_span.context.span_id
     assert sink.stats().sent == 1
     sink.shutdown(5)
 
