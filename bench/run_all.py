@@ -23,6 +23,7 @@ BENCHMARKS = (
     "handler_callbacks.py",
     "import_time.py",
     "code_scorers.py",
+    "sinks.py",
 )
 
 

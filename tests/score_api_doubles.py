@@ -152,16 +152,21 @@ class PhoenixAnnotationsTestDouble(RecordingServer):
 class LangfuseTestReceiver(RecordingServer):
     """A test double of Langfuse's ``POST /api/public/scores`` (a batch of scores).
 
-    Answers 202 ``{"message": "Accepted"}`` unless ``scripted`` replies are queued. Any
-    other path (for instance Langfuse's OTLP endpoint ``/api/public/otel/v1/traces``) is
-    recorded and answered 404, so a test can tell that nothing else was sent.
+    Answers 202 ``{"message": "Accepted"}`` unless ``scripted`` replies are queued.
+    Langfuse's OTLP endpoint (``POST /api/public/otel/v1/traces``) is answered 200 with an
+    empty body (an empty ``ExportTraceServiceResponse``) and its requests are recorded, not
+    decoded. Any other path is recorded and answered 404.
     """
+
+    OTLP_PATH = "/api/public/otel/v1/traces"
 
     def __init__(self) -> None:
         super().__init__()
         self.scripted: list[Reply] = []
 
     def answer(self, request: Recorded) -> Reply:
+        if request.method == "POST" and request.path == self.OTLP_PATH:
+            return Reply(200, "")
         if request.method != "POST" or request.path != "/api/public/scores":
             return Reply(404, {"message": "not found"})
         with self.lock:
