@@ -114,9 +114,9 @@ class RecordingServer:
 class PhoenixAnnotationsTestDouble(RecordingServer):
     """A test double of Phoenix's ``POST /v1/span_annotations?sync=true``.
 
-    Like Phoenix 20: 404 with "Spans with IDs … do not exist." when any span of the batch
-    is unknown (nothing of the batch is stored), else an upsert on (name, span id,
-    identifier). ``spans`` are the known span ids; ``scripted`` replies, when given, answer
+    Like Phoenix 20: 400 when an annotation is named ``note`` (a reserved name) and 404
+    with "Spans with IDs … do not exist." when any span of the batch is unknown (nothing of
+    the batch is stored either way), else an upsert on (name, span id, identifier). ``spans`` are the known span ids; ``scripted`` replies, when given, answer
     the next requests first; ``on_post(request)`` runs before each answer.
     """
 
@@ -136,6 +136,8 @@ class PhoenixAnnotationsTestDouble(RecordingServer):
             if self.scripted:
                 return self.scripted.pop(0)
             data = request.body["data"]
+            if any(a["name"] == "note" for a in data):
+                return Reply(400, "The name 'note' is reserved for trace and span notes.")
             missing = sorted({a["span_id"] for a in data} - self.spans)
             if missing:
                 return Reply(404, f"Spans with IDs {', '.join(missing)} do not exist.")

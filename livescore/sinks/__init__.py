@@ -25,6 +25,7 @@ from livescore.sinks._batching import (
     RetryLater,
     SinkStats,
     SkipRecord,
+    deliver_one_by_one,
 )
 from livescore.sinks._langfuse import LangfuseSink
 from livescore.sinks._phoenix import PhoenixSink, phoenix_endpoint, phoenix_headers
@@ -40,6 +41,7 @@ __all__ = (
     "SinkEmitter",
     "SinkStats",
     "SkipRecord",
+    "deliver_one_by_one",
     "phoenix_endpoint",
     "phoenix_headers",
     "with_sinks",

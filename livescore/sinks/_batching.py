@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +34,7 @@ __all__ = (
     "RetryLater",
     "SinkStats",
     "SkipRecord",
+    "deliver_one_by_one",
 )
 
 _log = logging.getLogger("livescore.sinks")
@@ -130,6 +131,47 @@ class SinkStats:
     failed_by_reason: Mapping[str, int] = field(default_factory=dict)
     dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
     skipped_by_reason: Mapping[str, int] = field(default_factory=dict)
+
+
+def deliver_one_by_one(
+    deliver: Callable[[Sequence[ItemT]], DeliveryResult | None], batch: Sequence[ItemT]
+) -> DeliveryResult:
+    """Deliver each item of ``batch`` alone and merge the answers.
+
+    For a batch the dashboard refused as a whole for a reason that may be one item's (a 400
+    or 422 for a value it rejects): the others still go, and only the bad one fails.
+
+    Example:
+        >>> def deliver(items):
+        ...     if items[0] < 0:
+        ...         return DeliveryResult(failed={0: "http_422"})
+        >>> deliver_one_by_one(deliver, [1, -1, 2]).failed
+        {1: 'http_422'}
+    """
+    retry: dict[int, str] = {}
+    failed: dict[int, str] = {}
+    detail: str | None = None
+    retry_after: float | None = None
+    for index, item in enumerate(batch):
+        try:
+            answer = deliver([item])
+        except RetryLater as later:
+            retry[index] = later.reason
+            detail = later.detail or detail
+            retry_after = later.retry_after
+            continue
+        except Exception as exc:
+            failed[index] = type(exc).__name__
+            continue
+        if answer is None:
+            continue
+        if 0 in answer.retry:
+            retry[index] = answer.retry[0]
+            retry_after = answer.retry_after
+        elif 0 in answer.failed:
+            failed[index] = answer.failed[0]
+        detail = answer.detail or detail
+    return DeliveryResult(retry=retry, failed=failed, retry_after=retry_after, detail=detail)
 
 
 class _Entry:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from livescore._version import DISTRIBUTION
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import BatchingSink, DeliveryResult, RetryLater, SkipRecord
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    RetryLater,
+    SkipRecord,
+    deliver_one_by_one,
+)
 from livescore.sinks._payload import ContentPolicy, score_key, score_metadata, target_span
 
 __all__ = ("LangfuseSink",)
@@ -38,7 +45,8 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
     (``langfuse.api.LangfuseAPI``, ``POST /api/public/scores`` with a batch of scores), on
     the sink's own thread, with this sink's retries and counts: network errors, 429 and 5xx
     are retried with backoff until ``retry_deadline``; other errors fail the batch for good
-    (logged once); scores Langfuse rejects in a partial answer (207) are counted as failed
+    (logged once; a batch refused with 400 or 422 is sent again one score at a time, so only
+    the bad one fails); scores Langfuse rejects in a partial answer (207) are counted as failed
     (``rejected``). ``Langfuse().create_score`` would hand the score to the SDK's own
     queue, which logs and drops failures without a count.
 
@@ -171,6 +179,8 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         result = record.result
         if result.status != "scored" or result.score is None:
             raise SkipRecord("unscored")
+        if not math.isfinite(result.score):
+            raise SkipRecord("invalid_score")  # JSON has no NaN or infinity
         explanation = self.content.text(result.reason)
         parts = [p for p in (result.label, explanation) if p]
         metadata = score_metadata(record, self.content)
@@ -213,6 +223,9 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
             detail = f"HTTP {status} from {self.base_url}: {str(exc.body)[:300]}"
             if status is None or status == 429 or status >= 500:
                 raise RetryLater(f"http_{status}", detail=detail) from exc
+            if status in (400, 422) and len(batch) > 1:
+                # One bad score fails the request: find it, send the rest.
+                return deliver_one_by_one(self.deliver, batch)
             return DeliveryResult(
                 failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
             )

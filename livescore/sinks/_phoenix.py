@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -10,7 +11,13 @@ from urllib.parse import unquote, urlsplit
 
 from livescore._version import __version__
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import BatchingSink, DeliveryResult, RetryLater, SkipRecord
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    RetryLater,
+    SkipRecord,
+    deliver_one_by_one,
+)
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
 if TYPE_CHECKING:
@@ -103,8 +110,9 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
     answers 404 while the run's span is not ingested yet (a score can be faster than the
     span exporter): those annotations are retried with backoff until ``retry_deadline``,
     then counted as failed (``span_not_found``); the rest of the batch goes at once.
-    Network errors, 429 and 5xx are retried the same way; other answers (401, 422…) fail
-    the batch for good, logged once with Phoenix's message.
+    Network errors, 429 and 5xx are retried the same way; other answers (401, 403…) fail
+    the batch for good, logged once with Phoenix's message. A batch refused with 400 or 422
+    is sent again one annotation at a time, so only the bad one fails.
 
     Failed and skipped scores have no score to show: they are counted as skipped
     (``unscored``) unless ``include_unscored=True``, which annotates them too, with the
@@ -207,6 +215,8 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         outcome: dict[str, Any] = {}
         if result.status == "scored":
             if result.score is not None:
+                if not math.isfinite(result.score):
+                    raise SkipRecord("invalid_score")  # JSON has no NaN or infinity
                 outcome["score"] = float(result.score)
             if result.label:
                 outcome["label"] = result.label
@@ -258,6 +268,9 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             raise RetryLater(
                 f"http_{status}", retry_after=_retry_after(response.headers), detail=detail
             )
+        if status in (400, 422) and len(batch) > 1:
+            # Phoenix refuses a whole batch for one bad annotation: find it, send the rest.
+            return deliver_one_by_one(self.deliver, batch)
         return DeliveryResult(
             failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
         )

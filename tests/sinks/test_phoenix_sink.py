@@ -259,3 +259,25 @@ def test_endpoint_and_header_resolution(monkeypatch: pytest.MonkeyPatch, clean_e
     # an explicit authorization header wins over the API key
     assert phoenix_headers("k", {"Authorization": "Basic x"}) == {"Authorization": "Basic x"}
     assert phoenix_headers() == {}
+
+
+def test_one_annotation_phoenix_refuses_fails_alone(
+    phoenix: PhoenixAnnotationsTestDouble,
+) -> None:
+    phoenix.spans = {span_id(1), span_id(2), span_id(3)}
+    sink = make_sink(phoenix.url, flush_interval=60)
+    sink.send(make_record(1))
+    sink.send(make_record(2, scorer_id="note"))  # a name Phoenix reserves: 400
+    sink.send(make_record(3))
+    sink.send(make_record(4, score=float("nan")))  # JSON has no NaN: never sent
+    assert sink.flush(10)
+    sink.shutdown(5)
+    assert [len(b) for b in phoenix.posted_batches()] == [3, 1, 1, 1]
+    assert set(phoenix.annotations) == {
+        ("hallucination", span_id(1), "livescore:r1"),
+        ("hallucination", span_id(3), "livescore:r3"),
+    }
+    stats = sink.stats()
+    assert stats.sent == 2
+    assert stats.failed_by_reason == {"http_400": 1}
+    assert stats.skipped_by_reason == {"invalid_score": 1}
