@@ -116,8 +116,9 @@ class PhoenixAnnotationsTestDouble(RecordingServer):
 
     Like Phoenix 20: 400 when an annotation is named ``note`` (a reserved name) and 404
     with "Spans with IDs … do not exist." when any span of the batch is unknown (nothing of
-    the batch is stored either way), else an upsert on (name, span id, identifier). ``spans`` are the known span ids; ``scripted`` replies, when given, answer
-    the next requests first; ``on_post(request)`` runs before each answer.
+    the batch is stored either way), else an upsert on (name, span id, identifier).
+    ``spans`` are the known span ids; ``scripted`` replies, when given, answer the next
+    requests first; ``on_post(request)`` runs before each answer.
     """
 
     def __init__(self, spans: set[str] | None = None) -> None:
