@@ -431,8 +431,10 @@ def create_prompt_alignment_scorer(
             result = {"user": _plain(answer.user), "system": _plain(answer.system)}
         else:
             result = {mode: _plain(answer)}
+        # Kept to 4 decimals: a sum of weights such as 0.4 + 0.3 + 0.2 + 0.1 is not 1.0
+        # in floating point.
         result["scores"] = {
-            t: _prompt_score(t, result[t]) for t in ("user", "system") if t in result
+            t: round(_prompt_score(t, result[t]), 4) for t in ("user", "system") if t in result
         }
         ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
         return result
