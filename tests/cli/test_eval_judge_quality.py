@@ -148,7 +148,8 @@ def test_label_measures_a_scorer_against_any_field(
                 "--quiet",
             ]
         )
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
 
     assert code == 0, out
     assert "Judge quality (rude = positive)" in out
@@ -156,7 +157,7 @@ def test_label_measures_a_scorer_against_any_field(
     assert row[1] == "4"  # the unlabelled line is scored but not measured
     assert row[2] == "score ≥ 0.5"
     assert row[3:8] == ["1.000", "1.000", "1.000", "1.000", "1.000"]
-    assert "unknown field" not in capsys.readouterr().err
+    assert "unknown field" not in captured.err  # the label is not mistaken for a typo
 
 
 def test_a_scorers_own_label_is_read_from_the_catalog(
