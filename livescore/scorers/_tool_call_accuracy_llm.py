@@ -23,13 +23,12 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.scorers._claims import Claims
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,
@@ -113,18 +112,33 @@ class ToolCallEvaluation(BaseModel):
 
 
 class ToolCallEvaluations(BaseModel):
-    """The analysis answer: one evaluation per call, and the tools that were missing."""
+    """The analysis answer: one evaluation per call, and the tools that were missing.
+
+    Each scorer narrows ``missing_tools`` to the names of its available tools (an enum in
+    the JSON schema): a judge with structured output cannot name a tool that does not
+    exist, and one without it gets a corrective retry."""
 
     evaluations: list[ToolCallEvaluation]
-    missing_tools: Claims
+    missing_tools: list[str]
 
 
 class ToolCallOneCallAnswer(BaseModel):
     """The one-call answer: the evaluations, the missing tools, and the reason."""
 
     evaluations: list[ToolCallEvaluation]
-    missing_tools: Claims
+    missing_tools: list[str]
     reason: str
+
+
+def _with_tool_names(schema: type[BaseModel], names: Sequence[str]) -> type[BaseModel]:
+    # The same name and fields, with missing_tools limited to the available tools.
+    names_type: Any = Literal[tuple(names)]  # a Literal built at run time
+    fields: dict[str, Any] = {
+        name: (info.annotation, info) for name, info in schema.model_fields.items()
+    }
+    fields["missing_tools"] = (list[names_type], ...)
+    model: type[BaseModel] = create_model(schema.__name__, __doc__=schema.__doc__, **fields)
+    return model
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -275,8 +289,9 @@ def create_tool_call_accuracy_scorer_llm(
         [...], "missing_tools": [...]}``, the score, a label (``correct`` 1, ``partial``,
         ``incorrect`` 0), a reason, and the span attributes ``livescore.tool_calls.total``
         / ``.appropriate`` and ``livescore.tools.missing``. A run without a request (no
-        user text, or an empty one) is skipped as not scorable. A missing tool the judge
-        names that is not among ``available_tools`` gets one corrective retry.
+        user text, or an empty one) is skipped as not scorable. The answer schema lists
+        the available tools' names for ``missing_tools``: a judge with structured output
+        cannot name another tool, and one without it gets one corrective retry.
 
     Raises:
         ValueError: No available tools, a tool without a name, two tools with one name,
@@ -311,7 +326,8 @@ def create_tool_call_accuracy_scorer_llm(
     names = [tool.name for tool in tools]
     if len(set(names)) != len(names):
         raise ValueError(f"available_tools names a tool twice: {names}")
-    known = frozenset(names)
+    analysis_schema = _with_tool_names(ToolCallEvaluations, names)
+    one_call_schema = _with_tool_names(ToolCallOneCallAnswer, names)
     calls_mode = judge_mode_of(judge_mode, scorer="tool-call-accuracy-llm")
     judge = resolve_model(model, judge_options, scorer="tool-call-accuracy-llm")
 
@@ -334,23 +350,15 @@ def create_tool_call_accuracy_scorer_llm(
         calls: list[RecordedCall] = ctx.state["calls"]
         return calls
 
-    def check(answer: ToolCallEvaluations | ToolCallOneCallAnswer, ctx: StepContext) -> None:
+    def check(answer: Any, ctx: StepContext) -> None:
         expected = len(calls_of(ctx))
         if len(answer.evaluations) != expected:
             raise ValueError(
                 f"expected exactly {expected} evaluations, one per tool call in the given "
                 f"order, but got {len(answer.evaluations)}"
             )
-        unknown = [name for name in answer.missing_tools if name not in known]
-        if unknown:
-            raise ValueError(
-                f"missing_tools must name available tools exactly ({', '.join(sorted(known))}), "
-                f"not {', '.join(repr(n) for n in unknown)}"
-            )
 
-    def keep(
-        answer: ToolCallEvaluations | ToolCallOneCallAnswer, ctx: StepContext
-    ) -> dict[str, Any]:
+    def keep(answer: Any, ctx: StepContext) -> dict[str, Any]:
         evaluations = []
         for evaluation, call in zip(answer.evaluations, calls_of(ctx), strict=True):
             item = evaluation.model_dump()
@@ -415,7 +423,7 @@ def create_tool_call_accuracy_scorer_llm(
     if calls_mode == "three_step":
         analyze = PromptStep(
             description="Judge each tool call and find missing tools",
-            output_schema=ToolCallEvaluations,
+            output_schema=analysis_schema,
             system=ANALYZE_SYSTEM,
             create_prompt=lambda ctx: analysis_prompt(ctx, one_call=False),
             validate=check,
@@ -433,7 +441,7 @@ def create_tool_call_accuracy_scorer_llm(
     else:
         analyze = PromptStep(
             description="Judge each tool call, find missing tools, and explain",
-            output_schema=ToolCallOneCallAnswer,
+            output_schema=one_call_schema,
             system=ONE_CALL_SYSTEM,
             create_prompt=lambda ctx: analysis_prompt(ctx, one_call=True),
             validate=check,

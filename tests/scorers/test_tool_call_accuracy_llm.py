@@ -68,7 +68,10 @@ async def test_a_missing_tool_that_is_not_available_gets_a_corrective_retry() ->
     result, requests = await score_over_http(build, [wrong, right, "why"], weather_run())
 
     assert result.score == 0.0
-    assert "must name available tools exactly" in requests[1]["messages"][-1]["content"]
+    assert "'get_weather' or 'search_news'" in requests[1]["messages"][-1]["content"]
+    schema = requests[0]["response_format"]["json_schema"]["schema"]
+    names = schema["properties"]["missing_tools"]["items"]["enum"]
+    assert names == ["get_weather", "search_news"]  # structured output cannot name others
 
 
 async def test_failed_calls_and_the_tool_list_reach_the_judge() -> None:
