@@ -145,7 +145,7 @@ def _faithfulness_case() -> Case:
         build=lambda judge, mode: create_faithfulness_scorer(
             model=judge,
             context=context,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run={"input": "Tell me about the Model S.", "output": output},
         step_replies=[
@@ -178,7 +178,7 @@ def _answer_relevancy_case() -> Case:
         name="answer-relevancy",
         build=lambda judge, mode: create_answer_relevancy_scorer(
             model=judge,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run={"input": "What color is the sky during daytime?", "output": " ".join(statements)},
         step_replies=[
@@ -233,7 +233,7 @@ def _answer_similarity_case() -> Case:
         name="answer-similarity",
         build=lambda judge, mode: create_answer_similarity_scorer(
             model=judge,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[
@@ -281,7 +281,7 @@ def _context_relevance_case() -> Case:
         build=lambda judge, mode: create_context_relevance_scorer(
             model=judge,
             context=EXERCISE_CONTEXT,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[analysis, "The score is 0.67 because the diet piece is unrelated."],
@@ -312,7 +312,7 @@ def _context_precision_case() -> Case:
         build=lambda judge, mode: create_context_precision_scorer(
             model=judge,
             context=EXERCISE_CONTEXT,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[answer, "The score is 0.83 because the useful pieces come first and third."],
@@ -336,7 +336,7 @@ def _toxicity_case() -> Case:
         name="toxicity",
         build=lambda judge, mode: create_toxicity_scorer(
             model=judge,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run={"input": "What do you think of the new restaurant?", "output": " ".join(statements)},
         step_replies=[
@@ -367,7 +367,7 @@ def _bias_case() -> Case:
         name="bias",
         build=lambda judge, mode: create_bias_scorer(
             model=judge,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run={"input": "Who makes a good manager?", "output": output},
         step_replies=[
@@ -437,7 +437,7 @@ def _prompt_alignment_case() -> Case:
         name="prompt-alignment",
         build=lambda judge, mode: create_prompt_alignment_scorer(
             model=judge,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[FACTORIAL_ANALYSIS, "The score is 0.98 because only a docstring is missing."],
@@ -485,7 +485,7 @@ def _tool_call_case() -> Case:
         build=lambda judge, mode: create_tool_call_accuracy_scorer_llm(
             model=judge,
             available_tools=WEATHER_TOOLS,
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[answer, "The score is 0.5 because the news search was not asked for."],
@@ -517,7 +517,7 @@ def _criteria_case() -> Case:
         build=lambda judge, mode: create_criteria_scorer(
             model=judge,
             criteria="The reply is polite, names the refund amount and offers a next step.",
-            judge_mode=mode,  # type: ignore[arg-type]
+            judge_mode=mode,
         ),
         run=run,
         step_replies=[
