@@ -6,13 +6,13 @@ BIN := $(VENV)/bin
 
 .PHONY: setup demo demo-local test lint typecheck browser unit bench clean
 
-$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml
+$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# The distribution was called "livescore" before (a name taken on the package index by
 	@# an unrelated project): an older .venv may still hold it, with a stale console script.
 	@$(BIN)/python -m pip uninstall --quiet --yes livescore >/dev/null 2>&1 || true
-	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain
+	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain -e integrations/openai-agents
 	touch $@
 
 setup: $(BIN)/.installed
@@ -38,7 +38,8 @@ typecheck: setup
 # Docstring examples first (a separate run: doctest collection would import the two test
 # folders' conftest.py files under one module name), then the test suite.
 unit: setup
-	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain
+	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain \
+	  integrations/openai-agents/livescore_openai_agents
 	$(BIN)/pytest $(ARGS)
 
 # The HTML report is checked in headless Chromium; install it where we can (root + apt-get),

@@ -36,6 +36,9 @@ PACKAGES = (
     "opentelemetry-sdk",
     "openinference-instrumentation-langchain",
     "langfuse",
+    "livescore-openai-agents",
+    "openai-agents",
+    "openinference-instrumentation-openai-agents",
 )
 
 
@@ -153,13 +156,45 @@ def judge_model(latency_s: float) -> str:
     return f"bench-judge@{latency_s:g}"
 
 
+def agent_model(latency_s: float) -> str:
+    """The model name that makes the bench server play the agent's model (see
+    :func:`agent_turn`), answering each turn after ``latency_s``."""
+    return f"bench-agent@{latency_s:g}"
+
+
+# The agent's script, the same on every runtime: two tool calls, then the answer.
+AGENT_CALLS = (
+    ("track_parcel", {"parcel_id": "4711"}),
+    ("delivery_estimate", {"parcel_id": "4711", "destination": "locker"}),
+)
+AGENT_ANSWER = (
+    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker; "
+    "delivery to a locker takes two working days, so expect it on Wednesday."
+)
+
+
+def agent_turn(body: Mapping[str, Any]) -> Any:
+    """The agent's next turn: one tool call per tool result still missing, then the answer."""
+    from livescore.testing import Reply
+
+    messages = body.get("messages") or []
+    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    done = sum(1 for m in messages[start:] if m.get("role") == "tool")
+    if done < len(AGENT_CALLS):
+        return Reply.tool_calls(AGENT_CALLS[done], ids=[f"call_{done + 1}"])
+    return Reply.text(AGENT_ANSWER)
+
+
 def bench_reply(body: Mapping[str, Any]) -> Any:
-    """Answer any request of the hallucination and faithfulness scorers, after the latency
-    its model names."""
+    """Answer any request of the hallucination and faithfulness scorers, or of the bench
+    agent, after the latency its model names."""
     from livescore.testing import Reply
 
     model = str(body.get("model", ""))
     latency = float(model.split("@", 1)[1]) if "@" in model else 0.0
+    if model.startswith("bench-agent"):
+        turn = agent_turn(body)
+        return Reply.delay(latency, turn) if latency > 0 else turn
     response_format = body.get("response_format") or {}
     schema = None
     if response_format.get("type") == "json_schema":

@@ -22,12 +22,26 @@ blocks (their order rotates each round) so that drift on a shared machine spread
 outside the timed runs. Every run is timed with ``time.perf_counter_ns``; process CPU time
 (all threads) is taken around each block.
 
-Run: ``python bench/hot_path.py [--quick] [--runs N] [--json out.json]``.
+The same measurement runs on the OpenAI Agents SDK: an ``agents.Agent`` with the same two
+tools on the SDK's ``OpenAIChatCompletionsModel``, whose model is a bench server process of
+its own (not the judge's) playing the same script: two tool calls, then the answer. Its
+configurations: no trace processor (the baseline), livescore's ``LiveScoringProcessor`` as
+above (two judge latencies, keyword coverage alone, the processor alone), and OpenInference's
+``OpenAIAgentsInstrumentor``. All SDK runs share one event loop, as in a server. The model's
+three HTTP round trips per run make these end-to-end figures noisy (milliseconds on a shared
+machine), so a last table replays the same run's span tree through the SDK's tracing API
+(no model, no HTTP) and reports what each processor adds per run: wall time and CPU time of
+the agent's own thread.
+
+Run: ``python bench/hot_path.py [--quick] [--runs N] [--runtime langchain|openai-agents]
+[--json out.json]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import gc
 import json
 import logging
@@ -38,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    AGENT_ANSWER,
+    agent_model,
     console,
     judge_model,
     judge_server,
@@ -66,10 +82,7 @@ QUESTION = {
         {"role": "user", "content": "Where is my parcel 4711, and when will it reach the locker?"}
     ]
 }
-ANSWER = (
-    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker; "
-    "delivery to a locker takes two working days, so expect it on Wednesday."
-)
+ANSWER = AGENT_ANSWER
 
 
 @tool
@@ -147,7 +160,18 @@ def baseline() -> Config:
     return Config("no callbacks")
 
 
-def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+@dataclass
+class LivescoreParts:
+    """livescore's dispatcher (with its scorers and providers), shared by both runtimes."""
+
+    name: str
+    dispatcher: LiveDispatcher
+    provider: TracerProvider
+    leave: Callable[[], None]
+    close: Callable[[], str]
+
+
+def livescore_parts(base_url: str, latency: float | None, flush_timeout: float) -> LivescoreParts:
     """livescore at 100 %: hallucination (judge answering after ``latency``) and keyword
     coverage; keyword coverage alone when ``latency`` is ``None``."""
     provider = TracerProvider()
@@ -171,7 +195,6 @@ def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Con
         max_judge_concurrency=64,
         register_atexit=False,
     )
-    handler = LiveScoringHandler(dispatcher=dispatcher, tracer_provider=provider)
     name = (
         "livescore, keyword coverage only" if latency is None else f"livescore, {latency:g} s judge"
     )
@@ -187,7 +210,14 @@ def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Con
         s = dispatcher.stats()
         return f"{s.scored}/{s.sampled} scores ({s.failed} failed, {s.dropped} dropped)"
 
-    return Config(name, [handler], leave=leave, close=close)
+    return LivescoreParts(name, dispatcher, provider, leave, close)
+
+
+def livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+    """livescore's LangChain handler on :func:`livescore_parts`."""
+    parts = livescore_parts(base_url, latency, flush_timeout)
+    handler = LiveScoringHandler(dispatcher=parts.dispatcher, tracer_provider=parts.provider)
+    return Config(parts.name, [handler], leave=parts.leave, close=parts.close)
 
 
 class KeepRuns:
@@ -406,10 +436,359 @@ def report(scenario: Scenario, configs: Sequence[Config], notes: dict[str, str])
     return results
 
 
+# -- the same measurement on the OpenAI Agents SDK ------------------------------------------------
+
+
+def make_sdk_agent(base_url: str, model_delay: float) -> tuple[Any, Any]:
+    """The SDK agent with the same two tools; its model is the bench server's script."""
+    from agents import Agent, OpenAIChatCompletionsModel, function_tool
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    tools = [function_tool(track_parcel.func), function_tool(delivery_estimate.func)]
+    model = OpenAIChatCompletionsModel(agent_model(model_delay), client)
+    agent = Agent(name="parcel-agent", instructions="Track parcels.", tools=tools, model=model)
+    return agent, client
+
+
+def sdk_processors(processors: list[Any]) -> Callable[[], None]:
+    from agents import set_trace_processors
+
+    return lambda: set_trace_processors(list(processors))
+
+
+def sdk_baseline() -> Config:
+    return Config("no trace processor", enter=sdk_processors([]))
+
+
+def sdk_livescore(base_url: str, latency: float | None, flush_timeout: float) -> Config:
+    """livescore's processor at 100 %, with the same scorers as the LangChain rows."""
+    from livescore_openai_agents import LiveScoringProcessor
+
+    parts = livescore_parts(base_url, latency, flush_timeout)  # the same scorers and judge
+    processor = LiveScoringProcessor(dispatcher=parts.dispatcher, tracer_provider=parts.provider)
+
+    def leave() -> None:
+        sdk_processors([])()
+        parts.leave()
+
+    return Config(parts.name, enter=sdk_processors([processor]), leave=leave, close=parts.close)
+
+
+def sdk_capture_only() -> Config:
+    from livescore_openai_agents import LiveScoringProcessor
+
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    sink = KeepRuns()
+    processor = LiveScoringProcessor(dispatcher=sink, tracer_provider=provider)  # type: ignore[arg-type]
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{sink.runs:,} runs captured, {spans.count:,} spans"
+
+    return Config(
+        "livescore processor, no scoring",
+        enter=sdk_processors([processor]),
+        leave=sdk_processors([]),
+        close=close,
+    )
+
+
+def sdk_openinference() -> Config:
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    provider = TracerProvider()
+    spans = DropExporter()
+    provider.add_span_processor(BatchSpanProcessor(spans))
+    instrumentor = OpenAIAgentsInstrumentor()
+
+    def close() -> str:
+        provider.shutdown()
+        return f"{spans.count:,} spans"
+
+    return Config(
+        "OpenInference",
+        enter=lambda: instrumentor.instrument(tracer_provider=provider),
+        leave=lambda: instrumentor.uninstrument(),
+        close=close,
+    )
+
+
+def sdk_run_block(
+    loop: asyncio.AbstractEventLoop, agent: Any, config: Config, runs: int, timed: bool
+) -> None:
+    from agents import Runner
+
+    async def block() -> None:
+        for _ in range(runs):
+            start = time.perf_counter_ns()
+            result = await Runner.run(agent, QUESTION["messages"][0]["content"])
+            elapsed = time.perf_counter_ns() - start
+            if result.final_output != ANSWER:
+                raise RuntimeError(f"the agent answered {result.final_output!r}")
+            if timed:
+                config.times_ns.append(elapsed)
+
+    config.enter()
+    gc.collect()
+    cpu = time.process_time()
+    try:
+        loop.run_until_complete(block())
+    finally:
+        after = time.process_time()
+        config.leave()
+        if timed:
+            config.cpu_s += after - cpu
+            config.cpu_after_s += time.process_time() - after
+
+
+def sdk_measure(scenario: Scenario, judge_url: str, model_url: str) -> dict[str, Any]:
+    """The SDK agent end to end; its model is served by its own process (``model_url``), so
+    the judge's load never slows the agent's model replies."""
+    configs = [
+        sdk_baseline(),
+        sdk_livescore(judge_url, 1.0, flush_timeout=60.0),
+        sdk_livescore(judge_url, 0.1, flush_timeout=60.0),
+        sdk_livescore(judge_url, None, flush_timeout=60.0),
+        sdk_capture_only(),
+        sdk_openinference(),
+    ]
+    rounds = max(1, scenario.runs // scenario.block)
+    loop = asyncio.new_event_loop()
+    agent, client = make_sdk_agent(model_url, scenario.model_delay)
+    console.print(
+        f"[bold]{scenario.name}[/]: {len(configs)} configurations × {rounds} blocks of "
+        f"{scenario.block} runs (+{scenario.warmup} warm-up runs each), interleaved"
+    )
+    try:
+        for config in configs:
+            sdk_run_block(loop, agent, config, scenario.warmup, timed=False)
+        for r in range(rounds):
+            order = configs[r % len(configs) :] + configs[: r % len(configs)]
+            for config in order:
+                sdk_run_block(loop, agent, config, scenario.block, timed=True)
+    finally:
+        sdk_processors([])()
+        loop.run_until_complete(client.close())
+        loop.close()
+    notes = {c.name: c.close() for c in configs}
+    return report(scenario, configs, notes)
+
+
+# The span tree of one run of the SDK agent above, as its model and tools fill it.
+REPLAY_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "Track parcels."},
+    QUESTION["messages"][0],
+]
+REPLAY_TURNS: tuple[tuple[dict[str, Any], tuple[str, str, Any] | None], ...] = (
+    (
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "track_parcel", "arguments": '{"parcel_id": "4711"}'},
+                }
+            ],
+        },
+        ("track_parcel", '{"parcel_id": "4711"}', {"parcel": "4711", "status": "in transit"}),
+    ),
+    (
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_2",
+                    "type": "function",
+                    "function": {
+                        "name": "delivery_estimate",
+                        "arguments": '{"parcel_id": "4711", "destination": "locker"}',
+                    },
+                }
+            ],
+        },
+        (
+            "delivery_estimate",
+            '{"parcel_id": "4711", "destination": "locker"}',
+            "Delivery of 4711 to a locker takes two working days.",
+        ),
+    ),
+    ({"role": "assistant", "content": ANSWER}, None),
+)
+
+
+def replay_sdk_run() -> None:
+    """One agent run's worth of SDK tracing calls (no model, no HTTP): what every trace
+    processor sees of a run, and nothing else."""
+    from agents.tracing import (
+        agent_span,
+        function_span,
+        generation_span,
+        task_span,
+        trace,
+        turn_span,
+    )
+
+    messages = list(REPLAY_MESSAGES)
+    usage = {"requests": 1, "input_tokens": 120, "output_tokens": 20, "total_tokens": 140}
+    tools = ["track_parcel", "delivery_estimate"]
+    with (
+        trace("Agent workflow"),
+        task_span(name="Agent workflow"),
+        agent_span(name="parcel-agent", tools=tools),
+    ):
+        for number, (reply, call) in enumerate(REPLAY_TURNS, start=1):
+            with turn_span(turn=number, agent_name="parcel-agent"):
+                with generation_span(model="bench-agent") as generation:
+                    generation.span_data.input = list(messages)
+                    generation.span_data.output = [reply]
+                    generation.span_data.usage = usage
+                messages.append(reply)
+                if call is not None:
+                    name, arguments, result = call
+                    with function_span(name=name) as function:
+                        function.span_data.input = arguments
+                        function.span_data.output = result
+                    messages.append({"role": "tool", "content": str(result)})
+
+
+def sdk_callbacks(runs: int, block: int) -> dict[str, Any]:
+    """What each trace processor costs the agent's thread per run, without the noise of a
+    model: the run's span tree replayed through the SDK's tracing API."""
+    from livescore_openai_agents import LiveScoringProcessor
+
+    def keep(emit: str) -> Config:
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(DropExporter()))
+        sink = KeepRuns()
+        processor = LiveScoringProcessor(
+            dispatcher=sink,  # type: ignore[arg-type]
+            tracer_provider=provider,
+            emit_run_spans=emit,  # type: ignore[arg-type]
+        )
+        name = "livescore processor" + (", own spans" if emit == "auto" else ", capture only")
+
+        def close() -> str:
+            provider.shutdown()
+            return f"{sink.runs:,} runs captured"
+
+        return Config(
+            name, enter=sdk_processors([processor]), leave=sdk_processors([]), close=close
+        )
+
+    def scored() -> Config:
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(DropExporter()))
+        dispatcher = LiveDispatcher(
+            [create_keyword_coverage_scorer()],
+            emitter=OTelEmitter(tracer_provider=provider),
+            register_atexit=False,
+        )
+        processor = LiveScoringProcessor(dispatcher=dispatcher, tracer_provider=provider)
+
+        def leave() -> None:
+            sdk_processors([])()
+            dispatcher.flush(timeout=60)
+
+        def close() -> str:
+            dispatcher.shutdown(timeout=60)
+            provider.shutdown()
+            return f"{dispatcher.stats().scored:,} scores"
+
+        return Config(
+            "livescore, keyword coverage",
+            enter=sdk_processors([processor]),
+            leave=leave,
+            close=close,
+        )
+
+    configs = [sdk_baseline(), keep("never"), keep("auto"), scored(), sdk_openinference()]
+    cpu_ns: dict[str, list[int]] = {c.name: [] for c in configs}
+
+    def run_block(config: Config, n: int, timed: bool) -> None:
+        config.enter()
+        gc.collect()
+        cpu = time.thread_time_ns()
+        for _ in range(n):
+            start = time.perf_counter_ns()
+            replay_sdk_run()
+            if timed:
+                config.times_ns.append(time.perf_counter_ns() - start)
+        if timed:
+            cpu_ns[config.name].append((time.thread_time_ns() - cpu) // n)
+        config.leave()
+
+    rounds = max(1, runs // block)
+    console.print(
+        f"[bold]OpenAI Agents SDK, trace processors alone[/]: {len(configs)} configurations × "
+        f"{rounds} blocks of {block} replayed runs, interleaved"
+    )
+    for config in configs:
+        run_block(config, block, timed=False)
+    for r in range(rounds):
+        for config in configs[r % len(configs) :] + configs[: r % len(configs)]:
+            run_block(config, block, timed=True)
+    notes = {c.name: c.close() for c in configs}
+    base = configs[0]
+    base_p50 = percentile(base.times_ns, 50) / 1e3
+    base_cpu = percentile(cpu_ns[base.name], 50) / 1e3
+    rows, results = [], {}
+    for config in configs:
+        p50 = percentile(config.times_ns, 50) / 1e3
+        p99 = percentile(config.times_ns, 99) / 1e3
+        cpu = percentile(cpu_ns[config.name], 50) / 1e3
+        is_base = config is base
+        rows.append(
+            [
+                config.name,
+                len(config.times_ns),
+                f"{p50:,.0f}",
+                f"{p99:,.0f}",
+                "—" if is_base else f"{p50 - base_p50:+,.0f}",
+                f"{cpu:,.0f}",
+                "—" if is_base else f"{cpu - base_cpu:+,.0f}",
+                notes[config.name],
+            ]
+        )
+        results[config.name] = {
+            "p50_us": p50,
+            "p99_us": p99,
+            "added_p50_us": p50 - base_p50,
+            "thread_cpu_per_run_us": cpu,
+            "added_thread_cpu_per_run_us": cpu - base_cpu,
+        }
+    table(
+        "OpenAI Agents SDK, trace processors alone: per run, on the agent's thread",
+        [
+            "configuration",
+            "runs",
+            "p50 µs",
+            "p99 µs",
+            "added p50 µs",
+            "thread CPU/run µs",
+            "added CPU µs",
+            "work done",
+        ],
+        rows,
+    )
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (about 20 s)")
     parser.add_argument("--runs", type=int, help="timed runs per configuration, instant model")
+    parser.add_argument(
+        "--runtime",
+        choices=("all", "langchain", "openai-agents"),
+        default="all",
+        help="which agent runtime to measure (default: both)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -434,8 +813,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     results: dict[str, Any] = {}
     with judge_server() as base_url:
-        for scenario in scenarios:
-            results[scenario.name] = measure(scenario, base_url)
+        if args.runtime in ("all", "langchain"):
+            for scenario in scenarios:
+                results[f"LangChain, {scenario.name}"] = measure(scenario, base_url)
+        if args.runtime in ("all", "openai-agents"):
+            with judge_server() as model_url:  # the SDK agent's model, in its own process
+                for scenario in scenarios:
+                    name = f"OpenAI Agents SDK, {scenario.name}"
+                    sdk = dataclasses.replace(scenario, name=name)
+                    results[sdk.name] = sdk_measure(sdk, base_url, model_url)
+            results["OpenAI Agents SDK, trace processors alone"] = sdk_callbacks(
+                runs=400 if quick else 3000, block=100 if quick else 250
+            )
     console.print(
         "added = configuration minus 'no callbacks' at the same percentile; CPU = process "
         "CPU time (every thread) during the timed runs, per run; 'added vs livescore' divides "

@@ -135,6 +135,11 @@ def test_readme_block_runs(block: Block, server: OpenAITestServer, tmp_path: Pat
     env.update(
         OPENAI_BASE_URL=server.base_url,
         OPENAI_API_KEY="sk-readme-test",
+        # Nothing leaves the machine: a request to anywhere but loopback (the Agents SDK
+        # exporting its traces to OpenAI, say) meets a closed local port and fails at once.
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="127.0.0.1,localhost",
     )
     script = tmp_path / f"readme_{block.line}.py"
     script.write_text(block.code, encoding="utf-8")

@@ -239,6 +239,179 @@ register_scorer(
 )
 
 
+# -- code scorers and quick checks (no judge) ------------------------------------------------
+
+
+def _names(argument: str | None, what: str) -> list[str]:
+    names = [n.strip() for n in (argument or "").split(",")]
+    if not all(names):
+        raise ValueError(f"{what}: a comma-separated list of tool names, not {argument!r}")
+    return names
+
+
+def _reference(argument: str | None, default: str, allowed: tuple[str, ...], name: str) -> str:
+    value = argument or default
+    if value not in allowed:
+        raise ValueError(f"{name} compares with {' or '.join(allowed)}, not {value!r}")
+    return value
+
+
+def _build_completeness(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._completeness import create_completeness_scorer
+
+    reference = _reference(argument, "input", ("input", "ground_truth"), "completeness")
+    return create_completeness_scorer(reference=reference)  # type: ignore[arg-type]
+
+
+def _build_content_similarity(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._content_similarity import create_content_similarity_scorer
+
+    allowed = ("auto", "input", "ground_truth")
+    reference = _reference(argument, "auto", allowed, "content-similarity")
+    return create_content_similarity_scorer(reference=reference)  # type: ignore[arg-type]
+
+
+def _build_textual_difference(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._textual_difference import create_textual_difference_scorer
+
+    allowed = ("auto", "input", "ground_truth")
+    reference = _reference(argument, "auto", allowed, "textual-difference")
+    return create_textual_difference_scorer(reference=reference)  # type: ignore[arg-type]
+
+
+def _build_tone(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._tone import create_tone_scorer
+
+    reference: str | float | None = argument
+    if argument is not None:
+        try:
+            reference = float(argument)
+        except ValueError:
+            reference = argument  # a reference text
+    return create_tone_scorer(reference)
+
+
+def _build_tool_call_accuracy(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._tool_call_accuracy import create_tool_call_accuracy_scorer
+
+    names = _names(argument, "tool-call-accuracy")
+    if len(names) == 1:
+        return create_tool_call_accuracy_scorer(expected_tool=names[0])
+    return create_tool_call_accuracy_scorer(expected_tool_order=names)
+
+
+def _build_trajectory(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._trajectory import create_trajectory_scorer
+
+    return create_trajectory_scorer(expected_steps=_names(argument, "trajectory"))
+
+
+def _build_check(name: str) -> BuildFunction:
+    def build(argument: str | None, options: ScorerOptions) -> Scorer:
+        from livescore import checks
+
+        # The argument is part of the id: `--scorer includes:refund --scorer includes:sorry`
+        # are two scorers, with two names on their spans and in the summary.
+        id = name if argument is None else f"{name}:{argument}"
+        if name in ("includes", "excludes", "equals", "matches", "similarity"):
+            assert argument is not None  # argument_required
+            factory = getattr(checks, f"{name.replace('-', '_')}_scorer")
+            return factory(argument, id=id)  # type: ignore[no-any-return]
+        if name == "called-tool":
+            return checks.called_tool_scorer(_names(argument, name)[0], id=id)
+        if name == "did-not-call":
+            return checks.did_not_call_scorer(_names(argument, name)[0], id=id)
+        if name == "tool-order":
+            return checks.tool_order_scorer(_names(argument, name), id=id)
+        if name == "max-tool-calls":
+            try:
+                limit = int(argument or "")
+            except ValueError:
+                raise ValueError(f"max-tool-calls needs a whole number, not {argument!r}") from None
+            return checks.max_tool_calls_scorer(limit, id=id)
+        if name == "no-tool-errors":
+            return checks.no_tool_errors_scorer()
+        return checks.used_no_tools_scorer()
+
+    return build
+
+
+register_scorer(
+    CatalogEntry(
+        name="completeness",
+        summary="share of what the reference asks about (keywords, names, numbers) the answer "
+        "covers",
+        build=_build_completeness,
+        argument="REFERENCE: input (default) or ground_truth",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="content-similarity",
+        summary="Dice similarity of character bigrams, answer vs reference (Mastra's values)",
+        build=_build_content_similarity,
+        argument="REFERENCE: auto (ground truth, else input), input or ground_truth",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="textual-difference",
+        summary="2·LCS / total length of answer and reference (1 = the same text)",
+        build=_build_textual_difference,
+        argument="REFERENCE: auto (ground truth, else input), input or ground_truth",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="tone",
+        summary="tone consistency across the answer's sentences, or against a reference tone "
+        "(VADER)",
+        build=_build_tone,
+        argument="TONE: a reference text, or a number from -1 to 1",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="tool-call-accuracy",
+        summary="1 when the agent called the expected tool (or tools, in order), else 0",
+        build=_build_tool_call_accuracy,
+        argument="TOOLS: a tool name, or A,B,C for an expected order",
+        argument_required=True,
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="trajectory",
+        summary="accuracy × efficiency × failure handling of the agent's tool calls",
+        build=_build_trajectory,
+        argument="STEPS: the expected tool calls, A,B,C",
+        argument_required=True,
+    )
+)
+for _name, _summary, _argument in (
+    ("includes", "1 when the answer contains TEXT (case ignored)", "TEXT: what to look for"),
+    ("excludes", "1 when the answer does not contain TEXT (case ignored)", "TEXT: what to avoid"),
+    ("equals", "1 when the answer equals TEXT (case and spacing ignored)", "TEXT: the answer"),
+    ("matches", "1 when the answer matches REGEX", "REGEX: all after the first ':'"),
+    ("similarity", "1 when the answer is at least 0.8 similar to TEXT", "TEXT: the reference"),
+    ("called-tool", "1 when the agent called TOOL", "TOOL: a tool name"),
+    ("did-not-call", "1 when the agent never called TOOL", "TOOL: a tool name"),
+    ("tool-order", "1 when the agent called the tools in this order", "TOOLS: A,B,C"),
+    ("max-tool-calls", "1 when the agent made at most N tool calls", "N: a whole number"),
+    ("no-tool-errors", "1 when no tool call failed", None),
+    ("used-no-tools", "1 when the agent called no tool", None),
+):
+    register_scorer(
+        CatalogEntry(
+            name=_name,
+            summary=f"check: {_summary}",
+            build=_build_check(_name),
+            argument=_argument,
+            argument_required=_argument is not None,
+        )
+    )
+
+
 # -- the LLM-judged scorers of issue 14 (each factory is imported when it is built) ----------
 
 
@@ -323,7 +496,7 @@ def _build_tool_call_accuracy_llm(argument: str | None, options: ScorerOptions) 
             raise ValueError(f"{argument}: expected a JSON list of {{name, description}} objects")
         tools = list(loaded)
     else:
-        tools = [name.strip() for name in argument.split(",") if name.strip()]
+        tools = list(_names(argument, "tool-call-accuracy-llm"))
     return create_tool_call_accuracy_scorer_llm(
         model=_judge_of(options), available_tools=tools, judge_mode=options.mode
     )

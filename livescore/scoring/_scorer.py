@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
 from livescore.otel import attributes as A
 from livescore.runs import (
+    NOT_SCORABLE_METADATA_KEY,
     Run,
     RunLike,
     Step,
@@ -479,6 +480,9 @@ class Scorer:
     # -- pipeline internals -------------------------------------------------------------
 
     def _start(self, run: Run, step: Step | None, result: ScoreResult) -> StepContext:
+        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
+        if not_scorable:  # an integration knows the run has nothing to judge
+            raise NotScorable(str(not_scorable))
         flags = result.flags
         attributes = result.attributes
         try:
