@@ -26,7 +26,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
 from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
@@ -295,10 +295,13 @@ class _Evaluation:
 
     async def _score(self, run: Run, result: ItemResult) -> None:
         scores: dict[str, ScoreResult] = {}
+        # One memo per item: scorers that send the judge the same request (claims
+        # extraction for hallucination and faithfulness) share one call.
+        memo = RunMemo()
 
         async def score_one(scorer: Scorer) -> None:
             # The one non-raising call: a failure comes back as a failed result.
-            scores[scorer.id] = await scorer.score(run)
+            scores[scorer.id] = await scorer.score(run, memo=memo)
 
         # Scorers are independent: on one item they run side by side.
         async with anyio.create_task_group() as tg:
