@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck browser unit bench clean
+.PHONY: setup demo demo-local test lint typecheck browser phoenix unit bench screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,10 +50,32 @@ browser:
 	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null 2>&1; } || \
 	  echo "Chromium is not installed: the HTML report's browser check will be skipped."
 
-test: lint typecheck browser unit
+# Arize Phoenix for its end-to-end test (the demo's scores read back as span annotations):
+# a virtual environment of its own, since arize-phoenix pins many packages (~850 MB, ~30-45 s
+# from the package index the first time, then reused). Where it cannot be installed, that
+# test is skipped with its reason.
+PHOENIX_VENV ?= .phoenix-venv
+PHOENIX_VERSION ?= 20.26.1
+
+$(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION):
+	@echo "Installing arize-phoenix==$(PHOENIX_VERSION) into $(PHOENIX_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(PHOENIX_VENV) && \
+	  $(PHOENIX_VENV)/bin/python -m pip install --quiet "arize-phoenix==$(PHOENIX_VERSION)" \
+	    >$(PHOENIX_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(PHOENIX_VENV)/install.log 2>/dev/null; \
+	    echo "Arize Phoenix could not be installed: its end-to-end test will be skipped."; }
+
+phoenix: $(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION)
+
+test: lint typecheck browser phoenix unit
+
+# docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
+# Chromium (the score badges on the run's span).
+screenshot: setup phoenix
+	$(BIN)/python docs/phoenix_screenshot.py $(ARGS)
 
 bench: setup
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) build dist *.egg-info .mypy_cache .ruff_cache

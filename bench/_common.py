@@ -199,8 +199,8 @@ def agent_turn(body: Mapping[str, Any]) -> Any:
 
 
 def bench_reply(body: Mapping[str, Any]) -> Any:
-    """Answer any request of the hallucination scorer, or of the bench agent, after the
-    latency its model names."""
+    """Answer any request of the hallucination and faithfulness scorers, or of the bench
+    agent, after the latency its model names."""
     from livescore.testing import Reply
 
     model = str(body.get("model", ""))
@@ -217,7 +217,9 @@ def bench_reply(body: Mapping[str, Any]) -> Any:
     reply: Any
     if schema == "ExtractedClaims":
         reply = Reply.json({"claims": list(CLAIMS)})
-    elif schema == "ClaimVerdicts":
+    elif schema in ("ClaimVerdicts", "FaithfulnessVerdicts"):
+        # "no" is "not hallucinated" for the one and "contradicted" for the other: either
+        # way a valid answer with one verdict per claim, which is all a benchmark needs.
         claims = re.findall(r'<claim index="\d+">(.*?)</claim>', prompt, re.DOTALL)
         reply = Reply.json({"verdicts": [{"statement": c, **verdict} for c in claims]})
     elif schema == "OneCallAnswer":

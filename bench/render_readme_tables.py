@@ -303,6 +303,71 @@ def throughput_transport() -> str:
     )
 
 
+def throughput_pairs() -> str:
+    document = load("throughput")
+    rows = []
+    for r in document["results"].get("pairs") or []:
+        scored = r["statuses"].get("scored", 0)
+        rows.append(
+            [
+                "on (the default: a `RunMemo` per job)"
+                if r["mode"] == "pair_shared"
+                else "off (`InProcessExecutor(share_judge_calls=False)`)",
+                f"{scored:,}/{2 * r['runs']:,}",
+                f"{r['calls_per_run']:.2f}",
+                f"{r['shared_per_run']:.2f}",
+                f"{r['input_tokens_per_run']:,.0f}",
+                f"{r['scores_per_s'] / 2:.1f}",
+                f"{r['cpu_ms_per_run']:.1f} ms",
+            ]
+        )
+    columns = [
+        f"shared judge requests (concurrency {_pair_concurrency(document)})",
+        "scores",
+        "judge calls / run",
+        "reused answers / run",
+        "input tokens / run",
+        "runs/s",
+        "CPU / run",
+    ]
+    return table(columns, rows) + "\n\n" + source(document)
+
+
+def _pair_concurrency(document: dict[str, Any]) -> str:
+    found = {r["concurrency"] for r in document["results"].get("pairs") or []}
+    return ", ".join(str(c) for c in sorted(found)) or "—"
+
+
+def sinks() -> str:
+    document = load("sinks")
+    r = document["results"]
+    send, emit = r["send"], r["emit"]
+    rows = [
+        [
+            "`PhoenixSink.send()`, per score",
+            f"{send['median_us']:.2f} µs median, {send['p99_us']:.2f} µs p99",
+        ],
+        [
+            "`OTelEmitter.emit`, per score: plain → with the sink attached",
+            f"{emit['plain_median_us']:.1f} → {emit['with_sink_median_us']:.1f} µs median "
+            f"({emit['added_median_us']:+.1f} µs)".replace("-", "−"),
+        ],
+        [
+            "delivery, batches of 100 (the default)",
+            f"{r['batch_100']['per_second']:,.0f} scores/s "
+            f"({r['batch_100']['scores']:,} in {r['batch_100']['seconds']:.2f} s)",
+        ],
+        [
+            "delivery, one score per request",
+            f"{r['batch_1']['per_second']:,.0f} scores/s "
+            f"({r['batch_1']['scores']:,} in {r['batch_1']['seconds']:.2f} s)",
+        ],
+    ]
+    return (
+        table([f"PhoenixSink ({r['scores']:,} scores)", "figure"], rows) + "\n\n" + source(document)
+    )
+
+
 # -- the others ------------------------------------------------------------------------------------
 
 
@@ -565,12 +630,14 @@ TABLES: dict[str, Callable[[], str]] = {
     "hot_path.replay": hot_path_replay,
     "throughput": throughput,
     "throughput.transport": throughput_transport,
+    "throughput.pairs": throughput_pairs,
     "keyword_coverage": keyword_coverage,
     "keyword_coverage.agreement": keyword_coverage_agreement,
     "burst": burst,
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
     "judge_quality": judge_quality,
+    "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
 }

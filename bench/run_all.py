@@ -26,6 +26,7 @@ BENCHMARKS = (
     "handler_callbacks.py",
     "import_time.py",
     "code_scorers.py",
+    "sinks.py",
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
 )
 

@@ -26,7 +26,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import RunMemo, Scorer, ScoreResult
+from livescore.sinks import ScoreSink, with_sinks
 
 from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
 from ._targets import AgentTarget, resolve_target
@@ -294,10 +295,13 @@ class _Evaluation:
 
     async def _score(self, run: Run, result: ItemResult) -> None:
         scores: dict[str, ScoreResult] = {}
+        # One memo per item: scorers that send the judge the same request (claims
+        # extraction for hallucination and faithfulness) share one call.
+        memo = RunMemo()
 
         async def score_one(scorer: Scorer) -> None:
             # The one non-raising call: a failure comes back as a failed result.
-            scores[scorer.id] = await scorer.score(run)
+            scores[scorer.id] = await scorer.score(run, memo=memo)
 
         # Scorers are independent: on one item they run side by side.
         async with anyio.create_task_group() as tg:
@@ -340,6 +344,7 @@ async def run_evals(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    sinks: Sequence[ScoreSink] | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -394,6 +399,12 @@ async def run_evals(
             default.
         capture_content: Without ``emitter``: what user-derived text score spans carry,
             ``"full"``, ``"truncated"`` or ``"none"``.
+        sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
+            :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
+            :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
+            emitter (so the item spans are exported first) and then the sinks, which
+            deliver, or give up on, every score within their ``retry_deadline``. The sinks
+            are not shut down: reuse them.
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
@@ -435,6 +446,10 @@ async def run_evals(
             meter_provider=meter_provider,
             capture_content=capture_content,
         )
+    if sinks:
+        if not isinstance(sinks, Sequence):
+            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+        emitter = with_sinks(emitter, sinks)
     evaluation = _Evaluation(
         checked,
         invoker,
@@ -471,6 +486,10 @@ async def run_evals(
             stacklevel=2,
         )
     result = summarize([s.id for s in checked], [item for item in slots if item is not None])
+    if sinks:
+        # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
+        # thread, as a flush waits on other threads' deliveries.
+        await anyio.to_thread.run_sync(emitter.flush, None)
     result.duration_s = time.perf_counter() - started
     return result
 
@@ -508,6 +527,7 @@ def run_evals_sync(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    sinks: Sequence[ScoreSink] | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -543,5 +563,6 @@ def run_evals_sync(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        sinks=sinks,
     )
     return anyio.run(call)

@@ -77,8 +77,10 @@ class CatalogEntry:
             ``--fail-under`` applies to the others, ``--fail-over`` to these.
         score_range: The lowest and highest score it gives (thresholds are checked against
             it).
-        predicts: The dataset label its score predicts (``"hallucinated"``): on labelled
-            data the CLI reports accuracy, F1 and AUROC for it.
+        predicts: The dataset label its score predicts: a 0/1 field that marks a defect
+            (``"hallucinated"``, ``"toxic"``). On data with that label the CLI reports
+            accuracy, F1 and AUROC for the scorer: where higher is worse a high score
+            predicts the defect, where higher is better (faithfulness) a low one does.
     """
 
     name: str
@@ -201,7 +203,7 @@ def _build_hallucination(argument: str | None, options: ScorerOptions) -> Scorer
     assert options.judge is not None  # build_scorer checked it
     # The item's context, else the run's tool results and retrieved documents.
     return create_hallucination_scorer(
-        model=options.judge, get_context=get_run_context, mode=options.mode
+        model=options.judge, get_context=get_run_context, judge_mode=options.mode
     )
 
 
@@ -408,3 +410,198 @@ for _name, _summary, _argument in (
             argument_required=_argument is not None,
         )
     )
+
+
+# -- the LLM-judged scorers of issue 14 (each factory is imported when it is built) ----------
+
+
+def _judge_of(options: ScorerOptions) -> Judge:
+    assert options.judge is not None  # build_scorer and the CLI check it
+    return options.judge
+
+
+def _build_faithfulness(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.runs import get_run_context
+    from livescore.scorers._faithfulness import create_faithfulness_scorer
+
+    return create_faithfulness_scorer(
+        model=_judge_of(options), get_context=get_run_context, judge_mode=options.mode
+    )
+
+
+def _build_answer_relevancy(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._answer_relevancy import create_answer_relevancy_scorer
+
+    return create_answer_relevancy_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_answer_similarity(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._answer_similarity import create_answer_similarity_scorer
+
+    return create_answer_similarity_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_context_relevance(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._context_relevance import create_context_relevance_scorer
+
+    return create_context_relevance_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_context_precision(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._context_precision import create_context_precision_scorer
+
+    return create_context_precision_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_toxicity(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._toxicity import create_toxicity_scorer
+
+    return create_toxicity_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_bias(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._bias import create_bias_scorer
+
+    return create_bias_scorer(model=_judge_of(options), judge_mode=options.mode)
+
+
+def _build_prompt_alignment(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._prompt_alignment import create_prompt_alignment_scorer
+
+    mode = argument or "user"
+    if mode not in ("user", "system", "both"):
+        raise ValueError(f"prompt-alignment judges against user, system or both, not {mode!r}")
+    return create_prompt_alignment_scorer(
+        model=_judge_of(options),
+        mode=mode,  # type: ignore[arg-type]
+        judge_mode=options.mode,
+    )
+
+
+def _build_tool_call_accuracy_llm(argument: str | None, options: ScorerOptions) -> Scorer:
+    import json
+    from pathlib import Path
+
+    from livescore.scorers._tool_call_accuracy_llm import create_tool_call_accuracy_scorer_llm
+
+    assert argument is not None  # required
+    path = Path(argument)
+    tools: list[object]
+    if argument.endswith(".json") or path.is_file():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read the tools file {argument!r}: {exc}") from None
+        if not isinstance(loaded, list):
+            raise ValueError(f"{argument}: expected a JSON list of {{name, description}} objects")
+        tools = list(loaded)
+    else:
+        tools = list(_names(argument, "tool-call-accuracy-llm"))
+    return create_tool_call_accuracy_scorer_llm(
+        model=_judge_of(options), available_tools=tools, judge_mode=options.mode
+    )
+
+
+def _build_criteria(argument: str | None, options: ScorerOptions) -> Scorer:
+    from livescore.scorers._criteria import create_criteria_scorer
+
+    assert argument is not None  # required
+    return create_criteria_scorer(
+        model=_judge_of(options), criteria=argument, judge_mode=options.mode
+    )
+
+
+register_scorer(
+    CatalogEntry(
+        name="faithfulness",
+        summary="share of the answer's claims the context backs (context: the item's, else "
+        "the run's tool results); claims shared with hallucination",
+        build=_build_faithfulness,
+        needs_judge=True,
+        predicts="hallucinated",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="answer-relevancy",
+        summary="share of the answer's statements relevant to the question",
+        build=_build_answer_relevancy,
+        needs_judge=True,
+        predicts="irrelevant",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="answer-similarity",
+        summary="how closely the answer conveys the item's ground_truth, unit by unit",
+        build=_build_answer_similarity,
+        needs_judge=True,
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="context-relevance",
+        summary="how relevant the context was to the question, and how well the answer used it",
+        build=_build_context_relevance,
+        needs_judge=True,
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="context-precision",
+        summary="mean average precision of the context order: useful pieces first",
+        build=_build_context_precision,
+        needs_judge=True,
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="toxicity",
+        summary="share of the answer's statements that are toxic",
+        build=_build_toxicity,
+        needs_judge=True,
+        higher_is_better=False,
+        predicts="toxic",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="bias",
+        summary="share of the answer's own opinions that are biased",
+        build=_build_bias,
+        needs_judge=True,
+        higher_is_better=False,
+        predicts="biased",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="prompt-alignment",
+        summary="how well the answer follows its prompt: intent, requirements, "
+        "completeness, format and tone",
+        build=_build_prompt_alignment,
+        needs_judge=True,
+        argument="MODE: user (default), system or both",
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="tool-call-accuracy-llm",
+        summary="whether the agent called the right tools for the request, judged",
+        build=_build_tool_call_accuracy_llm,
+        needs_judge=True,
+        argument="TOOLS: tool names separated by commas, or a JSON file of {name, "
+        "description} objects",
+        argument_required=True,
+    )
+)
+register_scorer(
+    CatalogEntry(
+        name="criteria",
+        summary="share of the checks of your criterion the answer meets",
+        build=_build_criteria,
+        needs_judge=True,
+        argument="CRITERION: what a good answer does, in plain words",
+        argument_required=True,
+    )
+)

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
     from livescore.live import ScorerConfig
     from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
 
 __all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
 
@@ -234,6 +235,10 @@ class LiveScoringHandler(BaseCallbackHandler):
             ``"always"``; or ``"never"``.
         capture_content: What the scores' spans of the dispatcher it creates carry of
             explanations and claims: ``"full"``, ``"truncated"`` or ``"none"``.
+        sinks: Dashboards each score also goes to, for the dispatcher it creates
+            (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`;
+            see ``LiveDispatcher(sinks=...)``). With ``dispatcher=``, give the sinks to
+            that dispatcher instead.
         score_failed_runs: Hand runs that ended in an error (the agent raised, was
             cancelled, a stream was abandoned) to the scorers too, with ``Run.error`` set
             and no output. By default they are counted as dropped with reason
@@ -271,9 +276,15 @@ class LiveScoringHandler(BaseCallbackHandler):
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
         ignore_scorer_calls: bool = True,
+        sinks: Sequence[ScoreSink] | None = None,
     ) -> None:
         if (scorers is None) == (dispatcher is None):
             raise ValueError("give LiveScoringHandler either scorers=[...] or dispatcher=...")
+        if sinks and dispatcher is not None:
+            raise ValueError(
+                "sinks= configures the dispatcher the handler creates: with dispatcher=..., "
+                "pass the sinks to that dispatcher (LiveDispatcher(..., sinks=[...]))"
+            )
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
                 f"emit_run_spans must be 'auto', 'always' or 'never', not {emit_run_spans!r}"
@@ -292,6 +303,7 @@ class LiveScoringHandler(BaseCallbackHandler):
                 tracer_provider=tracer_provider,
                 meter_provider=meter_provider,
                 capture_content=capture_content,
+                sinks=sinks,
             )
         self.dispatcher: RunSink = dispatcher
         self.name = name
@@ -890,6 +902,7 @@ def _make_dispatcher(
     tracer_provider: TracerProvider | None,
     meter_provider: MeterProvider | None,
     capture_content: ContentCapture,
+    sinks: Sequence[ScoreSink] | None = None,
 ) -> RunSink:
     from livescore.live import LiveDispatcher
     from livescore.otel import OTelEmitter
@@ -900,7 +913,10 @@ def _make_dispatcher(
         capture_content=capture_content,
     )
     dispatcher: RunSink = LiveDispatcher(
-        scorers, emitter=emitter, name=f"livescore-langchain:{name}" if name else "livescore"
+        scorers,
+        emitter=emitter,
+        sinks=sinks,
+        name=f"livescore-langchain:{name}" if name else "livescore",
     )
     return dispatcher
 
