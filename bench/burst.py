@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import time
 import tracemalloc
 from collections.abc import Sequence
@@ -26,7 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import console, current_rss, mib, peak_rss, percentile, print_machine, table
+from _common import (
+    Results,
+    console,
+    current_rss,
+    mib,
+    peak_rss,
+    percentile,
+    print_machine,
+    table,
+)
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -160,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runs", type=int, help="runs in the burst (default 100,000)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    record = Results("burst", quick=args.quick, partial=args.runs is not None)
     runs = args.runs or (20_000 if args.quick else 100_000)
 
     print_machine("Burst: 100,000 runs as fast as possible, a scorer that takes 1 s")
@@ -192,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     before: DispatchStats = t["before_shutdown"]
     after: DispatchStats = t["after_shutdown"]
-    refused_exact = before.dropped_by_reason.get("queue_full", 0) == runs - t["accepted"]
+    queue_full = before.dropped_by_reason.get("queue_full", 0)
+    refused_exact = queue_full == runs - t["accepted"]
     invariant = after.sampled == after.scored + after.failed + after.skipped + after.dropped
     table(
         "Accounting",
@@ -201,15 +211,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ["submitted", f"{runs:,}"],
             ["accepted by submit()", f"{t['accepted']:,}"],
             ["submitted − accepted", f"{runs - t['accepted']:,}"],
-            ["dropped 'queue_full' (stats, before shutdown)", f"{before.dropped:,}"],
-            ["  equal, exactly", "yes" if refused_exact else "NO"],
+            ["stats before shutdown: dropped with reason 'queue_full'", f"{queue_full:,}"],
+            ["  equal to submitted − accepted, exactly", "yes" if refused_exact else "NO"],
+            [
+                "stats before shutdown: dropped, all reasons",
+                f"{before.dropped:,} ("
+                + ", ".join(f"{k} {v:,}" for k, v in before.dropped_by_reason.items())
+                + ")",
+            ],
             [
                 f"after shutdown({SHUTDOWN_DEADLINE_S}) — took {t['shutdown_s']:.2f} s",
                 f"sampled {after.sampled:,} = scored {after.scored:,} + failed {after.failed:,}"
                 f" + skipped {after.skipped:,} + dropped {after.dropped:,}",
             ],
             [
-                "  dropped by reason",
+                "  dropped after shutdown, by reason",
                 ", ".join(f"{k} {v:,}" for k, v in after.dropped_by_reason.items()),
             ],
             ["  queued / in flight", f"{after.queued} / {after.in_flight}"],
@@ -248,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             name: {
                 "p50": percentile(values, 50),
                 "p99": percentile(values, 99),
+                "p99.99": percentile(values, 99.99),
                 "max": max(values) if values else None,
             }
             for name, values in (
@@ -256,7 +273,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 ("refused", t["refused_ns"]),
             )
         },
+        "refused": runs - t["accepted"],
+        "queue_full_drops_before_shutdown": queue_full,
         "refused_equals_queue_full_drops": refused_exact,
+        "shutdown_s": t["shutdown_s"],
+        "rss_bytes": {
+            "before": t["rss_before"],
+            "after_burst": t["rss_after"],
+            "peak": t["peak_rss"],
+        },
         "stats_after_shutdown": {
             "sampled": after.sampled,
             "scored": after.scored,
@@ -269,8 +294,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "memory": memory,
         "run_bytes": per_run,
     }
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    record.write(result, json_path=args.json)
     return result
 
 

@@ -21,7 +21,8 @@ seed:
 *cold* is the first pass (livescore's caches cleared first; Node's JIT cold), *warm* the
 steady state over repeated passes: the best of three rounds of ``--seconds`` / 3 each, for
 both, so a round slowed by other work on a shared machine does not decide. Mastra's textual
-difference fills an n × m table: a long pair takes 10 to 25 s and about 4 GB in Node, so only
+difference fills an n × m table: a long pair takes seconds to tens of seconds and gigabytes in
+Node (the results file holds the rate and Node's peak RSS), so only
 ``--mastra-long-pairs`` of them run (cold only), and none with ``--quick``.
 
 Run: ``python bench/code_scorers.py [--seconds 2] [--quick] [--no-mastra] [--json out.json]``.
@@ -32,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -42,7 +42,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import console, print_machine, table
+from _common import (
+    MASTRA_DIR,
+    MASTRA_VERSIONS,
+    Results,
+    console,
+    ensure_mastra,
+    mastra_meta,
+    print_machine,
+    table,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -62,9 +71,7 @@ from livescore.scorers import (  # noqa: E402
 )
 
 CORPUS = Path(__file__).with_name("corpus") / "keyword_coverage.jsonl"
-MASTRA_DIR = ROOT / ".bench-mastra"
-MASTRA_VERSION = "1.10.2"
-MASTRA_PACKAGES = (f"@mastra/evals@{MASTRA_VERSION}", "@mastra/core@1.71.0", "zod@4")
+MASTRA_VERSION = MASTRA_VERSIONS["@mastra/evals"]  # pinned in _common.py
 TOOLS = ("search", "get_weather", "lookup_order", "summarize", "send_email", "read_doc")
 SEED = 20260
 
@@ -107,7 +114,10 @@ for (let round = 0; round < 3 && spec.seconds > 0; round++) {
   warm = Math.max(warm ?? 0, scored / ((performance.now() - start) / 1000));
 }
 const version = JSON.parse(readFileSync("node_modules/@mastra/evals/package.json", "utf8")).version;
-console.log(JSON.stringify({ node: process.version, evals: version, cold, warm, scores }));
+// Peak resident memory of the Node process (kB): what the n × m table of a long pair costs.
+const maxRssKb = process.resourceUsage().maxRSS;
+console.log(
+  JSON.stringify({ node: process.version, evals: version, cold, warm, scores, maxRssKb }));
 """
 
 
@@ -246,6 +256,8 @@ class Timing:
     warm: float | None
     scores: list[float] = field(default_factory=list)
     note: str = ""
+    items: int = 0
+    peak_rss_kb: int | None = None  # Mastra's Node process
 
 
 def time_livescore(make: Callable[[], Scorer], runs: list[Run], seconds: float) -> Timing:
@@ -272,45 +284,6 @@ def time_livescore(make: Callable[[], Scorer], runs: list[Run], seconds: float) 
 
 
 # -- Mastra -----------------------------------------------------------------------------------
-
-
-def _installed_version() -> str | None:
-    manifest = MASTRA_DIR / "node_modules" / "@mastra" / "evals" / "package.json"
-    if not manifest.exists():
-        return None
-    return str(json.loads(manifest.read_text(encoding="utf-8")).get("version"))
-
-
-def ensure_mastra() -> str | None:
-    """Install the pinned @mastra/evals into .bench-mastra; return why not, or None."""
-    if shutil.which("node") is None:
-        return "Node.js (`node`) is not installed"
-    if _installed_version() == MASTRA_VERSION:
-        return None
-    if shutil.which("npm") is None:
-        return f"npm is not installed and .bench-mastra has no @mastra/evals {MASTRA_VERSION}"
-    MASTRA_DIR.mkdir(exist_ok=True)
-    manifest = MASTRA_DIR / "package.json"
-    if not manifest.exists():
-        manifest.write_text(
-            json.dumps({"name": "bench-mastra", "private": True, "type": "module"}, indent=2)
-        )
-    print(f"installing {' '.join(MASTRA_PACKAGES)} into {MASTRA_DIR} ...", flush=True)
-    try:
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *MASTRA_PACKAGES],
-            cwd=MASTRA_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return "npm install timed out after 600 s"
-    if done.returncode != 0 or _installed_version() != MASTRA_VERSION:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return "npm install failed: " + " / ".join(tail)
-    return None
 
 
 def time_mastra(
@@ -340,7 +313,13 @@ def time_mastra(
         tail = done.stderr.strip().splitlines()[-2:]
         return "failed: " + " / ".join(tail)
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    return Timing(data["cold"], data["warm"], [float(s) for s in data["scores"]])
+    return Timing(
+        data["cold"],
+        data["warm"],
+        [float(s) for s in data["scores"]],
+        items=len(runs),
+        peak_rss_kb=data.get("maxRssKb"),
+    )
 
 
 # -- the benchmark ----------------------------------------------------------------------------
@@ -400,7 +379,7 @@ def speed(args: argparse.Namespace, mastra_ready: str | None) -> list[dict[str, 
                     mastra_runs = mastra_runs[: 0 if args.quick else args.mastra_long_pairs]
                     seconds = 0  # one cold pass: each pair takes tens of seconds
                 if name == "completeness" and size == "long":
-                    seconds = 0  # about 3 s per pair
+                    seconds = 0  # seconds per pair
                 theirs = (
                     time_mastra(name, mastra_runs, seconds, MASTRA_OPTIONS.get(name))
                     if mastra_runs
@@ -457,6 +436,9 @@ def print_speed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "livescore_warm_per_s": ours.warm,
                 "mastra_cold_per_s": m_cold,
                 "mastra_warm_per_s": m_warm,
+                "mastra_items": theirs.items if isinstance(theirs, Timing) else None,
+                "mastra_peak_rss_kb": theirs.peak_rss_kb if isinstance(theirs, Timing) else None,
+                "mastra_note": None if isinstance(theirs, Timing) else str(theirs),
             }
         )
     table(
@@ -634,10 +616,12 @@ def main(argv: list[str] | None = None) -> None:
         "--mastra-long-pairs",
         type=int,
         default=1,
-        help="long pairs Mastra's textual difference scores (10 to 25 s and about 4 GB each)",
+        help="long pairs Mastra's textual difference scores (seconds and gigabytes each)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    partial = args.no_mastra or args.seconds != 3.0 or args.mastra_long_pairs != 1
+    record = Results("code_scorers", quick=args.quick, partial=partial)
     if args.quick:
         args.seconds = min(args.seconds, 0.5)
 
@@ -651,8 +635,9 @@ def main(argv: list[str] | None = None) -> None:
         found = agreement(args)
         print_agreement(found)
         summary["agreement"] = [a.__dict__ for a in found]
-    if args.json is not None:
-        args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    if mastra_ready is None:
+        record.extra["mastra"] = mastra_meta()
+    record.write(summary, json_path=args.json)
 
 
 if __name__ == "__main__":

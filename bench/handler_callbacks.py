@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import time
 import uuid
@@ -32,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import console, print_machine, table
+from _common import Results, console, print_machine, table
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
@@ -206,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runs", type=int, help="replayed runs per round")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    record = Results("handler_callbacks", quick=args.quick, partial=args.runs is not None)
     runs = args.runs or (2000 if args.quick else 10000)
     rounds = 3 if args.quick else 7
     print_machine("Handler callbacks: the cost of each LangChain callback, on its own")
@@ -241,8 +241,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "(emit_run_spans='never', a sink that keeps nothing): the handler's own code only."
     )
     # The bottom rows time whole replays without a per-call timer.
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    record.write({"runs": runs, "rounds": rounds, **results}, json_path=args.json)
     return results
 
 

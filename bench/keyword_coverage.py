@@ -6,15 +6,17 @@ agent question/answer pairs) with:
 - livescore's ``create_keyword_coverage_scorer()`` through the full scorer pipeline
   (``await scorer.run(run)``, as the live worker calls it), and its keyword extraction and
   matching alone;
-- Mastra's ``createKeywordCoverageScorer()`` from ``@mastra/evals``, installed with npm into
-  ./.bench-mastra (gitignored) and run by a small Node.js script this benchmark writes there.
+- Mastra's ``createKeywordCoverageScorer()`` from ``@mastra/evals`` (the version pinned in
+  ``_common.MASTRA_VERSIONS``), installed with npm into ./.bench-mastra (gitignored) and run
+  by a small Node.js script this benchmark writes there.
 
 It prints scores per second (the first, cold pass and warm passes), the mean score, and the
 share of pairs where both give the same score, with the reasons for the disagreements found by
 ablation (livescore re-run without stemming, without compound terms…). The Mastra column is
 skipped, with a message, when Node.js, npm or the package is not available.
 
-Run: ``python bench/keyword_coverage.py [--seconds 3] [--no-mastra] [--json results.json]``.
+Run: ``python bench/keyword_coverage.py [--seconds 3] [--quick] [--no-mastra] [--json out.json]``;
+the figures go to ``bench/results/keyword_coverage.json`` (see ``_common.Results``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _common import MASTRA_DIR, Results, ensure_mastra, mastra_meta, print_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -44,8 +46,6 @@ from livescore.scorers import (  # noqa: E402
 )
 
 CORPUS = Path(__file__).with_name("corpus") / "keyword_coverage.jsonl"
-MASTRA_DIR = ROOT / ".bench-mastra"
-MASTRA_PACKAGES = ("@mastra/evals@latest", "@mastra/core@latest", "zod")
 SAME = 1e-9
 
 NODE_SCRIPT = r"""
@@ -231,48 +231,10 @@ def extraction_column(pairs: list[dict[str, str]], seconds: float) -> Column:
 # -- Mastra -----------------------------------------------------------------------------------
 
 
-def _mastra_installed() -> bool:
-    return (MASTRA_DIR / "node_modules" / "@mastra" / "evals" / "package.json").exists()
-
-
-def install_mastra(packages: tuple[str, ...]) -> str | None:
-    """Install @mastra/evals into .bench-mastra; return why not, or None when ready."""
-    if shutil.which("node") is None:
-        return "Node.js (`node`) is not installed"
-    if _mastra_installed():
-        return None
-    if shutil.which("npm") is None:
-        return "npm is not installed and .bench-mastra has no @mastra/evals"
-    MASTRA_DIR.mkdir(exist_ok=True)
-    manifest = MASTRA_DIR / "package.json"
-    if not manifest.exists():
-        manifest.write_text(
-            json.dumps({"name": "bench-mastra", "private": True, "type": "module"}, indent=2)
-        )
-    print(f"installing {' '.join(packages)} into {MASTRA_DIR} ...", flush=True)
-    try:
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
-            cwd=MASTRA_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return "npm install timed out after 600 s"
-    if done.returncode != 0 or not _mastra_installed():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return "npm install failed: " + " / ".join(tail)
-    return None
-
-
-def mastra_columns(
-    corpus: Path, seconds: float, packages: tuple[str, ...]
-) -> tuple[Column, Column] | str:
+def mastra_columns(corpus: Path, seconds: float) -> tuple[Column, Column] | str:
     """Mastra's figures (its scorer, and its keyword extraction alone), or why they are
     missing."""
-    why = install_mastra(packages)
+    why = ensure_mastra()
     if why is not None:
         return why
     script = MASTRA_DIR / "score_keyword_coverage.mjs"
@@ -392,8 +354,11 @@ def report(
         return summary
 
     print("\nAgreement with Mastra when livescore's extra features are switched off:")
+    summary["agreement_without"] = {}
     for label, column in ablations.items():
-        print(f"  livescore without {label:<28} {agreement(column.scores, mastra.scores):.1%}")
+        share = agreement(column.scores, mastra.scores)
+        summary["agreement_without"][label] = share
+        print(f"  livescore without {label:<28} {share:.1%}")
 
     disagreements = [
         p["id"] for p in pairs if abs(ours.scores[p["id"]] - mastra.scores[p["id"]]) >= SAME
@@ -410,6 +375,8 @@ def report(
     for label, ids in sorted(causes.items(), key=lambda item: -len(item[1])):
         print(f"  {label:<56} {len(ids):>4}")
     summary["disagreements"] = {label: len(ids) for label, ids in causes.items()}
+    summary["livescore_higher"] = higher
+    summary["agreement"] = agreement(ours.scores, mastra.scores)
 
     print("\nExamples:")
     by_input = {p["id"]: p for p in pairs}
@@ -431,11 +398,17 @@ def report(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--seconds", type=float, default=3.0, help="warm timing per column")
+    parser.add_argument("--seconds", type=float, help="warm timing per column (default 3)")
+    parser.add_argument("--quick", action="store_true", help="1 s of warm timing per column")
     parser.add_argument("--no-mastra", action="store_true", help="skip the Node.js column")
     parser.add_argument("--examples", type=int, default=6, help="disagreements to show")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    partial = args.no_mastra or args.seconds is not None or args.corpus != CORPUS
+    record = Results("keyword_coverage", quick=args.quick, partial=partial)
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 3.0
+    print_machine("Keyword coverage: livescore beside Mastra's own scorer under Node.js")
 
     pairs = load_corpus(args.corpus)
     columns = [
@@ -443,9 +416,7 @@ def main(argv: list[str] | None = None) -> None:
         extraction_column(pairs, args.seconds),
     ]
     mastra: tuple[Column, Column] | str = (
-        "--no-mastra given"
-        if args.no_mastra
-        else mastra_columns(args.corpus, args.seconds, MASTRA_PACKAGES)
+        "--no-mastra given" if args.no_mastra else mastra_columns(args.corpus, args.seconds)
     )
     ablations: dict[str, Column] = {}
     if not isinstance(mastra, str):
@@ -457,8 +428,9 @@ def main(argv: list[str] | None = None) -> None:
             ),
         }
     summary = report(pairs, columns, mastra, ablations, args.examples)
-    if args.json is not None:
-        args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    if not isinstance(mastra, str):
+        record.extra["mastra"] = mastra_meta()
+    record.write(summary, json_path=args.json)
 
 
 if __name__ == "__main__":

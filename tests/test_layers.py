@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "livescore"
-FORBIDDEN_EVERYWHERE = ("langchain", "langchain_core", "langgraph", "livescore_langchain")
+FORBIDDEN_EVERYWHERE = (
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "livescore_langchain",
+    "agents",
+    "livescore_openai_agents",
+)
 
 
 def module_level_imports(path: Path) -> set[str]:

@@ -7,10 +7,17 @@ structured judge requests with an instance of the requested JSON schema, the age
 model (LangChain's ``init_chat_model("openai:...")``) with a short answer. A block that
 needs a running external service is marked in the README by an HTML comment on the line
 before it: ``<!-- readme-test: skip (needs Phoenix) -->``; the reason is required.
+
+Dashboards: a block that uses ``PhoenixSink`` runs against the session's real Phoenix
+(``PHOENIX_COLLECTOR_ENDPOINT`` points there) and must report its scores sent; a block
+that uses ``LangfuseSink`` runs against :class:`LangfuseTestReceiver`, a loopback test
+double of Langfuse's scores and OTLP endpoints (``LANGFUSE_*`` point there; Langfuse's
+server cannot run here), which must receive its scores and spans.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from score_api_doubles import LangfuseTestReceiver
 
 from livescore.testing import OpenAITestServer
 
@@ -128,28 +136,54 @@ def server() -> Any:
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"README.md:{b.line}" for b in BLOCKS])
-def test_readme_block_runs(block: Block, server: OpenAITestServer, tmp_path: Path) -> None:
+def test_readme_block_runs(
+    block: Block, server: OpenAITestServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     if block.skip:
         pytest.skip(f"README.md:{block.line}: {block.skip}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LIVESCORE_"))}
+    prefixes = ("OPENAI_", "LIVESCORE_", "PHOENIX_", "LANGFUSE_", "OTEL_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     env.update(
         OPENAI_BASE_URL=server.base_url,
         OPENAI_API_KEY="sk-readme-test",
+        # Nothing leaves the machine: a request to anywhere but loopback (the Agents SDK
+        # exporting its traces to OpenAI, say) meets a closed local port and fails at once.
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="127.0.0.1,localhost",
     )
-    script = tmp_path / f"readme_{block.line}.py"
-    script.write_text(block.code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-    assert done.returncode == 0, (
-        f"README.md:{block.line} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    )
+    phoenix = "PhoenixSink(" in block.code
+    if phoenix:
+        env["PHOENIX_COLLECTOR_ENDPOINT"] = request.getfixturevalue("phoenix_url")
+    with contextlib.ExitStack() as stack:
+        langfuse = None
+        if "LangfuseSink(" in block.code:
+            langfuse = stack.enter_context(LangfuseTestReceiver())
+            env.update(
+                LANGFUSE_PUBLIC_KEY="pk-lf-readme",
+                LANGFUSE_SECRET_KEY="sk-lf-readme",
+                LANGFUSE_BASE_URL=langfuse.url,
+            )
+        script = tmp_path / f"readme_{block.line}.py"
+        script.write_text(block.code, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+        assert done.returncode == 0, (
+            f"README.md:{block.line} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        )
+        if phoenix or langfuse is not None:
+            # the block prints its sink's stats: every score was delivered
+            assert re.search(r"sent=[1-9]\d*, failed=0, dropped=0", done.stdout), done.stdout
+        if langfuse is not None:
+            assert langfuse.scores()
+            assert any(r.path == langfuse.OTLP_PATH for r in langfuse.requests)
 
 
 def test_skip_markers_need_a_reason() -> None:

@@ -74,6 +74,22 @@ def add_demo_parser(sub: Any) -> None:
         "Arize Phoenix; /v1/traces is added when the URL has no path)",
     )
     export.add_argument(
+        "--phoenix",
+        metavar="URL",
+        nargs="?",
+        const="",
+        help="send the spans to Arize Phoenix at URL and each score as a span annotation (its "
+        "score badges); URL defaults to $PHOENIX_COLLECTOR_ENDPOINT, else "
+        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set)",
+    )
+    export.add_argument(
+        "--langfuse",
+        action="store_true",
+        help="also send each score to Langfuse as a score on the run's trace "
+        "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the spans "
+        "there with --otlp-endpoint)",
+    )
+    export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
     )
     p.set_defaults(handler=run_demo_command)
@@ -107,6 +123,8 @@ def run_demo_command(
         agent_model=judge_model_string(agent_model) if agent_model else None,
         questions=tuple(args.question or ()),
         otlp_endpoint=args.otlp_endpoint,
+        phoenix=args.phoenix,
+        langfuse=args.langfuse,
         console_spans=args.console_spans,
         endpoint_configured=bool(
             args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")

@@ -22,6 +22,7 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
+from livescore.cli._export import Export, add_export_arguments
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
 from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
 
@@ -90,7 +91,9 @@ def add_eval_parser(sub: Any) -> None:
             "input and output (ready answers) plus optional context (string or list),\n"
             "ground_truth and id; or, with --target, just the input. The hallucination\n"
             "benchmark format (question, context, output, hallucinated 0/1) is read too, and\n"
-            "its labels give judge-quality figures (accuracy, precision, recall, F1, AUROC).\n"
+            "its labels give judge-quality figures (accuracy, precision, recall, F1, AUROC);\n"
+            "so do other 0/1 defect labels a scorer predicts (toxic, biased, irrelevant) or\n"
+            "that --label names.\n"
             "Bad lines are reported with their number and skipped; other fields are kept as\n"
             "metadata (and named once).\n\n"
             f"scorers (--scorer NAME[:ARG]):\n{catalog}"
@@ -156,8 +159,17 @@ def add_eval_parser(sub: Any) -> None:
         "--threshold",
         type=finite_float,
         default=0.5,
-        help="labelled data: a score at or above this predicts the label (hallucinated); "
-        "must lie in the scorer's score range (default: 0.5)",
+        help="labelled data: for a scorer where higher is worse, a score at or above this "
+        "predicts the label (hallucinated, toxic…); where higher is better (faithfulness), a "
+        "score at or below it; must lie in the scorer's score range (default: 0.5)",
+    )
+    p.add_argument(
+        "--label",
+        metavar="FIELD",
+        help="labelled data: the 0/1 field that marks a defect (1 = bad), to measure every "
+        "selected judge scorer against; default: each scorer's own label (hallucinated for "
+        "hallucination and faithfulness, toxic for toxicity, biased for bias, irrelevant for "
+        "answer-relevancy)",
     )
     checks = p.add_argument_group("checks for CI (exit 1 when one fails)")
     checks.add_argument(
@@ -181,6 +193,8 @@ def add_eval_parser(sub: Any) -> None:
         help="fail when a scorer's mean is above MEAN; without SCORER=, every scorer where "
         "higher is worse, e.g. hallucination (repeatable)",
     )
+    export = p.add_argument_group("export (traces and scores into your dashboards)")
+    add_export_arguments(export)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_eval_command)
 
@@ -192,6 +206,7 @@ def add_eval_parser(sub: Any) -> None:
 class _Selected:
     entry: CatalogEntry
     scorer: Scorer
+    label: str | None = None  # the 0/1 defect label its score predicts on labelled data
 
 
 def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> list[_Selected]:
@@ -228,7 +243,9 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
             raise UsageError(f"--scorer {entry.name}: {exc}") from None
         if any(s.scorer.id == scorer.id for s in selected):
             raise UsageError(f"two --scorer options build the scorer id {scorer.id!r}")
-        selected.append(_Selected(entry, scorer))
+        # --label measures every judge scorer against one field; code scorers keep theirs.
+        label = args.label if args.label and entry.needs_judge else entry.predicts
+        selected.append(_Selected(entry, scorer, label))
     return selected
 
 
@@ -247,7 +264,7 @@ class _WorkersJudge:
 def _check_threshold(threshold: float, selected: Sequence[_Selected]) -> None:
     for s in selected:
         low, high = s.entry.score_range
-        if s.entry.predicts and not low <= threshold <= high:
+        if s.label and not low <= threshold <= high:
             raise UsageError(
                 f"--threshold {threshold:g} is outside the {s.scorer.id} scorer's scores "
                 f"({low:g} to {high:g})"
@@ -340,9 +357,9 @@ class _ResultsFile:
     def add(self, item: ItemResult) -> None:
         record = item.to_dict(include_run=True)
         record["line"] = self.dataset.lines[item.index]
-        label = self.dataset.labels[item.index]
-        if label is not None:
-            record["hallucinated"] = label
+        for name, column in self.dataset.label_columns.items():
+            if column[item.index] is not None:
+                record[name] = column[item.index]
         text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         self.records.append((item.index, text))
         if self._file is None:
@@ -401,7 +418,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     path = Path(args.data)
     try:
         dataset = load_dataset(
-            path, require_output=target is None, require_input=target is not None
+            path,
+            require_output=target is None,
+            require_input=target is not None,
+            label_fields=[s.label for s in selected if s.label],
         )
     except OSError as exc:
         raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
@@ -424,11 +444,18 @@ def run_eval_command(args: argparse.Namespace) -> int:
         + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
     )
 
+    if args.broker and (args.phoenix is not None or args.langfuse):
+        raise UsageError(
+            "--broker: the workers emit the scores, so --phoenix / --langfuse belong to them "
+            "(a `sinks` list beside their scorers, or livescore worker --sinks MODULE:ATTR); "
+            "--otlp-endpoint still exports the items' spans from here"
+        )
+    export = Export.from_args(args)
     results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
     done: list[ItemResult] = []
     interrupted = False
     try:
-        result = _score(args, scorers, target, dataset, err, done, results_file)
+        result = _score(args, scorers, target, dataset, err, done, results_file, export)
     except KeyboardInterrupt:
         from livescore.evals import summarize
 
@@ -438,7 +465,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             f"[yellow]interrupted:[/yellow] {len(done)} of {len(dataset.items)} item(s) were "
             "scored; writing what was scored"
         )
-
+    finally:
+        export.close()  # the traces and the dashboards' scores leave before the summary
+    export.report(err)
     if results_file is not None:
         results_file.finish(in_data_order=not interrupted)
     _print_results(out, result, dataset, selected)
@@ -462,6 +491,7 @@ def _score(
     err: Console,
     done: list[ItemResult],
     results_file: _ResultsFile | None,
+    export: Export,
 ) -> EvalResult:
     import anyio
     from rich.progress import (
@@ -503,6 +533,8 @@ def _score(
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            tracer_provider=export.tracer_provider,
+            sinks=export.sinks,
             broker=args.broker,
         )
 
@@ -636,68 +668,100 @@ def _print_quality(
     selected: Sequence[_Selected],
     threshold: float,
 ) -> list[QualityRow]:
+    """One judge-quality table per label the selected scorers predict (and the data has)."""
     from rich.markup import escape
 
-    from livescore.evals import LABEL_FIELD
-
-    predictors = [s.scorer.id for s in selected if s.entry.predicts == LABEL_FIELD]
-    rows, notes = _quality_rows(result, dataset, threshold, predictors)
-    if rows:
-        out.print(_quality_table(rows))
-        baseline = rows[-1]
+    rows: list[QualityRow] = []
+    by_label: dict[str, list[_Selected]] = {}
+    for s in selected:
+        if s.label:
+            by_label.setdefault(s.label, []).append(s)
+    for label, predictors in by_label.items():
+        label_rows, notes = _quality_rows(result, dataset, threshold, label, predictors)
+        if label_rows:
+            out.print(_quality_table(label, label_rows))
+            baseline = label_rows[-1]
+            directions = []
+            if any(not p.entry.higher_is_better for p in predictors):
+                directions.append(f"a score ≥ {threshold:g} predicts '{label}'")
+            if any(p.entry.higher_is_better for p in predictors):
+                directions.append(f"for scorers where higher is better, a score ≤ {threshold:g}")
+            out.print(
+                f"{'; '.join(directions).capitalize()} (--threshold); AUROC needs no threshold. "
+                "The length-only baseline is what output length alone achieves (it "
+                f"{escape(baseline.coverage)}); a judge should beat it."
+            )
+        for note in notes:
+            out.print(escape(note))
+        rows.extend(label_rows)
+    predicted = set(by_label)
+    for name, column in dataset.label_columns.items():
+        if name in predicted or all(value is None for value in column):
+            continue
+        predicting = [e.name for e in scorer_catalog() if e.predicts == name]
         out.print(
-            f"A score ≥ {threshold:g} predicts '{LABEL_FIELD}' (--threshold); AUROC needs "
-            "no threshold. The length-only baseline is what output length alone achieves "
-            f"(it {escape(baseline.coverage)}); a judge should beat it."
-        )
-    elif dataset.labelled and not predictors:
-        predicting = [e.name for e in scorer_catalog() if e.predicts == LABEL_FIELD]
-        out.print(
-            f"The data is labelled ({LABEL_FIELD} 0/1): add --scorer {predicting[0]} --model "
+            f"The data is labelled ({name} 0/1): add --scorer {predicting[0]} --model "
             "openai/<model> to measure the judge's accuracy, F1 and AUROC."
             if predicting
-            else f"The data is labelled ({LABEL_FIELD} 0/1)."
+            else f"The data is labelled ({name} 0/1): measure a judge scorer against it with "
+            f"--label {name}."
         )
-    for note in notes:
-        out.print(escape(note))
     return rows
 
 
 def _quality_rows(
-    result: EvalResult, dataset: Dataset, threshold: float, predictors: Sequence[str]
+    result: EvalResult,
+    dataset: Dataset,
+    threshold: float,
+    label: str,
+    predictors: Sequence[_Selected],
 ) -> tuple[list[QualityRow], list[str]]:
+    import dataclasses
+
     from livescore.evals import QualityRow, binary_quality
 
     rows: list[QualityRow] = []
     notes: list[str] = []
-    labelled = [it for it in result.items if dataset.labels[it.index] is not None]
+    column = dataset.labels_for(label)
+    labelled = [it for it in result.items if column[it.index] is not None]
     if not labelled:
         return rows, notes
-    for sid in predictors:
+    for selected in predictors:
+        sid = selected.scorer.id
         pairs = [
-            (int(dataset.labels[it.index] or 0), it.scores[sid].score, it.scores[sid])
+            (int(column[it.index] or 0), it.scores[sid].score, it.scores[sid])
             for it in labelled
             if sid in it.scores and it.scores[sid].score is not None
         ]
         if not pairs:
-            notes.append(f"{sid}: no labelled item was scored, so no quality figures")
+            notes.append(f"{sid}: no item labelled '{label}' was scored, so no quality figures")
             continue
         labels = [p[0] for p in pairs]
         scores = [float(p[1] or 0.0) for p in pairs]
         calls = sum(p[2].usage.calls for p in pairs)
         tokens = sum(p[2].usage.total_tokens for p in pairs)
+        flip = selected.entry.higher_is_better
+        if flip:
+            # A high score is good: the defect is predicted by a low one. Ranking by the
+            # negated score makes "at or below the threshold" the positive prediction.
+            quality = binary_quality(labels, [-x for x in scores], threshold=-threshold)
+            quality = dataclasses.replace(quality, threshold=threshold)
+        else:
+            quality = binary_quality(labels, scores, threshold=threshold)
         rows.append(
             QualityRow(
                 name=sid,
-                quality=binary_quality(labels, scores, threshold=threshold),
+                quality=quality,
                 calls_per_item=calls / len(pairs),
                 tokens_per_item=tokens / len(pairs),
                 coverage=f"{len(pairs)}/{len(labelled)} labelled items scored",
+                label=label,
+                rule=f"score {'≤' if flip else '≥'} {threshold:g}",
             )
         )
     if rows:
         # HaluEval's hallucinated answers are longer: a judge must beat output length alone.
-        labels = [int(dataset.labels[it.index] or 0) for it in labelled]
+        labels = [int(column[it.index] or 0) for it in labelled]
         lengths = [float(len(it.output_text)) for it in labelled]
         median = sorted(lengths)[len(lengths) // 2]
         baseline = binary_quality(labels, lengths, threshold=median)
@@ -705,7 +769,9 @@ def _quality_rows(
             QualityRow(
                 name="length-only baseline (REFERENCE)",
                 quality=baseline,
-                coverage=f"predicts hallucinated when output ≥ {median:.0f} chars (median)",
+                coverage=f"predicts {label} when output ≥ {median:.0f} chars (median)",
+                label=label,
+                rule=f"output ≥ {median:.0f} chars",
             )
         )
     return rows, notes
@@ -735,12 +801,13 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def _quality_table(rows: Sequence[QualityRow]) -> Table:
+def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:
     from rich.table import Table
 
-    table = Table(title="Judge quality (hallucinated = positive)", title_justify="left")
-    for name in ("scored by", "n", "threshold", "accuracy", "precision", "recall", "F1"):
-        table.add_column(name, justify="left" if name == "scored by" else "right")
+    table = Table(title=f"Judge quality ({label} = positive)", title_justify="left")
+    for name in ("scored by", "n", "predicts when", "accuracy", "precision", "recall", "F1"):
+        left = name in ("scored by", "predicts when")
+        table.add_column(name, justify="left" if left else "right")
     for name in ("AUROC", "calls/item", "tokens/item"):
         table.add_column(name, justify="right")
     for row in rows:
@@ -748,7 +815,7 @@ def _quality_table(rows: Sequence[QualityRow]) -> Table:
         table.add_row(
             row.name,
             str(q.n),
-            _fmt(q.threshold, 2),
+            row.rule or _fmt(q.threshold, 2),
             _fmt(q.accuracy),
             _fmt(q.precision),
             _fmt(q.recall),

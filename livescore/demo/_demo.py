@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from livescore.judges import Judge
     from livescore.scoring import Scorer
+    from livescore.sinks import BatchingSink
 
 __all__ = ("DEMO_JUDGE_FAILED", "DEMO_OK", "DemoOptions", "run_demo")
 
@@ -56,6 +57,11 @@ class DemoOptions:
             one.
         questions: Questions to ask instead of the scenario's.
         otlp_endpoint: Also send the spans to this OTLP/HTTP endpoint.
+        phoenix: Send the spans to Arize Phoenix at this URL and each score as a span
+            annotation (its score badges); ``""`` for ``PHOENIX_COLLECTOR_ENDPOINT`` or
+            ``http://localhost:6006``; ``None`` for neither.
+        langfuse: Also send each score to Langfuse as a score (keys and host from the
+            ``LANGFUSE_*`` environment variables).
         console_spans: Also print every span as JSON.
         endpoint_configured: An OpenAI-compatible endpoint is set but no model (the demo
             points that out).
@@ -70,6 +76,8 @@ class DemoOptions:
     agent_model: str | None = None
     questions: Sequence[str] = ()
     otlp_endpoint: str | None = None
+    phoenix: str | None = None
+    langfuse: bool = False
     console_spans: bool = False
     endpoint_configured: bool = False
     judge_help: str = "pass --model openai/<model>"
@@ -118,26 +126,56 @@ def run_demo(
             f"the demo exports spans with the OpenTelemetry SDK: pip install '{DISTRIBUTION}[sdk]'"
         )
     factory = load_demo_agent(options.runtime)
-    otlp_url = _traces_url(options.otlp_endpoint) if options.otlp_endpoint else None
+    otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
+    sinks = _start_sinks(options)
+    for sink in sinks:
+        # Phoenix annotates the spans it has: the demo's spans go there too.
+        endpoint = getattr(sink, "endpoint", None)
+        if endpoint and _traces_url(endpoint) not in otlp_urls:
+            otlp_urls.append(_traces_url(endpoint))
     if console is None:
         from rich.console import Console
 
         console = Console(highlight=False)
-    telemetry = _Telemetry.start(otlp_url, options.console_spans, span_exporters)
+    telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters)
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
         scorers = _scorers(choice.judge, options.mode)
         agent = factory(
             DemoSetup(
-                scorers=scorers, tracer_provider=telemetry.provider, agent_model=options.agent_model
+                scorers=scorers,
+                tracer_provider=telemetry.provider,
+                agent_model=options.agent_model,
+                sinks=sinks,
             )
         )
-        return _Session(options, console, telemetry, choice, scorers, agent).run()
+        return _Session(options, console, telemetry, choice, scorers, agent, sinks).run()
     finally:
         telemetry.close()
+        for sink in sinks:
+            sink.shutdown(sink.shutdown_timeout)
         if choice is not None and choice.server is not None:
             choice.server.stop()
+
+
+def _start_sinks(options: DemoOptions) -> list[BatchingSink[Any]]:
+    from livescore.sinks import LangfuseSink, PhoenixSink
+
+    sinks: list[BatchingSink[Any]] = []
+    if options.phoenix is not None:
+        try:
+            sinks.append(PhoenixSink(options.phoenix or None))
+        except ValueError as exc:
+            raise DemoConfigError(f"--phoenix: {exc}") from exc
+    if options.langfuse:
+        try:
+            sinks.append(LangfuseSink())
+        except (ImportError, ValueError) as exc:
+            for sink in sinks:
+                sink.shutdown(0)
+            raise DemoConfigError(f"--langfuse: {exc}") from exc
+    return sinks
 
 
 # -- judge --------------------------------------------------------------------------------
@@ -263,11 +301,11 @@ def _traces_url(endpoint: str) -> str:
 class _Telemetry:
     provider: Any
     memory: Any
-    otlp_url: str | None
+    otlp_urls: list[str]
 
     @classmethod
     def start(
-        cls, otlp_url: str | None, console_spans: bool, extra: Sequence[SpanExporter]
+        cls, otlp_urls: Sequence[str], console_spans: bool, extra: Sequence[SpanExporter]
     ) -> _Telemetry:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -285,13 +323,13 @@ class _Telemetry:
         provider.add_span_processor(SimpleSpanProcessor(memory))
         for exporter in extra:
             provider.add_span_processor(SimpleSpanProcessor(exporter))
-        if otlp_url:
+        for url in otlp_urls:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=otlp_url)))
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
         if console_spans:
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-        return cls(provider, memory, otlp_url)
+        return cls(provider, memory, list(otlp_urls))
 
     def close(self) -> None:
         self.provider.force_flush()
@@ -310,6 +348,7 @@ class _Session:
         choice: _JudgeChoice,
         scorers: list[Scorer],
         agent: DemoAgent,
+        sinks: Sequence[BatchingSink[Any]] = (),
     ) -> None:
         self.options = options
         self.console = console
@@ -317,6 +356,7 @@ class _Session:
         self.choice = choice
         self.scorers = scorers
         self.agent = agent
+        self.sinks = sinks
 
     def run(self) -> int:
         from rich.markup import escape
@@ -363,6 +403,7 @@ class _Session:
         self._print_summary(rows)
         stats = self.agent.stats()
         self._print_stats(stats)
+        self._print_sinks()
         self._print_export()
         if judge_died:
             self._print_dead_judge()
@@ -445,6 +486,32 @@ class _Session:
         if stats.dropped_by_reason:
             self.console.print(f"  dropped by reason: {escape(str(dict(stats.dropped_by_reason)))}")
 
+    def _print_sinks(self) -> None:
+        from rich.markup import escape
+
+        for sink in self.sinks:
+            # The agent's shutdown flushed the sinks (after the spans were exported).
+            got = sink.stats()
+            line = (
+                f"[bold]{escape(sink.name)}[/bold]  sent {got.sent} · failed {got.failed} · "
+                f"skipped {got.skipped} · dropped {got.dropped} · pending {got.pending}  "
+                "[dim](one per score)[/dim]"
+            )
+            self.console.print(line)
+            for label, reasons in (
+                ("failed", got.failed_by_reason),
+                ("skipped", got.skipped_by_reason),
+                ("dropped", got.dropped_by_reason),
+            ):
+                if reasons:
+                    self.console.print(f"  {label} by reason: {escape(str(dict(reasons)))}")
+            endpoint = getattr(sink, "endpoint", None)
+            if endpoint:
+                self.console.print(
+                    f"  Open [bold]{escape(endpoint)}[/bold]: each run's span carries its "
+                    "scores as annotations (the score badges in the traces and spans tables)."
+                )
+
     def _print_export(self) -> None:
         from rich.markup import escape
         from rich.table import Table
@@ -454,14 +521,14 @@ class _Session:
         table.add_column("value")
         for name, meaning in SEARCH_FOR:
             table.add_row(name, escape(meaning))
-        if self.telemetry.otlp_url:
-            where = escape(self.telemetry.otlp_url)
+        if self.telemetry.otlp_urls:
+            where = ", ".join(escape(url) for url in self.telemetry.otlp_urls)
             self.console.print(f"Spans were also sent to [bold]{where}[/bold] (OTLP/HTTP).")
             self.console.print(table)
         else:
             self.console.print(
-                "To see these spans in a dashboard, add --otlp-endpoint URL (Arize Phoenix: "
-                "http://127.0.0.1:6006)."
+                "To see these spans in a dashboard, add --otlp-endpoint URL, or --phoenix URL "
+                "for Arize Phoenix with score badges (http://127.0.0.1:6006)."
             )
 
 

@@ -25,6 +25,7 @@ from livescore.demo._scenario import QUESTIONS, DemoQuestion
 if TYPE_CHECKING:
     from livescore.live import DispatchStats
     from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
 
 __all__ = (
     "DEMO_AGENTS_GROUP",
@@ -59,12 +60,15 @@ class DemoSetup:
             endpoint of ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``; ``None`` for the scripted
             model (:func:`~livescore.demo.scripted_turn`).
         questions: The scenario's questions (the scripted model's plans).
+        sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
+            them to the live scoring the agent attaches (``sinks=``).
     """
 
     scorers: Sequence[Scorer]
     tracer_provider: Any
     agent_model: str | None = None
     questions: Sequence[DemoQuestion] = QUESTIONS
+    sinks: Sequence[ScoreSink] = ()
 
 
 @dataclass(slots=True)

@@ -11,8 +11,10 @@ Two line formats are understood:
 Any other field is kept in the item's ``metadata`` (and named in
 :attr:`Dataset.unknown_fields`, so a typo shows), the same rule as ``run_evals``. A
 ``hallucinated`` label (0/1 or a boolean) in either format makes the dataset *labelled*, so
-the CLI can report judge quality. An empty input is kept (SummEdits has no question; a
-scorer that needs one skips the run with its reason); only a target needs a non-empty input.
+the CLI can report judge quality; other 0/1 labels (``toxic``, ``biased``…) are read when
+asked for (``label_fields``), for the scorers that predict them. An empty input is kept
+(SummEdits has no question; a scorer that needs one skips the run with its reason); only a
+target needs a non-empty input.
 A UTF-8 byte order mark is accepted. A bad line is reported with its number and skipped;
 the good ones are kept.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -59,6 +61,8 @@ class Dataset:
             ``id``, ``metadata``), in file order.
         lines: The 1-based line number of each item.
         labels: The ``hallucinated`` label of each item (``None`` where absent).
+        label_columns: Every 0/1 label read, by field name, one entry per item
+            (``label_columns["hallucinated"]`` is ``labels``).
         problems: The skipped lines, with their number and the reason.
         formats: How many lines were read in each format.
         unknown_fields: Fields neither format defines (kept in ``metadata``), with the
@@ -68,6 +72,7 @@ class Dataset:
     items: list[dict[str, Any]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     labels: list[int | None] = field(default_factory=list)
+    label_columns: dict[str, list[int | None]] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)
     formats: dict[str, int] = field(default_factory=dict)
     unknown_fields: dict[str, int] = field(default_factory=dict)
@@ -75,11 +80,26 @@ class Dataset:
     def limit(self, n: int) -> None:
         """Keep only the first ``n`` usable items (``livescore eval --limit``)."""
         del self.items[n:], self.lines[n:], self.labels[n:]
+        for column in self.label_columns.values():
+            if column is not self.labels:
+                del column[n:]
+
+    def labels_for(self, name: str) -> list[int | None]:
+        """The ``name`` label of each item (all ``None`` when the file has none).
+
+        Example:
+            >>> Dataset(items=[{}], labels=[1]).labels_for("hallucinated")
+            [1]
+        """
+        if name == LABEL_FIELD:
+            return self.labels
+        return self.label_columns.get(name) or [None] * len(self.items)
 
     @property
     def labelled(self) -> bool:
-        """Whether any item carries a ``hallucinated`` label."""
-        return any(label is not None for label in self.labels)
+        """Whether any item carries a label (``hallucinated``, or one in ``label_columns``)."""
+        columns = [self.labels, *self.label_columns.values()]
+        return any(label is not None for column in columns for label in column)
 
 
 class _LineError(ValueError):
@@ -173,7 +193,11 @@ def parse_line(
 
 
 def load_dataset(
-    path: str | Path, *, require_output: bool = True, require_input: bool = False
+    path: str | Path,
+    *,
+    require_output: bool = True,
+    require_input: bool = False,
+    label_fields: Iterable[str] = (),
 ) -> Dataset:
     """Read a JSON-lines dataset; bad lines become :class:`DatasetProblem` entries.
 
@@ -184,6 +208,9 @@ def load_dataset(
         path: The ``.jsonl`` file.
         require_output: Whether each line must carry ``output`` (no target given).
         require_input: Whether each input must be non-empty (a target is given).
+        label_fields: 0/1 label fields to read besides ``hallucinated`` (a line with a
+            value other than 0, 1 or a boolean there is a problem); they are not named
+            as unknown fields.
 
     Raises:
         OSError: The file cannot be read.
@@ -198,6 +225,11 @@ def load_dataset(
         >>> os.remove(f.name)
     """
     dataset = Dataset()
+    dataset.label_columns[LABEL_FIELD] = dataset.labels
+    extra = [name for name in dict.fromkeys(label_fields) if name != LABEL_FIELD]
+    for name in extra:
+        dataset.label_columns[name] = []
+    known = _KNOWN_FIELDS | set(extra)
     raw = Path(path).read_bytes()
     if raw.startswith(codecs.BOM_UTF8):  # Windows editors write one; it is not data
         raw = raw[len(codecs.BOM_UTF8) :]
@@ -223,10 +255,26 @@ def load_dataset(
         except _LineError as exc:
             dataset.problems.append(DatasetProblem(number, str(exc)))
             continue
-        for name in obj.keys() - _KNOWN_FIELDS:
+        try:
+            values = [_label(obj, name) for name in extra]
+        except _LineError as exc:
+            dataset.problems.append(DatasetProblem(number, str(exc)))
+            continue
+        for name, value in zip(extra, values, strict=True):
+            dataset.label_columns[name].append(value)
+        for name in obj.keys() - known:
             dataset.unknown_fields[str(name)] = dataset.unknown_fields.get(str(name), 0) + 1
         dataset.items.append(item)
         dataset.lines.append(number)
         dataset.labels.append(label)
         dataset.formats[fmt] = dataset.formats.get(fmt, 0) + 1
     return dataset
+
+
+def _label(obj: Mapping[str, Any], name: str) -> int | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if value not in (0, 1):  # True/False compare equal to 1/0
+        raise _LineError(f"'{name}' must be 0 or 1, not {value!r}")
+    return int(value)

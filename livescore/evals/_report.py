@@ -40,6 +40,9 @@ class QualityRow:
         calls_per_item: Judge calls per scored item (``None`` for a baseline).
         tokens_per_item: Judge tokens per scored item (``None`` for a baseline).
         coverage: Items with a score over labelled items.
+        label: The 0/1 label predicted (the positive class).
+        rule: When the score predicts it (``"score ≥ 0.5"``, ``"score ≤ 0.5"`` for a
+            scorer where higher is better); empty for the plain ``≥ threshold``.
     """
 
     name: str
@@ -47,6 +50,8 @@ class QualityRow:
     calls_per_item: float | None = None
     tokens_per_item: float | None = None
     coverage: str = ""
+    label: str = "hallucinated"
+    rule: str = ""
 
 
 @dataclass(slots=True)

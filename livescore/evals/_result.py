@@ -348,4 +348,5 @@ def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "latency_s": usage.latency_s,
         "cached": usage.cached,
+        "shared": usage.shared,
     }

@@ -26,7 +26,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import RunMemo, Scorer, ScoreResult
+from livescore.sinks import ScoreSink, with_sinks
 
 from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
 from ._targets import AgentTarget, resolve_target
@@ -312,10 +313,13 @@ class _Evaluation:
             result.scores = {s.id: scored[s.id] for s in self.scorers}
             return
         scores: dict[str, ScoreResult] = {}
+        # One memo per item: scorers that send the judge the same request (claims
+        # extraction for hallucination and faithfulness) share one call.
+        memo = RunMemo()
 
         async def score_one(scorer: Scorer) -> None:
             # The one non-raising call: a failure comes back as a failed result.
-            scores[scorer.id] = await scorer.score(run)
+            scores[scorer.id] = await scorer.score(run, memo=memo)
 
         # Scorers are independent: on one item they run side by side.
         async with anyio.create_task_group() as tg:
@@ -358,6 +362,7 @@ async def run_evals(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
 ) -> EvalResult:
@@ -414,6 +419,12 @@ async def run_evals(
             default.
         capture_content: Without ``emitter``: what user-derived text score spans carry,
             ``"full"``, ``"truncated"`` or ``"none"``.
+        sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
+            :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
+            :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
+            emitter (so the item spans are exported first) and then the sinks, which
+            deliver, or give up on, every score within their ``retry_deadline``. The sinks
+            are not shut down: reuse them.
         broker: Score on the worker fleet (``"redis://host:6379/0"``): each item's run is
             published as a job to the same ``livescore worker`` processes that score live
             runs, which emit the score spans (``livescore.source = "eval"``, children of
@@ -421,7 +432,7 @@ async def run_evals(
             usual. Targets still run here, ``concurrency`` at a time; the fleet scores up
             to ``max_pending`` items at once. The workers must know every scorer by id
             (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
-            ``livescore-ai[fleet]``.
+            ``livescore-ai[fleet]``. Not with ``sinks`` (the workers feed theirs).
         max_pending: With ``broker``: items published and not yet scored, at most.
 
     Returns:
@@ -461,6 +472,11 @@ async def run_evals(
         raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
     invoker = resolve_target(target) if target is not None else None
     if broker is not None:
+        if sinks:
+            raise ValueError(
+                "with broker=, scores are emitted on the workers: attach the sinks there "
+                "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
+            )
         from livescore.fleet._remote import open_remote_scoring
 
         async with open_remote_scoring(broker, checked) as remote:
@@ -476,6 +492,7 @@ async def run_evals(
                 capture_content,
                 remote,
                 max_pending,
+                sinks,
             )
     return await _run_all(
         data,
@@ -489,6 +506,7 @@ async def run_evals(
         capture_content,
         None,
         max_pending,
+        sinks,
     )
 
 
@@ -504,6 +522,7 @@ async def _run_all(
     capture_content: ContentCapture,
     remote: Any,
     max_pending: int,
+    sinks: Sequence[ScoreSink] | None,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
     if emitter is None:
@@ -512,6 +531,10 @@ async def _run_all(
             meter_provider=meter_provider,
             capture_content=capture_content,
         )
+    if sinks:
+        if not isinstance(sinks, Sequence):
+            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+        emitter = with_sinks(emitter, sinks)
     evaluation = _Evaluation(
         checked,
         invoker,
@@ -562,6 +585,10 @@ async def _run_all(
             stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
         )
     result = summarize([s.id for s in checked], [item for item in slots if item is not None])
+    if sinks:
+        # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
+        # thread, as a flush waits on other threads' deliveries.
+        await anyio.to_thread.run_sync(emitter.flush, None)
     result.duration_s = time.perf_counter() - started
     return result
 
@@ -599,6 +626,7 @@ def run_evals_sync(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
 ) -> EvalResult:
@@ -636,6 +664,7 @@ def run_evals_sync(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        sinks=sinks,
         broker=broker,
         max_pending=max_pending,
     )

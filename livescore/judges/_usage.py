@@ -20,6 +20,9 @@ class JudgeUsage:
         output_tokens: Completion tokens the server reported.
         latency_s: Wall time spent in judge calls, in seconds.
         cached: Replies served from the in-memory cache instead of the server.
+        shared: Answers reused from another scorer's identical request on the same run
+            (:class:`livescore.scoring.RunMemo`): no call, no tokens, paid for once by the
+            scorer that asked first.
 
     Example:
         >>> usage = JudgeUsage(calls=1, input_tokens=120, output_tokens=8)
@@ -33,6 +36,7 @@ class JudgeUsage:
     output_tokens: int = 0
     latency_s: float = 0.0
     cached: int = 0
+    shared: int = 0
 
     def add(self, other: JudgeUsage) -> None:
         """Add ``other``'s figures to this one, in place."""
@@ -41,6 +45,7 @@ class JudgeUsage:
         self.output_tokens += other.output_tokens
         self.latency_s += other.latency_s
         self.cached += other.cached
+        self.shared += other.shared
 
     @property
     def total_tokens(self) -> int:

@@ -36,6 +36,7 @@ from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
 from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
+from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
     SamplingDecision,
     SamplingSpec,
@@ -52,6 +53,7 @@ __all__ = (
     "JobHandle",
     "LiveDispatcher",
     "OverflowPolicy",
+    "RunRecorder",
     "SamplingDecision",
     "SamplingSpec",
     "ScorerConfig",
@@ -59,6 +61,7 @@ __all__ = (
     "ScoringJob",
     "install_sigterm_handler",
     "is_scoring",
+    "record_run",
     "sample_fraction",
     "sample_rate_of",
 )

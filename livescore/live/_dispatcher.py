@@ -7,7 +7,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -27,6 +27,9 @@ from livescore.runs import (
     normalize_trace_id,
 )
 from livescore.scoring import Scorer, ScoreResult
+
+if TYPE_CHECKING:
+    from livescore.sinks import ScoreSink
 
 __all__ = ("LiveDispatcher", "OverflowPolicy")
 
@@ -143,6 +146,14 @@ class LiveDispatcher:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        sinks: Dashboards each finished score also goes to
+            (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
+            after the emitter and off the agent's path (each sink queues and delivers on
+            its own thread). The emitter is wrapped
+            with :func:`~livescore.sinks.with_sinks`: :meth:`shutdown` and
+            :meth:`flush_emitter` flush the sinks after the emitter but never shut them
+            down (share one sink between dispatchers; it shuts down at exit or when you
+            call its ``shutdown``).
         executor: What runs the accepted jobs: :class:`~livescore.live.InProcessExecutor`
             (the default) scores them on the worker thread; a
             :class:`~livescore.fleet.BrokerExecutor` publishes them to a worker fleet.
@@ -200,6 +211,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
         max_queue: int = 1000,
@@ -230,6 +242,11 @@ class LiveDispatcher:
         if broker is not None:
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
+            if sinks:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: attach the sinks there "
+                    "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
+                )
             from livescore.fleet import BrokerExecutor
 
             executor = BrokerExecutor(broker)
@@ -263,6 +280,12 @@ class LiveDispatcher:
                 f"emitter {emitter!r} lacks {', '.join(missing)}: an emitter implements "
                 "livescore.otel.Emitter (or subclass OTelEmitter)"
             )
+        if sinks:
+            from livescore.sinks import with_sinks
+
+            if not isinstance(sinks, Sequence):
+                raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+            emitter = with_sinks(emitter, sinks)
         self.name = name
         self.scorers: tuple[ScorerConfig, ...] = tuple(configs)
         self.emitter: Emitter = emitter

@@ -43,7 +43,7 @@ import anyio
 from livescore.live._guard import scoring_context
 from livescore.live._sampling import ScorerConfig
 from livescore.runs import Run, TraceParent
-from livescore.scoring import ScoreResult
+from livescore.scoring import RunMemo, ScoreResult
 
 __all__ = ("Executor", "InProcessExecutor", "JobHandle", "ScoringJob")
 
@@ -181,9 +181,17 @@ class InProcessExecutor:
     and this executor's ``max_concurrency`` over all scorers, then handed back to the
     dispatcher with :meth:`JobHandle.finish`, which emits it.
 
+    The scorers of one job share a :class:`~livescore.scoring.RunMemo`: when two of them
+    send the judge the same request (the hallucination and faithfulness scorers both
+    extract the answer's claims), it is sent once. Fleet workers score through this
+    executor, so they share the same way.
+
     Args:
         max_concurrency: Scores in flight at once, over all scorers. A score makes its
             judge calls one after another, so this also caps concurrent judge calls.
+        share_judge_calls: Give each job a :class:`~livescore.scoring.RunMemo` (the
+            default); ``False`` sends every scorer's requests as they are (to measure what
+            sharing saves).
 
     Example:
         >>> from livescore.live import LiveDispatcher
@@ -194,15 +202,17 @@ class InProcessExecutor:
         >>> dispatcher.shutdown()
     """
 
-    def __init__(self, *, max_concurrency: int = 16) -> None:
+    def __init__(self, *, max_concurrency: int = 16, share_judge_calls: bool = True) -> None:
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
             raise TypeError(f"max_concurrency must be an int, not {max_concurrency!r}")
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
         self.max_concurrency = max_concurrency
+        self.share_judge_calls = bool(share_judge_calls)
 
     def __repr__(self) -> str:
-        return f"InProcessExecutor(max_concurrency={self.max_concurrency})"
+        sharing = "" if self.share_judge_calls else ", share_judge_calls=False"
+        return f"InProcessExecutor(max_concurrency={self.max_concurrency}{sharing})"
 
     async def run(self, jobs: AsyncIterator[JobHandle]) -> None:
         """Score every pair of every job, ``max_concurrency`` at a time."""
@@ -210,6 +220,8 @@ class InProcessExecutor:
         limiters: dict[str, anyio.CapacityLimiter] = {}
         async with anyio.create_task_group() as tg:
             async for handle in jobs:
+                # One memo per job: its scorers score the same run, concurrently.
+                memo = RunMemo() if self.share_judge_calls else None
                 for index, config in enumerate(handle.job.scorers):
                     # Waiting here is the back-pressure: the next job stays in the queue.
                     await admission.acquire()
@@ -218,7 +230,7 @@ class InProcessExecutor:
                         limiter = limiters[config.scorer_id] = anyio.CapacityLimiter(
                             config.max_concurrency
                         )
-                    tg.start_soon(_score_pair, handle, index, limiter, admission)
+                    tg.start_soon(_score_pair, handle, index, limiter, admission, memo)
 
 
 async def _score_pair(
@@ -226,6 +238,7 @@ async def _score_pair(
     index: int,
     limiter: anyio.CapacityLimiter,
     admission: anyio.Semaphore,
+    memo: RunMemo | None,
 ) -> None:
     job = handle.job
     config = job.scorers[index]
@@ -234,7 +247,7 @@ async def _score_pair(
         async with limiter:
             start_ns = time.time_ns()
             # The timeout covers the score, not the wait for a concurrency slot.
-            result = await config.scorer.score(job.run, timeout=config.timeout)
+            result = await config.scorer.score(job.run, timeout=config.timeout, memo=memo)
     except Exception:
         # Scorer.score never raises; a subclass that overrides it might. One pair is lost,
         # not the worker and every other score in flight.

@@ -26,6 +26,13 @@ if TYPE_CHECKING:
         QueueDepthSource,
         run_span_context,
     )
+    from livescore.otel._run_spans import (
+        current_span,
+        end_span,
+        span_ids,
+        start_agent_span,
+        start_tool_span,
+    )
 
 __all__ = (
     "ContentCapture",
@@ -33,9 +40,14 @@ __all__ = (
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
+    "current_span",
     "current_trace_parent",
+    "end_span",
     "parent_span_context",
     "run_span_context",
+    "span_ids",
+    "start_agent_span",
+    "start_tool_span",
 )
 
 _LAZY = {
@@ -46,6 +58,11 @@ _LAZY = {
     "run_span_context": "livescore.otel._emitter",
     "current_trace_parent": "livescore.otel._context",
     "parent_span_context": "livescore.otel._context",
+    "current_span": "livescore.otel._run_spans",
+    "end_span": "livescore.otel._run_spans",
+    "span_ids": "livescore.otel._run_spans",
+    "start_agent_span": "livescore.otel._run_spans",
+    "start_tool_span": "livescore.otel._run_spans",
 }
 
 

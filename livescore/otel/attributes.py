@@ -58,12 +58,18 @@ LIVESCORE_JUDGE_CALLS: Final = "livescore.judge.calls"
 LIVESCORE_JUDGE_INPUT_TOKENS: Final = "livescore.judge.input_tokens"
 LIVESCORE_JUDGE_OUTPUT_TOKENS: Final = "livescore.judge.output_tokens"
 LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
+# Judge answers this score reused from another scorer's identical request on the same run
+# (livescore.scoring.RunMemo): calls it did not make. Absent when none was shared.
+LIVESCORE_JUDGE_SHARED: Final = "livescore.judge.shared"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
 LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
 LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
 LIVESCORE_DISPATCHER: Final = "livescore.dispatcher"  # the dispatcher's name (queue gauge)
+LIVESCORE_SINK: Final = "livescore.sink"  # a dashboard sink's name ("phoenix", "langfuse")
+# what became of a score a sink was given: sent | failed | dropped | skipped
+LIVESCORE_SINK_OUTCOME: Final = "livescore.sink.outcome"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
 
 # -- set by scorers, through ScoreResult.attributes ----------------------------------------
@@ -80,6 +86,35 @@ LIVESCORE_CONTEXT_CHARS: Final = "livescore.context.chars"
 # Keyword coverage: keywords to cover, and how many the response covers.
 LIVESCORE_KEYWORDS_TOTAL: Final = "livescore.keywords.total"
 LIVESCORE_KEYWORDS_MATCHED: Final = "livescore.keywords.matched"
+# Faithfulness: claims the context backs (of livescore.claims.total).
+LIVESCORE_CLAIMS_SUPPORTED: Final = "livescore.claims.supported"
+# Answer relevancy and toxicity: statements judged; how many are relevant, or toxic.
+LIVESCORE_STATEMENTS_TOTAL: Final = "livescore.statements.total"
+LIVESCORE_STATEMENTS_RELEVANT: Final = "livescore.statements.relevant"
+LIVESCORE_STATEMENTS_TOXIC: Final = "livescore.statements.toxic"
+# Bias: opinions judged, and how many are biased.
+LIVESCORE_OPINIONS_TOTAL: Final = "livescore.opinions.total"
+LIVESCORE_OPINIONS_BIASED: Final = "livescore.opinions.biased"
+# Context relevance and precision: context pieces judged, and how many are relevant.
+LIVESCORE_CONTEXT_PIECES: Final = "livescore.context.pieces"
+LIVESCORE_CONTEXT_RELEVANT: Final = "livescore.context.relevant"
+# Answer similarity: the ground truth's semantic units, how many the answer matches
+# (exactly, in meaning or in part), and how many it contradicts.
+LIVESCORE_GROUND_TRUTH_UNITS: Final = "livescore.ground_truth.units"
+LIVESCORE_GROUND_TRUTH_MATCHED: Final = "livescore.ground_truth.matched"
+LIVESCORE_GROUND_TRUTH_CONTRADICTIONS: Final = "livescore.ground_truth.contradictions"
+# Prompt alignment: which prompt it judged against (user, system, both), and the
+# requirements it found and saw fulfilled.
+LIVESCORE_ALIGNMENT_MODE: Final = "livescore.alignment.mode"
+LIVESCORE_REQUIREMENTS_TOTAL: Final = "livescore.requirements.total"
+LIVESCORE_REQUIREMENTS_FULFILLED: Final = "livescore.requirements.fulfilled"
+# Tool-call accuracy (LLM): tool calls judged, the appropriate ones, tools that were missing.
+LIVESCORE_TOOL_CALLS_TOTAL: Final = "livescore.tool_calls.total"
+LIVESCORE_TOOL_CALLS_APPROPRIATE: Final = "livescore.tool_calls.appropriate"
+LIVESCORE_TOOLS_MISSING: Final = "livescore.tools.missing"
+# Criteria: checks of the criterion judged, and how many the answer meets.
+LIVESCORE_CHECKS_TOTAL: Final = "livescore.checks.total"
+LIVESCORE_CHECKS_MET: Final = "livescore.checks.met"
 
 # -- metrics --------------------------------------------------------------------------------
 METRIC_SCORE: Final = "livescore.score"
@@ -89,5 +124,7 @@ METRIC_RUNS: Final = "livescore.runs"
 METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
 METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
+# counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
+METRIC_SINK_RECORDS: Final = "livescore.sink.records"
 
 INSTRUMENTATION_SCOPE: Final = "livescore"

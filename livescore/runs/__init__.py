@@ -3,6 +3,7 @@
 from livescore.runs._model import Run, RunLike, Step, StepKind, ToolCall, coerce_run
 from livescore.runs._readers import (
     CONTEXT_METADATA_KEY,
+    NOT_SCORABLE_METADATA_KEY,
     ToolResult,
     extract_retrieved_documents,
     extract_tool_results,
@@ -17,6 +18,7 @@ from livescore.runs._trace import TraceParent, normalize_span_id, normalize_trac
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "NOT_SCORABLE_METADATA_KEY",
     "Run",
     "RunLike",
     "Step",

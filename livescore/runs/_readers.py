@@ -14,6 +14,7 @@ from livescore.runs._model import RunLike, coerce_run
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
+    "NOT_SCORABLE_METADATA_KEY",
     "ToolResult",
     "extract_retrieved_documents",
     "extract_tool_results",
@@ -27,6 +28,10 @@ __all__ = (
 
 CONTEXT_METADATA_KEY = "context"
 """Where a run carries ground truth given with it (a dataset item's ``context``)."""
+
+NOT_SCORABLE_METADATA_KEY = "not_scorable"
+"""Where a run says why no scorer can judge it (say, its runtime recorded no content): every
+scorer then skips it with that reason instead of scoring empty text."""
 
 
 @dataclass(frozen=True, slots=True)

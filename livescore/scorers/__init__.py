@@ -1,6 +1,18 @@
-"""Prebuilt scorers: hallucination (LLM judge); keyword coverage, completeness, content
-similarity, textual difference, tone, tool-call accuracy and trajectory (code); and their
-catalog."""
+"""Prebuilt scorers and their catalog.
+
+LLM-judged: hallucination, faithfulness, answer relevancy, answer similarity, context
+relevance, context precision, toxicity, bias, prompt alignment, tool-call accuracy (LLM) and
+criteria. Code: keyword coverage, completeness, content similarity, textual difference, tone,
+tool-call accuracy and trajectory.
+
+The judge scorers other than hallucination are imported on first use (``import
+livescore.scorers`` stays at the cost of the code scorers' data).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from livescore.scorers._catalog import (
     CatalogEntry,
@@ -29,6 +41,12 @@ from livescore.scorers._hallucination import (
     HallucinationMode,
     create_hallucination_scorer,
     hallucination_label,
+)
+from livescore.scorers._judged import (
+    DEFECT_LABELS,
+    FAITHFULNESS_LABELS,
+    JUDGED_QUALITY_LABELS,
+    JudgeMode,
 )
 from livescore.scorers._keyword_coverage import (
     KEYWORD_COVERAGE_LABELS,
@@ -62,20 +80,48 @@ from livescore.scorers._trajectory import (
     create_trajectory_scorer,
 )
 
+if TYPE_CHECKING:
+    from livescore.scorers._answer_relevancy import create_answer_relevancy_scorer
+    from livescore.scorers._answer_similarity import create_answer_similarity_scorer
+    from livescore.scorers._bias import create_bias_scorer
+    from livescore.scorers._context_precision import (
+        create_context_precision_scorer,
+        mean_average_precision,
+    )
+    from livescore.scorers._context_relevance import create_context_relevance_scorer
+    from livescore.scorers._criteria import create_criteria_scorer, parse_rubric
+    from livescore.scorers._faithfulness import create_faithfulness_scorer
+    from livescore.scorers._prompt_alignment import (
+        AlignmentMode,
+        create_prompt_alignment_scorer,
+        find_system_prompt,
+    )
+    from livescore.scorers._tool_call_accuracy_llm import (
+        AvailableTool,
+        create_tool_call_accuracy_scorer_llm,
+    )
+    from livescore.scorers._toxicity import create_toxicity_scorer
+
 __all__ = (
     "COMPLETENESS_LABELS",
+    "DEFECT_LABELS",
+    "FAITHFULNESS_LABELS",
     "HALLUCINATION_LABELS",
+    "JUDGED_QUALITY_LABELS",
     "KEYWORD_COVERAGE_LABELS",
     "SIMILARITY_LABELS",
     "TONE_CONSISTENCY_LABELS",
     "TONE_MATCH_LABELS",
     "TOOL_CALL_ACCURACY_LABELS",
     "TRAJECTORY_LABELS",
+    "AlignmentMode",
+    "AvailableTool",
     "CatalogEntry",
     "CompletenessReference",
     "Elements",
     "EmptyContextPolicy",
     "HallucinationMode",
+    "JudgeMode",
     "KeywordExtractor",
     "KeywordReference",
     "Keywords",
@@ -85,19 +131,32 @@ __all__ = (
     "TrajectoryOrdering",
     "build_scorer",
     "builtin_compound_terms",
+    "create_answer_relevancy_scorer",
+    "create_answer_similarity_scorer",
+    "create_bias_scorer",
     "create_completeness_scorer",
     "create_content_similarity_scorer",
+    "create_context_precision_scorer",
+    "create_context_relevance_scorer",
+    "create_criteria_scorer",
+    "create_faithfulness_scorer",
     "create_hallucination_scorer",
     "create_keyword_coverage_scorer",
+    "create_prompt_alignment_scorer",
     "create_textual_difference_scorer",
     "create_tone_scorer",
     "create_tool_call_accuracy_scorer",
+    "create_tool_call_accuracy_scorer_llm",
+    "create_toxicity_scorer",
     "create_trajectory_scorer",
     "dice_similarity",
     "extract_elements",
+    "find_system_prompt",
     "get_catalog_entry",
     "hallucination_label",
     "keyword_coverage_label",
+    "mean_average_precision",
+    "parse_rubric",
     "parse_scorer_spec",
     "read_tool_calls",
     "register_scorer",
@@ -108,3 +167,35 @@ __all__ = (
     "smart_stopwords",
     "text_tone",
 )
+
+# The judge scorers' modules, imported when one of their names is first used.
+_LAZY = {
+    "create_answer_relevancy_scorer": "_answer_relevancy",
+    "create_answer_similarity_scorer": "_answer_similarity",
+    "create_bias_scorer": "_bias",
+    "create_context_precision_scorer": "_context_precision",
+    "mean_average_precision": "_context_precision",
+    "create_context_relevance_scorer": "_context_relevance",
+    "create_criteria_scorer": "_criteria",
+    "parse_rubric": "_criteria",
+    "create_faithfulness_scorer": "_faithfulness",
+    "AlignmentMode": "_prompt_alignment",
+    "create_prompt_alignment_scorer": "_prompt_alignment",
+    "find_system_prompt": "_prompt_alignment",
+    "AvailableTool": "_tool_call_accuracy_llm",
+    "create_tool_call_accuracy_scorer_llm": "_tool_call_accuracy_llm",
+    "create_toxicity_scorer": "_toxicity",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'livescore.scorers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"livescore.scorers.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -20,25 +20,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, field_validator
+from pydantic import BaseModel, field_validator
 
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
+from livescore.scorers._claims import Claims, ExtractedClaims, claims_extraction_step
 from livescore.scorers._hallucination_prompts import (
-    EXTRACT_SYSTEM,
     ONE_CALL_SYSTEM,
     REASON_SYSTEM,
     VERDICT_SYSTEM,
     RenderedContext,
-    extract_prompt,
     one_call_prompt,
     reason_prompt,
     render_context,
     verdict_prompt,
 )
+from livescore.scorers._judged import JudgeMode, judge_mode_of
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -64,9 +64,10 @@ __all__ = (
     "hallucination_label",
 )
 
-HallucinationMode: TypeAlias = Literal["three_step", "one_call"]
+HallucinationMode: TypeAlias = JudgeMode
 """``"three_step"``: claims, verdicts and reason in three judge calls (the seed's pipeline).
-``"one_call"``: all three in one structured answer, cheaper and a little less careful."""
+``"one_call"``: all three in one structured answer, cheaper and a little less careful. The
+same as :data:`livescore.scorers.JudgeMode`, the ``judge_mode=`` of every judge scorer."""
 
 EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
 """What to do when there is no context: ``"skip"`` the run (not scorable), or count every
@@ -97,19 +98,6 @@ _YES = frozenset(
     {"yes", "y", "true", "hallucinated", "hallucination", "unsupported", "not supported"}
 )
 _NO = frozenset({"no", "n", "false", "not hallucinated", "supported", "grounded", "faithful"})
-
-
-def _clean_claims(claims: list[str]) -> list[str]:
-    return [c.strip() for c in claims if c.strip()]
-
-
-_Claims: TypeAlias = Annotated[list[str], AfterValidator(_clean_claims)]
-
-
-class ExtractedClaims(BaseModel):
-    """The claim-extraction answer: ``{"claims": [...]}`` (blank claims are dropped)."""
-
-    claims: _Claims
 
 
 class ClaimVerdict(BaseModel):
@@ -147,7 +135,7 @@ class ClaimVerdicts(BaseModel):
 class OneCallAnswer(BaseModel):
     """The one-call answer: claims, one verdict per claim, and a short explanation."""
 
-    claims: _Claims
+    claims: Claims
     verdicts: list[ClaimVerdict]
     reason: str
 
@@ -193,7 +181,8 @@ def create_hallucination_scorer(
     scale: float = 1.0,
     context: Sequence[str] | None = None,
     get_context: ContextFunction | None = None,
-    mode: HallucinationMode = "three_step",
+    mode: HallucinationMode | None = None,
+    judge_mode: JudgeMode | None = None,
     on_empty_context: EmptyContextPolicy = "skip",
     id: str = "hallucination",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
@@ -219,8 +208,11 @@ def create_hallucination_scorer(
             ``"get_context"``. With neither ``context`` nor ``get_context`` it is
             :func:`livescore.get_run_context`: the context given with the run (a dataset
             item's), else the run's successful tool calls and retrieved documents.
-        mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls) or
-            ``"one_call"`` (one structured answer with all three; same result fields).
+        mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls, the
+            default) or ``"one_call"`` (one structured answer with all three; same result
+            fields). The scorer's original keyword, kept as it is.
+        judge_mode: The same choice under the keyword every judge scorer takes (give one
+            of the two; both with different values is an error).
         on_empty_context: With no context (none given, or ``get_context`` returned nothing):
             ``"skip"`` marks the run not scorable; ``"all_unsupported"`` still extracts the
             claims and counts every one as hallucinated (score = ``scale``), as the seed does.
@@ -246,7 +238,8 @@ def create_hallucination_scorer(
         without an assistant message) is skipped as not scorable.
 
     Raises:
-        ValueError: ``scale``, ``mode``, ``on_empty_context`` or a size limit is invalid.
+        ValueError: ``scale``, ``mode`` / ``judge_mode``, ``on_empty_context`` or a size
+            limit is invalid.
         TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
         livescore.judges.JudgeConfigError: No usable judge model.
 
@@ -267,8 +260,7 @@ def create_hallucination_scorer(
         (0.0, 'none')
     """
     _check_scale(scale)
-    if mode not in ("three_step", "one_call"):
-        raise ValueError(f"mode must be 'three_step' or 'one_call', not {mode!r}")
+    chosen_mode = judge_mode_of(judge_mode, mode, scorer="hallucination")
     if on_empty_context not in ("skip", "all_unsupported"):
         raise ValueError(
             f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
@@ -347,15 +339,9 @@ def create_hallucination_scorer(
     preprocess: PromptStep[Any]
     analyze: PromptStep[Any] | StepFunction
     generate_reason: PromptStep[Any] | StepFunction
-    if mode == "three_step":
-        preprocess = PromptStep(
-            description="Extract the output's factual claims",
-            output_schema=ExtractedClaims,
-            system=EXTRACT_SYSTEM,
-            create_prompt=lambda ctx: extract_prompt(ctx.output_text),
-            skip_if=nothing_to_extract,
-            skip_result=lambda ctx: {"claims": []},
-        )
+    if chosen_mode == "three_step":
+        # The same request as the faithfulness scorer's: a run's memo sends it once.
+        preprocess = claims_extraction_step(skip_if=nothing_to_extract)
         analyze = PromptStep(
             description="Judge each claim against the context",
             output_schema=ClaimVerdicts,

@@ -1,5 +1,6 @@
 """The scorer pipeline: build scorers from steps and run them on runs."""
 
+from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import (
     AttributeValue,
     NotScorable,
@@ -28,6 +29,7 @@ __all__ = (
     "NotScorable",
     "PipelineStep",
     "PromptStep",
+    "RunMemo",
     "ScoreResult",
     "ScoreStatus",
     "Scorer",

@@ -22,9 +22,10 @@ import anyio
 from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
-from livescore.judges import Judge, JudgeError, JudgeUsage
+from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
 from livescore.otel import attributes as A
 from livescore.runs import (
+    NOT_SCORABLE_METADATA_KEY,
     Run,
     RunLike,
     Step,
@@ -33,6 +34,7 @@ from livescore.runs import (
     find_user_message,
     message_text,
 )
+from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
 
 __all__ = (
@@ -306,13 +308,17 @@ class Scorer:
         """The label of a score (``None`` when the scorer defines no labels)."""
         return self._label(score) if self._label is not None else None
 
-    async def run(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
+    async def run(
+        self, run: RunLike, *, step: Step | None = None, memo: RunMemo | None = None
+    ) -> ScoreResult:
         """Score one run, raising when a step fails (for direct use; see :meth:`score`).
 
         Args:
             run: A :class:`~livescore.Run` or a mapping with ``input``, ``output``,
                 ``ground_truth`` and ``run_id``.
             step: The agent step to score; the run's final model turn by default.
+            memo: Share identical judge requests with the other scorers of this run (see
+                :class:`~livescore.scoring.RunMemo`).
 
         Returns:
             A result with ``status`` ``"scored"`` or ``"skipped"``.
@@ -322,7 +328,7 @@ class Scorer:
                 partial result.
             TypeError: ``run`` is not a run.
         """
-        result, error = await self._execute(coerce_run(run), step, None)
+        result, error = await self._execute(coerce_run(run), step, None, memo)
         if error is not None:
             raise ScorerRunError(result.failed_step or "input", result, error) from error
         return result
@@ -335,6 +341,7 @@ class Scorer:
         # A parameter, not the caller's fail_after: the result must name the step that
         # overran and keep the usage of the steps that finished.
         timeout: float | None = None,  # noqa: ASYNC109
+        memo: RunMemo | None = None,
     ) -> ScoreResult:
         """Score one run and never raise: a failure is a result with ``status="failed"``.
 
@@ -376,7 +383,7 @@ class Scorer:
             )
             _record_failure(result, "input", exc)
             return result
-        result, _ = await self._execute(coerced, step, timeout)
+        result, _ = await self._execute(coerced, step, timeout, memo)
         return result
 
     async def _execute(
@@ -384,6 +391,7 @@ class Scorer:
         run: Run,
         step: Step | None,
         timeout: float | None,  # noqa: ASYNC109
+        memo: RunMemo | None = None,
     ) -> tuple[ScoreResult, BaseException | None]:
         started = time.perf_counter()
         result = ScoreResult(
@@ -411,7 +419,7 @@ class Scorer:
                 ctx.context = await self._resolve_context(run, ctx.step)
                 check_time()
                 for current in _STEP_NAMES:
-                    await self._run_step(current, ctx, result)
+                    await self._run_step(current, ctx, result, memo)
                     _check_step_end(ctx, current, result)
                     check_time()
             except NotScorable as skip:
@@ -472,6 +480,9 @@ class Scorer:
     # -- pipeline internals -------------------------------------------------------------
 
     def _start(self, run: Run, step: Step | None, result: ScoreResult) -> StepContext:
+        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
+        if not_scorable:  # an integration knows the run has nothing to judge
+            raise NotScorable(str(not_scorable))
         flags = result.flags
         attributes = result.attributes
         try:
@@ -501,7 +512,9 @@ class Scorer:
         value = await _call_hook(self._get_context, run, step, in_thread=True)
         return _context_list(value)
 
-    async def _run_step(self, name: str, ctx: StepContext, result: ScoreResult) -> None:
+    async def _run_step(
+        self, name: str, ctx: StepContext, result: ScoreResult, memo: RunMemo | None
+    ) -> None:
         step = self._steps[name]
         if step is None:
             return
@@ -512,7 +525,7 @@ class Scorer:
             value = await _call_hook(skip_result, ctx, in_thread=in_thread) if skip_result else None
             prompt = None
         elif isinstance(step, PromptStep):
-            value, prompt = await self._ask_judge(name, step, ctx, result)
+            value, prompt = await self._ask_judge(name, step, ctx, result, memo)
         else:
             value, prompt = await _call_hook(step, ctx, in_thread=in_thread), None
         if name == "preprocess":
@@ -530,31 +543,49 @@ class Scorer:
             result.generate_reason_prompt = prompt
 
     async def _ask_judge(
-        self, name: str, step: PromptStep[Any], ctx: StepContext, result: ScoreResult
+        self,
+        name: str,
+        step: PromptStep[Any],
+        ctx: StepContext,
+        result: ScoreResult,
+        memo: RunMemo | None,
     ) -> tuple[Any, str]:
-        assert self.judge is not None  # checked in __init__
+        judge = self.judge
+        assert judge is not None  # checked in __init__
         prompt = step.create_prompt(ctx)
         usage = result.step_usage.setdefault(name, JudgeUsage())
-        value: Any
+        check = step.validate
+        validate = (lambda answer: check(answer, ctx)) if check is not None else None
+        schema = step.output_schema
+
+        async def call() -> JudgeReply[Any]:
+            if schema is None:
+                return await judge.generate_text(system=step.system, prompt=prompt)
+            return await judge.generate_object(
+                system=step.system, prompt=prompt, schema=schema, validate=validate
+            )
+
+        shared = False
         try:
-            if step.output_schema is None:
-                text_reply = await self.judge.generate_text(system=step.system, prompt=prompt)
-                reply_usage, value = text_reply.usage, text_reply.value
+            if memo is None:
+                reply = await call()
             else:
-                check = step.validate
-                validate = (lambda answer: check(answer, ctx)) if check is not None else None
-                reply = await self.judge.generate_object(
+                reply, shared = await memo.ask(
+                    judge,
                     system=step.system,
                     prompt=prompt,
-                    schema=step.output_schema,
+                    schema=schema,
+                    call=call,
                     validate=validate,
                 )
-                reply_usage, value = reply.usage, reply.value
         except JudgeError as exc:
             usage.add(exc.usage)
             raise
+        reply_usage, value = reply.usage, reply.value
         usage.add(reply_usage)
         result.usage.add(reply_usage)
+        if shared:
+            result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
         # The answer was paid for: count it before parse, which may still fail.
         if step.parse is not None:
             value = step.parse(value, ctx)

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -119,16 +119,24 @@ class Reply:
         return cls("refusal", content=text)
 
     @classmethod
-    def tool_calls(cls, *calls: tuple[str, Mapping[str, Any]]) -> Reply:
+    def tool_calls(
+        cls, *calls: tuple[str, Mapping[str, Any]], ids: Sequence[str] | None = None
+    ) -> Reply:
         """Answer with tool calls, each ``(tool name, arguments)``; ids are ``call_0``, ….
 
-        For testing agents that run on an OpenAI-compatible chat model.
+        For testing agents that run on an OpenAI-compatible chat model (or the Responses
+        API). Give ``ids`` when a run makes several tool-calling turns: the OpenAI Agents
+        SDK refuses a call id that a run already used.
         """
+        call_ids = list(ids) if ids is not None else [f"call_{i}" for i in range(len(calls))]
+        if len(call_ids) != len(calls):
+            raise ValueError(f"{len(calls)} tool calls need {len(calls)} ids, not {len(call_ids)}")
         return cls(
             "tool_calls",
             finish_reason="tool_calls",
             calls=tuple(
-                (f"call_{i}", name, json.dumps(dict(args))) for i, (name, args) in enumerate(calls)
+                (call_id, name, json.dumps(dict(args)))
+                for call_id, (name, args) in zip(call_ids, calls, strict=True)
             ),
         )
 
@@ -479,6 +487,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        from livescore.testing import _responses  # the Responses API lives on its own
+
+        if self.path.split("?")[0].rstrip("/") in _responses.ROUTES:
+            _responses.serve_responses(self, raw)
+            return
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, _error_body(f"no route for POST {self.path}", "not_found"))
             return

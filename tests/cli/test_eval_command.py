@@ -235,11 +235,11 @@ def test_labelled_hallucination_data_gives_judge_quality(
     )
     assert summary[:6] == ["hallucination", "0.500", "4", "0", "0", "12"]
     cells = quality
-    # scored by, n, threshold, accuracy, precision, recall, F1, AUROC, calls/item, tokens/item
+    # scored by, n, predicts when, accuracy, precision, recall, F1, AUROC, calls/item, tokens
     assert cells[:9] == [
         "hallucination",
         "4",
-        "0.50",
+        "score ≥ 0.5",
         "0.750",
         "0.667",
         "1.000",

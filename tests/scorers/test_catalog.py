@@ -55,25 +55,25 @@ def test_a_plugin_entry_with_a_required_argument(monkeypatch: pytest.MonkeyPatch
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
         assert argument is not None
         return create_scorer(
-            id=f"includes-{argument}",
+            id=f"mentions-{argument}",
             description=f"1 when the answer mentions {argument}",
             generate_score=lambda ctx: float(argument in ctx.output_text),
         )
 
     register_scorer(
         CatalogEntry(
-            name="includes",
+            name="mentions",
             summary="1 when the answer contains TEXT",
             build=build,
             argument="TEXT: what the answer must contain",
             argument_required=True,
         )
     )
-    assert get_catalog_entry("includes").usage() == "includes:TEXT"
-    assert build_scorer("includes:refund").run_sync({"input": "q", "output": "a refund"}).score == 1
-    with pytest.raises(ValueError, match="needs an argument: includes:TEXT"):
-        build_scorer("includes")
-    with pytest.raises(ValueError, match="already has 'includes'"):
-        register_scorer(get_catalog_entry("includes"))
+    assert get_catalog_entry("mentions").usage() == "mentions:TEXT"
+    assert build_scorer("mentions:refund").run_sync({"input": "q", "output": "a refund"}).score == 1
+    with pytest.raises(ValueError, match="needs an argument: mentions:TEXT"):
+        build_scorer("mentions")
+    with pytest.raises(ValueError, match="already has 'mentions'"):
+        register_scorer(get_catalog_entry("mentions"))
     with pytest.raises(ValueError, match="one word without ':'"):
         register_scorer(CatalogEntry(name="a:b", summary="", build=build))

@@ -116,3 +116,43 @@ def test_a_live_dispatcher_feeds_sinks_through_its_emitter() -> None:
     assert [(r.run.run_id, r.result.scorer_id, r.source) for r in sink.records] == [
         ("r2", "keyword-coverage", "live")
     ]
+
+
+def test_live_dispatcher_takes_sinks_as_a_keyword() -> None:
+    sink = RecordingSink()
+    dispatcher = LiveDispatcher(
+        [create_keyword_coverage_scorer()], sinks=[sink], register_atexit=False
+    )
+    assert isinstance(dispatcher.emitter, SinkEmitter)
+    assert dispatcher.emitter.sinks == (sink,)
+    try:
+        dispatcher.submit(Run(input="Rust ownership", output="Ownership in Rust", run_id="r3"))
+        assert dispatcher.flush(timeout=10)
+    finally:
+        dispatcher.shutdown(5)
+    assert [r.run.run_id for r in sink.records] == ["r3"]
+    assert sink.flushed == 1  # shutdown flushed it (after the emitter), never shut it down
+    with pytest.raises(TypeError, match="list of sinks"):
+        LiveDispatcher([create_keyword_coverage_scorer()], sinks=sink, register_atexit=False)  # type: ignore[arg-type]
+
+
+def test_run_evals_sends_each_score_to_its_sinks_and_flushes_them(
+    spans: tuple[InMemorySpanExporter, TracerProvider],
+) -> None:
+    from livescore import run_evals_sync
+
+    exporter, provider = spans
+    sink = RecordingSink()
+    result = run_evals_sync(
+        [{"input": "Rust ownership", "output": "Ownership in Rust", "id": "item-1"}],
+        [create_keyword_coverage_scorer()],
+        tracer_provider=provider,
+        sinks=[sink],
+    )
+    assert result.scores["keyword-coverage"].scored == 1
+    (record,) = sink.records
+    (item_span,) = [s for s in exporter.get_finished_spans() if s.name == "eval_item"]
+    assert record.source == "eval"
+    assert record.parent is not None
+    assert record.parent.span_id == format(item_span.context.span_id, "016x")
+    assert sink.flushed == 1  # before run_evals returned

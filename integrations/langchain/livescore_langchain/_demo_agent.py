@@ -169,7 +169,10 @@ class LangChainDemoAgent:
             model = ScriptedDemoModel(questions=tuple(setup.questions))
         self._agent = build_agent(model)
         self._handler = LiveScoringHandler(
-            scorers=list(setup.scorers), tracer_provider=setup.tracer_provider, name=AGENT_NAME
+            scorers=list(setup.scorers),
+            tracer_provider=setup.tracer_provider,
+            name=AGENT_NAME,
+            sinks=list(setup.sinks),
         )
 
     def ask(self, question: str) -> DemoReply:

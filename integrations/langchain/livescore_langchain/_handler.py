@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
     from livescore.live import ScorerConfig
     from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
 
 __all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
 
@@ -238,6 +239,10 @@ class LiveScoringHandler(BaseCallbackHandler):
             ``"always"``; or ``"never"``.
         capture_content: What the scores' spans of the dispatcher it creates carry of
             explanations and claims: ``"full"``, ``"truncated"`` or ``"none"``.
+        sinks: Dashboards each score also goes to, for the dispatcher it creates
+            (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`;
+            see ``LiveDispatcher(sinks=...)``). With ``dispatcher=``, give the sinks to
+            that dispatcher instead.
         score_failed_runs: Hand runs that ended in an error (the agent raised, was
             cancelled, a stream was abandoned) to the scorers too, with ``Run.error`` set
             and no output. By default they are counted as dropped with reason
@@ -276,6 +281,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
         ignore_scorer_calls: bool = True,
+        sinks: Sequence[ScoreSink] | None = None,
     ) -> None:
         if (scorers is None) == (dispatcher is None):
             raise ValueError("give LiveScoringHandler either scorers=[...] or dispatcher=...")
@@ -283,6 +289,11 @@ class LiveScoringHandler(BaseCallbackHandler):
             raise ValueError(
                 "broker= configures the dispatcher the handler creates: give it "
                 "to that dispatcher instead (LiveDispatcher(..., broker=...))"
+            )
+        if sinks and dispatcher is not None:
+            raise ValueError(
+                "sinks= configures the dispatcher the handler creates: with dispatcher=..., "
+                "pass the sinks to that dispatcher (LiveDispatcher(..., sinks=[...]))"
             )
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -303,6 +314,7 @@ class LiveScoringHandler(BaseCallbackHandler):
                 tracer_provider=tracer_provider,
                 meter_provider=meter_provider,
                 capture_content=capture_content,
+                sinks=sinks,
             )
         self.dispatcher: RunSink = dispatcher
         self.name = name
@@ -902,6 +914,7 @@ def _make_dispatcher(
     tracer_provider: TracerProvider | None,
     meter_provider: MeterProvider | None,
     capture_content: ContentCapture,
+    sinks: Sequence[ScoreSink] | None = None,
 ) -> RunSink:
     from livescore.live import LiveDispatcher
     from livescore.otel import OTelEmitter
@@ -915,6 +928,7 @@ def _make_dispatcher(
         scorers,
         emitter=emitter,
         broker=broker,
+        sinks=sinks,
         name=f"livescore-langchain:{name}" if name else "livescore",
     )
     return dispatcher

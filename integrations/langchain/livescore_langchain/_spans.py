@@ -8,9 +8,8 @@ The run's span is, in order of preference:
    ``start_as_current_span`` blocks make their spans current);
 3. an ``invoke_agent {name}`` span livescore opens itself (``emit_run_spans``).
 
-Spans livescore opens are started with an explicit parent context and never attached:
-callbacks are not nested scopes, and an attached context that a failing callback never
-detaches would parent every later span of the thread.
+The spans livescore opens come from :mod:`livescore.otel`'s helpers, shared with the other
+integrations (started with an explicit parent context and never attached).
 """
 
 from __future__ import annotations
@@ -19,12 +18,10 @@ import sys
 from typing import Any
 from uuid import UUID
 
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span
 
-from livescore.otel import ContentCapture
-from livescore.otel import attributes as attrs
+# The span helpers every integration shares; re-exported so the handler reads one module.
+from livescore.otel import current_span, end_span, span_ids, start_agent_span, start_tool_span
 
 __all__ = (
     "current_span",
@@ -67,83 +64,3 @@ def openinference_span(run_id: UUID) -> Span | None:
     if isinstance(span, Span) and span.get_span_context().is_valid:
         return span
     return None
-
-
-def current_span() -> Span | None:
-    """The span current in this context, if it is a valid one."""
-    span = trace.get_current_span()
-    return span if span.get_span_context().is_valid else None
-
-
-def span_ids(span: Span | None) -> tuple[str | None, str | None, int]:
-    """``(trace_id, span_id, trace_flags)`` of ``span`` as hex strings (``None`` if invalid)."""
-    if span is None:
-        return None, None, 1
-    ctx = span.get_span_context()
-    if not ctx.is_valid:
-        return None, None, 1
-    return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x"), int(ctx.trace_flags)
-
-
-def _parent_context(parent: Span | None) -> Context | None:
-    # None means "the current context": a span current when the run started becomes the
-    # parent, and with none the agent span starts a new trace.
-    return trace.set_span_in_context(parent) if parent is not None else None
-
-
-def start_agent_span(tracer: Tracer, name: str, parent: Span | None) -> Span:
-    """Start (never attach) the ``invoke_agent {name}`` span of a run."""
-    return tracer.start_span(
-        f"{attrs.OPERATION_INVOKE_AGENT} {name}",
-        context=_parent_context(parent),
-        kind=SpanKind.INTERNAL,
-        attributes={
-            attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_INVOKE_AGENT,
-            attrs.GEN_AI_AGENT_NAME: name,
-        },
-    )
-
-
-def start_tool_span(tracer: Tracer, tool: str, call_id: str | None, parent: Span) -> Span:
-    """Start (never attach) an ``execute_tool {tool}`` span under the agent span."""
-    attributes: dict[str, str] = {
-        attrs.GEN_AI_OPERATION_NAME: attrs.OPERATION_EXECUTE_TOOL,
-        attrs.GEN_AI_TOOL_NAME: tool,
-    }
-    if call_id:
-        attributes[attrs.GEN_AI_TOOL_CALL_ID] = call_id
-    return tracer.start_span(
-        f"{attrs.OPERATION_EXECUTE_TOOL} {tool}",
-        context=trace.set_span_in_context(parent),
-        kind=SpanKind.INTERNAL,
-        attributes=attributes,
-    )
-
-
-def end_span(
-    span: Span,
-    error: BaseException | str | None,
-    *,
-    error_type: str | None = None,
-    capture: ContentCapture = "full",
-    max_chars: int = 1000,
-) -> None:
-    """End ``span``, marking it failed (``error.type`` and an ERROR status) on ``error``.
-
-    ``error`` is the exception, or a message whose type is ``error_type`` (``"error"`` by
-    default). Error messages can quote user text (a tool's input, the agent's exception),
-    so ``capture`` governs them as it governs the scores' explanations: ``"none"`` keeps
-    only the error type, ``"truncated"`` cuts the message at ``max_chars``.
-    """
-    if error is not None:
-        if isinstance(error, BaseException):
-            kind, message = error_type or type(error).__name__, str(error)
-        else:
-            kind, message = error_type or "error", error
-        if capture == "none":
-            message = kind
-        elif capture == "truncated" and len(message) > max_chars:
-            message = message[: max_chars - 1] + "…"
-        span.set_attribute(attrs.ERROR_TYPE, kind)
-        span.set_status(Status(StatusCode.ERROR, message or kind))
-    span.end()

@@ -1,0 +1,145 @@
+"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from livescore._version import DISTRIBUTION
+from livescore.cli._common import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from livescore.sinks import BatchingSink
+
+__all__ = ("Export", "add_export_arguments", "traces_url")
+
+
+def add_export_arguments(group: Any) -> None:
+    """Add ``--otlp-endpoint``, ``--phoenix`` and ``--langfuse`` to an argument group."""
+    group.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send each item's trace (its run span and score spans) to this OTLP/HTTP "
+        "endpoint (/v1/traces is added when the URL has no path)",
+    )
+    group.add_argument(
+        "--phoenix",
+        metavar="URL",
+        nargs="?",
+        const="",
+        help="send the traces to Arize Phoenix at URL and each score as a span annotation "
+        "(its score badges); URL defaults to $PHOENIX_COLLECTOR_ENDPOINT, else "
+        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set)",
+    )
+    group.add_argument(
+        "--langfuse",
+        action="store_true",
+        help="also send each score to Langfuse as a score on the item's trace "
+        "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the traces "
+        "there with --otlp-endpoint)",
+    )
+
+
+def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
+    """The OTLP/HTTP traces URL for ``endpoint`` (``/v1/traces`` added to a bare host).
+
+    Example:
+        >>> traces_url("http://127.0.0.1:6006")
+        'http://127.0.0.1:6006/v1/traces'
+    """
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"{option} must be an http(s) URL, not {endpoint!r}")
+    if parts.path in ("", "/"):
+        return endpoint.rstrip("/") + "/v1/traces"
+    return endpoint
+
+
+@dataclass
+class Export:
+    """What the export options set up: a tracer provider (or none) and the sinks."""
+
+    tracer_provider: Any = None
+    sinks: list[BatchingSink[Any]] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Export:
+        """Check the options and build what they name (nothing when none is given).
+
+        Raises:
+            UsageError: A bad URL, missing Langfuse keys, or no OpenTelemetry SDK.
+        """
+        from livescore.sinks import LangfuseSink, PhoenixSink
+
+        export = cls()
+        if args.otlp_endpoint:
+            export.urls.append(traces_url(args.otlp_endpoint))
+        try:
+            if args.phoenix is not None:
+                try:
+                    phoenix = PhoenixSink(args.phoenix or None)
+                except ValueError as exc:
+                    raise UsageError(f"--phoenix: {exc}") from None
+                export.sinks.append(phoenix)
+                # Phoenix annotates the spans it has: the traces go there too.
+                url = traces_url(phoenix.endpoint, "--phoenix")
+                if url not in export.urls:
+                    export.urls.append(url)
+            if args.langfuse:
+                try:
+                    export.sinks.append(LangfuseSink())
+                except (ImportError, ValueError) as exc:
+                    raise UsageError(f"--langfuse: {exc}") from None
+            if export.urls:
+                export.tracer_provider = _tracer_provider(export.urls)
+        except UsageError:
+            export.close()
+            raise
+        return export
+
+    def report(self, console: Console) -> None:
+        """One line per sink: what became of the scores it was given."""
+        from rich.markup import escape
+
+        for sink in self.sinks:
+            got = sink.stats()
+            console.print(
+                f"{escape(sink.name)}: sent {got.sent} · failed {got.failed} · skipped "
+                f"{got.skipped} · dropped {got.dropped}"
+                + (f" ({escape(str(dict(got.failed_by_reason)))})" if got.failed else "")
+            )
+
+    def close(self) -> None:
+        """Export what is left, then shut the provider and the sinks down."""
+        if self.tracer_provider is not None:
+            self.tracer_provider.shutdown()
+        for sink in self.sinks:
+            sink.shutdown(sink.shutdown_timeout)
+
+
+def _tracer_provider(urls: Sequence[str]) -> Any:
+    if importlib.util.find_spec("opentelemetry.sdk") is None or (
+        importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None
+    ):
+        raise UsageError(
+            "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
+            f"pip install '{DISTRIBUTION}[sdk]'"
+        )
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    # Its own provider, not the global one: the command is a guest in whatever process
+    # runs it (tests, notebooks).
+    provider = TracerProvider(resource=Resource.create({"service.name": "livescore-eval"}))
+    for url in urls:
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    return provider

@@ -1,0 +1,399 @@
+"""The answer relevancy scorer: how much of the answer addresses the question.
+
+Three-step mode (the default; at most three judge calls):
+
+1. preprocess (judge): the output's statements, ``{"statements": [...]}``. An empty output
+   has none: not scorable, no call.
+2. analyze (judge): one verdict per statement against the question, ``{"verdicts":
+   [{"statement", "verdict": "yes" | "no" | "unsure", "reason"}]}``: answers it, has nothing
+   to do with it, or is related without answering it.
+3. generate_score (code): (yes + ``uncertainty_weight`` × unsure) / statements × scale,
+   half-up to 2 decimals. No statements → not scorable (Mastra scores 0).
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.scorers._claims import Claims
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    judge_mode_of,
+    normalise_word,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepContext,
+)
+
+__all__ = (
+    "ExtractedStatements",
+    "RelevancyOneCallAnswer",
+    "RelevancyVerdict",
+    "RelevancyVerdicts",
+    "create_answer_relevancy_scorer",
+)
+
+_SPELLINGS = {
+    "yes": ("y", "true", "relevant", "directly relevant", "fully relevant", "answers"),
+    "no": ("n", "false", "irrelevant", "not relevant", "unrelated", "off topic"),
+    "unsure": (
+        "partial",
+        "partially",
+        "partly",
+        "partially relevant",
+        "partly relevant",
+        "somewhat relevant",
+        "related",
+        "maybe",
+        "unknown",
+    ),
+}
+
+
+class ExtractedStatements(BaseModel):
+    """The statement-extraction answer: ``{"statements": [...]}`` (blanks dropped)."""
+
+    statements: Claims
+
+
+class RelevancyVerdict(BaseModel):
+    """One statement's verdict: ``"yes"`` it answers the question, ``"unsure"`` it is
+    related without answering it, ``"no"`` it is beside the point. Spellings are
+    normalised (``"Yes"``, ``"relevant"``, ``"partially relevant"``…)."""
+
+    statement: str
+    verdict: Literal["yes", "no", "unsure"]
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _SPELLINGS)
+
+
+class RelevancyVerdicts(BaseModel):
+    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
+
+    verdicts: list[RelevancyVerdict]
+
+
+class RelevancyOneCallAnswer(BaseModel):
+    """The one-call answer: the statements, one verdict per statement, and the reason."""
+
+    statements: Claims
+    verdicts: list[RelevancyVerdict]
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("question", "output", "statements", "statement", "verdicts", "verdict")
+
+_SPLITTING = """\
+- Split the text into the statements it makes: one sentence is usually one statement; \
+split a sentence that joins separate points ("X, and also Y"), keep together what only \
+makes sense together.
+- Keep everything, not only facts: greetings, offers of help, apologies, refusals, \
+opinions and error messages are statements too. A one-word answer is one statement.
+- Keep the text's own wording. An empty text has no statements."""
+
+_RULES = """\
+Judge each statement only by its connection to the question, not by whether it is true:
+- "yes": it answers the question or a part of it directly (a place for "where", a person \
+for "who", the asked-for number, the requested step).
+- "unsure": it is about what was asked without answering it: related context, the right \
+kind of information about a nearby subject, a partial or hedged answer, or a direct \
+answer that looks wrong.
+- "no": it has no real connection to what was asked: pleasantries, offers of help, \
+background about the subject that does not touch the question, unrelated topics, empty \
+or meaningless text."""
+
+EXTRACT_SYSTEM = f"""\
+You break a text into its statements, for a review of how relevant each one is.
+
+{_SPLITTING}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"statements": ["...", "..."]}}"""
+
+VERDICT_SYSTEM = f"""\
+You judge whether each statement of an AI system's answer is relevant to the question \
+it was asked.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one verdict per statement, in the order given. Each verdict has \
+"statement" (copied), "verdict" ("yes", "no" or "unsure", lower case) and "reason" (one \
+short sentence).
+
+Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
+"..."}}]}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of an answer-relevancy check to the developer of an AI system, in \
+plain, concise English: two or three sentences of plain text, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You judge how relevant an AI system's answer is to the question it was asked, in three \
+moves, and give all three in one JSON answer.
+
+1. "statements": the answer's statements.
+{_SPLITTING}
+2. "verdicts": one verdict per statement, in the same order, each with "statement" \
+(copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence).
+3. "reason": two or three sentences for the developer on what in the answer addresses the \
+question and what does not. Do not give a numeric score.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"statements": ["..."], "verdicts": [{{"statement": "...", \
+"verdict": "yes", "reason": "..."}}], "reason": "..."}}"""
+
+
+def extract_statements_prompt(output: str) -> str:
+    """The statement-extraction prompt for ``output``."""
+    return (
+        "List the statements of the text in the <output> block.\n\n"
+        f"{block('output', output)}\n\n"
+        'Answer with JSON only: {"statements": [...]}.'
+    )
+
+
+def _verdict_prompt(question: str, statements: Sequence[str]) -> str:
+    n = len(statements)
+    return (
+        "Decide for each statement in the <statements> block whether it is relevant to the "
+        "question in the <question> block.\n\n"
+        f"{block('question', question)}\n\n"
+        f"{item_blocks('statements', 'statement', statements)}\n\n"
+        f"There {'is 1 statement' if n == 1 else f'are {n} statements'}: answer with "
+        f"exactly {n} verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
+    )
+
+
+def _reason_prompt(
+    question: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
+) -> str:
+    counts = _counts(verdicts)
+    items = "\n".join(
+        f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
+        f"statement: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
+        for i, v in enumerate(verdicts, start=1)
+    )
+    return (
+        f"An answer-relevancy check found {counts['yes']} of {len(verdicts)} statements of "
+        f"an AI answer relevant to the question, {counts['unsure']} partly relevant and "
+        f"{counts['no']} irrelevant. Its score is {score_text} on a scale from 0 (nothing "
+        f"relevant) to {scale:g} (everything relevant).\n\n"
+        f"{block('question', question)}\n\n"
+        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        "in the answer addresses the question and what does not."
+    )
+
+
+def _one_call_prompt(question: str, output: str) -> str:
+    return (
+        "Judge how relevant the answer in the <output> block is to the question in the "
+        "<question> block: list its statements, give one verdict per statement, and explain."
+        f"\n\n{block('question', question)}\n\n{block('output', output)}\n\n"
+        'Answer with JSON only: {"statements": [...], "verdicts": [...], "reason": "..."}.'
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_answer_relevancy_scorer(
+    *,
+    model: str | Judge,
+    uncertainty_weight: float = 0.3,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "answer-relevancy",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score how relevant an answer is to its question, statement by statement.
+
+    Each statement of the answer is relevant (``"yes"``: it answers the question or part of
+    it), partly relevant (``"unsure"``: about the question without answering it) or
+    irrelevant (``"no"``). Correctness is not judged, only relevance. Higher is better.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        uncertainty_weight: What a partly relevant statement counts (0 to 1; Mastra's 0.3).
+        scale: The score of a fully relevant answer.
+        judge_mode: ``"three_step"`` (statements, verdicts, reason: up to three calls) or
+            ``"one_call"`` (one answer with all three; same result fields).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Input and output text beyond this is cut before judging.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"statements": [...]}``,
+        ``analyze_step_result = {"verdicts": [...]}``, the score (yes + weight × unsure,
+        over the statements, × scale), a label (``poor``, ``low``, ``moderate``, ``high``,
+        ``full``), a reason, ``flags["statements_total"]``, ``["statements_relevant"]``,
+        ``["statements_unsure"]`` and the span attributes ``livescore.statements.total`` /
+        ``livescore.statements.relevant``. A run with no question (no user text, or an
+        empty one), an empty answer, or an answer with no statements is skipped as not
+        scorable: there is nothing to measure (Mastra scores such answers 0).
+
+    Raises:
+        ValueError: ``uncertainty_weight`` outside 0 to 1, a bad ``scale`` or
+            ``judge_mode``.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"statements": ["The sky is blue by day.", "I had toast today."]},
+        ...     {"verdicts": [
+        ...         {"statement": "The sky is blue by day.", "verdict": "yes",
+        ...          "reason": "Answers."},
+        ...         {"statement": "I had toast today.", "verdict": "no",
+        ...          "reason": "Unrelated."}]},
+        ...     "The score is 0.5 because one of two statements answers the question.",
+        ... ])
+        >>> scorer = create_answer_relevancy_scorer(model=judge)
+        >>> result = scorer.run_sync({"input": "What colour is the sky by day?",
+        ...                           "output": "The sky is blue by day. I had toast today."})
+        >>> result.score, result.label
+        (0.5, 'moderate')
+    """
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="answer-relevancy")
+    if (
+        isinstance(uncertainty_weight, bool)
+        or not isinstance(uncertainty_weight, int | float)
+        or not math.isfinite(uncertainty_weight)
+        or not 0 <= uncertainty_weight <= 1
+    ):
+        raise ValueError(f"uncertainty_weight must be from 0 to 1, not {uncertainty_weight!r}")
+    weight = float(uncertainty_weight)
+    judge = resolve_model(model, judge_options, scorer="answer-relevancy")
+
+    def question(ctx: StepContext) -> str:
+        text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
+        if not text.strip():
+            raise NotScorable("the input is empty: there is no question to judge relevance against")
+        return text
+
+    def nothing_to_extract(ctx: StepContext) -> bool:
+        question(ctx)  # before the first call
+        if not ctx.output_text.strip():
+            raise NotScorable("the output is empty: there are no statements to judge")
+        return False
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        verdicts = analysis["verdicts"]
+        counts = _counts(verdicts)
+        return round2((counts["yes"] + weight * counts["unsure"]) / len(verdicts) * scale)
+
+    def no_statements(ctx: StepContext) -> float:
+        raise NotScorable(
+            "the output makes no statements the judge could find, so its relevance cannot "
+            "be measured"
+        )
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        counts = _counts(analysis["verdicts"])
+        total = len(analysis["verdicts"])
+        ctx.flags["statements_total"] = total
+        ctx.flags["statements_relevant"] = counts["yes"]
+        ctx.flags["statements_unsure"] = counts["unsure"]
+        ctx.attributes[A.LIVESCORE_STATEMENTS_TOTAL] = total
+        ctx.attributes[A.LIVESCORE_STATEMENTS_RELEVANT] = counts["yes"]
+
+    def summary(ctx: StepContext) -> str:
+        verdicts = ctx.analyze_step_result["verdicts"]
+        counts = _counts(verdicts)
+        total = len(verdicts)
+        if counts["yes"] == total:
+            what = (
+                "the only statement answers the question"
+                if total == 1
+                else f"all {total} statements address the question"
+            )
+        else:
+            what = (
+                f"{counts['yes']} of {total} statements answer the question, "
+                f"{counts['unsure']} are partly relevant and {counts['no']} are not relevant"
+            )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    parts = VerdictScorerParts(
+        items_key="statements",
+        noun="statement",
+        nouns="statements",
+        extract=PromptStep(
+            description="Extract the output's statements",
+            output_schema=ExtractedStatements,
+            system=EXTRACT_SYSTEM,
+            create_prompt=lambda ctx: extract_statements_prompt(ctx.output_text),
+            skip_if=nothing_to_extract,
+            skip_result=lambda ctx: {"statements": []},
+        ),
+        extract_in_one_call=True,
+        verdict_schema=RelevancyVerdicts,
+        verdict_system=VERDICT_SYSTEM,
+        verdict_prompt=lambda ctx, statements: _verdict_prompt(question(ctx), statements),
+        score=score,
+        no_items=no_statements,
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(
+            question(ctx), fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
+        ),
+        summary=summary,
+        no_items_reason=lambda ctx: "",  # never reached: no statements is not scorable
+        one_call_schema=RelevancyOneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: _one_call_prompt(question(ctx), ctx.output_text),
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=(
+            "Share of the answer's statements relevant to the question (partly relevant "
+            f"ones count {weight:g}), from 0 to {scale:g}"
+        ),
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale),
+        max_text_chars=max_text_chars,
+    )
+
+
+def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {"yes": 0, "no": 0, "unsure": 0}
+    for verdict in verdicts:
+        counts[verdict["verdict"]] += 1
+    return counts

@@ -1,0 +1,444 @@
+"""The answer similarity scorer: does the answer say what the ground truth says?
+
+Three-step mode (the default; at most three judge calls):
+
+1. preprocess (judge): the semantic units (facts, claims, concepts) of the answer and of the
+   ground truth, ``{"output_units": [...], "ground_truth_units": [...]}``. A run without a
+   ground truth is not scorable (no call); an empty answer scores 0 (no call).
+2. analyze (judge): one match per ground-truth unit, ``{"matches": [{"ground_truth_unit",
+   "output_unit", "match_type": "exact" | "semantic" | "partial" | "missing",
+   "explanation"}], "extra_in_output": [...], "contradictions": [...]}``.
+3. generate_score (code), Mastra's formula: exact 1.2, semantic 0.8, partial 0.4, missing
+   −0.15 per unit, over 1.2 per unit; −1 per contradiction; −0.05 per extra unit (at most
+   −0.2); clamped to 0–1; × scale.
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.scorers._claims import Claims
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    ground_truth_text,
+    judge_mode_of,
+    normalise_word,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, NotScorable, PromptStep, Scorer, StepContext
+
+__all__ = (
+    "MATCH_WEIGHTS",
+    "AnswerSimilarityOneCallAnswer",
+    "Contradiction",
+    "ExtractedUnits",
+    "UnitMatch",
+    "UnitMatches",
+    "create_answer_similarity_scorer",
+    "similarity_from_matches",
+)
+
+MATCH_WEIGHTS = {"exact": 1.2, "semantic": 0.8, "partial": 0.4, "missing": -0.15}
+"""What each match type adds (Mastra's: 1 + the exact-match bonus 0.2, the semantic
+threshold 0.8, half of it, the missing penalty); the sum is divided by 1.2 per unit."""
+
+CONTRADICTION_PENALTY = 1.0
+EXTRA_PENALTY = 0.05
+MAX_EXTRA_PENALTY = 0.2
+
+_MATCH_SPELLINGS = {
+    "exact": ("identical", "same", "verbatim", "exact match"),
+    "semantic": ("equivalent", "paraphrase", "semantic match", "meaning"),
+    "partial": ("partly", "partially", "partial match", "incomplete"),
+    "missing": ("none", "absent", "no match", "not found", "omitted", "contradicted"),
+}
+
+
+def similarity_from_matches(
+    match_types: Sequence[str], *, contradictions: int = 0, extras: int = 0
+) -> float:
+    """The similarity (0 to 1) of an answer whose ground-truth units matched as
+    ``match_types``, with ``contradictions`` and ``extras`` (units only in the answer).
+
+    Example:
+        >>> similarity_from_matches(["exact", "exact"])
+        1.0
+        >>> round(similarity_from_matches(["exact", "semantic"]), 4)  # (1.2 + 0.8) / 2.4
+        0.8333
+        >>> similarity_from_matches(["exact"], contradictions=1)
+        0.0
+    """
+    if not match_types:
+        return 0.0
+    total = sum(MATCH_WEIGHTS[t] for t in match_types) / (len(match_types) * MATCH_WEIGHTS["exact"])
+    total -= contradictions * CONTRADICTION_PENALTY
+    total -= min(extras * EXTRA_PENALTY, MAX_EXTRA_PENALTY)
+    return max(0.0, min(1.0, total))
+
+
+class ExtractedUnits(BaseModel):
+    """The unit-extraction answer: the answer's units and the ground truth's."""
+
+    output_units: Claims
+    ground_truth_units: Claims
+
+
+class UnitMatch(BaseModel):
+    """How one ground-truth unit appears in the answer (``output_unit`` ``None`` when
+    missing). Spellings of ``match_type`` are normalised (``"Exact"``, ``"paraphrase"``…)."""
+
+    ground_truth_unit: str
+    output_unit: str | None
+    match_type: Literal["exact", "semantic", "partial", "missing"]
+    explanation: str
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _MATCH_SPELLINGS)
+
+
+class Contradiction(BaseModel):
+    """A unit of the answer that contradicts one of the ground truth."""
+
+    output_unit: str
+    ground_truth_unit: str
+    explanation: str
+
+
+class UnitMatches(BaseModel):
+    """The comparison answer: one match per ground-truth unit, the answer's extra units,
+    and its contradictions."""
+
+    matches: list[UnitMatch]
+    extra_in_output: Claims
+    contradictions: list[Contradiction]
+
+
+class AnswerSimilarityOneCallAnswer(BaseModel):
+    """The one-call answer: both unit lists, the comparison, and the reason."""
+
+    output_units: Claims
+    ground_truth_units: Claims
+    matches: list[UnitMatch]
+    extra_in_output: Claims
+    contradictions: list[Contradiction]
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("output", "ground_truth", "units", "unit", "matches", "match")
+
+_UNITS = """\
+A semantic unit is one fact, claim, quantity (with its unit) or concept a text conveys. \
+Split each text into its units, keep related details together, word each unit so it \
+stands alone, and state the same idea the same way in both lists so they can be compared."""
+
+_MATCHING = """\
+For each ground-truth unit, find how the answer conveys it:
+- "exact": the same information, worded the same or nearly so;
+- "semantic": the same information, worded differently;
+- "partial": some of it, with important details missing;
+- "missing": not in the answer, or stated wrongly (a wrong name, number or fact is \
+"missing", and the wrong statement goes in "contradictions").
+"extra_in_output": the answer's units that the ground truth does not have. \
+"contradictions": each answer unit that contradicts a ground-truth unit, with both units."""
+
+EXTRACT_SYSTEM = f"""\
+You break an answer and a reference (ground-truth) answer into their semantic units, to \
+compare them.
+
+{_UNITS}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"output_units": ["..."], "ground_truth_units": ["..."]}}"""
+
+MATCH_SYSTEM = f"""\
+You compare the semantic units of an AI system's answer with those of a reference \
+(ground-truth) answer.
+
+{_MATCHING}
+
+{data_rule(_TAGS)}
+
+Return exactly one match per ground-truth unit, in the order given, each with \
+"ground_truth_unit" (copied), "output_unit" (the answer's unit, or null when missing), \
+"match_type" and "explanation" (one short sentence).
+
+Answer with JSON only: {{"matches": [{{"ground_truth_unit": "...", "output_unit": "...", \
+"match_type": "semantic", "explanation": "..."}}], "extra_in_output": [], \
+"contradictions": []}}"""
+
+REASON_SYSTEM = f"""\
+You explain how close an AI system's answer is to the reference answer, for its \
+developer, in plain, concise English: two or three sentences of plain text, no lists, no \
+JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You compare an AI system's answer with a reference (ground-truth) answer in three moves, \
+and give all of them in one JSON answer.
+
+1. "output_units" and "ground_truth_units": {_UNITS}
+2. "matches": one per ground-truth unit, in the same order, each with \
+"ground_truth_unit" (copied), "output_unit" (or null), "match_type" and "explanation"; \
+then "extra_in_output" and "contradictions". {_MATCHING}
+3. "reason": two or three sentences for the developer on what the answer gets right and \
+what it misses or gets wrong. Do not give a numeric score.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"output_units": [], "ground_truth_units": [], "matches": [], \
+"extra_in_output": [], "contradictions": [], "reason": "..."}}"""
+
+
+def _texts(output: str, ground_truth: str) -> str:
+    return f"{block('output', output)}\n\n{block('ground_truth', ground_truth)}"
+
+
+def _extract_prompt(output: str, ground_truth: str) -> str:
+    return (
+        "List the semantic units of the answer in the <output> block and of the reference "
+        "answer in the <ground_truth> block.\n\n"
+        f"{_texts(output, ground_truth)}\n\n"
+        'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...]}.'
+    )
+
+
+def _match_prompt(output_units: Sequence[str], ground_truth_units: Sequence[str]) -> str:
+    n = len(ground_truth_units)
+    answer_units = (
+        item_blocks("units", "unit", output_units) if output_units else "<units>\n</units>"
+    )
+    return (
+        "Compare the answer's units (the first <units> block) with the reference answer's "
+        "units (the <ground_truth> block).\n\n"
+        f"{answer_units}\n\n"
+        f"<ground_truth>\n{item_blocks('units', 'unit', ground_truth_units)}\n</ground_truth>"
+        f"\n\nThere {'is 1 ground-truth unit' if n == 1 else f'are {n} ground-truth units'}: "
+        f"answer with exactly {n} match{'' if n == 1 else 'es'}, in the same order, as JSON "
+        'only: {"matches": [...], "extra_in_output": [...], "contradictions": [...]}.'
+    )
+
+
+def _reason_prompt(score_text: str, scale: float, analysis: Mapping[str, Any]) -> str:
+    items = "\n".join(
+        f'<match index="{i}" type="{m["match_type"]}">\n'
+        f"ground truth: {quote(m['ground_truth_unit'])}\n"
+        f"answer: {quote(m['output_unit'] or '(missing)')}\n</match>"
+        for i, m in enumerate(analysis["matches"], start=1)
+    )
+    contradictions = "\n".join(
+        f"- {quote(c['output_unit'])} (ground truth: {quote(c['ground_truth_unit'])})"
+        for c in analysis["contradictions"]
+    )
+    return (
+        f"An answer was compared with the reference answer unit by unit. Its similarity "
+        f"score is {score_text} on a scale from 0 to {scale:g}.\n\n"
+        f"<matches>\n{items}\n</matches>\n\n"
+        f"Contradictions:\n{contradictions or '(none)'}\n"
+        f"Units only in the answer: {len(analysis['extra_in_output'])}\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        "the answer gets right and what it misses or gets wrong."
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_answer_similarity_scorer(
+    *,
+    model: str | Judge,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "answer-similarity",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score how closely an answer conveys its ground truth, meaning by meaning.
+
+    Both texts are broken into semantic units; each ground-truth unit is matched in the
+    answer (exactly, in meaning, in part, or missing), contradictions and extra units are
+    noted, and the score follows Mastra's weights (see :func:`similarity_from_matches`):
+    1 for an answer that states every unit the same way, about 0.67 for a full
+    paraphrase, less for gaps, 0 for a contradiction. For regression tests of an agent
+    against expected answers. Higher is better.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        scale: The best score.
+        judge_mode: ``"three_step"`` (units, matches, reason: up to three calls) or
+            ``"one_call"`` (one answer with all of them; same result fields).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Answer and ground truth text beyond this are cut.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"output_units": [...],
+        "ground_truth_units": [...]}``, ``analyze_step_result = {"matches": [...],
+        "extra_in_output": [...], "contradictions": [...]}``, the score, a label (``poor``,
+        ``low``, ``moderate``, ``high``, ``full``), a reason, ``flags`` with the counts
+        per match type, and the span attributes ``livescore.ground_truth.units`` /
+        ``.matched`` / ``.contradictions``. A run without a ground truth (or an empty
+        one) is skipped as not scorable, before any call (Mastra raises, or scores 0); an
+        empty answer scores 0 with no call.
+
+    Raises:
+        ValueError: A bad ``scale`` or ``judge_mode``.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"output_units": ["Paris is the capital"], "ground_truth_units": [
+        ...         "Paris is the capital of France"]},
+        ...     {"matches": [{"ground_truth_unit": "Paris is the capital of France",
+        ...                   "output_unit": "Paris is the capital", "match_type": "exact",
+        ...                   "explanation": "Same fact."}],
+        ...      "extra_in_output": [], "contradictions": []},
+        ...     "The score is 1 because the answer states the one fact.",
+        ... ])
+        >>> scorer = create_answer_similarity_scorer(model=judge)
+        >>> result = scorer.run_sync({"input": "Capital of France?", "output": "Paris.",
+        ...                           "ground_truth": "Paris is the capital of France."})
+        >>> result.score, result.label
+        (1.0, 'full')
+        >>> scorer.run_sync({"input": "Capital?", "output": "Paris."}).status
+        'skipped'
+    """
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="answer-similarity")
+    judge = resolve_model(model, judge_options, scorer="answer-similarity")
+
+    def ground_truth(ctx: StepContext) -> str:
+        text = ground_truth_text(ctx.run, max_text_chars)
+        if text is None or not text.strip():
+            raise NotScorable(
+                "no ground truth: answer similarity compares the answer with the run's "
+                "expected answer (a dataset item's ground_truth), and this run has none"
+            )
+        return text
+
+    def nothing_to_extract(ctx: StepContext) -> bool:
+        ground_truth(ctx)  # before any call
+        if not ctx.output_text.strip():
+            ctx.state["empty_output"] = True
+            return True
+        return False
+
+    def no_units(ctx: StepContext) -> float:
+        if ctx.state.get("empty_output"):
+            return 0.0
+        raise NotScorable("the ground truth holds no fact or claim the judge could compare")
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        value = similarity_from_matches(
+            [m["match_type"] for m in analysis["matches"]],
+            contradictions=len(analysis["contradictions"]),
+            extras=len(analysis["extra_in_output"]),
+        )
+        return round2(value * scale)
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        counts = dict.fromkeys(MATCH_WEIGHTS, 0)
+        for match in analysis["matches"]:
+            counts[match["match_type"]] += 1
+        units = len(analysis["matches"])
+        contradictions = len(analysis.get("contradictions", ()))
+        ctx.flags["match_types"] = counts
+        ctx.flags["ground_truth_units"] = units
+        ctx.flags["contradictions"] = contradictions
+        ctx.flags["extra_in_output"] = len(analysis.get("extra_in_output", ()))
+        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_UNITS] = units
+        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_MATCHED] = units - counts["missing"]
+        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_CONTRADICTIONS] = contradictions
+
+    def summary(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        counts = dict.fromkeys(MATCH_WEIGHTS, 0)
+        for match in analysis["matches"]:
+            counts[match["match_type"]] += 1
+        total = len(analysis["matches"])
+        what = (
+            f"of {total} ground-truth unit{'' if total == 1 else 's'}, {counts['exact']} "
+            f"match exactly, {counts['semantic']} in meaning, {counts['partial']} in part and "
+            f"{counts['missing']} are missing"
+        )
+        if analysis["contradictions"]:
+            what += f"; the answer contradicts the ground truth {len(analysis['contradictions'])}"
+            what += " time" if len(analysis["contradictions"]) == 1 else " times"
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    def fill(match: dict[str, Any], item: str, index: int) -> dict[str, Any]:
+        if not str(match.get("ground_truth_unit", "")).strip():
+            match["ground_truth_unit"] = item
+        return match
+
+    parts = VerdictScorerParts(
+        items_key="ground_truth_units",
+        noun="ground-truth unit",
+        nouns="ground-truth units",
+        extract=PromptStep(
+            description="Extract the semantic units of the answer and the ground truth",
+            output_schema=ExtractedUnits,
+            system=EXTRACT_SYSTEM,
+            create_prompt=lambda ctx: _extract_prompt(ctx.output_text, ground_truth(ctx)),
+            skip_if=nothing_to_extract,
+            skip_result=lambda ctx: {"output_units": [], "ground_truth_units": []},
+        ),
+        extract_in_one_call=True,
+        preprocess_fields=("output_units",),
+        list_field="matches",
+        verdict_schema=UnitMatches,
+        verdict_system=MATCH_SYSTEM,
+        verdict_prompt=lambda ctx, units: _match_prompt(
+            ctx.preprocess_step_result["output_units"], units
+        ),
+        fill=fill,
+        score=score,
+        no_items=no_units,
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(fmt(ctx.score), scale, ctx.analyze_step_result),
+        summary=summary,
+        no_items_reason=lambda ctx: (
+            f"The score is {fmt(ctx.score)} because the answer is empty: it conveys none of "
+            "the ground truth."
+        ),
+        one_call_schema=AnswerSimilarityOneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: (
+            "Compare the answer in the <output> block with the reference answer in the "
+            f"<ground_truth> block.\n\n{_texts(ctx.output_text, ground_truth(ctx))}\n\n"
+            'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
+            '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
+            '"reason": "..."}.'
+        ),
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=(
+            f"How closely the answer conveys its ground truth, from 0 to {scale:g} (every "
+            "unit stated the same way)"
+        ),
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale),
+        max_text_chars=max_text_chars,
+    )

@@ -1,0 +1,96 @@
+"""The context a judge scorer reads: resolved once per score, rendered once, cut to fit."""
+
+from __future__ import annotations
+
+from livescore.otel import attributes as A
+from livescore.scorers._prompting import RenderedContext, render_context
+from livescore.scoring import StepContext
+
+__all__ = (
+    "DEFAULT_MAX_CONTEXT_CHARS",
+    "MIN_MAX_CONTEXT_CHARS",
+    "check_max_context_chars",
+    "context_for_judge",
+    "context_items",
+    "judged_pieces",
+    "no_context_reason",
+)
+
+DEFAULT_MAX_CONTEXT_CHARS = 100_000
+"""Longest context block sent to the judge, in characters: every item, its markup and its
+escaping together. Past it the context is cut (and ``livescore.context.truncated`` set)."""
+
+MIN_MAX_CONTEXT_CHARS = 100
+"""The smallest ``max_context_chars``: room for the block's own markup and some text."""
+
+_ITEMS = "livescore.context.items"
+_RENDERED = "livescore.context.rendered"
+
+
+def check_max_context_chars(value: object) -> int:
+    """``value`` as a context limit, checked.
+
+    Raises:
+        TypeError: Not an int.
+        ValueError: Below :data:`MIN_MAX_CONTEXT_CHARS`.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("max_context_chars must be an int")
+    if value < MIN_MAX_CONTEXT_CHARS:
+        raise ValueError(f"max_context_chars must be at least {MIN_MAX_CONTEXT_CHARS}, not {value}")
+    return value
+
+
+def context_items(ctx: StepContext) -> list[str]:
+    """The score's context without blank items (computed once per score: a context can
+    hold a million items)."""
+    items: list[str] | None = ctx.state.get(_ITEMS)
+    if items is None:
+        items = ctx.state[_ITEMS] = [c for c in ctx.context or () if c.strip()]
+    return items
+
+
+def context_for_judge(ctx: StepContext, max_chars: int, *, start: int = 1) -> RenderedContext:
+    """The ``<context>`` block of the score's context, rendered once; a cut is recorded in
+    ``flags`` (``context_truncated``, ``context_chars``) and on the span."""
+    rendered: RenderedContext | None = ctx.state.get(_RENDERED)
+    if rendered is None:
+        items = context_items(ctx)
+        rendered = ctx.state[_RENDERED] = render_context(items, max_chars, start=start)
+        if rendered.truncated:
+            chars = sum(len(item) for item in items)
+            ctx.flags["context_truncated"] = True
+            ctx.flags["context_chars"] = chars
+            ctx.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] = True
+            ctx.attributes[A.LIVESCORE_CONTEXT_CHARS] = chars
+    return rendered
+
+
+def no_context_reason(what: str) -> str:
+    """Why a run without context is skipped, for a scorer that judges ``what``.
+
+    Example:
+        >>> no_context_reason("claims").startswith("no context to judge claims against")
+        True
+    """
+    return (
+        f"no context to judge {what} against: the scorer has no static `context` and "
+        "`get_context` returned nothing for this run (by default: no given context, no "
+        "successful tool call and no retrieved document)"
+    )
+
+
+def judged_pieces(ctx: StepContext, max_chars: int) -> list[str]:
+    """The context pieces the judge sees, numbered from 0 in the order the agent received
+    them: every non-blank piece, less those cut off by ``max_chars`` (the last one shown
+    may be cut short; a cut is recorded as in :func:`context_for_judge`).
+
+    An empty list when the run has no context.
+    """
+    items = context_items(ctx)
+    if not items:
+        return []
+    rendered = context_for_judge(ctx, max_chars, start=0)
+    if rendered.truncated:
+        ctx.flags["context_pieces_judged"] = rendered.documents
+    return items[: rendered.documents]

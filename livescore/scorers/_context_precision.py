@@ -1,0 +1,368 @@
+"""The context precision scorer: are the useful context pieces the first ones the agent got?
+
+Three-step mode (the default; two judge calls):
+
+1. preprocess (code): the context pieces, in the order the agent received them (by default
+   its tool results and retrieved documents, as :func:`livescore.get_run_context` lists
+   them). No context: not scorable, no call.
+2. analyze (judge): one verdict per piece, ``{"verdicts": [{"context_index", "verdict":
+   "yes" | "no", "reason"}]}``: useful for the reference answer or not.
+3. generate_score (code): mean average precision over that order: the mean, over the
+   useful pieces, of the share of useful pieces up to and including each one; 0 when none
+   is useful. The judge's own numbering never reorders the pieces (Mastra sorts by it).
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.runs import get_run_context
+from livescore.scorers._context import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    check_max_context_chars,
+    context_for_judge,
+    judged_pieces,
+    no_context_reason,
+)
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    ground_truth_text,
+    judge_mode_of,
+    normalise_word,
+    optional_user_text,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    ContextFunction,
+    NotScorable,
+    Scorer,
+    StepContext,
+)
+
+__all__ = (
+    "ContextPrecisionOneCallAnswer",
+    "ContextPrecisionVerdict",
+    "ContextPrecisionVerdicts",
+    "create_context_precision_scorer",
+    "mean_average_precision",
+)
+
+_SPELLINGS = {
+    "yes": ("y", "true", "relevant", "useful", "needed"),
+    "no": ("n", "false", "irrelevant", "not relevant", "not useful", "unneeded"),
+}
+
+
+def mean_average_precision(relevant: Sequence[bool]) -> float:
+    """Mean average precision of one ranking: ``relevant[i]`` says if piece ``i`` is useful.
+
+    Example:
+        >>> mean_average_precision([True, False, True])  # (1/1 + 2/3) / 2
+        0.8333333333333333
+        >>> mean_average_precision([False, True]), mean_average_precision([False])
+        (0.5, 0.0)
+    """
+    found = 0
+    total = 0.0
+    for position, is_relevant in enumerate(relevant, start=1):
+        if is_relevant:
+            found += 1
+            total += found / position
+    return total / found if found else 0.0
+
+
+class ContextPrecisionVerdict(BaseModel):
+    """One context piece's verdict: ``"yes"`` when it is useful for the reference answer.
+    ``context_index`` is the piece's position (from 0) in the order the agent got them."""
+
+    context_index: int
+    verdict: Literal["yes", "no"]
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _SPELLINGS)
+
+
+class ContextPrecisionVerdicts(BaseModel):
+    """The verdict answer: ``{"verdicts": [{"context_index", "verdict", "reason"}, ...]}``."""
+
+    verdicts: list[ContextPrecisionVerdict]
+
+
+class ContextPrecisionOneCallAnswer(BaseModel):
+    """The one-call answer: one verdict per context piece, and the reason."""
+
+    verdicts: list[ContextPrecisionVerdict]
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("question", "reference", "context", "document", "verdicts", "verdict")
+
+_RULES = """\
+A context piece is useful ("yes") when it holds information the reference answer needs: \
+a fact, figure, name or step the answer states or relies on. It is not useful ("no") when \
+it only shares the topic, gives background the answer does not use, or is unrelated. \
+Judge each piece on its own, by its content, whatever its position."""
+
+VERDICT_SYSTEM = f"""\
+You judge which pieces of the context an AI agent received are useful for a reference \
+answer to a question.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one verdict per context piece, in the order of the pieces. Each verdict \
+has "context_index" (the piece's index), "verdict" ("yes" or "no", lower case) and \
+"reason" (one short sentence).
+
+Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "reason": \
+"..."}}]}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of a context-precision check to the developer of an AI system, in \
+plain, concise English: two or three sentences of plain text, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You judge which pieces of the context an AI agent received are useful for a reference \
+answer to a question, and explain, in one JSON answer.
+
+{_RULES}
+
+"verdicts": exactly one verdict per context piece, in the order of the pieces, each with \
+"context_index" (the piece's index), "verdict" ("yes" or "no") and "reason" (one short \
+sentence). "reason", last: two or three sentences for the developer on which pieces help \
+and where they come in the order. Do not give a numeric score.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "reason": \
+"..."}}], "reason": "..."}}"""
+
+
+def _pieces_part(question: str | None, reference: str, context_block: str, n: int) -> str:
+    asked = f"{block('question', question)}\n\n" if question else ""
+    return (
+        "Decide for each piece of the <context> block, in order, whether it is useful for "
+        "the reference answer in the <reference> block"
+        + (" to the question in the <question> block" if question else "")
+        + ".\n\n"
+        f"{asked}{block('reference', reference)}\n\n{context_block}\n\n"
+        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
+        f"give exactly {n} verdict{'' if n == 1 else 's'}, in the same order"
+    )
+
+
+def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
+    items = "\n".join(
+        f'<verdict index="{v["context_index"]}" useful="{v["verdict"]}">'
+        f"{quote(v['reason'])}</verdict>"
+        for v in verdicts
+    )
+    useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+    return (
+        f"A context-precision check found {useful} of {len(verdicts)} context pieces useful, "
+        "in the order the agent received them. Its score, the mean average precision of "
+        f"that order, is {score_text} on a scale from 0 (nothing useful) to {scale:g} (every "
+        "useful piece ahead of every other one).\n\n"
+        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and say which '
+        "pieces help and where they come in the order."
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_context_precision_scorer(
+    *,
+    model: str | Judge,
+    context: Sequence[str] | None = None,
+    get_context: ContextFunction | None = None,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "context-precision",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score whether the useful context came first: mean average precision of the order.
+
+    The judge marks each context piece useful or not for the reference answer (the run's
+    ground truth when it has one, else the agent's own answer, as Mastra does), and the
+    score rewards useful pieces that come early in the order the agent received them: 1
+    when every useful piece precedes every other one, lower as useful pieces sink, 0 when
+    none is useful. Use it on retrieval: a retriever that ranks the right document third
+    scores lower than one that ranks it first.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        context: Static context pieces, in order.
+        get_context: ``get_context(run, step)`` returning the pieces in the order the
+            agent received them; by default :func:`livescore.get_run_context` (the given
+            context, else the run's tool results and retrieved documents, in order).
+        scale: The best score.
+        judge_mode: ``"three_step"`` (verdicts, reason: two calls) or ``"one_call"``.
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Question, answer and ground truth beyond this are cut.
+        max_context_chars: The most characters of context in a request; pieces past the
+            cut are not judged (``flags["context_pieces_judged"]`` says how many were).
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
+        ``analyze_step_result = {"verdicts": [{"context_index", "verdict", "reason"}]}``
+        (one per piece, in order), the score, a label (``poor``, ``low``, ``moderate``,
+        ``high``, ``full``), a reason, ``flags["context_pieces"]`` /
+        ``["context_relevant"]`` and the span attributes ``livescore.context.pieces`` /
+        ``livescore.context.relevant``. No context, or no reference (no ground truth and
+        an empty answer): skipped as not scorable, before any call.
+
+    Raises:
+        ValueError: A bad ``scale``, ``judge_mode`` or ``max_context_chars``.
+        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"verdicts": [
+        ...         {"context_index": 0, "verdict": "no", "reason": "About diet."},
+        ...         {"context_index": 1, "verdict": "yes", "reason": "States the benefit."}]},
+        ...     "The score is 0.5 because the useful piece comes second.",
+        ... ])
+        >>> scorer = create_context_precision_scorer(
+        ...     model=judge, context=["Eat vegetables.", "Exercise strengthens the heart."])
+        >>> result = scorer.run_sync({"input": "Why exercise?",
+        ...                           "output": "It strengthens the heart."})
+        >>> result.score, result.label
+        (0.5, 'moderate')
+    """
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="context-precision")
+    max_context_chars = check_max_context_chars(max_context_chars)
+    if get_context is not None and not callable(get_context):
+        raise TypeError("get_context must be a function get_context(run, step)")
+    judge = resolve_model(model, judge_options, scorer="context-precision")
+    if context is None and get_context is None:
+        get_context = get_run_context
+
+    def reference(ctx: StepContext) -> str:
+        cached: str | None = ctx.state.get("reference")
+        if cached is None:
+            given = ground_truth_text(ctx.run, max_text_chars)
+            cached = given if given is not None and given.strip() else ctx.output_text
+            if not cached.strip():
+                raise NotScorable(
+                    "no reference answer: the run has no ground truth and its output is empty"
+                )
+            ctx.state["reference"] = cached
+        return cached
+
+    def pieces(ctx: StepContext) -> dict[str, Any]:
+        found = judged_pieces(ctx, max_context_chars)
+        if not found:
+            raise NotScorable(no_context_reason("context precision"))
+        reference(ctx)  # before any call
+        return {"pieces": found}
+
+    def prompt_part(ctx: StepContext, items: Sequence[str]) -> str:
+        return _pieces_part(
+            optional_user_text(ctx.run, max_text_chars),
+            reference(ctx),
+            context_for_judge(ctx, max_context_chars, start=0).block,
+            len(items),
+        )
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        flags = [v["verdict"] == "yes" for v in analysis["verdicts"]]
+        return round2(mean_average_precision(flags) * scale)
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        verdicts = analysis["verdicts"]
+        useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+        ctx.flags["context_pieces"] = len(verdicts)
+        ctx.flags["context_relevant"] = useful
+        ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)
+        ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = useful
+
+    def summary(ctx: StepContext) -> str:
+        verdicts = ctx.analyze_step_result["verdicts"]
+        positions = [v["context_index"] for v in verdicts if v["verdict"] == "yes"]
+        total = len(verdicts)
+        if not positions:
+            what = f"none of the {total} context pieces is useful for the answer"
+        else:
+            shown = ", ".join(str(p) for p in positions[:10])
+            what = (
+                f"{len(positions)} of {total} context pieces are useful, at position"
+                f"{'' if len(positions) == 1 else 's'} {shown} (from 0)"
+            )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    def fill(verdict: dict[str, Any], item: str, index: int) -> dict[str, Any]:
+        verdict["context_index"] = index  # the order decides, not the judge's numbering
+        return verdict
+
+    parts = VerdictScorerParts(
+        items_key="pieces",
+        noun="context piece",
+        nouns="context pieces",
+        extract=pieces,
+        extract_in_one_call=False,
+        verdict_schema=ContextPrecisionVerdicts,
+        verdict_system=VERDICT_SYSTEM,
+        verdict_prompt=lambda ctx, items: (
+            f"{prompt_part(ctx, items)}, as JSON only: "
+            '{"verdicts": [{"context_index": ..., "verdict": "yes" | "no", "reason": ...}]}.'
+        ),
+        fill=fill,
+        score=score,
+        no_items=lambda ctx: 0.0,  # never reached: no context is not scorable
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(
+            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
+        ),
+        summary=summary,
+        no_items_reason=lambda ctx: "",
+        one_call_schema=ContextPrecisionOneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: (
+            f"{prompt_part(ctx, ctx.preprocess_step_result['pieces'])}, then explain, as "
+            'JSON only: {"verdicts": [...], "reason": "..."}.'
+        ),
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=(
+            "Mean average precision of the context order: useful pieces first scores "
+            f"{scale:g}, nothing useful 0"
+        ),
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale),
+        context=context,
+        get_context=get_context,
+        max_text_chars=max_text_chars,
+    )

@@ -1,0 +1,398 @@
+"""The context relevance scorer: was the context the agent got relevant, and did it use it?
+
+Three-step mode (the default; two judge calls):
+
+1. preprocess (code): the context pieces (by default the run's tool results and retrieved
+   documents, in order). No context: not scorable, no call.
+2. analyze (judge): one evaluation per piece, ``{"evaluations": [{"context_index",
+   "relevance_level": "high" | "medium" | "low" | "none", "was_used", "reasoning"}],
+   "missing_context": [...]}``: the per-piece verdicts stay in the step result.
+3. generate_score (code), Mastra's formula: the mean relevance weight (high 1, medium 0.7,
+   low 0.3, none 0), less 0.1 per highly relevant piece the answer did not use, less 0.15
+   per piece of missing information (at most 0.5); never below 0; × scale.
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.runs import get_run_context
+from livescore.scorers._claims import Claims
+from livescore.scorers._context import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    check_max_context_chars,
+    context_for_judge,
+    judged_pieces,
+    no_context_reason,
+)
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    judge_mode_of,
+    normalise_word,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    ContextFunction,
+    NotScorable,
+    Scorer,
+    StepContext,
+)
+
+__all__ = (
+    "RELEVANCE_WEIGHTS",
+    "ContextPieceEvaluation",
+    "ContextRelevanceAnalysis",
+    "ContextRelevanceOneCallAnswer",
+    "create_context_relevance_scorer",
+)
+
+RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+"""What each relevance level adds to the score (Mastra's weights)."""
+
+_LEVELS = {
+    "high": ("highly relevant", "very relevant", "essential", "direct", "directly relevant"),
+    "medium": ("moderate", "moderately relevant", "mid", "somewhat relevant", "supporting"),
+    "low": ("slightly relevant", "tangential", "barely relevant", "minor"),
+    "none": ("irrelevant", "not relevant", "unrelated", "no", "zero", "nothing"),
+}
+
+
+class ContextPieceEvaluation(BaseModel):
+    """One context piece's verdict: how relevant it is to the question (``"high"``,
+    ``"medium"``, ``"low"``, ``"none"``) and whether the answer used it. ``context_index``
+    is its position (from 0) in the order the agent got the pieces."""
+
+    context_index: int
+    relevance_level: Literal["high", "medium", "low", "none"]
+    was_used: bool
+    reasoning: str
+
+    @field_validator("relevance_level", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _LEVELS)
+
+
+class ContextRelevanceAnalysis(BaseModel):
+    """The analysis answer: one evaluation per piece, and the information that was missing."""
+
+    evaluations: list[ContextPieceEvaluation]
+    missing_context: Claims
+
+
+class ContextRelevanceOneCallAnswer(BaseModel):
+    """The one-call answer: the evaluations, the missing information, and the reason."""
+
+    evaluations: list[ContextPieceEvaluation]
+    missing_context: Claims
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("question", "output", "context", "document", "verdicts", "verdict")
+
+_RULES = """\
+For each context piece:
+- "relevance_level": "high" when it answers the question or holds information the answer \
+needs; "medium" when it gives helpful supporting or background information; "low" when \
+it is only loosely related; "none" when it is unrelated.
+- "was_used": true when the answer clearly draws on the piece (states its information or \
+follows from it), false otherwise.
+Then "missing_context": the information a good answer to the question needs that no piece \
+provides (an empty list when nothing is missing). Judge by the content only, never by \
+your own knowledge of the world."""
+
+ANALYZE_SYSTEM = f"""\
+You judge whether the context an AI agent received was relevant to the question it \
+answered, and whether its answer used it.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one evaluation per context piece, in the order of the pieces, each with \
+"context_index" (the piece's index), "relevance_level", "was_used" and "reasoning" (one \
+short sentence); then "missing_context".
+
+Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level": "high", \
+"was_used": true, "reasoning": "..."}}], "missing_context": []}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of a context-relevance check to the developer of an AI system, in \
+plain, concise English: two or three sentences of plain text, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You judge whether the context an AI agent received was relevant to the question it \
+answered, and whether its answer used it, and explain, in one JSON answer.
+
+{_RULES}
+
+"evaluations": exactly one per context piece, in the order of the pieces, each with \
+"context_index" (the piece's index), "relevance_level", "was_used" and "reasoning" (one \
+short sentence). "missing_context": as above. "reason", last: two or three sentences for the \
+developer on how relevant and how used the context was, and what was missing. Do not give \
+a numeric score.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level": "high", \
+"was_used": true, "reasoning": "..."}}], "missing_context": [], "reason": "..."}}"""
+
+
+def _pieces_part(question: str, output: str, context_block: str, n: int) -> str:
+    return (
+        "Judge each piece of the <context> block, in order: how relevant it is to the "
+        "question in the <question> block, and whether the answer in the <output> block "
+        "used it. Then list the information that was missing.\n\n"
+        f"{block('question', question)}\n\n{block('output', output)}\n\n{context_block}\n\n"
+        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
+        f"give exactly {n} evaluation{'' if n == 1 else 's'}, in the same order"
+    )
+
+
+def _reason_prompt(
+    score_text: str, scale: float, analysis: Mapping[str, Any], penalties: str
+) -> str:
+    items = "\n".join(
+        f'<verdict index="{e["context_index"]}" relevance="{e["relevance_level"]}" '
+        f'used="{str(e["was_used"]).lower()}">{quote(e["reasoning"])}</verdict>'
+        for e in analysis["evaluations"]
+    )
+    missing = "\n".join(f"- {quote(m)}" for m in analysis["missing_context"]) or "(none)"
+    return (
+        "A context-relevance check rated each context piece an AI agent received (relevance "
+        "weights: high 1, medium 0.7, low 0.3, none 0) and whether the answer used it. "
+        f"{penalties} Its score is {score_text} on a scale from 0 to {scale:g}.\n\n"
+        f"<verdicts>\n{items}\n</verdicts>\n\nMissing information:\n{missing}\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and say how '
+        "relevant and how used the context was, and what was missing."
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_context_relevance_scorer(
+    *,
+    model: str | Judge,
+    context: Sequence[str] | None = None,
+    get_context: ContextFunction | None = None,
+    scale: float = 1.0,
+    unused_penalty: float = 0.1,
+    missing_penalty: float = 0.15,
+    max_missing_penalty: float = 0.5,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "context-relevance",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score how relevant the agent's context was to the question, and how well it was used.
+
+    The judge rates each context piece (high, medium, low or no relevance to the
+    question), says whether the answer used it, and lists information a good answer
+    needed that no piece gave. Score = mean relevance weight (1, 0.7, 0.3, 0) −
+    ``unused_penalty`` per highly relevant piece left unused − ``missing_penalty`` per
+    missing item (at most ``max_missing_penalty``), at least 0, × ``scale`` (Mastra's
+    formula). Higher is better.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        context: Static context pieces.
+        get_context: ``get_context(run, step)``; by default :func:`livescore.get_run_context`
+            (the given context, else the run's tool results and retrieved documents).
+        scale: The best score.
+        unused_penalty: Taken off per highly relevant piece the answer did not use.
+        missing_penalty: Taken off per item of missing information.
+        max_missing_penalty: The most the missing information takes off in all.
+        judge_mode: ``"three_step"`` (evaluations, reason: two calls) or ``"one_call"``.
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Question and answer text beyond this are cut.
+        max_context_chars: The most characters of context in a request; pieces past the
+            cut are not judged (``flags["context_pieces_judged"]``).
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
+        ``analyze_step_result = {"evaluations": [{"context_index", "relevance_level",
+        "was_used", "reasoning"}], "missing_context": [...]}`` (one evaluation per piece, in
+        order), the score, a label (``poor``, ``low``, ``moderate``, ``high``, ``full``),
+        a reason, ``flags`` with the counts per level, ``context_used`` and
+        ``missing_context``, and the span attributes ``livescore.context.pieces`` /
+        ``livescore.context.relevant`` (high or medium). No context, or no question:
+        skipped as not scorable, before any call (Mastra scores a missing context 1).
+
+    Raises:
+        ValueError: A bad ``scale``, penalty, ``judge_mode`` or ``max_context_chars``.
+        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"evaluations": [
+        ...         {"context_index": 0, "relevance_level": "High", "was_used": True,
+        ...          "reasoning": "Gives the hours."},
+        ...         {"context_index": 1, "relevance_level": "none", "was_used": False,
+        ...          "reasoning": "About parking."}],
+        ...      "missing_context": []},
+        ...     "The score is 0.5 because one piece of two is relevant.",
+        ... ])
+        >>> scorer = create_context_relevance_scorer(
+        ...     model=judge, context=["Open 9 to 5.", "Parking is free."])
+        >>> result = scorer.run_sync({"input": "When are you open?", "output": "9 to 5."})
+        >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
+        (0.5, 'none')
+    """
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="context-relevance")
+    max_context_chars = check_max_context_chars(max_context_chars)
+    for name, value in (
+        ("unused_penalty", unused_penalty),
+        ("missing_penalty", missing_penalty),
+        ("max_missing_penalty", max_missing_penalty),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 <= value <= 1
+        ):
+            raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
+    if get_context is not None and not callable(get_context):
+        raise TypeError("get_context must be a function get_context(run, step)")
+    judge = resolve_model(model, judge_options, scorer="context-relevance")
+    if context is None and get_context is None:
+        get_context = get_run_context
+
+    def question(ctx: StepContext) -> str:
+        text = ctx.input_text
+        if not text.strip():
+            raise NotScorable("the input is empty: there is no question to judge the context by")
+        return text
+
+    def pieces(ctx: StepContext) -> dict[str, Any]:
+        found = judged_pieces(ctx, max_context_chars)
+        if not found:
+            raise NotScorable(no_context_reason("relevance"))
+        question(ctx)  # before any call
+        return {"pieces": found}
+
+    def prompt_part(ctx: StepContext, items: Sequence[str]) -> str:
+        return _pieces_part(
+            question(ctx),
+            ctx.output_text,
+            context_for_judge(ctx, max_context_chars, start=0).block,
+            len(items),
+        )
+
+    def breakdown(analysis: Mapping[str, Any]) -> tuple[float, int, float]:
+        evaluations = analysis["evaluations"]
+        base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
+        unused = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
+        missing = min(len(analysis["missing_context"]) * missing_penalty, max_missing_penalty)
+        return base, unused, missing
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        base, unused, missing = breakdown(analysis)
+        return round2(max(0.0, base - unused * unused_penalty - missing) * scale)
+
+    def penalties_text(analysis: Mapping[str, Any]) -> str:
+        base, unused, missing = breakdown(analysis)
+        return (
+            f"Mean relevance {base:.2f}; {unused} highly relevant piece(s) unused "
+            f"(−{unused * unused_penalty:.2f}); missing information −{missing:.2f}."
+        )
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        evaluations = analysis["evaluations"]
+        levels = dict.fromkeys(RELEVANCE_WEIGHTS, 0)
+        for evaluation in evaluations:
+            levels[evaluation["relevance_level"]] += 1
+        relevant = levels["high"] + levels["medium"]
+        ctx.flags["context_pieces"] = len(evaluations)
+        ctx.flags["context_levels"] = levels
+        ctx.flags["context_used"] = sum(1 for e in evaluations if e["was_used"])
+        ctx.flags["missing_context"] = len(analysis.get("missing_context", ()))
+        ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(evaluations)
+        ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
+
+    def summary(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        evaluations = analysis["evaluations"]
+        relevant = sum(1 for e in evaluations if e["relevance_level"] in ("high", "medium"))
+        used = sum(1 for e in evaluations if e["was_used"])
+        missing = len(analysis["missing_context"])
+        return (
+            f"The score is {fmt(ctx.score)} because {relevant} of {len(evaluations)} context "
+            f"pieces are relevant to the question and the answer used {used}; "
+            f"{missing} piece(s) of needed information were missing."
+        )
+
+    def fill(evaluation: dict[str, Any], item: str, index: int) -> dict[str, Any]:
+        evaluation["context_index"] = index  # the order decides, not the judge's numbering
+        return evaluation
+
+    parts = VerdictScorerParts(
+        items_key="pieces",
+        noun="context piece",
+        nouns="context pieces",
+        extract=pieces,
+        extract_in_one_call=False,
+        list_field="evaluations",
+        verdict_schema=ContextRelevanceAnalysis,
+        verdict_system=ANALYZE_SYSTEM,
+        verdict_prompt=lambda ctx, items: (
+            f"{prompt_part(ctx, items)}, as JSON only: "
+            '{"evaluations": [{"context_index": ..., "relevance_level": "high" | "medium" | '
+            '"low" | "none", "was_used": true | false, "reasoning": ...}], "missing_context": '
+            "[...]}."
+        ),
+        fill=fill,
+        score=score,
+        no_items=lambda ctx: 0.0,  # never reached: no context is not scorable
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(
+            fmt(ctx.score), scale, ctx.analyze_step_result, penalties_text(ctx.analyze_step_result)
+        ),
+        summary=summary,
+        no_items_reason=lambda ctx: "",
+        one_call_schema=ContextRelevanceOneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: (
+            f"{prompt_part(ctx, ctx.preprocess_step_result['pieces'])}, then explain, as "
+            'JSON only: {"evaluations": [...], "missing_context": [...], "reason": "..."}.'
+        ),
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=(
+            "How relevant the agent's context was to the question and how well the answer "
+            f"used it, from 0 to {scale:g}"
+        ),
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale),
+        context=context,
+        get_context=get_context,
+        max_text_chars=max_text_chars,
+    )

@@ -1,0 +1,507 @@
+"""The criteria scorer: your own criterion in plain words, judged as a checklist.
+
+Mastra's rubric scorer and DeepEval's G-Eval in one: a criterion ("The answer is polite and
+offers a next step") becomes concrete checks, the judge decides each one for the answer,
+and the score is the share met.
+
+Three-step mode (the default):
+
+1. preprocess: the checks. With a ``rubric`` they are its items (no call). Without one,
+   the judge turns the criterion into checks once (G-Eval's evaluation steps), and the
+   scorer keeps them for every later score: they depend on the criterion only.
+2. analyze (judge): one verdict per check, ``{"verdicts": [{"statement", "verdict": "yes" |
+   "no" | "unsure", "reason"}]}``: met, not met, met in part.
+3. generate_score (code): (met + ``partial_weight`` × in part) / checks × scale.
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.scorers._claims import Claims
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    judge_mode_of,
+    normalise_word,
+    optional_user_text,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    PromptStep,
+    Scorer,
+    StepContext,
+    StepFunction,
+)
+
+__all__ = (
+    "CriteriaOneCallAnswer",
+    "CriteriaVerdict",
+    "CriteriaVerdicts",
+    "DerivedChecks",
+    "RubricOneCallAnswer",
+    "create_criteria_scorer",
+    "parse_rubric",
+)
+
+MAX_CHECKS = 12
+"""The most checks the judge derives from a criterion."""
+
+_SPELLINGS = {
+    "yes": ("y", "true", "met", "pass", "passed", "satisfied", "fulfilled", "meets"),
+    "no": ("n", "false", "not met", "fail", "failed", "unmet", "not satisfied", "violated"),
+    "unsure": ("partial", "partially", "partly", "partly met", "partially met", "somewhat"),
+}
+
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+
+
+def parse_rubric(rubric: str | Sequence[str]) -> list[str]:
+    """The checks of a rubric: a list of strings, or one string with a check per line
+    (list markers such as ``-``, ``*``, ``1.`` are dropped).
+
+    Raises:
+        TypeError: ``rubric`` is neither a string nor a list of strings.
+        ValueError: It holds no check.
+
+    Example:
+        >>> parse_rubric("- Greets the user\\n2. Names the refund amount\\n")
+        ['Greets the user', 'Names the refund amount']
+    """
+    if isinstance(rubric, str):
+        lines = rubric.splitlines()
+    elif isinstance(rubric, Sequence) and all(isinstance(item, str) for item in rubric):
+        lines = list(rubric)
+    else:
+        raise TypeError("rubric must be a string (one check per line) or a list of strings")
+    checks = [_MARKER.sub("", line).strip() for line in lines]
+    checks = [check for check in checks if check]
+    if not checks:
+        raise ValueError("rubric holds no check: give at least one non-blank line")
+    return checks
+
+
+class DerivedChecks(BaseModel):
+    """The checks the judge derives from a criterion: ``{"checks": [...]}``."""
+
+    checks: Claims
+
+
+class CriteriaVerdict(BaseModel):
+    """One check's verdict: ``"yes"`` met, ``"no"`` not met, ``"unsure"`` met in part.
+    Spellings are normalised (``"Yes"``, ``true``, ``"met"``, ``"partially"``…)."""
+
+    statement: str
+    verdict: Literal["yes", "no", "unsure"]
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _SPELLINGS)
+
+
+class CriteriaVerdicts(BaseModel):
+    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
+
+    verdicts: list[CriteriaVerdict]
+
+
+class CriteriaOneCallAnswer(BaseModel):
+    """The one-call answer without a rubric: the checks, their verdicts, the reason."""
+
+    checks: Claims
+    verdicts: list[CriteriaVerdict]
+    reason: str
+
+
+class RubricOneCallAnswer(BaseModel):
+    """The one-call answer with a rubric: one verdict per rubric check, the reason."""
+
+    verdicts: list[CriteriaVerdict]
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("question", "output", "checks", "check", "verdicts", "verdict")
+
+_DERIVING = f"""\
+Turn the criterion into at most {MAX_CHECKS} concrete checks that together decide whether \
+an answer meets it: each check one observable property of the answer ("The answer names \
+the refund amount"), phrased so that it holds for a good answer, specific enough that two \
+reviewers would agree, and without overlap. Keep every part of the criterion; add nothing \
+it does not ask for."""
+
+_RULES = """\
+Decide each check for the answer, on the evidence in the answer (and the question, for \
+context): "yes" when the answer clearly meets it, "no" when it does not, "unsure" when it \
+meets it only in part. Do not reward effort or intent, only what the answer does. A check \
+about something the answer must avoid is met when the answer avoids it."""
+
+CHECKS_SYSTEM = f"""\
+You turn an evaluation criterion into a checklist for reviewing AI answers.
+
+{_DERIVING}
+
+Answer with JSON only: {{"checks": ["...", "..."]}}"""
+
+VERDICT_SYSTEM = f"""\
+You review an AI system's answer against a checklist.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one verdict per check, in the order given. Each verdict has "statement" \
+(the check, copied), "verdict" ("yes", "no" or "unsure", lower case) and "reason" (one \
+short sentence pointing at what in the answer decides it).
+
+Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
+"..."}}]}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of a review of an AI system's answer against a criterion to its \
+developer, in plain, concise English: two or three sentences of plain text, no lists, no \
+JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You review an AI system's answer against an evaluation criterion in three moves, and give \
+all three in one JSON answer.
+
+1. "checks": {_DERIVING}
+2. "verdicts": one verdict per check, in the same order, each with "statement" (the check, \
+copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence).
+3. "reason": two or three sentences for the developer on what the answer meets and what it \
+misses. Do not give a numeric score.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"checks": ["..."], "verdicts": [{{"statement": "...", "verdict": \
+"yes", "reason": "..."}}], "reason": "..."}}"""
+
+RUBRIC_ONE_CALL_SYSTEM = f"""\
+You review an AI system's answer against a checklist, and give your verdicts and an \
+explanation in one JSON answer.
+
+{_RULES}
+
+"verdicts": exactly one verdict per check, in the order given, each with "statement" (the \
+check, copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence). \
+"reason", last: two or three sentences for the developer on what the answer meets and \
+what it misses. Do not give a numeric score.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
+"..."}}], "reason": "..."}}"""
+
+
+def _checks_prompt(criteria: str) -> str:
+    return (
+        "The criterion, written by the developer of an AI system:\n\n"
+        f"{criteria}\n\n"
+        'Answer with JSON only: {"checks": [...]}.'
+    )
+
+
+def _answer_part(question: str | None, output: str) -> str:
+    asked = f"{block('question', question)}\n\n" if question else ""
+    return f"{asked}{block('output', output)}"
+
+
+def _verdict_prompt(question: str | None, output: str, checks: Sequence[str]) -> str:
+    n = len(checks)
+    return (
+        "Decide for each check in the <checks> block whether the answer in the <output> "
+        "block meets it.\n\n"
+        f"{_answer_part(question, output)}\n\n{item_blocks('checks', 'check', checks)}\n\n"
+        f"There {'is 1 check' if n == 1 else f'are {n} checks'}: answer with exactly {n} "
+        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
+    )
+
+
+def _reason_prompt(
+    criteria: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
+) -> str:
+    items = "\n".join(
+        f'<verdict index="{i}" verdict="{v["verdict"]}">\ncheck: {quote(v["statement"])}\n'
+        f"reason: {quote(v['reason'])}\n</verdict>"
+        for i, v in enumerate(verdicts, start=1)
+    )
+    return (
+        f"An AI answer was reviewed against this criterion: {criteria}\n"
+        f"Its score is {score_text} on a scale from 0 (no check met) to {scale:g} (every "
+        "check met); a check met in part counts half by default.\n\n"
+        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        "the answer meets and what it misses."
+    )
+
+
+class _KeptChecks:
+    """The checks derived from the criterion, kept once the judge has given them."""
+
+    def __init__(self) -> None:
+        self._checks: list[str] | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> list[str] | None:
+        checks = self._checks
+        return list(checks) if checks is not None else None
+
+    def keep(self, checks: list[str]) -> list[str]:
+        # The first answer kept wins, so every later score uses the same checklist.
+        with self._lock:
+            if self._checks is None:
+                self._checks = list(checks)
+            return list(self._checks)
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_criteria_scorer(
+    *,
+    model: str | Judge,
+    criteria: str,
+    rubric: str | Sequence[str] | None = None,
+    partial_weight: float = 0.5,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "criteria",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score an answer against your own criterion, written in plain words.
+
+    The criterion becomes a checklist (your ``rubric``, or checks the judge derives from
+    the criterion once and then reuses), the judge decides each check for the answer (met,
+    not met, met in part) with a reason, and the score is the share met. The question,
+    when the run has one, is shown to the judge as context. Higher is better.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        criteria: What a good answer does, in plain words ("The answer is polite, names
+            the refund amount and offers a next step").
+        rubric: The checks, if you want to fix them: a list of strings, or one string
+            with a check per line (``-``, ``*``, ``1.`` markers are dropped).
+        partial_weight: What a check met in part counts (0 to 1).
+        scale: The score when every check is met.
+        judge_mode: ``"three_step"`` (checks, verdicts, reason: two calls with a rubric or
+            once the checks are known, three for the first score without one) or
+            ``"one_call"`` (one answer: the checks when there is no rubric, the verdicts,
+            the reason; same result fields).
+        id: The scorer id on results, spans and metrics (name it after your criterion).
+        max_text_chars: Question and answer text beyond this are cut.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"checks": [...]}``,
+        ``analyze_step_result = {"verdicts": [...]}``, the score, a label (``poor``,
+        ``low``, ``moderate``, ``high``, ``full``), a reason, ``flags["checks_total"]`` /
+        ``["checks_met"]`` / ``["checks_partial"]`` and the span attributes
+        ``livescore.checks.total`` / ``livescore.checks.met``. An empty answer is judged
+        like any other (a check such as "never promises a date" can hold for it).
+
+    Raises:
+        ValueError: An empty criterion or rubric, a bad ``partial_weight``, ``scale`` or
+            ``judge_mode``.
+        TypeError: ``criteria`` is not a string, or ``rubric`` not a string or strings.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"verdicts": [
+        ...         {"statement": "Greets the user", "verdict": "yes", "reason": "Says hi."},
+        ...         {"statement": "Names the amount", "verdict": "no", "reason": "No amount."}]},
+        ...     "The score is 0.5 because the amount is missing.",
+        ... ])
+        >>> scorer = create_criteria_scorer(
+        ...     model=judge, id="refund-reply", criteria="A friendly, precise refund reply",
+        ...     rubric=["Greets the user", "Names the amount"])
+        >>> result = scorer.run_sync({"input": "Refund?", "output": "Hi! It is on its way."})
+        >>> result.score, result.label, result.usage.calls
+        (0.5, 'moderate', 2)
+    """
+    if not isinstance(criteria, str):
+        raise TypeError("criteria must be a string: what a good answer does, in plain words")
+    if not criteria.strip():
+        raise ValueError("criteria is empty: say what a good answer does, in plain words")
+    criteria = criteria.strip()
+    fixed = parse_rubric(rubric) if rubric is not None else None
+    if (
+        isinstance(partial_weight, bool)
+        or not isinstance(partial_weight, int | float)
+        or not math.isfinite(partial_weight)
+        or not 0 <= partial_weight <= 1
+    ):
+        raise ValueError(f"partial_weight must be from 0 to 1, not {partial_weight!r}")
+    weight = float(partial_weight)
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="criteria")
+    judge = resolve_model(model, judge_options, scorer="criteria")
+    kept = _KeptChecks()
+
+    def question(ctx: StepContext) -> str | None:
+        return optional_user_text(ctx.run, max_text_chars)
+
+    def derived(answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
+        # A judge that finds nothing to split keeps the criterion as the one check.
+        checks = list(answer.checks[:MAX_CHECKS]) or [criteria]
+        return {"checks": kept.keep(checks)}
+
+    def known_checks(ctx: StepContext) -> dict[str, Any]:
+        checks = kept.get()
+        assert checks is not None  # skip_if checked it
+        return {"checks": checks}
+
+    def checks_known(ctx: StepContext) -> bool:
+        ctx.output_text  # noqa: B018 (an output that is not text: not scorable, no call)
+        return kept.get() is not None
+
+    extract: PromptStep[Any] | StepFunction
+    if fixed is not None:
+        checks = fixed
+
+        def given_checks(ctx: StepContext) -> dict[str, Any]:
+            ctx.output_text  # noqa: B018 (an output that is not text: not scorable, no call)
+            return {"checks": list(checks)}
+
+        extract = given_checks
+    else:
+        extract = PromptStep(
+            description="Turn the criterion into checks",
+            output_schema=DerivedChecks,
+            system=CHECKS_SYSTEM,
+            create_prompt=lambda ctx: _checks_prompt(criteria),
+            parse=derived,
+            # Only in three-step mode: the checks depend on the criterion alone, so the
+            # first answer serves every later score.
+            skip_if=checks_known,
+            skip_result=known_checks,
+        )
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        counts = _counts(analysis["verdicts"])
+        met = counts["yes"] + weight * counts["unsure"]
+        return round2(met / len(analysis["verdicts"]) * scale)
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        counts = _counts(analysis["verdicts"])
+        total = len(analysis["verdicts"])
+        ctx.flags["checks_total"] = total
+        ctx.flags["checks_met"] = counts["yes"]
+        ctx.flags["checks_partial"] = counts["unsure"]
+        ctx.attributes[A.LIVESCORE_CHECKS_TOTAL] = total
+        ctx.attributes[A.LIVESCORE_CHECKS_MET] = counts["yes"]
+
+    def summary(ctx: StepContext) -> str:
+        verdicts = ctx.analyze_step_result["verdicts"]
+        counts = _counts(verdicts)
+        total = len(verdicts)
+        missed = [v["statement"] for v in verdicts if v["verdict"] != "yes"]
+        if not missed:
+            what = f"the answer meets all {total} checks" if total > 1 else "the answer meets it"
+        else:
+            shown = "; ".join(missed[:3]) + ("; …" if len(missed) > 3 else "")
+            what = (
+                f"the answer meets {counts['yes']} of {total} checks"
+                + (f" ({counts['unsure']} in part)" if counts["unsure"] else "")
+                + f"; not met: {shown}"
+            )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    one_call_schema: type[BaseModel]
+    if fixed is None:
+        one_call_schema, one_call_system = CriteriaOneCallAnswer, ONE_CALL_SYSTEM
+        if mode == "one_call":
+            # Each one-call answer carries its own checks: nothing is kept between scores.
+            assert isinstance(extract, PromptStep)
+            extract = PromptStep(
+                description=extract.description,
+                output_schema=DerivedChecks,
+                system=CHECKS_SYSTEM,
+                create_prompt=extract.create_prompt,
+            )
+    else:
+        one_call_schema, one_call_system = RubricOneCallAnswer, RUBRIC_ONE_CALL_SYSTEM
+
+    def one_call_prompt(ctx: StepContext) -> str:
+        answer = _answer_part(question(ctx), ctx.output_text)
+        if fixed is None:
+            return (
+                f"Review the answer in the <output> block against this criterion: {criteria}"
+                f"\n\n{answer}\n\n"
+                'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
+            )
+        listed = ctx.preprocess_step_result["checks"]
+        n = len(listed)
+        return (
+            "Decide for each check in the <checks> block whether the answer in the <output> "
+            f"block meets it, then explain.\n\n{answer}\n\n"
+            f"{item_blocks('checks', 'check', listed)}\n\n"
+            f"There {'is 1 check' if n == 1 else f'are {n} checks'}: give exactly {n} "
+            f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+            '{"verdicts": [...], "reason": "..."}.'
+        )
+
+    parts = VerdictScorerParts(
+        items_key="checks",
+        noun="check",
+        nouns="checks",
+        extract=extract,
+        extract_in_one_call=fixed is None,
+        verdict_schema=CriteriaVerdicts,
+        verdict_system=VERDICT_SYSTEM,
+        verdict_prompt=lambda ctx, items: _verdict_prompt(question(ctx), ctx.output_text, items),
+        score=score,
+        no_items=lambda ctx: 0.0,  # never reached: there is always at least one check
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(
+            criteria, fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
+        ),
+        summary=summary,
+        no_items_reason=lambda ctx: "",
+        one_call_schema=one_call_schema,
+        one_call_system=one_call_system,
+        one_call_prompt=one_call_prompt,
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=f"Share of the checks of a criterion the answer meets: {criteria}",
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale),
+        max_text_chars=max_text_chars,
+    )
+
+
+def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {"yes": 0, "no": 0, "unsure": 0}
+    for verdict in verdicts:
+        counts[verdict["verdict"]] += 1
+    return counts

@@ -1,0 +1,394 @@
+"""The faithfulness scorer: the share of the output's claims that the context backs.
+
+Three-step mode (the default; at most three judge calls):
+
+1. preprocess (judge): the output's claims, ``{"claims": [...]}``, with the very request
+   the hallucination scorer sends, so a run scored by both extracts its claims once (the
+   run's :class:`~livescore.scoring.RunMemo`). An empty output has none: no call.
+2. analyze (judge): one verdict per claim, ``{"verdicts": [{"statement", "verdict":
+   "yes" | "no" | "unsure", "reason"}]}``: backed by the context, contradicted by it, or
+   not in it. Verdicts are read case-insensitively (Mastra counts only an exact ``"yes"``).
+3. generate_score (code): supported / total × scale, half-up to 2 decimals; no claims →
+   ``scale`` (nothing in the output is unfaithful).
+4. generate_reason (judge): ``"The score is X because …"``.
+
+One-call mode asks for claims, verdicts and reason in one answer and fills the same fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.runs import get_run_context
+from livescore.scorers._claims import Claims, claims_extraction_step
+from livescore.scorers._context import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    check_max_context_chars,
+    context_for_judge,
+    context_items,
+    no_context_reason,
+)
+from livescore.scorers._judged import (
+    FAITHFULNESS_LABELS,
+    JudgeMode,
+    check_scale,
+    fmt,
+    judge_mode_of,
+    normalise_word,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    ContextFunction,
+    NotScorable,
+    Scorer,
+    StepContext,
+)
+
+__all__ = (
+    "FaithfulnessOneCallAnswer",
+    "FaithfulnessVerdict",
+    "FaithfulnessVerdicts",
+    "create_faithfulness_scorer",
+)
+
+_SPELLINGS = {
+    "yes": ("y", "true", "supported", "backed", "faithful", "entailed", "consistent"),
+    "no": ("n", "false", "contradicted", "contradicts", "contradiction", "refuted", "wrong"),
+    "unsure": (
+        "unknown",
+        "unverifiable",
+        "not mentioned",
+        "not in context",
+        "not in the context",
+        "unsupported",
+        "not supported",
+        "idk",
+        "maybe",
+        "neutral",
+        "not enough information",
+    ),
+}
+
+
+class FaithfulnessVerdict(BaseModel):
+    """One claim's verdict: ``"yes"`` backed by the context, ``"no"`` contradicted by it,
+    ``"unsure"`` not in it. Spellings are normalised (``"Yes"``, ``true``, ``"supported"``,
+    ``"contradicted"``, ``"not mentioned"``…)."""
+
+    statement: str
+    verdict: Literal["yes", "no", "unsure"]
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, _SPELLINGS)
+
+
+class FaithfulnessVerdicts(BaseModel):
+    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
+
+    verdicts: list[FaithfulnessVerdict]
+
+
+class FaithfulnessOneCallAnswer(BaseModel):
+    """The one-call answer: the claims, one verdict per claim, and the reason."""
+
+    claims: Claims
+    verdicts: list[FaithfulnessVerdict]
+    reason: str
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("output", "context", "document", "claims", "claim", "verdicts", "verdict")
+
+_RULES = """\
+Decide each claim with the context as your only source of truth:
+- "yes" (supported): the context states the claim, or it follows plainly from what the \
+context states. Looser precision is still "yes": a vaguer date, a rounded number, details \
+left out.
+- "no" (contradicted): the context says something the claim disagrees with: another date, \
+number, name, place or outcome.
+- "unsure" (not in the context): the context neither states nor contradicts the claim. \
+A claim that is true in the real world but absent from the context is "unsure": never use \
+your own knowledge.
+- A hedged claim ("may", "probably") is judged by the fact it hedges: "yes" when the \
+context states that fact, "unsure" when it is absent.
+- Subjective or evaluative claims ("the best", "pioneering") are "unsure" unless the \
+context itself says so."""
+
+VERDICT_SYSTEM = f"""\
+You check whether an AI system's claims are faithful to a context: backed by it, \
+contradicted by it, or not in it.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one verdict per claim, in the order given. Each verdict has "statement" \
+(the claim, copied), "verdict" ("yes", "no" or "unsure", lower case) and "reason" (one \
+short sentence naming the part of the context that backs or contradicts the claim, or \
+saying that it is absent).
+
+Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
+"..."}}]}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of a faithfulness check to the developer of an AI system, in \
+plain, concise English: two or three sentences of plain text, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You check whether an AI system's output is faithful to a context, in three moves, and \
+give all three in one JSON answer.
+
+1. "claims": break the output into the factual claims it makes. A claim is a single \
+statement that could be checked as true or false. Split sentences that say several \
+things, make each claim stand alone, keep the output's wording, precision and hedging. \
+Leave out greetings, questions and text that asserts nothing. No checkable claim: an \
+empty list.
+2. "verdicts": one verdict per claim, in the same order, each with "statement" (the \
+claim, copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence).
+3. "reason": two or three sentences for the developer that name the claims the context \
+contradicts or does not contain, or say that the context backs every claim. Do not give \
+a numeric score.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"claims": ["..."], "verdicts": [{{"statement": "...", "verdict": \
+"yes", "reason": "..."}}], "reason": "..."}}"""
+
+
+def _verdict_prompt(claims: Sequence[str], context_block: str) -> str:
+    n = len(claims)
+    return (
+        "Decide for each claim in the <claims> block whether the <context> block backs it "
+        '("yes"), contradicts it ("no") or does not contain it ("unsure").\n\n'
+        f"{context_block}\n\n"
+        f"{item_blocks('claims', 'claim', claims)}\n\n"
+        f"There {'is 1 claim' if n == 1 else f'are {n} claims'}: answer with exactly {n} "
+        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
+    )
+
+
+def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
+    counts = _counts(verdicts)
+    items = "\n".join(
+        f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
+        f"claim: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
+        for i, v in enumerate(verdicts, start=1)
+    )
+    return (
+        f"A faithfulness check of an AI output found {counts['yes']} of {len(verdicts)} "
+        f"claims backed by the context ({counts['no']} contradicted, {counts['unsure']} not "
+        f"in it). Its score is {score_text} on a scale from 0 (no claim backed) to "
+        f"{scale:g} (every claim backed).\n\n"
+        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score_text} because", name the '
+        "claims the context contradicts or does not contain and what it says instead (or "
+        "that it is silent), or say that the context backs every claim."
+    )
+
+
+def _one_call_prompt(output: str, context_block: str) -> str:
+    return (
+        "Check the text in the <output> block against the <context> block: list its claims, "
+        "give one verdict per claim, and explain the result.\n\n"
+        f"{context_block}\n\n"
+        f"{block('output', output)}\n\n"
+        'Answer with JSON only: {"claims": [...], "verdicts": [...], "reason": "..."}.'
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_faithfulness_scorer(
+    *,
+    model: str | Judge,
+    context: Sequence[str] | None = None,
+    get_context: ContextFunction | None = None,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "faithfulness",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score how much of an output the context backs: supported claims / claims × scale.
+
+    The output's claims are judged against the context only, never the judge's own
+    knowledge: each is supported (``"yes"``), contradicted (``"no"``) or not in the context
+    (``"unsure"``); only supported claims count. Higher is better: 1 (× ``scale``) means the
+    context backs every claim. It is the mirror of the hallucination scorer, with a third
+    verdict that tells a contradiction from a claim the context is silent about. Scored
+    with the hallucination scorer on the same run and judge, the claims are extracted once.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        context: Static ground truth, one string per fact or document.
+        get_context: ``get_context(run, step)``, sync or async, returning the run's ground
+            truth; it overrides ``context``. With neither, it is
+            :func:`livescore.get_run_context`: the context given with the run, else its
+            successful tool calls and retrieved documents.
+        scale: The score when every claim is backed (a positive number).
+        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three calls) or
+            ``"one_call"`` (one answer with all three; same result fields).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Output text beyond this is cut before judging (and flagged).
+        max_context_chars: The most characters the context block takes in a request
+            (at least 100); past it the context is cut and the cut recorded.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
+            ``model`` is a string.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"claims": [...]}``,
+        ``analyze_step_result = {"verdicts": [...]}``, the score, a label (``unfaithful``
+        at or below 0.15 of the scale, ``low``, ``mixed`` above 0.35, ``high`` above 0.55,
+        ``faithful`` at the full scale), a reason, ``flags["claims_total"]``,
+        ``["claims_supported"]``, ``["claims_contradicted"]``, ``["claims_unsure"]``, and
+        the span attributes ``livescore.claims.total`` / ``livescore.claims.supported``.
+        No context → skipped as not scorable, before any judge call. An empty output, or
+        one with no claims, scores ``scale``: nothing in it is unfaithful (Mastra gives 0).
+
+    Raises:
+        ValueError: ``scale``, ``judge_mode`` or ``max_context_chars`` is invalid.
+        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"claims": ["The Eiffel Tower is in Paris.", "It is 500 m tall."]},
+        ...     {"verdicts": [
+        ...         {"statement": "The Eiffel Tower is in Paris.", "verdict": "Yes",
+        ...          "reason": "Stated."},
+        ...         {"statement": "It is 500 m tall.", "verdict": "no",
+        ...          "reason": "The context says 330 m."}]},
+        ...     "The score is 0.5 because the height contradicts the context.",
+        ... ])
+        >>> scorer = create_faithfulness_scorer(
+        ...     model=judge, context=["The Eiffel Tower, in Paris, is 330 m tall."])
+        >>> result = scorer.run_sync({"input": "Tell me about it.",
+        ...                           "output": "It is in Paris and 500 m tall."})
+        >>> result.score, result.label
+        (0.5, 'mixed')
+    """
+    scale = check_scale(scale)
+    mode = judge_mode_of(judge_mode, scorer="faithfulness")
+    max_context_chars = check_max_context_chars(max_context_chars)
+    if get_context is not None and not callable(get_context):
+        raise TypeError("get_context must be a function get_context(run, step)")
+    judge = resolve_model(model, judge_options, scorer="faithfulness")
+    if context is None and get_context is None:
+        get_context = get_run_context
+
+    def nothing_to_extract(ctx: StepContext) -> bool:
+        if not ctx.output_text.strip():
+            return True  # an empty output claims nothing: no call, whatever the context
+        if not context_items(ctx):  # before the first call: a run without evidence is free
+            raise NotScorable(no_context_reason("claims"))
+        return False
+
+    def rendered(ctx: StepContext) -> str:
+        return context_for_judge(ctx, max_context_chars).block
+
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        verdicts = analysis["verdicts"]
+        return round2(_counts(verdicts)["yes"] / len(verdicts) * scale)
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        verdicts = analysis["verdicts"]
+        counts = _counts(verdicts)
+        ctx.flags["claims_total"] = len(verdicts)
+        ctx.flags["claims_supported"] = counts["yes"]
+        ctx.flags["claims_contradicted"] = counts["no"]
+        ctx.flags["claims_unsure"] = counts["unsure"]
+        ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)
+        ctx.attributes[A.LIVESCORE_CLAIMS_SUPPORTED] = counts["yes"]
+
+    def summary(ctx: StepContext) -> str:
+        verdicts = ctx.analyze_step_result["verdicts"]
+        counts = _counts(verdicts)
+        total = len(verdicts)
+        if total == 1:
+            what = {
+                "yes": "the only claim is backed by the context",
+                "no": "the context contradicts the only claim",
+                "unsure": "the context does not contain the only claim",
+            }[verdicts[0]["verdict"]]
+        elif counts["yes"] == total:
+            what = f"the context backs all {total} claims"
+        else:
+            what = (
+                f"{counts['yes']} of {total} claims are backed by the context "
+                f"({counts['no']} contradicted, {counts['unsure']} not in it)"
+            )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    def no_items_reason(ctx: StepContext) -> str:
+        if not ctx.output_text.strip():
+            return f"The score is {fmt(ctx.score)} because the output is empty: it claims nothing."
+        return (
+            f"The score is {fmt(ctx.score)} because the output makes no factual claims, so "
+            "nothing in it is unfaithful."
+        )
+
+    parts = VerdictScorerParts(
+        items_key="claims",
+        noun="claim",
+        nouns="claims",
+        # The hallucination scorer's request, word for word: a run's memo shares it.
+        extract=claims_extraction_step(skip_if=nothing_to_extract),
+        extract_in_one_call=True,
+        verdict_schema=FaithfulnessVerdicts,
+        verdict_system=VERDICT_SYSTEM,
+        verdict_prompt=lambda ctx, claims: _verdict_prompt(claims, rendered(ctx)),
+        score=score,
+        no_items=lambda ctx: scale,
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: _reason_prompt(
+            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
+        ),
+        summary=summary,
+        no_items_reason=no_items_reason,
+        one_call_schema=FaithfulnessOneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: _one_call_prompt(ctx.output_text, rendered(ctx)),
+        record=record,
+    )
+    return build_verdict_scorer(
+        parts,
+        id=id,
+        description=(
+            f"Share of the output's claims that the context backs, from 0 (none) to {scale:g} (all)"
+        ),
+        judge=judge,
+        judge_mode=mode,
+        label=lambda s: quality_label(s, scale=scale, labels=FAITHFULNESS_LABELS),
+        context=context,
+        get_context=get_context,
+        max_text_chars=max_text_chars,
+    )
+
+
+def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {"yes": 0, "no": 0, "unsure": 0}
+    for verdict in verdicts:
+        counts[verdict["verdict"]] += 1
+    return counts

@@ -1,0 +1,232 @@
+"""Small pieces every LLM-judged scorer shares: the judge mode, the judge, verdict spellings,
+rounding and the label bands."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Literal, TypeAlias
+
+from livescore.judges import Judge, JudgeConfigError, resolve_judge
+from livescore.runs import Run, find_user_message, message_text
+
+__all__ = (
+    "DEFECT_LABELS",
+    "FAITHFULNESS_LABELS",
+    "JUDGED_QUALITY_LABELS",
+    "JudgeMode",
+    "check_scale",
+    "defect_label",
+    "fmt",
+    "ground_truth_text",
+    "judge_mode_of",
+    "normalise_word",
+    "optional_user_text",
+    "quality_label",
+    "resolve_model",
+    "round2",
+)
+
+JudgeMode: TypeAlias = Literal["three_step", "one_call"]
+"""How a judge scorer asks its judge. ``"three_step"``: one request per judge step (extract,
+judge, explain: up to three calls, two for scorers without an extraction step), each small
+and checked on its own. ``"one_call"``: the intermediate lists, the verdicts and the reason in
+one structured answer (one call, cheaper, a little less careful). Both give the same result
+shape."""
+
+JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
+
+DEFECT_LABELS = ("none", "low", "mixed", "high", "severe")
+"""Labels of scores where higher is worse (the share of claims hallucinated, of statements
+toxic, of opinions biased), from best to worst (see :func:`defect_label`)."""
+
+JUDGED_QUALITY_LABELS = ("poor", "low", "moderate", "high", "full")
+"""Labels of judged scores where higher is better (relevancy, similarity, context quality,
+alignment, criteria), from worst to best (see :func:`quality_label`)."""
+
+FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
+"""Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
+
+
+def judge_mode_of(judge_mode: object, mode: object = None, *, scorer: str) -> JudgeMode:
+    """The judge mode from ``judge_mode=`` (every judge scorer) or an older ``mode=``.
+
+    Raises:
+        ValueError: An unknown value, or both keywords with different values.
+
+    Example:
+        >>> judge_mode_of(None, scorer="x"), judge_mode_of("one_call", scorer="x")
+        ('three_step', 'one_call')
+    """
+    for name, value in (("judge_mode", judge_mode), ("mode", mode)):
+        if value is not None and value not in JUDGE_MODES:
+            raise ValueError(f"{scorer}: {name} must be 'three_step' or 'one_call', not {value!r}")
+    if judge_mode is not None and mode is not None and judge_mode != mode:
+        raise ValueError(
+            f"{scorer}: judge_mode={judge_mode!r} and mode={mode!r} disagree; give judge_mode only"
+        )
+    chosen = judge_mode if judge_mode is not None else mode
+    return "one_call" if chosen == "one_call" else "three_step"
+
+
+def resolve_model(
+    model: str | Judge | None, options: Mapping[str, Any] | None, *, scorer: str
+) -> Judge:
+    """The judge for ``model`` (a string or a judge), with ``options`` for a string.
+
+    Raises:
+        livescore.judges.JudgeConfigError: No model, or options beside a judge object.
+    """
+    if model is None or model == "":
+        raise JudgeConfigError(
+            f"the {scorer} scorer needs a judge: model='openai/<model>' or a Judge object"
+        )
+    return resolve_judge(model, **dict(options or {}))
+
+
+def check_scale(scale: object) -> float:
+    """``scale`` as a float, checked to be a positive, finite number.
+
+    Raises:
+        ValueError: Anything else (``True`` included).
+    """
+    if isinstance(scale, bool) or not isinstance(scale, int | float):
+        raise ValueError(f"scale must be a positive number, not {scale!r}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a positive, finite number, not {scale!r}")
+    return float(scale)
+
+
+def round2(value: float) -> float:
+    """``value`` rounded half-up to 2 decimals, like Mastra's ``roundToTwoDecimals``.
+
+    Example:
+        >>> round2(1 / 8), round(1 / 8, 2)
+        (0.13, 0.12)
+    """
+    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def fmt(score: float | None) -> str:
+    """A score as the reasons write it (``0.5``, ``1``)."""
+    return f"{score:g}" if score is not None else "unknown"
+
+
+def normalise_word(value: object, spellings: Mapping[str, Iterable[str]]) -> object:
+    """The canonical verdict for a judge's spelling of it, or ``value`` unchanged.
+
+    Case, edge punctuation, spaces, ``_`` and ``-`` do not matter; ``True`` / ``False``
+    read as ``"yes"`` / ``"no"`` when those are canonical values. An unknown spelling comes
+    back unchanged, for the schema to reject (and the judge to be asked again).
+
+    Example:
+        >>> words = {"yes": ["y", "supported"], "no": ["n"]}
+        >>> normalise_word(" YES. ", words), normalise_word(True, words)
+        ('yes', 'yes')
+        >>> normalise_word("Supported", words), normalise_word("maybe", words)
+        ('yes', 'maybe')
+    """
+    if isinstance(value, bool):
+        word = "yes" if value else "no"
+        return word if word in spellings else value
+    if not isinstance(value, str):
+        return value
+    cleaned = value.strip().strip(".!\"'").lower().replace("_", " ").replace("-", " ")
+    key = " ".join(cleaned.split())
+    for canonical, others in spellings.items():
+        if key == canonical or key in others:
+            return canonical
+    return value
+
+
+def defect_label(score: float, *, scale: float = 1.0) -> str:
+    """The label of a score where higher is worse (hallucination, toxicity, bias).
+
+    Bands on ``score / scale`` (the seed's hallucination bands, gaps closed at midpoints):
+    0 → ``none``; below 0.45 → ``low``; below 0.65 → ``mixed``; below 0.85 → ``high``;
+    else ``severe``.
+
+    Example:
+        >>> defect_label(0.0), defect_label(0.2), defect_label(1.0)
+        ('none', 'low', 'severe')
+    """
+    ratio = score / scale
+    if ratio <= 0:
+        return "none"
+    if ratio < 0.45:
+        return "low"
+    if ratio < 0.65:
+        return "mixed"
+    if ratio < 0.85:
+        return "high"
+    return "severe"
+
+
+def quality_label(
+    score: float, *, scale: float = 1.0, labels: tuple[str, ...] = JUDGED_QUALITY_LABELS
+) -> str:
+    """The label of a judged score where higher is better: the defect bands mirrored.
+
+    Bands on ``score / scale``: 1 → ``full``; above 0.55 → ``high``; above 0.35 →
+    ``moderate``; above 0.15 → ``low``; else ``poor`` (``labels`` renames them, worst
+    first: faithfulness uses :data:`FAITHFULNESS_LABELS`). A faithfulness score of ``1 -
+    h`` gets the mirror of the hallucination label of ``h``.
+
+    Example:
+        >>> quality_label(1.0), quality_label(0.6), quality_label(0.1)
+        ('full', 'high', 'poor')
+        >>> quality_label(0.5, labels=FAITHFULNESS_LABELS)
+        'mixed'
+    """
+    poor, low, moderate, high, full = labels
+    ratio = score / scale
+    if ratio >= 1:
+        return full
+    if ratio > 0.55:
+        return high
+    if ratio > 0.35:
+        return moderate
+    if ratio > 0.15:
+        return low
+    return poor
+
+
+def ground_truth_text(run: Run, limit: int) -> str | None:
+    """The run's ground truth as text (cut at ``limit``), or ``None`` without one.
+
+    A string stays as it is; messages give their text; other values (a dict of expected
+    fields) become JSON, as Mastra does.
+
+    Example:
+        >>> ground_truth_text(Run(ground_truth={"city": "Lyon"}), 100)
+        '{"city": "Lyon"}'
+        >>> ground_truth_text(Run(), 100) is None
+        True
+    """
+    value = run.ground_truth
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = message_text(value) if not isinstance(value, Mapping) else ""
+        except TypeError:
+            text = ""
+        if not text:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+    return text[:limit]
+
+
+def optional_user_text(run: Run, limit: int) -> str | None:
+    """The user's message when the run has one (cut at ``limit``), else ``None``.
+
+    For scorers that show the question as context only and score runs without one.
+    """
+    try:
+        text = find_user_message(run)
+    except TypeError:
+        return None
+    return None if text is None or not text.strip() else text[:limit]

@@ -1,0 +1,560 @@
+"""The prompt alignment scorer: does the answer do what it was asked, the way it was asked?
+
+Three-step mode (the default; two judge calls):
+
+1. analyze (judge): the answer against the user's prompt, the system prompt, or each of them
+   separately (``mode="both"``): intent (0–1), requirements (each fulfilled or not),
+   completeness (0–1) and appropriateness of format and tone (0–1).
+2. generate_score (code): per prompt 0.4 intent + 0.3 requirements + 0.2 completeness +
+   0.1 appropriateness (the system prompt: 0.35 / 0.35 / 0.15 / 0.15); the requirements
+   score is fulfilled / listed, computed here. ``both``: 0.7 × user + 0.3 × system, each
+   from its own analysis (Mastra's ``both`` copies the user score into the system one).
+3. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, Field
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.runs import Run, message_text
+from livescore.scorers._judged import (
+    JudgeMode,
+    check_scale,
+    fmt,
+    judge_mode_of,
+    quality_label,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepContext,
+    StepFunction,
+    create_scorer,
+)
+
+__all__ = (
+    "ALIGNMENT_WEIGHTS",
+    "AlignmentAnalysis",
+    "AlignmentMode",
+    "AlignmentOneCallAnswer",
+    "BothAlignmentAnalysis",
+    "BothAlignmentOneCallAnswer",
+    "create_prompt_alignment_scorer",
+    "find_system_prompt",
+)
+
+AlignmentMode: TypeAlias = Literal["user", "system", "both"]
+"""What the answer is judged against: the user's prompt, the system prompt, or both."""
+
+ALIGNMENT_WEIGHTS: dict[str, dict[str, float]] = {
+    "user": {
+        "intent_alignment": 0.4,
+        "requirements_fulfillment": 0.3,
+        "completeness": 0.2,
+        "response_appropriateness": 0.1,
+    },
+    "system": {
+        "intent_alignment": 0.35,
+        "requirements_fulfillment": 0.35,
+        "completeness": 0.15,
+        "response_appropriateness": 0.15,
+    },
+}
+"""The weight of each dimension, per prompt (Mastra's); ``both`` is 0.7 user + 0.3 system."""
+
+BOTH_WEIGHTS = {"user": 0.7, "system": 0.3}
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_SYSTEM_METADATA_KEYS = ("system_prompt", "instructions")
+
+Unit = Annotated[float, Field(ge=0, le=1)]
+
+
+class IntentAlignment(BaseModel):
+    """Whether the answer addresses the prompt's purpose (0 to 1)."""
+
+    score: Unit
+    primary_intent: str
+    is_addressed: bool
+    reasoning: str
+
+
+class Requirement(BaseModel):
+    """One explicit or clearly implied requirement, and whether the answer fulfils it."""
+
+    requirement: str
+    is_fulfilled: bool
+    reasoning: str
+
+
+class RequirementsFulfillment(BaseModel):
+    """The prompt's requirements (their share fulfilled is computed, not asked)."""
+
+    requirements: list[Requirement]
+
+
+class Completeness(BaseModel):
+    """Whether the answer covers everything asked (0 to 1), and what it leaves out."""
+
+    score: Unit
+    missing_elements: list[str]
+    reasoning: str
+
+
+class ResponseAppropriateness(BaseModel):
+    """Whether format and tone fit what was asked (0 to 1)."""
+
+    score: Unit
+    format_alignment: bool
+    tone_alignment: bool
+    reasoning: str
+
+
+class AlignmentAnalysis(BaseModel):
+    """The answer against one prompt, on the four dimensions (Mastra's names)."""
+
+    intent_alignment: IntentAlignment
+    requirements_fulfillment: RequirementsFulfillment
+    completeness: Completeness
+    response_appropriateness: ResponseAppropriateness
+    overall_assessment: str
+
+
+class BothAlignmentAnalysis(BaseModel):
+    """``mode="both"``: the answer against each prompt, separately."""
+
+    user: AlignmentAnalysis
+    system: AlignmentAnalysis
+
+
+class AlignmentOneCallAnswer(AlignmentAnalysis):
+    """The one-call answer against one prompt: the analysis, then the reason."""
+
+    reason: str
+
+
+class BothAlignmentOneCallAnswer(BothAlignmentAnalysis):
+    """The one-call answer of ``mode="both"``: both analyses, then the reason."""
+
+    reason: str
+
+
+def find_system_prompt(run: Run) -> str | None:
+    """The system prompt the agent ran with, as recorded in the run; ``None`` if absent.
+
+    Looked for, in order: system (or developer) messages in the run's input; in the input
+    of its first model turn (where the LangChain integration records the prompt the model
+    got, system message included); ``run.metadata["system_prompt"]`` or
+    ``["instructions"]``.
+
+    Example:
+        >>> find_system_prompt(Run(input=[{"role": "system", "content": "Be brief."},
+        ...                               {"role": "user", "content": "Hi"}]))
+        'Be brief.'
+        >>> find_system_prompt(Run(input="Hi")) is None
+        True
+    """
+    found = _system_text(run.input)
+    if found:
+        return found
+    for step in run.steps:
+        if step.kind == "model":
+            found = _system_text(step.input)
+            if found:
+                return found
+            break
+    for key in _SYSTEM_METADATA_KEYS:
+        value = run.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _role(message: Any) -> str | None:
+    if isinstance(message, Mapping):
+        role = message.get("role") or message.get("type")
+    else:
+        role = getattr(message, "role", None) or getattr(message, "type", None)
+    return role if isinstance(role, str) else None
+
+
+def _system_text(value: Any) -> str | None:
+    if isinstance(value, Mapping) and "messages" in value:
+        value = value["messages"]
+    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
+        return None
+    texts: list[str] = []
+    for message in value:
+        if isinstance(message, Sequence) and not isinstance(message, str | bytes | bytearray):
+            nested = _system_text(message)  # a chat model's batch: [[messages]]
+            if nested:
+                texts.append(nested)
+            continue
+        if _role(message) in _SYSTEM_ROLES:
+            try:
+                text = message_text(message)
+            except TypeError:
+                continue
+            if text.strip():
+                texts.append(text)
+    return "\n\n".join(texts) or None
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("user_prompt", "system_prompt", "output", "analysis")
+
+_DIMENSIONS = """\
+Judge the answer against the prompt on four dimensions:
+- "intent_alignment": the prompt's primary purpose ("primary_intent"), whether the answer \
+addresses it ("is_addressed"), and a "score" from 0 (misses it) to 1 (fully addresses it).
+- "requirements_fulfillment": every explicit or clearly implied requirement of the \
+prompt ("requirements": tasks, constraints, formats, rules), each with "is_fulfilled". For \
+a system prompt, the requirements are its rules and constraints.
+- "completeness": a "score" from 0 to 1 for how fully the answer covers what the prompt \
+asks, and the "missing_elements".
+- "response_appropriateness": whether the format ("format_alignment") and the tone \
+("tone_alignment") fit what the prompt asks or implies, and a "score" from 0 to 1.
+Each part has a short "reasoning"; "overall_assessment" sums it up. Judge alignment with \
+the prompt, not the correctness of facts."""
+
+ANALYZE_SYSTEM = f"""\
+You judge how well an AI system's answer aligns with the prompt it was given.
+
+{_DIMENSIONS}
+
+{data_rule(_TAGS)}
+
+Answer with JSON only, following the schema."""
+
+REASON_SYSTEM = f"""\
+You explain the result of a prompt-alignment check to the developer of an AI system, in \
+plain, concise English: two or three sentences of plain text, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You judge how well an AI system's answer aligns with the prompt it was given, and explain, \
+in one JSON answer.
+
+{_DIMENSIONS}
+Last, "reason": two or three sentences for the developer on the main strengths and gaps of \
+the alignment. Do not give a numeric score in it.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only, following the schema."""
+
+_TARGET = {
+    "user": "the user's prompt in the <user_prompt> block",
+    "system": "the system prompt (the agent's standing instructions) in the <system_prompt> block",
+    "both": "the user's prompt in the <user_prompt> block and, separately, the system prompt "
+    "in the <system_prompt> block",
+}
+
+
+def _analyze_prompt(
+    mode: AlignmentMode, user: str | None, system: str | None, output: str, one_call: bool
+) -> str:
+    blocks = []
+    if mode in ("user", "both"):
+        blocks.append(block("user_prompt", user or ""))
+    if mode in ("system", "both"):
+        blocks.append(block("system_prompt", system or ""))
+    blocks.append(block("output", output))
+    shape = (
+        '{"user": {analysis against the user prompt}, "system": {analysis against the system '
+        "prompt}"
+        if mode == "both"
+        else "{the analysis"
+    ) + (', "reason": "..."}' if one_call else "}")
+    return (
+        f"Judge how well the answer in the <output> block aligns with {_TARGET[mode]}.\n\n"
+        + "\n\n".join(blocks)
+        + f"\n\nAnswer with JSON only: {shape}."
+    )
+
+
+def _reason_prompt(
+    mode: AlignmentMode, score_text: str, scale: float, result: Mapping[str, Any]
+) -> str:
+    parts = []
+    for target in ("user", "system"):
+        analysis = result.get(target)
+        if analysis is None:
+            continue
+        requirements = analysis["requirements_fulfillment"]["requirements"]
+        met = sum(1 for r in requirements if r["is_fulfilled"])
+        missed = "; ".join(quote(r["requirement"]) for r in requirements if not r["is_fulfilled"])
+        parts.append(
+            f'<analysis prompt="{target}" score="{fmt(result["scores"][target])}">\n'
+            f"intent {analysis['intent_alignment']['score']:g}: "
+            f"{quote(analysis['intent_alignment']['reasoning'])}\n"
+            f"requirements {met} of {len(requirements)} fulfilled"
+            + (f"; not fulfilled: {missed}" if missed else "")
+            + f"\ncompleteness {analysis['completeness']['score']:g}: "
+            f"{quote(analysis['completeness']['reasoning'])}\n"
+            f"appropriateness {analysis['response_appropriateness']['score']:g}: "
+            f"{quote(analysis['response_appropriateness']['reasoning'])}\n"
+            f"overall: {quote(analysis['overall_assessment'])}\n</analysis>"
+        )
+    joined = "\n".join(parts)
+    return (
+        f"A prompt-alignment check ({mode} prompt) scored an AI answer {score_text} on a "
+        f"scale from 0 to {scale:g} (intent 40%, requirements 30%, completeness 20%, format "
+        "and tone 10%; for a system prompt 35/35/15/15"
+        + ("; the user prompt counts 70% and the system prompt 30%" if mode == "both" else "")
+        + f").\n\n{joined}\n\n"
+        f'Explain the score. Start with "The score is {score_text} because" and name the main '
+        "strengths and gaps."
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_prompt_alignment_scorer(
+    *,
+    model: str | Judge,
+    mode: AlignmentMode = "user",
+    system_prompt: str | None = None,
+    scale: float = 1.0,
+    judge_mode: JudgeMode = "three_step",
+    id: str = "prompt-alignment",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score how well the answer follows its prompt: intent, requirements, completeness,
+    format and tone.
+
+    ``mode`` chooses the prompt: ``"user"`` (the user's message), ``"system"`` (the
+    agent's system prompt: its rules and constraints) or ``"both"``, where the answer is
+    judged against each one separately and the scores combine 70 / 30. Higher is better.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        mode: ``"user"``, ``"system"`` or ``"both"``.
+        system_prompt: The agent's system prompt, when you know it up front; otherwise it
+            is read from each run (see :func:`find_system_prompt`).
+        scale: The best score.
+        judge_mode: ``"three_step"`` (analysis, then reason: two calls) or ``"one_call"``
+            (the analysis and the reason in one answer; same result fields).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Prompt and answer text beyond this are cut.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system":
+        {...}, "scores": {"user": ..., "system": ...}}`` (the prompts of ``mode`` only; each
+        analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``,
+        ``moderate``, ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
+        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode``
+        and ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0
+        without a call. A run without the prompt the mode needs (no user text; no system
+        prompt given or recorded) is skipped as not scorable.
+
+    Raises:
+        ValueError: A bad ``mode``, ``scale`` or ``judge_mode``, or an empty
+            ``system_prompt``.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> analysis = {
+        ...     "intent_alignment": {"score": 1, "primary_intent": "A haiku",
+        ...                          "is_addressed": True, "reasoning": "It is one."},
+        ...     "requirements_fulfillment": {"requirements": [
+        ...         {"requirement": "About autumn", "is_fulfilled": False,
+        ...          "reasoning": "It is about spring."}]},
+        ...     "completeness": {"score": 1, "missing_elements": [], "reasoning": "Whole."},
+        ...     "response_appropriateness": {"score": 1, "format_alignment": True,
+        ...                                  "tone_alignment": True, "reasoning": "Fine."},
+        ...     "overall_assessment": "A spring haiku."}
+        >>> judge = ScriptedJudge([analysis, "The score is 0.7 because the season is wrong."])
+        >>> scorer = create_prompt_alignment_scorer(model=judge)
+        >>> result = scorer.run_sync({"input": "Write a haiku about autumn.",
+        ...                           "output": "Cherry blossoms fall..."})
+        >>> result.score, result.label
+        (0.7, 'high')
+    """
+    if mode not in ("user", "system", "both"):
+        raise ValueError(f"mode must be 'user', 'system' or 'both', not {mode!r}")
+    if system_prompt is not None and (
+        not isinstance(system_prompt, str) or not system_prompt.strip()
+    ):
+        raise ValueError("system_prompt must be a non-empty string (or None to read it from runs)")
+    scale = check_scale(scale)
+    calls = judge_mode_of(judge_mode, scorer="prompt-alignment")
+    judge = resolve_model(model, judge_options, scorer="prompt-alignment")
+
+    def prompts(ctx: StepContext) -> tuple[str | None, str | None]:
+        cached: tuple[str | None, str | None] | None = ctx.state.get("prompts")
+        if cached is not None:
+            return cached
+        user = system = None
+        if mode in ("user", "both"):
+            user = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
+            if not user.strip():
+                raise NotScorable("the user's prompt is empty: nothing to align the answer with")
+        if mode in ("system", "both"):
+            system = system_prompt or find_system_prompt(ctx.run)
+            if not system or not system.strip():
+                raise NotScorable(
+                    f"no system prompt (mode={mode!r}): pass system_prompt=..., or record "
+                    "the system message in the run (its input, its first model turn's "
+                    "input, or metadata['system_prompt'])"
+                )
+            system = system[:max_text_chars]
+        ctx.state["prompts"] = (user, system)
+        return user, system
+
+    def empty_output(ctx: StepContext) -> bool:
+        prompts(ctx)  # before any call: a run that cannot be scored costs nothing
+        return not ctx.output_text.strip()
+
+    def analysis_prompt(ctx: StepContext, one_call: bool) -> str:
+        user, system = prompts(ctx)
+        return _analyze_prompt(mode, user, system, ctx.output_text, one_call)
+
+    def keep(answer: BaseModel, ctx: StepContext) -> dict[str, Any]:
+        if isinstance(answer, BothAlignmentAnalysis):
+            result = {"user": _plain(answer.user), "system": _plain(answer.system)}
+        else:
+            result = {mode: _plain(answer)}
+        # Kept to 4 decimals: a sum of weights such as 0.4 + 0.3 + 0.2 + 0.1 is not 1.0
+        # in floating point.
+        result["scores"] = {
+            t: round(_prompt_score(t, result[t]), 4) for t in ("user", "system") if t in result
+        }
+        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
+        return result
+
+    def no_analysis(ctx: StepContext) -> dict[str, Any]:
+        return {"scores": {}}
+
+    def generate_score(ctx: StepContext) -> float:
+        result = ctx.analyze_step_result
+        requirements = [
+            r
+            for target in ("user", "system")
+            if target in result
+            for r in result[target]["requirements_fulfillment"]["requirements"]
+        ]
+        fulfilled = sum(1 for r in requirements if r["is_fulfilled"])
+        ctx.flags["requirements_total"] = len(requirements)
+        ctx.flags["requirements_fulfilled"] = fulfilled
+        ctx.attributes[A.LIVESCORE_ALIGNMENT_MODE] = mode
+        ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = len(requirements)
+        ctx.attributes[A.LIVESCORE_REQUIREMENTS_FULFILLED] = fulfilled
+        scores = result["scores"]
+        if not scores:  # an empty answer
+            return 0.0
+        if mode == "both":
+            value = (
+                BOTH_WEIGHTS["user"] * scores["user"] + BOTH_WEIGHTS["system"] * scores["system"]
+            )
+        else:
+            value = scores[mode]
+        return round2(value * scale)
+
+    def summary(ctx: StepContext) -> str:
+        scores = ctx.analyze_step_result["scores"]
+        if not scores:
+            return f"The score is {fmt(ctx.score)} because the answer is empty."
+        parts = [f"{t} prompt {fmt(round2(s))}" for t, s in scores.items()]
+        fulfilled = ctx.flags.get("requirements_fulfilled", 0)
+        total = ctx.flags.get("requirements_total", 0)
+        return (
+            f"The score is {fmt(ctx.score)} because the alignment is {', '.join(parts)}, "
+            f"with {fulfilled} of {total} requirements fulfilled."
+        )
+
+    schema: type[BaseModel] = BothAlignmentAnalysis if mode == "both" else AlignmentAnalysis
+    one_call_schema: type[BaseModel] = (
+        BothAlignmentOneCallAnswer if mode == "both" else AlignmentOneCallAnswer
+    )
+    analyze: PromptStep[Any]
+    generate_reason: PromptStep[Any] | StepFunction
+    if calls == "three_step":
+        analyze = PromptStep(
+            description=f"Judge the answer against the {mode} prompt",
+            output_schema=schema,
+            system=ANALYZE_SYSTEM,
+            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=False),
+            parse=keep,
+            skip_if=empty_output,
+            skip_result=no_analysis,
+        )
+        generate_reason = PromptStep(
+            description="Explain the score",
+            output_schema=None,
+            system=REASON_SYSTEM,
+            create_prompt=lambda ctx: _reason_prompt(
+                mode, fmt(ctx.score), scale, ctx.analyze_step_result
+            ),
+            parse=lambda text, ctx: str(text).strip() or summary(ctx),
+            skip_if=lambda ctx: not ctx.analyze_step_result["scores"],
+            skip_result=summary,
+        )
+    else:
+        analyze = PromptStep(
+            description=f"Judge the answer against the {mode} prompt and explain",
+            output_schema=one_call_schema,
+            system=ONE_CALL_SYSTEM,
+            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=True),
+            parse=keep,
+            skip_if=empty_output,
+            skip_result=no_analysis,
+        )
+
+        def one_call_reason(ctx: StepContext) -> str:
+            judge_reason = ctx.state.get("reason", "")
+            return summary(ctx) + (f" {judge_reason}" if judge_reason else "")
+
+        generate_reason = one_call_reason
+
+    return create_scorer(
+        id=id,
+        description=f"How well the answer follows the {mode} prompt, from 0 to {scale:g}",
+        model=judge,
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=lambda s: quality_label(s, scale=scale),
+        max_text_chars=max_text_chars,
+        sync_steps="inline",
+    )
+
+
+def _plain(analysis: BaseModel) -> dict[str, Any]:
+    # The reason of a one-call answer is not part of the analysis.
+    data = analysis.model_dump()
+    data.pop("reason", None)
+    return data
+
+
+def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
+    weights = ALIGNMENT_WEIGHTS[target]
+    requirements = analysis["requirements_fulfillment"]["requirements"]
+    # Computed, not asked: a prompt with no requirement leaves nothing unfulfilled.
+    fulfilled = (
+        sum(1 for r in requirements if r["is_fulfilled"]) / len(requirements)
+        if requirements
+        else 1.0
+    )
+    return float(
+        weights["intent_alignment"] * analysis["intent_alignment"]["score"]
+        + weights["requirements_fulfillment"] * fulfilled
+        + weights["completeness"] * analysis["completeness"]["score"]
+        + weights["response_appropriateness"] * analysis["response_appropriateness"]["score"]
+    )

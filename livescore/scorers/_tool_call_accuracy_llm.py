@@ -1,0 +1,471 @@
+"""The LLM tool-call accuracy scorer: were the agent's tool choices right for the request?
+
+The judge-based sibling of :func:`livescore.scorers.create_tool_call_accuracy_scorer`
+(which checks the calls against an expected tool in code). The rule for such pairs: the
+judge form is the same factory name with ``_llm``, and the id ``tool-call-accuracy-llm``.
+
+Three-step mode (the default; two judge calls):
+
+1. preprocess (code): the run's tool calls, from ``Run.steps`` (failed calls and calls the
+   model requested but never ran included).
+2. analyze (judge): one evaluation per call, ``{"evaluations": [{"tool_called",
+   "was_appropriate", "reasoning"}], "missing_tools": [...]}``, with the tools that should
+   have been called and were not (names from ``available_tools``). With no call at all the
+   judge still decides whether a tool was needed.
+3. generate_score (code): appropriate calls / (calls + missing tools); no call: 0 when a tool
+   was needed, 1 when none was (a clarifying question can be the right move).
+4. generate_reason (judge).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, create_model
+
+from livescore.judges import Judge
+from livescore.otel import attributes as A
+from livescore.scorers._judged import (
+    JudgeMode,
+    fmt,
+    judge_mode_of,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore.scoring import (
+    DEFAULT_MAX_TEXT_CHARS,
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepContext,
+    StepFunction,
+    create_scorer,
+)
+
+__all__ = (
+    "AvailableTool",
+    "ToolCallEvaluation",
+    "ToolCallEvaluations",
+    "ToolCallOneCallAnswer",
+    "create_tool_call_accuracy_scorer_llm",
+)
+
+_ARGS_CHARS = 500  # per call: enough to see what was asked, not a payload
+
+
+@dataclass(frozen=True, slots=True)
+class AvailableTool:
+    """A tool the agent could call: its name and what it does."""
+
+    name: str
+    description: str = ""
+
+    @classmethod
+    def of(cls, tool: object) -> AvailableTool:
+        """Read a tool from a ``"name: description"`` string, a mapping (``name`` or ``id``,
+        ``description``), an object with ``name`` and ``description`` (a LangChain tool), or
+        a function (its name and the first line of its docstring).
+
+        Raises:
+            TypeError: None of those.
+            ValueError: A blank name.
+
+        Example:
+            >>> AvailableTool.of("get_weather: the weather in a city")
+            AvailableTool(name='get_weather', description='the weather in a city')
+        """
+        name: object
+        description: object = ""
+        if isinstance(tool, str):
+            name, _, description = tool.partition(":")
+        elif isinstance(tool, Mapping):
+            name = tool.get("name") or tool.get("id")
+            description = tool.get("description") or ""
+        elif hasattr(tool, "name"):
+            name = tool.name
+            description = getattr(tool, "description", "") or ""
+        elif callable(tool):
+            name = getattr(tool, "__name__", "")
+            description = (inspect.getdoc(tool) or "").split("\n", 1)[0]
+        else:
+            raise TypeError(
+                "each available tool must be a 'name: description' string, a mapping with "
+                f"name and description, a tool object or a function, not {type(tool).__name__}"
+            )
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"an available tool has no name: {tool!r}")
+        return cls(name.strip(), str(description).strip())
+
+
+class ToolCallEvaluation(BaseModel):
+    """One tool call: was it appropriate for the request (Mastra's fields)."""
+
+    tool_called: str
+    was_appropriate: bool
+    reasoning: str
+
+
+class ToolCallEvaluations(BaseModel):
+    """The analysis answer: one evaluation per call, and the tools that were missing.
+
+    Each scorer narrows ``missing_tools`` to the names of its available tools (an enum in
+    the JSON schema): a judge with structured output cannot name a tool that does not
+    exist, and one without it gets a corrective retry."""
+
+    evaluations: list[ToolCallEvaluation]
+    missing_tools: list[str]
+
+
+class ToolCallOneCallAnswer(BaseModel):
+    """The one-call answer: the evaluations, the missing tools, and the reason."""
+
+    evaluations: list[ToolCallEvaluation]
+    missing_tools: list[str]
+    reason: str
+
+
+def _with_tool_names(schema: type[BaseModel], names: Sequence[str]) -> type[BaseModel]:
+    # The same name and fields, with missing_tools limited to the available tools.
+    names_type: Any = Literal[tuple(names)]  # a Literal built at run time
+    fields: dict[str, Any] = {
+        name: (info.annotation, info) for name, info in schema.model_fields.items()
+    }
+    fields["missing_tools"] = (list[names_type], ...)
+    model: type[BaseModel] = create_model(schema.__name__, __doc__=schema.__doc__, **fields)
+    return model
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+_TAGS = ("input", "output", "tools", "tool", "tool_calls", "tool_call")
+
+_RULES = """\
+Judge the tool choices against what the user explicitly asked:
+- A call is appropriate when it serves the request directly: the tool provides what was \
+asked, or a step the request needs. A call that is merely related, or helpful for \
+something the user did not ask, is not appropriate. A failed call is judged by the \
+choice of tool, not by its failure.
+- "missing_tools": available tools the request clearly needed that the agent did not call \
+(names exactly as listed). None when the calls cover the request.
+- With no call at all: if the request was specific and a listed tool could serve it, \
+that tool is missing; if the request was too vague to act on and the answer asks for \
+what is needed, no tool is missing."""
+
+ANALYZE_SYSTEM = f"""\
+You evaluate whether an AI agent chose the right tools for a user's request.
+
+{_RULES}
+
+{data_rule(_TAGS)}
+
+Return exactly one evaluation per tool call, in the order of the calls, each with \
+"tool_called" (its name), "was_appropriate" (true or false) and "reasoning" (one short \
+sentence); then "missing_tools".
+
+Answer with JSON only: {{"evaluations": [{{"tool_called": "...", "was_appropriate": true, \
+"reasoning": "..."}}], "missing_tools": []}}"""
+
+REASON_SYSTEM = f"""\
+You explain the result of a tool-selection check to the developer of an AI agent, in one \
+or two plain sentences, no lists, no JSON.
+
+{data_rule(_TAGS)}"""
+
+ONE_CALL_SYSTEM = f"""\
+You evaluate whether an AI agent chose the right tools for a user's request, and explain, \
+in one JSON answer.
+
+{_RULES}
+
+"evaluations": exactly one per tool call, in the order of the calls, each with \
+"tool_called", "was_appropriate" and "reasoning". "missing_tools": as above. "reason", \
+last: one or two sentences for the developer. Do not give a numeric score.
+
+{data_rule(_TAGS)}
+
+Answer with JSON only: {{"evaluations": [...], "missing_tools": [], "reason": "..."}}"""
+
+
+def _tools_block(tools: Sequence[AvailableTool]) -> str:
+    lines = "\n".join(
+        f'<tool name="{quote(t.name)}">{quote(t.description) or "(no description)"}</tool>'
+        for t in tools
+    )
+    return f"<tools>\n{lines}\n</tools>"
+
+
+def _calls_block(calls: Sequence[RecordedCall]) -> str:
+    if not calls:
+        return "<tool_calls>\n(the agent called no tool)\n</tool_calls>"
+    lines = []
+    for i, call in enumerate(calls, start=1):
+        args = json.dumps(call.args, ensure_ascii=False, default=str)
+        if len(args) > _ARGS_CHARS:
+            args = args[:_ARGS_CHARS] + "…"
+        outcome = "succeeded" if call.ok else f"failed: {call.error}"
+        lines.append(
+            f'<tool_call index="{i}" name="{quote(call.name)}">arguments: {quote(args)}; '
+            f"{quote(outcome)}</tool_call>"
+        )
+    return "<tool_calls>\n" + "\n".join(lines) + "\n</tool_calls>"
+
+
+def _analyze_prompt(
+    request: str, output: str, tools: Sequence[AvailableTool], calls: Sequence[RecordedCall]
+) -> str:
+    n = len(calls)
+    count = (
+        'The agent called no tool: give an empty "evaluations" list and decide "missing_tools"'
+        if n == 0
+        else f"There {'is 1 call' if n == 1 else f'are {n} calls'}: give exactly {n} "
+        f'evaluation{"" if n == 1 else "s"}, in the same order, then "missing_tools"'
+    )
+    return (
+        "Evaluate the tool calls in the <tool_calls> block, made by an agent for the user's "
+        "request in the <input> block, with the tools in the <tools> block available; its "
+        "final answer is in the <output> block.\n\n"
+        f"{block('input', request)}\n\n{_tools_block(tools)}\n\n{_calls_block(calls)}\n\n"
+        f"{block('output', output)}\n\n{count}"
+    )
+
+
+def _reason_prompt(request: str, score_text: str, analysis: Mapping[str, Any]) -> str:
+    items = "\n".join(
+        f'<tool_call name="{quote(e["tool_called"])}" '
+        f'appropriate="{str(e["was_appropriate"]).lower()}">{quote(e["reasoning"])}</tool_call>'
+        for e in analysis["evaluations"]
+    )
+    missing = ", ".join(quote(t) for t in analysis["missing_tools"]) or "none"
+    return (
+        f"A tool-selection check scored an agent {score_text} on a scale from 0 to 1 "
+        "(appropriate calls over calls plus missing tools).\n\n"
+        f"{block('input', request)}\n\n<tool_calls>\n{items or '(none)'}\n</tool_calls>\n"
+        f"Missing tools: {missing}\n\n"
+        f'Explain the score in one sentence that starts with "The score is {score_text} '
+        'because".'
+    )
+
+
+# -- the scorer -------------------------------------------------------------------------------
+
+
+def create_tool_call_accuracy_scorer_llm(
+    *,
+    model: str | Judge,
+    available_tools: Sequence[object],
+    judge_mode: JudgeMode = "three_step",
+    id: str = "tool-call-accuracy-llm",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Score whether the agent called the right tools for the request, judged by an LLM.
+
+    Reads the run's tool calls (``Run.steps``: failed calls and requested-but-never-run
+    calls included, as the code scorer does) and asks the judge whether each one served
+    the user's explicit request, and which available tools the request needed but the
+    agent did not call. Score = appropriate calls / (calls + missing tools): an agent that
+    calls one right tool but skips a needed one gets 0.5 (Mastra ignores missing tools
+    once any call was made). No call: 0 when a tool was needed, 1 when none was.
+
+    Args:
+        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
+        available_tools: The agent's tools: ``"name: description"`` strings, mappings
+            (``name``/``id``, ``description``), tool objects with ``name`` and
+            ``description`` (LangChain tools) or functions.
+        judge_mode: ``"three_step"`` (evaluations, reason: two calls) or ``"one_call"``.
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Request and answer text beyond this are cut.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+
+    Returns:
+        A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
+        "ok", "error"}], "actual_tools": [...]}``, ``analyze_step_result = {"evaluations":
+        [...], "missing_tools": [...]}``, the score, a label (``correct`` 1, ``partial``,
+        ``incorrect`` 0), a reason, and the span attributes ``livescore.tool_calls.total``
+        / ``.appropriate`` and ``livescore.tools.missing``. A run without a request (no
+        user text, or an empty one) is skipped as not scorable. The answer schema lists
+        the available tools' names for ``missing_tools``: a judge with structured output
+        cannot name another tool, and one without it gets one corrective retry.
+
+    Raises:
+        ValueError: No available tools, a tool without a name, two tools with one name,
+            or a bad ``judge_mode``.
+        TypeError: A tool in a form it cannot read.
+        livescore.judges.JudgeConfigError: No usable judge model.
+
+    Example:
+        >>> from livescore import Run, Step, ToolCall
+        >>> from livescore.testing import ScriptedJudge
+        >>> judge = ScriptedJudge([
+        ...     {"evaluations": [{"tool_called": "get_weather", "was_appropriate": True,
+        ...                       "reasoning": "The user asked for the weather."}],
+        ...      "missing_tools": []},
+        ...     "The score is 1 because the weather tool answers the request.",
+        ... ])
+        >>> scorer = create_tool_call_accuracy_scorer_llm(
+        ...     model=judge, available_tools=["get_weather: current weather in a city",
+        ...                                   "book_flight: book a flight"])
+        >>> run = Run(input="Weather in Oslo?", output="Sunny.", steps=[
+        ...     Step(kind="tool", tool_call=ToolCall("get_weather", args={"city": "Oslo"},
+        ...                                          result="sunny"))])
+        >>> result = scorer.run_sync(run)
+        >>> result.score, result.label
+        (1.0, 'correct')
+    """
+    if isinstance(available_tools, str | bytes) or not isinstance(available_tools, Sequence):
+        raise TypeError("available_tools must be a list of tools")
+    tools = [AvailableTool.of(tool) for tool in available_tools]
+    if not tools:
+        raise ValueError("available_tools is empty: list the tools the agent can call")
+    names = [tool.name for tool in tools]
+    if len(set(names)) != len(names):
+        raise ValueError(f"available_tools names a tool twice: {names}")
+    analysis_schema = _with_tool_names(ToolCallEvaluations, names)
+    one_call_schema = _with_tool_names(ToolCallOneCallAnswer, names)
+    calls_mode = judge_mode_of(judge_mode, scorer="tool-call-accuracy-llm")
+    judge = resolve_model(model, judge_options, scorer="tool-call-accuracy-llm")
+
+    def request(ctx: StepContext) -> str:
+        text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
+        if not text.strip():
+            raise NotScorable("the input is empty: no request to judge the tool calls by")
+        return text
+
+    def preprocess(ctx: StepContext) -> dict[str, Any]:
+        request(ctx)  # before any call
+        calls = read_tool_calls(ctx.run)
+        ctx.state["calls"] = calls
+        return {
+            "tool_calls": [call.to_dict() for call in calls],
+            "actual_tools": [call.name for call in calls],
+        }
+
+    def calls_of(ctx: StepContext) -> list[RecordedCall]:
+        calls: list[RecordedCall] = ctx.state["calls"]
+        return calls
+
+    def check(answer: Any, ctx: StepContext) -> None:
+        expected = len(calls_of(ctx))
+        if len(answer.evaluations) != expected:
+            raise ValueError(
+                f"expected exactly {expected} evaluations, one per tool call in the given "
+                f"order, but got {len(answer.evaluations)}"
+            )
+
+    def keep(answer: Any, ctx: StepContext) -> dict[str, Any]:
+        evaluations = []
+        for evaluation, call in zip(answer.evaluations, calls_of(ctx), strict=True):
+            item = evaluation.model_dump()
+            item["tool_called"] = call.name  # the call decides, not the judge's copy
+            evaluations.append(item)
+        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
+        return {
+            "evaluations": evaluations,
+            "missing_tools": list(dict.fromkeys(answer.missing_tools)),
+        }
+
+    def generate_score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        total = len(analysis["evaluations"])
+        appropriate = sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
+        missing = len(analysis["missing_tools"])
+        ctx.flags["tool_calls_total"] = total
+        ctx.flags["tool_calls_appropriate"] = appropriate
+        ctx.flags["tools_missing"] = missing
+        ctx.attributes[A.LIVESCORE_TOOL_CALLS_TOTAL] = total
+        ctx.attributes[A.LIVESCORE_TOOL_CALLS_APPROPRIATE] = appropriate
+        ctx.attributes[A.LIVESCORE_TOOLS_MISSING] = missing
+        if total == 0:
+            return 0.0 if missing else 1.0
+        return round2(appropriate / (total + missing))
+
+    def summary(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        calls = calls_of(ctx)
+        missing = analysis["missing_tools"]
+        if not calls:
+            what = (
+                f"the agent called no tool although the request needed {', '.join(missing)}"
+                if missing
+                else "the agent rightly called no tool"
+            )
+        else:
+            appropriate = sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
+            what = (
+                f"{appropriate} of {len(calls)} calls were appropriate "
+                f"({describe_calls(calls)})"
+                + (
+                    f" and {', '.join(missing)} {'was' if len(missing) == 1 else 'were'} missing"
+                    if missing
+                    else ""
+                )
+            )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    def analysis_prompt(ctx: StepContext, one_call: bool) -> str:
+        prompt = _analyze_prompt(request(ctx), ctx.output_text, tools, calls_of(ctx))
+        shape = (
+            '{"evaluations": [...], "missing_tools": [...], "reason": "..."}'
+            if one_call
+            else '{"evaluations": [{"tool_called": ..., "was_appropriate": true | false, '
+            '"reasoning": ...}], "missing_tools": [...]}'
+        )
+        return f"{prompt}, as JSON only: {shape}."
+
+    analyze: PromptStep[Any]
+    generate_reason: PromptStep[Any] | StepFunction
+    if calls_mode == "three_step":
+        analyze = PromptStep(
+            description="Judge each tool call and find missing tools",
+            output_schema=analysis_schema,
+            system=ANALYZE_SYSTEM,
+            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=False),
+            validate=check,
+            parse=keep,
+        )
+        generate_reason = PromptStep(
+            description="Explain the score",
+            output_schema=None,
+            system=REASON_SYSTEM,
+            create_prompt=lambda ctx: _reason_prompt(
+                request(ctx), fmt(ctx.score), ctx.analyze_step_result
+            ),
+            parse=lambda text, ctx: str(text).strip() or summary(ctx),
+        )
+    else:
+        analyze = PromptStep(
+            description="Judge each tool call, find missing tools, and explain",
+            output_schema=one_call_schema,
+            system=ONE_CALL_SYSTEM,
+            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=True),
+            validate=check,
+            parse=keep,
+        )
+
+        def one_call_reason(ctx: StepContext) -> str:
+            judge_reason = ctx.state.get("reason", "")
+            return summary(ctx) + (f" {judge_reason}" if judge_reason else "")
+
+        generate_reason = one_call_reason
+
+    label: Callable[[float], str] = lambda s: (  # noqa: E731
+        "correct" if s >= 1 else "partial" if s > 0 else "incorrect"
+    )
+    return create_scorer(
+        id=id,
+        description="Whether the agent called the right tools for the request (LLM judge)",
+        model=judge,
+        preprocess=preprocess,
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=label,
+        max_text_chars=max_text_chars,
+        sync_steps="inline",
+    )

@@ -1,0 +1,173 @@
+"""Shared work between the scorers of one run: :class:`RunMemo`.
+
+When two scorers score the same run with the same judge and send it the same request (the
+hallucination and faithfulness scorers both extract the output's claims with one prompt),
+the judge is asked once: the first scorer's answer is handed to the second, even while the
+first is still waiting for it. The scorer that asked pays for the call; the one that reused
+the answer records ``usage.shared`` instead.
+
+Live scoring (:class:`livescore.live.InProcessExecutor`, and so fleet workers, which feed
+it) makes one memo per job and ``run_evals`` one per dataset item; pass your own to
+:meth:`livescore.Scorer.score` when you run several scorers on one run yourself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from livescore.judges import Judge, JudgeReply, JudgeUsage, OpenAIJudge
+
+__all__ = ("RunMemo",)
+
+
+@dataclass(slots=True)
+class _Entry:
+    judge: Judge  # kept alive, so an identity key cannot be reused by another object
+    done: anyio.Event = field(default_factory=anyio.Event)
+    reply: JudgeReply[Any] | None = None
+
+
+class RunMemo:
+    """The judge answers of one run, shared by the scorers that score it.
+
+    Two requests are the same when they go to the same judge (the same object, or two
+    :class:`~livescore.judges.OpenAIJudge` with the same server, model and sampling
+    settings) with the same system prompt, the same prompt and the same answer schema. The
+    first one is sent; a second one, made while the first is in flight or after it, gets
+    the same answer (a copy) without a call. A shared answer still goes through the second
+    scorer's own ``validate`` check; if that rejects it, that scorer asks the judge itself.
+    A request that fails (or is cancelled, say by its scorer's timeout) is not shared: the
+    next scorer that needs it asks again.
+
+    A memo is for one run and one event loop: it keeps every answer until it is dropped.
+
+    Attributes:
+        requests: Requests sent to a judge through this memo.
+        reused: Answers handed to a second asker instead of a call.
+        calls_saved: Judge calls those reused answers cost their first asker (retries
+            included): what sharing saved.
+
+    Example:
+        >>> import anyio
+        >>> from livescore.scorers import create_hallucination_scorer
+        >>> from livescore.testing import ScriptedJudge
+        >>> memo = RunMemo()
+        >>> judge = ScriptedJudge([{"claims": []}])  # one answer, asked for once
+        >>> run = {"input": "Hi", "output": "Hello! How can I help?"}
+        >>> first = create_hallucination_scorer(model=judge, context=["A fact."])
+        >>> second = create_hallucination_scorer(model=judge, context=["A fact."], id="again")
+        >>> async def both():
+        ...     return [await s.score(run, memo=memo) for s in (first, second)]
+        >>> [(r.usage.calls, r.usage.shared) for r in anyio.run(both)]
+        [(1, 0), (0, 1)]
+        >>> memo.requests, memo.reused, memo.calls_saved
+        (1, 1, 1)
+    """
+
+    __slots__ = ("_entries", "calls_saved", "requests", "reused")
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[Hashable, ...], _Entry] = {}
+        self.requests = 0
+        self.reused = 0
+        self.calls_saved = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"RunMemo(requests={self.requests}, reused={self.reused}, "
+            f"calls_saved={self.calls_saved})"
+        )
+
+    async def ask(
+        self,
+        judge: Judge,
+        *,
+        system: str,
+        prompt: str,
+        schema: type[BaseModel] | None,
+        call: Callable[[], Awaitable[JudgeReply[Any]]],
+        validate: Callable[[Any], None] | None = None,
+    ) -> tuple[JudgeReply[Any], bool]:
+        """The answer to a request: ``call()``'s, or a copy of an identical request's.
+
+        Args:
+            judge: The judge ``call`` asks.
+            system: The request's system prompt.
+            prompt: The request's prompt.
+            schema: The answer's schema (``None`` for free text).
+            call: Sends the request (``judge.generate_object(...)`` or ``generate_text``).
+            validate: The asker's own check of an answer (raises ``ValueError``), applied
+                to a shared answer before it is handed over.
+
+        Returns:
+            The reply, and whether it was shared (then its usage is ``shared=1`` and
+            nothing else: the first asker paid for it).
+        """
+        key = (_judge_identity(judge), system, prompt, schema)
+        while True:
+            entry = self._entries.get(key)
+            if entry is None:
+                return await self._send(key, judge, call), False
+            await entry.done.wait()
+            reply = entry.reply
+            if reply is None:
+                continue  # the first asker failed or was cancelled: ask (or wait) again
+            value = _copy(reply.value)
+            if validate is not None:
+                try:
+                    validate(value)
+                except ValueError:
+                    # This asker wants something the shared answer lacks: its own call.
+                    self.requests += 1
+                    return await call(), False
+            self.reused += 1
+            self.calls_saved += reply.usage.calls
+            return JudgeReply(value, JudgeUsage(shared=1)), True
+
+    async def _send(
+        self,
+        key: tuple[Hashable, ...],
+        judge: Judge,
+        call: Callable[[], Awaitable[JudgeReply[Any]]],
+    ) -> JudgeReply[Any]:
+        entry = self._entries[key] = _Entry(judge)
+        self.requests += 1
+        try:
+            reply = await call()
+        except BaseException:
+            # Not shared: whoever waits asks again. The entry goes first, so the next
+            # asker finds no entry and sends the request itself.
+            del self._entries[key]
+            entry.done.set()
+            raise
+        # The stored value is never handed out as is: each reuse gets a copy.
+        entry.reply = JudgeReply(_copy(reply.value), reply.usage)
+        entry.done.set()
+        return reply
+
+
+def _judge_identity(judge: Judge) -> Hashable:
+    # Two OpenAIJudge objects with the same settings send the same request (scorers built
+    # from the same "openai/<model>" string each get their own object); any other judge
+    # is only the same as itself.
+    if isinstance(judge, OpenAIJudge):
+        return (
+            "openai",
+            judge.base_url,
+            judge.model,
+            judge.temperature,
+            judge.max_tokens,
+            judge.structured_output,
+        )
+    return ("object", id(judge))
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_copy(deep=True)
+    return value

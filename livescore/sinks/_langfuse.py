@@ -1,0 +1,270 @@
+"""Scores as Langfuse scores on the run's trace and observation."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from livescore._version import DISTRIBUTION
+from livescore.sinks._base import ScoreRecord
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    RetryLater,
+    SkipRecord,
+    deliver_one_by_one,
+)
+from livescore.sinks._payload import ContentPolicy, score_key, score_metadata, target_span
+
+__all__ = ("LangfuseSink",)
+
+DEFAULT_BASE_URL = "https://cloud.langfuse.com"
+"""The Langfuse SDK's default host."""
+
+
+class LangfuseSink(BatchingSink[dict[str, Any]]):
+    """Each score becomes a Langfuse score on the run's trace and observation.
+
+    Langfuse's OpenTelemetry ingestion keeps the OTel ids, so the score names the run's
+    trace (``traceId`` = the 32-hex trace id) and its span (``observationId`` = the 16-hex
+    span id of the span the evaluation span nests under). Each score is ``NUMERIC``:
+    name = the scorer id, value = the score, comment = the label and the explanation
+    (``"low: The score is 0.33 because …"``), metadata = the label, the judge model and its
+    usage, the scorer version, the sample rate, the run id and the scorer's own facts,
+    under the evaluation span's attribute names. Its ``id`` is derived from the trace,
+    span, scorer and run, so a retry updates the score instead of adding one (Langfuse
+    upserts scores by id).
+
+    Why the label goes in the comment (and metadata) rather than a second, categorical
+    score: one score per score keeps Langfuse's score analytics (counts, means, charts by
+    name) exact, and a score name keeps one data type.
+
+    Delivery goes through the official ``langfuse`` SDK's API client
+    (``langfuse.api.LangfuseAPI``, ``POST /api/public/scores`` with a batch of scores), on
+    the sink's own thread, with this sink's retries and counts: network errors, 429 and 5xx
+    are retried with backoff until ``retry_deadline``; other errors fail the batch for good
+    (logged once; a batch refused with 400 or 422 is sent again one score at a time, so only
+    the bad one fails); scores Langfuse rejects in a partial answer (207) are counted as failed
+    (``rejected``). ``Langfuse().create_score`` would hand the score to the SDK's own
+    queue, which logs and drops failures without a count.
+
+    No ``Langfuse()`` client is created, so the sink never installs Langfuse's tracer
+    provider (``Langfuse()`` sets a global one when none is set, else adds its span
+    processor to yours): your spans go where your application sends them.
+
+    Failed and skipped scores have no value: they are counted as skipped (``unscored``).
+    Runs without a span and runs of unsampled traces are skipped too (``no_span``,
+    ``trace_not_sampled``).
+
+    Configured with Langfuse's environment variables: ``LANGFUSE_PUBLIC_KEY``,
+    ``LANGFUSE_SECRET_KEY``, ``LANGFUSE_BASE_URL`` (or ``LANGFUSE_HOST``; Langfuse Cloud
+    by default), ``LANGFUSE_TRACING_ENVIRONMENT``, ``LANGFUSE_TIMEOUT``; or the arguments.
+    Install with ``pip install "livescore-ai[langfuse]"``.
+
+    Args:
+        public_key: The project's public key.
+        secret_key: The project's secret key.
+        base_url: Langfuse's URL.
+        environment: The scores' environment (as in ``Langfuse(environment=...)``).
+        client: A ``langfuse.Langfuse`` client or ``langfuse.api.LangfuseAPI`` to send
+            through instead (its keys and host are used; what ``Langfuse()`` did to
+            tracing when you created it is yours).
+        capture_content: What the comments carry of explanations: ``"full"``,
+            ``"truncated"`` (cut at ``max_content_chars``) or ``"none"``.
+        max_content_chars: The cut for ``"truncated"``.
+        timeout: Seconds per HTTP request.
+        max_queue: See :class:`BatchingSink` (so are the next arguments).
+        max_batch: Scores per request.
+        flush_interval: Seconds a score may wait for its batch.
+        retry_deadline: Seconds after the first try past which nothing is retried.
+        initial_backoff: Seconds before the first retry.
+        max_backoff: The longest wait between tries.
+        shutdown_timeout: Seconds the exit-time shutdown may take.
+        meter_provider: Where ``livescore.sink.records`` goes.
+
+    Raises:
+        ImportError: The ``langfuse`` package is not installed (the message says how).
+        ValueError: No public or secret key, or a setting out of range.
+
+    Example:
+        >>> sink = LangfuseSink(public_key="pk-lf-1", secret_key="sk-lf-1",
+        ...                     base_url="http://127.0.0.1:3000")
+        >>> sink.base_url
+        'http://127.0.0.1:3000'
+        >>> sink.shutdown()
+    """
+
+    name = "langfuse"
+
+    def __init__(
+        self,
+        *,
+        public_key: str | None = None,
+        secret_key: str | None = None,
+        base_url: str | None = None,
+        environment: str | None = None,
+        client: Any = None,
+        capture_content: Literal["full", "truncated", "none"] = "full",
+        max_content_chars: int = 1000,
+        timeout: float | None = None,
+        max_queue: int = 10_000,
+        max_batch: int = 100,
+        flush_interval: float = 1.0,
+        retry_deadline: float = 60.0,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 5.0,
+        shutdown_timeout: float = 5.0,
+        meter_provider: Any = None,
+    ) -> None:
+        try:
+            from langfuse.api import LangfuseAPI
+        except ImportError as exc:
+            raise ImportError(
+                f"LangfuseSink needs the langfuse SDK: pip install '{DISTRIBUTION}[langfuse]'"
+            ) from exc
+        self.content = ContentPolicy(capture_content, max_content_chars)
+        self.environment = environment or os.environ.get("LANGFUSE_TRACING_ENVIRONMENT") or None
+        if timeout is None:
+            timeout = float(os.environ.get("LANGFUSE_TIMEOUT") or 10)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        self.timeout = float(timeout)
+        self._client = client
+        self._api: Any = None
+        if client is not None:
+            api = getattr(client, "api", client)
+            if not hasattr(api, "scores"):
+                raise TypeError(
+                    "client must be a langfuse.Langfuse or a langfuse.api.LangfuseAPI, "
+                    f"not {client!r}"
+                )
+            self._api = api
+            self.base_url = str(getattr(client, "_base_url", "") or "")
+            self.public_key = None
+            self._secret_key = None
+        else:
+            self.public_key = public_key or os.environ.get("LANGFUSE_PUBLIC_KEY")
+            self._secret_key = secret_key or os.environ.get("LANGFUSE_SECRET_KEY")
+            if not self.public_key or not self._secret_key:
+                raise ValueError(
+                    "LangfuseSink needs a public and a secret key: set LANGFUSE_PUBLIC_KEY and "
+                    "LANGFUSE_SECRET_KEY (or pass public_key= and secret_key=)"
+                )
+            self.base_url = (
+                base_url
+                or os.environ.get("LANGFUSE_BASE_URL")
+                or os.environ.get("LANGFUSE_HOST")
+                or DEFAULT_BASE_URL
+            ).rstrip("/")
+        self._api_class = LangfuseAPI
+        super().__init__(
+            max_queue=max_queue,
+            max_batch=max_batch,
+            flush_interval=flush_interval,
+            retry_deadline=retry_deadline,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            shutdown_timeout=shutdown_timeout,
+            meter_provider=meter_provider,
+        )
+
+    def __repr__(self) -> str:
+        return f"LangfuseSink({self.base_url!r})"
+
+    def prepare(self, record: ScoreRecord) -> dict[str, Any]:
+        """The Langfuse score for one score, with the API's field names."""
+        span = target_span(record)
+        result = record.result
+        if result.status != "scored" or result.score is None:
+            raise SkipRecord("unscored")
+        if not math.isfinite(result.score):
+            raise SkipRecord("invalid_score")  # JSON has no NaN or infinity
+        explanation = self.content.text(result.reason)
+        parts = [p for p in (result.label, explanation) if p]
+        metadata = score_metadata(record, self.content)
+        if result.label:
+            metadata["label"] = result.label
+        score: dict[str, Any] = {
+            "id": score_key(record, span),
+            "traceId": span.trace_id,
+            "observationId": span.span_id,
+            "name": result.scorer_id,
+            "value": float(result.score),
+            "dataType": "NUMERIC",
+            "metadata": metadata,
+        }
+        if parts:
+            score["comment"] = ": ".join(parts)
+        if self.environment:
+            score["environment"] = self.environment
+        return score
+
+    def deliver(self, batch: Sequence[dict[str, Any]]) -> DeliveryResult | None:
+        """``POST /api/public/scores`` through the SDK's API client."""
+        import httpx
+        from langfuse.api.core import ApiError
+        from langfuse.api.scores.types.create_score_batch_results import (
+            CreateScoreBatchResults,
+        )
+
+        api = self._get_api()
+        try:
+            # Items are JSON-ready dicts with the API's field names, as the SDK's own score
+            # consumer sends them; retries are this sink's (the client's are turned off).
+            response = api.scores.create(request=list(batch), request_options={"max_retries": 0})
+        except httpx.TimeoutException as exc:
+            raise RetryLater("timeout", detail=str(exc) or None) from exc
+        except httpx.TransportError as exc:
+            raise RetryLater("connection_error", detail=str(exc) or None) from exc
+        except ApiError as exc:
+            status = exc.status_code
+            detail = f"HTTP {status} from {self.base_url}: {str(exc.body)[:300]}"
+            if status is None or status == 429 or status >= 500:
+                raise RetryLater(f"http_{status}", detail=detail) from exc
+            if status in (400, 422) and len(batch) > 1:
+                # One bad score fails the request: find it, send the rest.
+                return deliver_one_by_one(self.deliver, batch)
+            return DeliveryResult(
+                failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
+            )
+        if isinstance(response, CreateScoreBatchResults) and response.rejected:
+            # Langfuse says how many it rejected, not which: the count is exact.
+            rejected = min(response.rejected, len(batch))
+            messages = "; ".join(e.message for e in response.errors)[:300]
+            return DeliveryResult(
+                failed=dict.fromkeys(range(len(batch) - rejected, len(batch)), "rejected"),
+                detail=messages or None,
+            )
+        return None
+
+    def _get_api(self) -> Any:
+        if self._api is None:
+            from importlib.metadata import version
+
+            langfuse_version = version("langfuse")
+            self._api = self._api_class(
+                base_url=self.base_url,
+                username=self.public_key,
+                password=self._secret_key,
+                x_langfuse_sdk_name="python",
+                x_langfuse_sdk_version=langfuse_version,
+                x_langfuse_public_key=self.public_key,
+                timeout=self.timeout,
+            )
+        return self._api
+
+    def close(self) -> None:
+        """Close the HTTP client this sink created (a client you passed stays open)."""
+        api, self._api = self._api, None
+        if api is not None and self._client is None:
+            wrapper = getattr(api, "_client_wrapper", None)
+            http = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
+            if http is not None:
+                http.close()
+
+    def after_fork_in_child(self) -> None:
+        """Forget the parent's connections; a client you passed is kept."""
+        if self._client is None:
+            self._api = None

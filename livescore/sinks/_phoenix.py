@@ -1,0 +1,322 @@
+"""Scores as Arize Phoenix span annotations: the score badges on the run's span."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from livescore._version import __version__
+from livescore.sinks._base import ScoreRecord
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    RetryLater,
+    SkipRecord,
+    deliver_one_by_one,
+)
+from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ("PhoenixSink", "phoenix_endpoint", "phoenix_headers")
+
+DEFAULT_ENDPOINT = "http://localhost:6006"
+"""Where Phoenix listens when nothing else is configured (its own clients' default)."""
+
+# Phoenix's 404 body when a span of the batch is not (yet) ingested.
+_MISSING_SPANS = re.compile(r"Spans with IDs (?P<ids>[0-9a-fA-F, ]+) do not exist")
+_TRACES_PATH = re.compile(r"/+v1/traces/?$")
+
+
+def phoenix_endpoint(endpoint: str | None = None) -> str:
+    """Phoenix's base URL, resolved as Phoenix's own clients do.
+
+    ``endpoint`` when given, else ``PHOENIX_ENDPOINT``, else ``PHOENIX_COLLECTOR_ENDPOINT``
+    (a trailing ``/v1/traces`` is dropped: that variable may hold the OTLP URL), else
+    ``http://localhost:6006``. ``OTEL_EXPORTER_OTLP_ENDPOINT`` is not read: it usually
+    names a collector, not Phoenix.
+
+    Raises:
+        ValueError: The URL is not http(s).
+
+    Example:
+        >>> phoenix_endpoint("http://127.0.0.1:6006/v1/traces")
+        'http://127.0.0.1:6006'
+    """
+    value = (
+        endpoint
+        or os.environ.get("PHOENIX_ENDPOINT")
+        or os.environ.get("PHOENIX_COLLECTOR_ENDPOINT")
+        or DEFAULT_ENDPOINT
+    ).strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"Phoenix's endpoint must be an http(s) URL, not {value!r}")
+    return _TRACES_PATH.sub("", value.rstrip("/")) or value
+
+
+def phoenix_headers(
+    api_key: str | None = None, headers: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The headers Phoenix's clients send: ``PHOENIX_CLIENT_HEADERS`` and the API key.
+
+    ``headers`` (else ``PHOENIX_CLIENT_HEADERS``, ``key=value`` pairs separated by commas,
+    URL-encoded as in ``OTEL_EXPORTER_OTLP_HEADERS``), plus ``Authorization: Bearer`` with
+    ``api_key`` (else ``PHOENIX_API_KEY``) unless an authorization header is already set.
+
+    Example:
+        >>> phoenix_headers("k-123", {"x-team": "search"})
+        {'x-team': 'search', 'Authorization': 'Bearer k-123'}
+    """
+    result = (
+        dict(headers)
+        if headers is not None
+        else _parse_headers(os.environ.get("PHOENIX_CLIENT_HEADERS", ""))
+    )
+    key = api_key or os.environ.get("PHOENIX_API_KEY")
+    if key and "authorization" not in (name.lower() for name in result):
+        result["Authorization"] = f"Bearer {key}"
+    return result
+
+
+def _parse_headers(text: str) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for pair in text.split(","):
+        name, sep, value = pair.partition("=")
+        if sep and name.strip():
+            headers[unquote(name.strip())] = unquote(value.strip())
+    return headers
+
+
+class PhoenixSink(BatchingSink[dict[str, Any]]):
+    """Each score becomes a span annotation in Arize Phoenix: a badge on the run's span.
+
+    The annotation goes on the span the evaluation span nests under (the run's span,
+    ``record.parent``): name = the scorer id; annotator kind ``LLM`` when the scorer has a
+    judge, else ``CODE``; result = score, label and explanation; metadata = the judge model
+    and its usage, the scorer version, the sample rate, the run id and the scorer's own
+    facts (``livescore.claims.total``…), under the evaluation span's attribute names.
+
+    Delivery is batched (``POST /v1/span_annotations?sync=true``, up to ``max_batch``
+    annotations per request) on the sink's own thread, never on the agent's or the
+    scorer's. The identifier ``"{identifier_prefix}:{run id}"`` makes a retry update the
+    same annotation (Phoenix upserts on name, span and identifier), keeps the scores of two
+    runs that share a span apart, and leaves annotations made by people alone. Phoenix
+    answers 404 while the run's span is not ingested yet (a score can be faster than the
+    span exporter): those annotations are retried with backoff until ``retry_deadline``,
+    then counted as failed (``span_not_found``); the rest of the batch goes at once.
+    Network errors, 429 and 5xx are retried the same way; other answers (401, 403…) fail
+    the batch for good, logged once with Phoenix's message. A batch refused with 400 or 422
+    is sent again one annotation at a time, so only the bad one fails.
+
+    Failed and skipped scores have no score to show: they are counted as skipped
+    (``unscored``) unless ``include_unscored=True``, which annotates them too, with the
+    label ``failed`` or ``skipped``, the error or skip reason as explanation and the
+    status, error type and failed step in the metadata. Runs without a span and runs of
+    unsampled traces are skipped (``no_span``, ``trace_not_sampled``): no dashboard has
+    their span.
+
+    Configured like Phoenix's clients: :func:`phoenix_endpoint` (``PHOENIX_ENDPOINT``,
+    ``PHOENIX_COLLECTOR_ENDPOINT``) and :func:`phoenix_headers` (``PHOENIX_API_KEY``,
+    ``PHOENIX_CLIENT_HEADERS``), or the arguments. HTTP goes through ``httpx2``, which
+    livescore already depends on; no Phoenix package is needed.
+
+    Args:
+        endpoint: Phoenix's base URL (``http://localhost:6006``).
+        api_key: Sent as ``Authorization: Bearer``.
+        headers: Extra HTTP headers (instead of ``PHOENIX_CLIENT_HEADERS``).
+        identifier_prefix: The start of each annotation's identifier.
+        include_unscored: Annotate failed and skipped scores too.
+        capture_content: What explanations (and error messages) the annotations carry:
+            ``"full"``, ``"truncated"`` (cut at ``max_content_chars``) or ``"none"``.
+        max_content_chars: The cut for ``"truncated"``.
+        timeout: Seconds per HTTP request.
+        max_queue: See :class:`BatchingSink` (so are the next arguments).
+        max_batch: Annotations per request.
+        flush_interval: Seconds an annotation may wait for its batch.
+        retry_deadline: Seconds after the first try past which nothing is retried; covers
+            the span exporter's delay (5 s by default for ``BatchSpanProcessor``).
+        initial_backoff: Seconds before the first retry.
+        max_backoff: The longest wait between tries.
+        shutdown_timeout: Seconds the exit-time shutdown may take.
+        meter_provider: Where ``livescore.sink.records`` goes.
+
+    Raises:
+        ValueError: The endpoint is not an http(s) URL, or a setting is out of range.
+
+    Example:
+        >>> from livescore.sinks import PhoenixSink
+        >>> sink = PhoenixSink("http://127.0.0.1:6006")
+        >>> sink.url
+        'http://127.0.0.1:6006/v1/span_annotations'
+        >>> sink.shutdown()
+    """
+
+    name = "phoenix"
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        identifier_prefix: str = "livescore",
+        include_unscored: bool = False,
+        capture_content: Literal["full", "truncated", "none"] = "full",
+        max_content_chars: int = 1000,
+        timeout: float = 10.0,
+        max_queue: int = 10_000,
+        max_batch: int = 100,
+        flush_interval: float = 1.0,
+        retry_deadline: float = 60.0,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 5.0,
+        shutdown_timeout: float = 5.0,
+        meter_provider: Any = None,
+    ) -> None:
+        if not isinstance(identifier_prefix, str) or not identifier_prefix:
+            raise ValueError("identifier_prefix must be a non-empty string")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        self.endpoint = phoenix_endpoint(endpoint)
+        self.url = f"{self.endpoint}/v1/span_annotations"
+        self.identifier_prefix = identifier_prefix
+        self.include_unscored = bool(include_unscored)
+        self.content = ContentPolicy(capture_content, max_content_chars)
+        self.timeout = float(timeout)
+        self._headers = {
+            "User-Agent": f"livescore/{__version__}",
+            **phoenix_headers(api_key, headers),
+        }
+        self._client: httpx2.Client | None = None
+        super().__init__(
+            max_queue=max_queue,
+            max_batch=max_batch,
+            flush_interval=flush_interval,
+            retry_deadline=retry_deadline,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            shutdown_timeout=shutdown_timeout,
+            meter_provider=meter_provider,
+        )
+
+    def __repr__(self) -> str:
+        return f"PhoenixSink({self.endpoint!r})"
+
+    def prepare(self, record: ScoreRecord) -> dict[str, Any]:
+        """The span annotation for one score (see the class docstring)."""
+        span = target_span(record)
+        result = record.result
+        outcome: dict[str, Any] = {}
+        if result.status == "scored":
+            if result.score is not None:
+                if not math.isfinite(result.score):
+                    raise SkipRecord("invalid_score")  # JSON has no NaN or infinity
+                outcome["score"] = float(result.score)
+            if result.label:
+                outcome["label"] = result.label
+            explanation = self.content.text(result.reason)
+        elif not self.include_unscored:
+            raise SkipRecord("unscored")
+        else:
+            outcome["label"] = result.status
+            explanation = self.content.text(
+                result.error if result.status == "failed" else result.reason
+            )
+        if explanation:
+            outcome["explanation"] = explanation
+        if not outcome:
+            raise SkipRecord("empty")  # Phoenix needs a score, a label or an explanation
+        return {
+            "span_id": span.span_id,
+            "name": result.scorer_id,
+            "annotator_kind": "LLM" if result.judge_model else "CODE",
+            "result": outcome,
+            "metadata": score_metadata(record, self.content),
+            "identifier": f"{self.identifier_prefix}:{record.run.run_id}",
+        }
+
+    def deliver(self, batch: Sequence[dict[str, Any]]) -> DeliveryResult | None:
+        """``POST /v1/span_annotations?sync=true`` with the batch; see the class docstring."""
+        import httpx2
+
+        client = self._client
+        if client is None:
+            client = self._client = httpx2.Client(timeout=self.timeout, headers=self._headers)
+        try:
+            response = client.post(self.url, params={"sync": "true"}, json={"data": list(batch)})
+        except httpx2.TimeoutException as exc:
+            raise RetryLater("timeout", detail=str(exc) or None) from exc
+        except httpx2.TransportError as exc:
+            raise RetryLater("connection_error", detail=str(exc) or None) from exc
+        status = response.status_code
+        if 200 <= status < 300:
+            return None
+        detail = f"HTTP {status} from {self.url}: {response.text[:300]}"
+        if status == 404:
+            found = _MISSING_SPANS.search(response.text)
+            if found is None:  # not Phoenix's answer (a wrong path, a proxy): may pass
+                raise RetryLater("http_404", detail=detail)
+            missing = {s.strip().lower() for s in found.group("ids").split(",") if s.strip()}
+            return self._deliver_present(batch, missing, detail)
+        if status == 429 or status >= 500:
+            raise RetryLater(
+                f"http_{status}", retry_after=_retry_after(response.headers), detail=detail
+            )
+        if status in (400, 422) and len(batch) > 1:
+            # Phoenix refuses a whole batch for one bad annotation: find it, send the rest.
+            return deliver_one_by_one(self.deliver, batch)
+        return DeliveryResult(
+            failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
+        )
+
+    def _deliver_present(
+        self, batch: Sequence[dict[str, Any]], missing: set[str], detail: str
+    ) -> DeliveryResult:
+        """Phoenix refused the batch for spans it does not have yet: those annotations
+        wait for a retry; the others are sent again right away."""
+        waiting = [i for i, item in enumerate(batch) if item["span_id"] in missing]
+        if not waiting:  # Phoenix named spans this batch does not hold: retry it all
+            return DeliveryResult(retry=dict.fromkeys(range(len(batch)), "http_404"))
+        present = [i for i, item in enumerate(batch) if item["span_id"] not in missing]
+        retry = dict.fromkeys(waiting, "span_not_found")
+        failed: dict[int, str] = {}
+        detail += (
+            " (the run's span never reached this Phoenix: are the spans exported there, "
+            "and is the trace sampled?)"
+        )
+        if present:
+            try:
+                again = self.deliver([batch[i] for i in present])
+            except RetryLater as later:
+                again = DeliveryResult(
+                    retry=dict.fromkeys(range(len(present)), later.reason), detail=later.detail
+                )
+            if again is not None:
+                retry.update({present[i]: reason for i, reason in again.retry.items()})
+                failed.update({present[i]: reason for i, reason in again.failed.items()})
+                detail = again.detail or detail
+        return DeliveryResult(retry=retry, failed=failed, detail=detail)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def after_fork_in_child(self) -> None:
+        """Forget the parent's connections (closing them would close the parent's)."""
+        self._client = None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("retry-after")
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,95 @@
+"""``livescore eval`` with --otlp-endpoint, --phoenix and --langfuse: each item's trace and
+scores reach the dashboards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli_support import write_jsonl
+from otlp_receiver import OTLPTestReceiver
+from phoenix_server import get_json
+from score_api_doubles import LangfuseTestReceiver
+
+from livescore.cli import main
+
+ITEMS = [
+    {"id": "a", "input": "Rust ownership rules", "output": "Ownership in Rust has three rules."},
+    {"id": "b", "input": "Python generators", "output": "Generators yield values lazily."},
+]
+
+
+@pytest.fixture(autouse=True)
+def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    for name in ("LIVESCORE_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def langfuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[LangfuseTestReceiver]:
+    with LangfuseTestReceiver() as receiver:
+        monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-cli")
+        monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-cli")
+        monkeypatch.setenv("LANGFUSE_BASE_URL", receiver.url)
+        yield receiver
+
+
+def test_langfuse_scores_name_the_traces_sent_to_the_otlp_endpoint(
+    tmp_path: Path, langfuse: LangfuseTestReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver() as collector:
+        code = main(["eval", str(data), "--quiet", "--otlp-endpoint", collector.url, "--langfuse"])
+    assert code == 0, capsys.readouterr().err
+    assert "langfuse: sent 2 · failed 0 · skipped 0 · dropped 0" in capsys.readouterr().err
+    items = {s.span_id: s for s in collector.spans if s.name == "eval_item"}
+    assert {s.service_name for s in collector.spans} == {"livescore-eval"}
+    scores = langfuse.scores()
+    assert len(scores) == 2
+    for score in scores:
+        span = items[score["observationId"]]
+        assert score["traceId"] == span.trace_id
+        assert score["name"] == "keyword-coverage"
+        assert score["value"] > 0
+
+
+def test_usage_errors_come_before_any_scoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
+    assert main(["eval", str(data), "--quiet", "--langfuse"]) == 2
+    assert "LANGFUSE_PUBLIC_KEY" in capsys.readouterr().err
+    assert main(["eval", str(data), "--quiet", "--phoenix", "grpc://127.0.0.1:4317"]) == 2
+    assert "--phoenix" in capsys.readouterr().err
+
+
+@pytest.mark.phoenix
+def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
+    tmp_path: Path, phoenix_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tagged = [{**item, "id": f"{item['id']}-{tmp_path.name}"} for item in ITEMS]
+    data = write_jsonl(tmp_path / "data.jsonl", tagged)
+    out = tmp_path / "results.jsonl"
+    code = main(["eval", str(data), "--quiet", "--phoenix", phoenix_url, "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert "phoenix: sent 2 · failed 0 · skipped 0 · dropped 0" in capsys.readouterr().err
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    span_ids = {r["run"]["span_id"]: r for r in results}
+    query = "&".join(f"span_ids={s}" for s in span_ids)
+    annotations: list[dict[str, Any]] = get_json(
+        f"{phoenix_url}/v1/projects/default/span_annotations?{query}&limit=100"
+    )["data"]
+    assert len(annotations) == 2
+    for annotation in annotations:
+        result = span_ids[annotation["span_id"]]
+        score = result["scores"]["keyword-coverage"]
+        assert annotation["name"] == "keyword-coverage"
+        assert annotation["annotator_kind"] == "CODE"
+        assert annotation["result"]["score"] == pytest.approx(score["score"])
+        assert annotation["result"]["label"] == score["label"]
+        assert annotation["metadata"]["livescore.source"] == "eval"

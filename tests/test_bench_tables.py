@@ -1,0 +1,77 @@
+"""The README's benchmark tables show the figures of the committed results files.
+
+``make bench`` writes ``bench/results/*.json``; ``bench/render_readme_tables.py`` renders the
+marked tables of README.md and bench/README.md from them. These tests fail when a table no
+longer matches its results file, or when a cited results file is not a full run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+READMES = (ROOT / "README.md", ROOT / "bench" / "README.md")
+
+
+def _renderer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "render_readme_tables", ROOT / "bench" / "render_readme_tables.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def renderer() -> ModuleType:
+    return _renderer()
+
+
+@pytest.mark.parametrize("readme", READMES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_marked_table_matches_its_results_file(renderer: ModuleType, readme: Path) -> None:
+    text = readme.read_text(encoding="utf-8")
+    assert renderer.stale_tables(text) == []
+
+
+def test_the_readme_shows_the_main_tables(renderer: ModuleType) -> None:
+    names = {m.group("name") for m in renderer.MARKER.finditer(READMES[0].read_text())}
+    assert {"hot_path.steady.langchain", "hot_path.burst.langchain", "throughput"} <= names
+
+
+def test_a_changed_figure_is_found_stale(renderer: ModuleType) -> None:
+    text = READMES[0].read_text(encoding="utf-8")
+    match = next(renderer.MARKER.finditer(text))
+    body = match.group("body")
+    digit = re.search(r"\d", body)
+    assert digit is not None
+    changed_digit = "7" if digit.group() != "7" else "3"
+    changed = body[: digit.start()] + changed_digit + body[digit.end() :]
+    edited = text[: match.start("body")] + changed + text[match.end("body") :]
+    assert renderer.stale_tables(edited) == [match.group("name")]
+
+
+def test_an_unknown_table_name_is_an_error(renderer: ModuleType) -> None:
+    with pytest.raises(KeyError, match="unknown benchmark table 'nope'"):
+        renderer.render("<!-- bench:nope -->\n| a |\n<!-- /bench:nope -->")
+
+
+def test_cited_results_are_full_runs_on_committed_code() -> None:
+    cited = set()
+    for readme in READMES:
+        cited |= set(re.findall(r"bench/results/(\w+)\.json", readme.read_text()))
+    assert cited, "no results file is cited"
+    for name in sorted(cited):
+        document = json.loads((ROOT / "bench" / "results" / f"{name}.json").read_text())
+        assert document["quick"] is False, name
+        assert document["partial"] is False, name
+        assert document["git"]["commit"], name
+        assert document["git"]["dirty"] is False, f"{name}: measured on uncommitted changes"
+        assert document["machine"]["packages"]["livescore-ai"] != "not installed", name
