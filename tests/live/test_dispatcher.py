@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import warnings
 import weakref
 from typing import Any
@@ -801,3 +802,32 @@ def test_a_crashed_worker_drops_its_work_and_a_new_one_starts(
     assert d.submit(make_run(4)) is True  # a fresh worker picks it up
     assert d.flush(timeout=20)
     assert "run-4" in emitter.run_ids()
+
+
+def test_a_burst_of_submits_shares_the_workers_wake_ups(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each wake-up of the parked worker costs the agent's thread a GIL hand-off; a woken
+    # worker lingers so that runs submitted right after share its wake-up.
+    wakes = 0
+    dispatcher = LiveDispatcher(
+        [constant_scorer("s", 1.0)], emitter=FakeEmitter(), register_atexit=False
+    )
+    park = dispatcher._park
+
+    def counting_park(generation: int) -> None:
+        nonlocal wakes
+        park(generation)
+        wakes += 1
+
+    monkeypatch.setattr(dispatcher, "_park", counting_park)
+    try:
+        dispatcher.submit(make_run(0))
+        assert dispatcher.flush(timeout=10)
+        wakes = 0
+        for i in range(1, 31):
+            dispatcher.submit(make_run(i))
+            time.sleep(0.001)  # an agent between runs: the worker gets the GIL
+        assert dispatcher.flush(timeout=10)
+        assert dispatcher.stats().scored == 31
+        assert wakes < 15  # about one per run without the linger
+    finally:
+        dispatcher.shutdown(5)
