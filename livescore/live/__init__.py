@@ -36,6 +36,7 @@ from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
 from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
+from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
     SamplingDecision,
@@ -48,17 +49,20 @@ from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
     "DispatchStats",
+    "EmitRunSpans",
     "Executor",
     "InProcessExecutor",
     "JobHandle",
     "LiveDispatcher",
     "OverflowPolicy",
     "RunRecorder",
+    "RunSink",
     "SamplingDecision",
     "SamplingSpec",
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
+    "dispatcher_for",
     "install_sigterm_handler",
     "is_scoring",
     "record_run",

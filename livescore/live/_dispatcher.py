@@ -59,6 +59,7 @@ _SAMPLED, _DROPPED, _HANDED_OFF = "sampled", "dropped", "handed_off"
 # wake-up per batch instead of per run takes a GIL hand-off off the agent's busy thread.
 _LINGER_S = 0.02
 
+
 class _Job:
     """One accepted job on its way through the executor: the :class:`JobHandle` it gets.
 

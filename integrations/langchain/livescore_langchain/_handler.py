@@ -23,7 +23,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -39,7 +39,14 @@ from opentelemetry import trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 
-from livescore.live import DispatchStats, SamplingDecision, is_scoring
+from livescore.live import (
+    DispatchStats,
+    EmitRunSpans,
+    RunSink,
+    SamplingDecision,
+    dispatcher_for,
+    is_scoring,
+)
 from livescore.otel import ContentCapture
 from livescore.otel import attributes as attrs
 from livescore.runs import Run, Step, ToolCall
@@ -57,47 +64,8 @@ __all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
 
 logger = logging.getLogger("livescore_langchain")
 
-EmitRunSpans = Literal["auto", "always", "never"]
-"""When livescore opens its own ``invoke_agent`` span for a run: ``"auto"`` only when no
-other span represents it (no OpenInference span, no current span), ``"always"``, or
-``"never"``."""
 
 _INSTRUMENTATION_SCOPE = "livescore_langchain"
-
-
-class RunSink(Protocol):
-    """Where the handler hands finished runs: a :class:`livescore.live.LiveDispatcher`.
-
-    Example:
-        >>> from livescore.live import LiveDispatcher
-        >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
-        >>> sink.shutdown()
-    """
-
-    def sample(self, key: str | None) -> SamplingDecision:
-        """Decide once, at root start, whether the run is scored (``.sampled``)."""
-        ...
-
-    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
-        """Hand a finished, sampled run over (O(1), never raises)."""
-        ...
-
-    def drop(self, decision: SamplingDecision, reason: str) -> None:
-        """Account for a sampled run that will never be submitted."""
-        ...
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every accepted run is scored."""
-        ...
-
-    def shutdown(self, timeout: float | None = None) -> None:
-        """Flush, then stop."""
-        ...
-
-    def stats(self) -> DispatchStats:
-        """Counters of sampled, scored, failed, skipped and dropped runs."""
-        ...
 
 
 class _NeverRaises:
@@ -283,18 +251,6 @@ class LiveScoringHandler(BaseCallbackHandler):
         ignore_scorer_calls: bool = True,
         sinks: Sequence[ScoreSink] | None = None,
     ) -> None:
-        if (scorers is None) == (dispatcher is None):
-            raise ValueError("give LiveScoringHandler either scorers=[...] or dispatcher=...")
-        if broker is not None and dispatcher is not None:
-            raise ValueError(
-                "broker= configures the dispatcher the handler creates: give it "
-                "to that dispatcher instead (LiveDispatcher(..., broker=...))"
-            )
-        if sinks and dispatcher is not None:
-            raise ValueError(
-                "sinks= configures the dispatcher the handler creates: with dispatcher=..., "
-                "pass the sinks to that dispatcher (LiveDispatcher(..., sinks=[...]))"
-            )
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
                 f"emit_run_spans must be 'auto', 'always' or 'never', not {emit_run_spans!r}"
@@ -305,17 +261,18 @@ class LiveScoringHandler(BaseCallbackHandler):
             raise ValueError(f"open_run_ttl must be positive seconds, not {open_run_ttl!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError("name must be a non-empty string")
-        if dispatcher is None:
-            assert scorers is not None
-            dispatcher = _make_dispatcher(
-                scorers,
-                broker=broker,
-                name=name,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-                capture_content=capture_content,
-                sinks=sinks,
-            )
+        # shutdown() stops the dispatcher whoever made it (documented), so ownership is moot.
+        dispatcher, _ = dispatcher_for(
+            "LiveScoringHandler",
+            scorers,
+            dispatcher,
+            name=f"livescore-langchain:{name}" if name else "livescore",
+            broker=broker,
+            sinks=sinks,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        )
         self.dispatcher: RunSink = dispatcher
         self.name = name
         self.per_step = per_step
@@ -904,34 +861,6 @@ def step_run(run: Run, step: Step) -> Run:
 
 
 # -- reading LangChain values ------------------------------------------------------------------
-
-
-def _make_dispatcher(
-    scorers: Sequence[Scorer | ScorerConfig],
-    *,
-    broker: str | None,
-    name: str | None,
-    tracer_provider: TracerProvider | None,
-    meter_provider: MeterProvider | None,
-    capture_content: ContentCapture,
-    sinks: Sequence[ScoreSink] | None = None,
-) -> RunSink:
-    from livescore.live import LiveDispatcher
-    from livescore.otel import OTelEmitter
-
-    emitter = OTelEmitter(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        capture_content=capture_content,
-    )
-    dispatcher: RunSink = LiveDispatcher(
-        scorers,
-        emitter=emitter,
-        broker=broker,
-        sinks=sinks,
-        name=f"livescore-langchain:{name}" if name else "livescore",
-    )
-    return dispatcher
 
 
 def _serialized_name(serialized: Mapping[str, Any] | None) -> str | None:

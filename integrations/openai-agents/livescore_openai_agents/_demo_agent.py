@@ -137,7 +137,10 @@ class OpenAIAgentsDemoAgent:
             model=OpenAIChatCompletionsModel(name, client),
         )
         self._processor = LiveScoringProcessor(
-            scorers=list(setup.scorers), tracer_provider=setup.tracer_provider, name=AGENT_NAME
+            scorers=list(setup.scorers),
+            tracer_provider=setup.tracer_provider,
+            name=AGENT_NAME,
+            sinks=list(setup.sinks),
         )
         set_trace_processors([self._processor])
         self._portal_cm = start_blocking_portal()

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 
 from agents.tracing import (
     AgentSpanData,
@@ -38,7 +38,13 @@ from opentelemetry import trace
 from opentelemetry.trace import Span as OTelSpan
 from opentelemetry.trace import TracerProvider
 
-from livescore.live import DispatchStats, SamplingDecision, is_scoring
+from livescore.live import (
+    DispatchStats,
+    EmitRunSpans,
+    RunSink,
+    dispatcher_for,
+    is_scoring,
+)
 from livescore.otel import (
     ContentCapture,
     current_span,
@@ -54,15 +60,12 @@ from livescore_openai_agents import _capture, _spans
 if TYPE_CHECKING:
     from livescore.live import ScorerConfig
     from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
 
 __all__ = ("EmitRunSpans", "LiveScoringProcessor", "RunSink")
 
 logger = logging.getLogger("livescore_openai_agents")
 
-EmitRunSpans = Literal["auto", "always", "never"]
-"""When livescore opens its own ``invoke_agent`` span for a run: ``"auto"`` only when no
-other span represents it (no span current at the run's start, no OpenInference),
-``"always"``, or ``"never"``."""
 
 NO_CONTENT_REASON = (
     "the Agents SDK recorded no content for this run (trace_include_sensitive_data=False): "
@@ -72,34 +75,6 @@ NO_CONTENT_REASON = (
 
 _INSTRUMENTATION_SCOPE = "livescore_openai_agents"
 _INTEGRATION = "openai-agents"
-
-
-class RunSink(Protocol):
-    """Where the processor hands finished runs: a :class:`livescore.live.LiveDispatcher`."""
-
-    def sample(self, key: str | None) -> SamplingDecision:
-        """Decide once, at the run's start, whether it is scored (``.sampled``)."""
-        ...
-
-    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
-        """Hand a finished, sampled run over (O(1), never raises)."""
-        ...
-
-    def drop(self, decision: SamplingDecision, reason: str) -> None:
-        """Account for a sampled run that will never be submitted."""
-        ...
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every accepted run is scored."""
-        ...
-
-    def shutdown(self, timeout: float | None = None) -> None:
-        """Flush, then stop."""
-        ...
-
-    def stats(self) -> DispatchStats:
-        """Counters of sampled, scored, failed, skipped and dropped runs."""
-        ...
 
 
 class _OpenRun:
@@ -204,6 +179,11 @@ class LiveScoringProcessor(TracingProcessor):
             timeout and concurrency) for a dispatcher the processor creates and owns.
         dispatcher: A dispatcher to use instead (share one across integrations); give
             ``scorers`` or ``dispatcher``, not both.
+        broker: Score on a worker fleet instead of in this process: the broker's URL
+            (``"redis://host:6379/0"``; needs ``livescore-ai[fleet]`` and ``livescore
+            worker`` processes; see ``LiveDispatcher(broker=...)``).
+        sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
+            :class:`~livescore.sinks.LangfuseSink`), for the dispatcher it creates.
         name: The agent's name (``gen_ai.agent.name``, ``Run.name``); the name of the
             run's first agent by default.
         max_open_runs: Most runs recorded at once; past it the oldest is evicted.
@@ -232,6 +212,8 @@ class LiveScoringProcessor(TracingProcessor):
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
         dispatcher: RunSink | None = None,
+        broker: str | None = None,
+        sinks: Sequence[ScoreSink] | None = None,
         name: str | None = None,
         max_open_runs: int = 1000,
         open_run_ttl: float = 600.0,
@@ -241,8 +223,6 @@ class LiveScoringProcessor(TracingProcessor):
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
     ) -> None:
-        if (scorers is None) == (dispatcher is None):
-            raise ValueError("give LiveScoringProcessor either scorers=[...] or dispatcher=...")
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
                 f"emit_run_spans must be 'auto', 'always' or 'never', not {emit_run_spans!r}"
@@ -253,16 +233,17 @@ class LiveScoringProcessor(TracingProcessor):
             raise ValueError(f"open_run_ttl must be positive seconds, not {open_run_ttl!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError("name must be a non-empty string")
-        self._owns_dispatcher = dispatcher is None
-        if dispatcher is None:
-            assert scorers is not None
-            dispatcher = _make_dispatcher(
-                scorers,
-                name=name,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-                capture_content=capture_content,
-            )
+        dispatcher, self._owns_dispatcher = dispatcher_for(
+            "LiveScoringProcessor",
+            scorers,
+            dispatcher,
+            name=f"livescore-openai-agents:{name}" if name else "livescore",
+            broker=broker,
+            sinks=sinks,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        )
         self.dispatcher: RunSink = dispatcher
         self.name = name
         self.score_failed_runs = score_failed_runs
@@ -689,24 +670,3 @@ def _trace_metadata(trace: Trace | None) -> dict[str, Any]:
     if group_id:
         metadata["group_id"] = group_id
     return metadata
-
-
-def _make_dispatcher(
-    scorers: Sequence[Scorer | ScorerConfig],
-    *,
-    name: str | None,
-    tracer_provider: TracerProvider | None,
-    meter_provider: Any,
-    capture_content: ContentCapture,
-) -> RunSink:
-    from livescore.live import LiveDispatcher
-    from livescore.otel import OTelEmitter
-
-    emitter = OTelEmitter(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        capture_content=capture_content,
-    )
-    return LiveDispatcher(
-        scorers, emitter=emitter, name=f"livescore-openai-agents:{name}" if name else "livescore"
-    )

@@ -1,0 +1,137 @@
+"""What every runtime integration shares: the dispatcher's hot-path face and how to make one.
+
+An integration (the LangChain handler, the OpenAI Agents SDK processor, the plain-code
+recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
+hands it to a :class:`RunSink`. :func:`dispatcher_for` builds that sink from the keywords
+every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
+OpenTelemetry providers, ``capture_content``), so the rules for combining them are written
+once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from livescore.live._sampling import SamplingDecision, ScorerConfig
+from livescore.live._stats import DispatchStats
+from livescore.runs import Run
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
+    from livescore.otel import ContentCapture
+    from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
+
+__all__ = ("EmitRunSpans", "RunSink", "dispatcher_for")
+
+EmitRunSpans = Literal["auto", "always", "never"]
+"""When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
+no other span represents it (no instrumentation's span, no span current at the run's
+start), ``"always"``, or ``"never"``."""
+
+
+class RunSink(Protocol):
+    """Where an integration hands finished runs: a :class:`~livescore.live.LiveDispatcher`.
+
+    Example:
+        >>> from livescore.live import LiveDispatcher
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> sink.shutdown()
+    """
+
+    def sample(self, key: str | None) -> SamplingDecision:
+        """Decide once, at the run's start, whether it is scored (``.sampled``)."""
+        ...
+
+    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
+        """Hand a finished, sampled run over (O(1), never raises)."""
+        ...
+
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
+        """Account for a sampled run that will never be submitted."""
+        ...
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every accepted run is scored."""
+        ...
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Flush, then stop."""
+        ...
+
+    def stats(self) -> DispatchStats:
+        """Counters of sampled, scored, failed, skipped and dropped runs."""
+        ...
+
+
+def dispatcher_for(
+    owner: str,
+    scorers: Sequence[Scorer | ScorerConfig] | None,
+    dispatcher: RunSink | None,
+    *,
+    name: str,
+    broker: str | None = None,
+    sinks: Sequence[ScoreSink] | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: Any = None,
+    capture_content: ContentCapture = "full",
+) -> tuple[RunSink, bool]:
+    """The sink an integration hands its runs to, and whether the integration owns it.
+
+    Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
+    ``broker``, ``sinks``, the providers and ``capture_content``) or ``dispatcher`` (used
+    as it is: its own broker, sinks and emitter apply, so giving ``broker`` or ``sinks``
+    too is an error).
+
+    Args:
+        owner: The integration's class name, for error messages.
+        scorers: The scorers, when the integration makes its own dispatcher.
+        dispatcher: A dispatcher the application made (and owns).
+        name: Names the dispatcher's worker thread and queue gauge.
+        broker: Score on a worker fleet (``"redis://host:6379/0"``).
+        sinks: Dashboards each score also goes to.
+        tracer_provider: Where the score spans go (the global provider by default).
+        meter_provider: Where the metrics go (the global provider by default).
+        capture_content: What user text the score spans carry.
+
+    Raises:
+        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker`` or
+            ``sinks`` with ``dispatcher``.
+
+    Example:
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> sink, owned = dispatcher_for(
+        ...     "MyIntegration", [create_keyword_coverage_scorer()], None, name="my-agent"
+        ... )
+        >>> owned
+        True
+        >>> sink.shutdown()
+    """
+    if (scorers is None) == (dispatcher is None):
+        raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
+    if dispatcher is not None:
+        for keyword, what, example, value in (
+            ("broker", "broker", "broker=...", broker),
+            ("sinks", "sinks", "sinks=[...]", sinks),
+        ):
+            if value:
+                raise ValueError(
+                    f"{keyword}= configures the dispatcher {owner} creates: with "
+                    f"dispatcher=..., pass the {what} to that dispatcher "
+                    f"(LiveDispatcher(..., {example}))"
+                )
+        return dispatcher, False
+    from livescore.live._dispatcher import LiveDispatcher
+    from livescore.otel import OTelEmitter
+
+    assert scorers is not None
+    emitter = OTelEmitter(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
+    )
+    made = LiveDispatcher(scorers, emitter=emitter, broker=broker, sinks=sinks, name=name)
+    return made, True
