@@ -103,3 +103,28 @@ def test_the_checker_sees_what_it_should(tmp_path: Path) -> None:
     path = tmp_path / "probe.py"
     path.write_text(source, encoding="utf-8")
     assert module_level_imports(path) == {"a", "b.c", "tried", "other"}
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, wherever the import stands (functions included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_no_subpackage_imports_another_ones_private_modules() -> None:
+    # A subpackage's public face is its __init__; livescore/_x.py modules at the root are
+    # shared by all (errors, version, text helpers).
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = path.relative_to(PACKAGE).parts[0]
+        for name in sorted(_all_imports(path)):
+            parts = name.split(".")
+            private = len(parts) >= 3 and parts[0] == "livescore" and parts[2].startswith("_")
+            if private and parts[1] != own:
+                offenders.append(f"{path.relative_to(PACKAGE.parent)}: {name}")
+    assert offenders == []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import re
 
+from livescore._text import collapse_whitespace, dice_similarity, excerpt
 from livescore.checks._check import Check, CheckResult
 from livescore.runs import Run, RunLike, get_assistant_message
-from livescore.scorers._text import collapse_whitespace, dice_similarity, excerpt
 from livescore.scoring import Scorer
 
 __all__ = (

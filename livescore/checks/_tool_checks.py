@@ -6,9 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from livescore.checks._check import Check, CheckResult
-from livescore.runs import Run, RunLike
-from livescore.scorers._tool_call_accuracy import is_subsequence
-from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore.runs import (
+    RecordedCall,
+    Run,
+    RunLike,
+    describe_calls,
+    is_subsequence,
+    read_tool_calls,
+)
 from livescore.scoring import Scorer
 
 __all__ = (

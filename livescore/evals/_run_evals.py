@@ -477,7 +477,7 @@ async def run_evals(
                 "with broker=, scores are emitted on the workers: attach the sinks there "
                 "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
             )
-        from livescore.fleet._remote import open_remote_scoring
+        from livescore.fleet import open_remote_scoring
 
         async with open_remote_scoring(broker, checked) as remote:
             return await _run_all(

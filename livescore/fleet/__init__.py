@@ -26,6 +26,8 @@ from livescore.fleet._worker import FleetWorker, WorkerStats
 
 if TYPE_CHECKING:
     from livescore.fleet._gate import RedisJudgeGate
+    from livescore.fleet._otel_env import configure_from_env
+    from livescore.fleet._remote import open_remote_scoring
 
 __all__ = (
     "BROKER_UNAVAILABLE",
@@ -37,13 +39,23 @@ __all__ = (
     "RedisJudgeGate",
     "Requeue",
     "WorkerStats",
+    "configure_from_env",
+    "open_remote_scoring",
 )
 
 
 def __getattr__(name: str) -> object:
-    # The gate imports the asyncio Redis client: only when asked for.
+    # These import the Redis client or the OpenTelemetry SDK: only when asked for.
     if name == "RedisJudgeGate":
         from livescore.fleet._gate import RedisJudgeGate
 
         return RedisJudgeGate
+    if name == "configure_from_env":
+        from livescore.fleet._otel_env import configure_from_env
+
+        return configure_from_env
+    if name == "open_remote_scoring":
+        from livescore.fleet._remote import open_remote_scoring
+
+        return open_remote_scoring
     raise AttributeError(f"module 'livescore.fleet' has no attribute {name!r}")

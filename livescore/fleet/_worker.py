@@ -27,8 +27,7 @@ import anyio.from_thread
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
-from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
-from livescore.live._executor import JOB_FORMAT
+from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
 from livescore.runs import Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult

@@ -33,7 +33,13 @@ Example:
 """
 
 from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
-from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
+from livescore.live._executor import (
+    JOB_FORMAT,
+    Executor,
+    InProcessExecutor,
+    JobHandle,
+    ScoringJob,
+)
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
 from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
@@ -48,6 +54,7 @@ from livescore.live._sampling import (
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
+    "JOB_FORMAT",
     "DispatchStats",
     "EmitRunSpans",
     "Executor",

@@ -14,11 +14,18 @@ from livescore.runs._readers import (
     get_user_message,
     message_text,
 )
+from livescore.runs._tool_calls import (
+    RecordedCall,
+    describe_calls,
+    is_subsequence,
+    read_tool_calls,
+)
 from livescore.runs._trace import TraceParent, normalize_span_id, normalize_trace_id
 
 __all__ = (
     "CONTEXT_METADATA_KEY",
     "NOT_SCORABLE_METADATA_KEY",
+    "RecordedCall",
     "Run",
     "RunLike",
     "Step",
@@ -27,6 +34,7 @@ __all__ = (
     "ToolResult",
     "TraceParent",
     "coerce_run",
+    "describe_calls",
     "extract_retrieved_documents",
     "extract_tool_results",
     "find_assistant_message",
@@ -34,7 +42,9 @@ __all__ = (
     "get_assistant_message",
     "get_run_context",
     "get_user_message",
+    "is_subsequence",
     "message_text",
     "normalize_span_id",
     "normalize_trace_id",
+    "read_tool_calls",
 )

@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from livescore._text import dice_similarity
+from livescore.runs import RecordedCall, read_tool_calls
 from livescore.scorers._catalog import (
     CatalogEntry,
     ScorerOptions,
@@ -60,7 +62,7 @@ from livescore.scorers._keywords import (
     builtin_compound_terms,
     smart_stopwords,
 )
-from livescore.scorers._text import Reference, dice_similarity
+from livescore.scorers._text import Reference
 from livescore.scorers._textual_difference import create_textual_difference_scorer, sequence_ratio
 from livescore.scorers._tone import (
     TONE_CONSISTENCY_LABELS,
@@ -73,7 +75,6 @@ from livescore.scorers._tool_call_accuracy import (
     TOOL_CALL_ACCURACY_LABELS,
     create_tool_call_accuracy_scorer,
 )
-from livescore.scorers._tool_calls import RecordedCall, read_tool_calls
 from livescore.scorers._trajectory import (
     TRAJECTORY_LABELS,
     TrajectoryOrdering,

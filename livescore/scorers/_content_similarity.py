@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from livescore.scorers._text import (
-    DROP_WHITESPACE,
-    Reference,
-    check_reference,
-    dice_similarity,
-    reference_text,
-)
+from livescore._text import DROP_WHITESPACE, dice_similarity
+from livescore.scorers._text import Reference, check_reference, reference_text
 from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext, create_scorer
 
 __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_label")

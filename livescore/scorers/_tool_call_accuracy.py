@@ -5,26 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore.runs import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
-__all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer", "is_subsequence")
+__all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer")
 
 TOOL_CALL_ACCURACY_LABELS = ("incorrect", "partial", "correct")
 """Every label of a tool-call accuracy score: 0, between 0 and 1 (partial credit), 1."""
-
-
-def is_subsequence(expected: Sequence[str], actual: Sequence[str]) -> bool:
-    """Whether ``expected`` appears in ``actual`` in order, other items allowed between.
-
-    Example:
-        >>> is_subsequence(["search", "answer"], ["search", "lookup", "answer"])
-        True
-        >>> is_subsequence(["a", "b", "a"], ["a", "b"])
-        False
-    """
-    remaining = iter(actual)
-    return all(name in remaining for name in expected)
 
 
 def create_tool_call_accuracy_scorer(

@@ -29,6 +29,7 @@ from pydantic import BaseModel, create_model
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.runs import RecordedCall, describe_calls, read_tool_calls
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,
@@ -37,7 +38,6 @@ from livescore.scorers._judged import (
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     NotScorable,

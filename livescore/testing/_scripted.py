@@ -9,12 +9,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from livescore.judges import JudgeReply, JudgeResponseError, JudgeUsage
-
-# The judges' internals this double shares on purpose, so scripted tests run the same rules.
-from livescore.judges._protocol import ModelT
-from livescore.judges._structured import Answer, Message
-from livescore.judges._validation import ask_for_object
+# The same parsing, validation and corrective retry as OpenAIJudge: scripted tests run the
+# judges' rules.
+from livescore.judges import (
+    Answer,
+    JudgeReply,
+    JudgeResponseError,
+    JudgeUsage,
+    Message,
+    ModelT,
+    ask_for_object,
+)
 
 __all__ = ("ScriptedJudge",)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from livescore.runs import Run
+from livescore.runs._model import Run
 
-__all__ = ("RecordedCall", "describe_calls", "read_tool_calls")
+__all__ = ("RecordedCall", "describe_calls", "is_subsequence", "read_tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +113,16 @@ def describe_calls(calls: Iterable[RecordedCall], *, limit: int = 12) -> str:
 def _short(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def is_subsequence(expected: Sequence[str], actual: Sequence[str]) -> bool:
+    """Whether ``expected`` appears in ``actual`` in order, other items allowed between.
+
+    Example:
+        >>> is_subsequence(["search", "answer"], ["search", "lookup", "answer"])
+        True
+        >>> is_subsequence(["a", "b", "a"], ["a", "b"])
+        False
+    """
+    remaining = iter(actual)
+    return all(name in remaining for name in expected)
