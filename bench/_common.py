@@ -283,15 +283,18 @@ def git_state() -> dict[str, Any]:
 
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
-    changed = [line[3:] for line in (status or "").splitlines() if line]
+    # Uncommitted changes to what the figures depend on (the code): documentation and the
+    # results files themselves do not count.
+    changed = [
+        path
+        for path in (line[3:] for line in (status or "").splitlines() if line)
+        if not (path.endswith(".md") or path.startswith("bench/results/"))
+    ]
     return {
         "commit": commit,
         "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
-        # Uncommitted changes to what the figures depend on (the code): documentation and the
-        # results files themselves do not count.
-        "dirty": None
-        if status is None
-        else any(not (p.endswith(".md") or p.startswith("bench/results/")) for p in changed),
+        "dirty": None if status is None else bool(changed),
+        "changed": changed,
     }
 
 
