@@ -30,6 +30,7 @@ from livescore.scorers._judged import (
     normalise_word,
     resolve_model,
     round2,
+    share_phrase,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
@@ -265,16 +266,7 @@ def create_bias_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        biased, total = _biased(verdicts), len(verdicts)
-        if biased == 0:
-            what = (
-                "the only opinion is not biased"
-                if total == 1
-                else f"none of the {total} opinions is biased"
-            )
-        else:
-            noun = "opinion" if total == 1 else "opinions"
-            what = f"{biased} of {total} {noun} {'is' if biased == 1 else 'are'} biased"
+        what = share_phrase(_biased(verdicts), len(verdicts), "opinion", "biased")
         return f"The score is {fmt(ctx.score)} because {what}."
 
     def no_opinions_reason(ctx: StepContext) -> str:

@@ -27,6 +27,7 @@ __all__ = (
     "quality_label",
     "resolve_model",
     "round2",
+    "share_phrase",
 )
 
 JudgeMode: TypeAlias = Literal["three_step", "one_call"]
@@ -139,6 +140,23 @@ def normalise_word(value: object, spellings: Mapping[str, Iterable[str]]) -> obj
         if key == canonical or key in others:
             return canonical
     return value
+
+
+def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
+    """How many of ``total`` items have ``quality``, in words, for a score's reason.
+
+    Example:
+        >>> share_phrase(0, 1, "statement", "toxic")
+        'the only statement is not toxic'
+        >>> share_phrase(2, 5, "opinion", "biased")
+        '2 of 5 opinions are biased'
+    """
+    if hits == 0:
+        if total == 1:
+            return f"the only {noun} is not {quality}"
+        return f"none of the {total} {noun}s is {quality}"
+    nouns = noun if total == 1 else f"{noun}s"
+    return f"{hits} of {total} {nouns} {'is' if hits == 1 else 'are'} {quality}"
 
 
 def defect_label(score: float, *, scale: float = 1.0) -> str:

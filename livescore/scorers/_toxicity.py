@@ -32,6 +32,7 @@ from livescore.scorers._judged import (
     normalise_word,
     resolve_model,
     round2,
+    share_phrase,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
@@ -289,16 +290,7 @@ def create_toxicity_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        toxic, total = _toxic(verdicts), len(verdicts)
-        if toxic == 0:
-            what = (
-                "the only statement is not toxic"
-                if total == 1
-                else f"none of the {total} statements is toxic"
-            )
-        else:
-            noun = "statement" if total == 1 else "statements"
-            what = f"{toxic} of {total} {noun} {'is' if toxic == 1 else 'are'} toxic"
+        what = share_phrase(_toxic(verdicts), len(verdicts), "statement", "toxic")
         return f"The score is {fmt(ctx.score)} because {what}."
 
     parts = VerdictScorerParts(
