@@ -7,7 +7,7 @@ so its work never competes with the measured process for the GIL, only for CPU.
 Results files: each benchmark writes its figures with :func:`write_results`, as JSON with the
 machine, the Python and package versions, the git commit and a timestamp. A full run (no
 ``--quick``, no option that narrows it) writes ``bench/results/<name>.json``, the files the
-README cites (committed); any other run writes ``bench/results/local/<name>.json``
+docs cite (committed); any other run writes ``bench/results/local/<name>.json``
 (ignored by git), so a quick look never overwrites the cited figures.
 """
 
@@ -327,7 +327,7 @@ class Results:
 
     @property
     def standard(self) -> bool:
-        """A full run with the default options: the one whose figures the README cites."""
+        """A full run with the default options: the one whose figures the docs cite."""
         return not self.quick and not self.partial
 
     def path(self) -> Path:
@@ -379,7 +379,7 @@ def _shown(path: Path) -> str:
 # -- Mastra, from npm, pinned ---------------------------------------------------------------------
 
 MASTRA_DIR = ROOT / ".bench-mastra"
-# The versions the README's figures name. keyword-extractor comes with @mastra/evals.
+# The versions the docs' figures name. keyword-extractor comes with @mastra/evals.
 MASTRA_VERSIONS = {"@mastra/evals": "1.10.2", "@mastra/core": "1.71.0", "zod": "4.6.7"}
 
 
@@ -452,7 +452,7 @@ def mastra_meta() -> dict[str, Any]:
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table (what the README pastes)."""
+    """A Markdown table (what the docs paste)."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -1,16 +1,17 @@
-"""Render the README's benchmark tables from the results files in ``bench/results/``.
+"""Render the docs' benchmark tables from the results files in ``bench/results/``.
 
-Each table in README.md (and bench/README.md) that shows benchmark figures sits between two
+Each table that shows benchmark figures (in ``docs/performance.md``, ``docs/evals/judge-
+quality.md``, or any other page of ``docs/``, README.md or bench/README.md) sits between two
 markers, ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``; this script renders NAME from
 the committed results files (``make bench`` writes them), with a line naming the file, the
 command, the commit and the machine's load. So after a new ``make bench``:
 
-    python bench/render_readme_tables.py            # print every table (Markdown)
-    python bench/render_readme_tables.py --write    # replace the tables in the READMEs
-    python bench/render_readme_tables.py --check    # exit 1 if a README table is stale
+    python bench/render_tables.py            # print every table (Markdown)
+    python bench/render_tables.py --write    # replace the tables in the pages
+    python bench/render_tables.py --check    # exit 1 if a table is stale
 
-``tests/test_bench_tables.py`` runs the check, so a README table always shows the figures of
-the committed results. Prose figures around the tables are not rendered: update them by hand.
+``tests/test_bench_tables.py`` runs the check, so a table always shows the figures of the
+committed results. Prose figures around the tables are not rendered: update them by hand.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
-READMES = (ROOT / "README.md", BENCH_DIR / "README.md")
+
+
+def pages() -> list[Path]:
+    """Every page that may hold a marked table: README.md, bench/README.md and docs/."""
+    return [ROOT / "README.md", BENCH_DIR / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
 
 MARKER = re.compile(
     r"<!-- bench:(?P<name>[\w.\-/]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
@@ -643,7 +649,7 @@ TABLES: dict[str, Callable[[], str]] = {
 }
 
 
-# -- the READMEs -----------------------------------------------------------------------------------
+# -- the pages -------------------------------------------------------------------------------------
 
 
 def render(text: str) -> str:
@@ -669,20 +675,22 @@ def stale_tables(text: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--write", action="store_true", help="update the tables in the READMEs")
-    what.add_argument("--check", action="store_true", help="exit 1 if a README table is stale")
+    what.add_argument("--write", action="store_true", help="update the tables in the pages")
+    what.add_argument("--check", action="store_true", help="exit 1 if a table is stale")
     parser.add_argument("names", nargs="*", help="tables to print (default: all)")
     args = parser.parse_args(argv)
     if args.write or args.check:
         stale = []
-        for readme in READMES:
-            text = readme.read_text(encoding="utf-8")
+        for page in pages():
+            text = page.read_text(encoding="utf-8")
             if args.write:
-                readme.write_text(render(text), encoding="utf-8")
+                rendered = render(text)
+                if rendered != text:
+                    page.write_text(rendered, encoding="utf-8")
             else:
-                stale += [f"{readme.relative_to(ROOT)}: {name}" for name in stale_tables(text)]
+                stale += [f"{page.relative_to(ROOT)}: {name}" for name in stale_tables(text)]
         if stale:
-            print("stale benchmark tables (run python bench/render_readme_tables.py --write):")
+            print("stale benchmark tables (run python bench/render_tables.py --write):")
             print("\n".join(f"  {line}" for line in stale))
             return 1
         return 0
