@@ -11,6 +11,9 @@ scorer from its parts, with the hallucination scorer's rules:
   the verdicts and, last, the reason; the same result fields;
 - no items: no verdict call and no reason call; what the score is then (a number, or not
   scorable) is the scorer's rule;
+- items with nothing to judge them against (:attr:`VerdictScorerParts.fixed_verdicts`:
+  the hallucination scorer's ``on_empty_context="all_unsupported"``): the scorer's own
+  verdicts, no verdict call, and the summary as the reason;
 - a verdict that leaves the item it judges blank gets it filled in from the item list.
 """
 
@@ -81,6 +84,10 @@ class VerdictScorerParts:
             preprocess result beside the items (answer similarity's ``output_units``).
         record: ``(ctx, analysis) -> None``: flags and span attributes of a score (also
             with no items: then the analysis has an empty list).
+        fixed_verdicts: ``ctx -> verdicts or None``, asked when there are items: a list
+            replaces the judge's verdicts (none is asked for; in one-call mode the judge's
+            are set aside) and the summary is the reason. ``None`` (the default): the
+            judge decides.
     """
 
     items_key: str
@@ -105,6 +112,7 @@ class VerdictScorerParts:
     one_call_prompt: Callable[[StepContext], str]
     preprocess_fields: tuple[str, ...] = ()
     record: Callable[[StepContext, dict[str, Any]], None] = lambda ctx, analysis: None
+    fixed_verdicts: Callable[[StepContext], list[dict[str, Any]] | None] = lambda ctx: None
 
 
 def items_of(ctx: StepContext, key: str) -> list[str]:
@@ -162,6 +170,16 @@ def build_verdict_scorer(
     def no_analysis(ctx: StepContext) -> dict[str, Any]:
         return {field: []}
 
+    def fixed(ctx: StepContext) -> list[dict[str, Any]] | None:
+        return parts.fixed_verdicts(ctx) if items(ctx) else None
+
+    def no_verdict_call(ctx: StepContext) -> bool:
+        return not items(ctx) or fixed(ctx) is not None
+
+    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
+        verdicts = fixed(ctx)
+        return {field: verdicts} if verdicts is not None else no_analysis(ctx)
+
     def generate_score(ctx: StepContext) -> float:
         analysis: dict[str, Any] = ctx.analyze_step_result or no_analysis(ctx)
         value = parts.score(ctx, analysis) if items(ctx) else parts.no_items(ctx)
@@ -172,7 +190,7 @@ def build_verdict_scorer(
         return parts.summary(ctx) if items(ctx) else parts.no_items_reason(ctx)
 
     def no_reason_call(ctx: StepContext) -> bool:
-        return not items(ctx) or not parts.reason_needed(ctx)
+        return no_verdict_call(ctx) or not parts.reason_needed(ctx)
 
     preprocess: PromptStep[Any] | StepFunction
     analyze: PromptStep[Any] | StepFunction
@@ -186,8 +204,8 @@ def build_verdict_scorer(
             create_prompt=lambda ctx: parts.verdict_prompt(ctx, items(ctx)),
             validate=check_count,
             parse=lambda answer, ctx: analysis_of(answer, items(ctx)),
-            skip_if=lambda ctx: not items(ctx),
-            skip_result=no_analysis,
+            skip_if=no_verdict_call,
+            skip_result=verdicts_without_judge,
         )
         generate_reason = PromptStep(
             description="Explain the score",
@@ -219,14 +237,16 @@ def build_verdict_scorer(
         )
 
         def analysis_from_state(ctx: StepContext) -> dict[str, Any]:
-            if not items(ctx):
-                return no_analysis(ctx)
+            if no_verdict_call(ctx):
+                return verdicts_without_judge(ctx)
             analysis: dict[str, Any] = ctx.state["analysis"]
             return analysis
 
         def one_call_reason(ctx: StepContext) -> str:
             if not items(ctx):
                 return parts.no_items_reason(ctx)
+            if fixed(ctx) is not None:
+                return parts.summary(ctx)
             judge_reason = ctx.state.get("reason", "")
             return parts.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
 
@@ -250,7 +270,7 @@ def build_verdict_scorer(
                 return analysis
 
             analyze = dataclasses.replace(
-                one_call, parse=stash, skip_if=lambda ctx: not items(ctx), skip_result=no_analysis
+                one_call, parse=stash, skip_if=no_verdict_call, skip_result=verdicts_without_judge
             )
         generate_reason = one_call_reason
 
