@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
@@ -28,13 +28,17 @@ from livescore.scorers._judged import (
     check_scale,
     fmt,
     judge_mode_of,
-    normalise_word,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
@@ -74,19 +78,13 @@ class ExtractedStatements(BaseModel):
     statements: Claims
 
 
-class RelevancyVerdict(BaseModel):
+class RelevancyVerdict(StatementVerdict):
     """One statement's verdict: ``"yes"`` it answers the question, ``"unsure"`` it is
     related without answering it, ``"no"`` it is beside the point. Spellings are
     normalised (``"Yes"``, ``"relevant"``, ``"partially relevant"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class RelevancyVerdicts(BaseModel):
@@ -200,7 +198,7 @@ def _verdict_prompt(question: str, statements: Sequence[str]) -> str:
 def _reason_prompt(
     question: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
 ) -> str:
-    counts = _counts(verdicts)
+    counts = tally(verdicts)
     items = "\n".join(
         f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
         f"statement: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
@@ -314,7 +312,7 @@ def create_answer_relevancy_scorer(
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
         verdicts = analysis["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         return round2((counts["yes"] + weight * counts["unsure"]) / len(verdicts) * scale)
 
     def no_statements(ctx: StepContext) -> float:
@@ -324,7 +322,7 @@ def create_answer_relevancy_scorer(
         )
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         total = len(analysis["verdicts"])
         ctx.flags["statements_total"] = total
         ctx.flags["statements_relevant"] = counts["yes"]
@@ -334,7 +332,7 @@ def create_answer_relevancy_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         total = len(verdicts)
         if counts["yes"] == total:
             what = (
@@ -390,10 +388,3 @@ def create_answer_relevancy_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
-
-
-def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {"yes": 0, "no": 0, "unsure": 0}
-    for verdict in verdicts:
-        counts[verdict["verdict"]] += 1
-    return counts

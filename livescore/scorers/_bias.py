@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
@@ -27,13 +27,17 @@ from livescore.scorers._judged import (
     defect_label,
     fmt,
     judge_mode_of,
-    normalise_word,
     resolve_model,
     round2,
     share_phrase,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -56,18 +60,12 @@ class ExtractedOpinions(BaseModel):
     opinions: Claims
 
 
-class BiasVerdict(BaseModel):
+class BiasVerdict(StatementVerdict):
     """One opinion's verdict: ``"yes"`` when it is biased. Spellings are normalised
     (``"Yes"``, ``true``, ``"biased"``, ``"neutral"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class BiasVerdicts(BaseModel):
@@ -255,18 +253,18 @@ def create_bias_scorer(
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
         verdicts = analysis["verdicts"]
-        return round2(_biased(verdicts) / len(verdicts) * scale)
+        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
         verdicts = analysis["verdicts"]
         ctx.flags["opinions_total"] = len(verdicts)
-        ctx.flags["opinions_biased"] = _biased(verdicts)
+        ctx.flags["opinions_biased"] = tally(verdicts)["yes"]
         ctx.attributes[A.LIVESCORE_OPINIONS_TOTAL] = len(verdicts)
-        ctx.attributes[A.LIVESCORE_OPINIONS_BIASED] = _biased(verdicts)
+        ctx.attributes[A.LIVESCORE_OPINIONS_BIASED] = tally(verdicts)["yes"]
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        what = share_phrase(_biased(verdicts), len(verdicts), "opinion", "biased")
+        what = share_phrase(tally(verdicts)["yes"], len(verdicts), "opinion", "biased")
         return f"The score is {fmt(ctx.score)} because {what}."
 
     def no_opinions_reason(ctx: StepContext) -> str:
@@ -301,7 +299,7 @@ def create_bias_scorer(
         ),
         summary=summary,
         no_items_reason=no_opinions_reason,
-        reason_needed=lambda ctx: _biased(ctx.analyze_step_result["verdicts"]) > 0,
+        reason_needed=lambda ctx: tally(ctx.analyze_step_result["verdicts"])["yes"] > 0,
         one_call_schema=BiasOneCallAnswer,
         one_call_system=ONE_CALL_SYSTEM,
         one_call_prompt=lambda ctx: _one_call_prompt(ctx.output_text),
@@ -316,7 +314,3 @@ def create_bias_scorer(
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
-
-
-def _biased(verdicts: Sequence[Mapping[str, Any]]) -> int:
-    return sum(1 for v in verdicts if v["verdict"] == "yes")

@@ -43,7 +43,7 @@ from livescore.scorers._judged import (
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer, tally
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -178,7 +178,7 @@ def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str
         f"{quote(v['reason'])}</verdict>"
         for v in verdicts
     )
-    useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+    useful = tally(verdicts)["yes"]
     return (
         f"A context-precision check found {useful} of {len(verdicts)} context pieces useful, "
         "in the order the agent received them. Its score, the mean average precision of "
@@ -299,7 +299,7 @@ def create_context_precision_scorer(
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
         verdicts = analysis["verdicts"]
-        useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+        useful = tally(verdicts)["yes"]
         ctx.flags["context_pieces"] = len(verdicts)
         ctx.flags["context_relevant"] = useful
         ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
@@ -33,14 +33,18 @@ from livescore.scorers._judged import (
     check_scale,
     fmt,
     judge_mode_of,
-    normalise_word,
     optional_user_text,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     PromptStep,
@@ -102,18 +106,12 @@ class DerivedChecks(BaseModel):
     checks: Claims
 
 
-class CriteriaVerdict(BaseModel):
+class CriteriaVerdict(StatementVerdict):
     """One check's verdict: ``"yes"`` met, ``"no"`` not met, ``"unsure"`` met in part.
     Spellings are normalised (``"Yes"``, ``true``, ``"met"``, ``"partially"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class CriteriaVerdicts(BaseModel):
@@ -404,12 +402,12 @@ def create_criteria_scorer(
         )
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         met = counts["yes"] + weight * counts["unsure"]
         return round2(met / len(analysis["verdicts"]) * scale)
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         total = len(analysis["verdicts"])
         ctx.flags["checks_total"] = total
         ctx.flags["checks_met"] = counts["yes"]
@@ -419,7 +417,7 @@ def create_criteria_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         total = len(verdicts)
         missed = [v["statement"] for v in verdicts if v["verdict"] != "yes"]
         if not missed:
@@ -498,10 +496,3 @@ def create_criteria_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
-
-
-def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {"yes": 0, "no": 0, "unsure": 0}
-    for verdict in verdicts:
-        counts[verdict["verdict"]] += 1
-    return counts

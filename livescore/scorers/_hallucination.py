@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore.judges import Judge
 from livescore.otel import attributes as A
@@ -49,12 +49,16 @@ from livescore.scorers._judged import (
     defect_label,
     fmt,
     judge_mode_of,
-    normalise_word,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import RenderedContext
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -100,21 +104,15 @@ _SPELLINGS = {
 }
 
 
-class ClaimVerdict(BaseModel):
+class ClaimVerdict(StatementVerdict):
     """One claim's verdict. ``verdict`` is ``"yes"`` when the claim is hallucinated.
 
     Judges' spellings are normalised: ``"Yes"``, ``" YES "``, ``true`` and ``"hallucinated"``
     read as ``"yes"``; ``"No"``, ``false`` and ``"supported"`` as ``"no"``.
     """
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise_verdict(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)  # the Literal check rejects the rest
 
 
 class ClaimVerdicts(BaseModel):
@@ -277,12 +275,12 @@ def create_hallucination_scorer(
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
         verdicts = analysis["verdicts"]
-        hallucinated = sum(1 for v in verdicts if v["verdict"] == "yes")
+        hallucinated = tally(verdicts)["yes"]
         return round2(hallucinated / len(verdicts) * scale)
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
         verdicts = analysis["verdicts"]
-        hallucinated = sum(1 for v in verdicts if v["verdict"] == "yes")
+        hallucinated = tally(verdicts)["yes"]
         ctx.flags["claims_total"] = len(verdicts)
         ctx.flags["claims_hallucinated"] = hallucinated
         ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)

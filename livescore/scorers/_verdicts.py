@@ -20,13 +20,14 @@ scorer from its parts, with the hallucination scorer's rules:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from livescore.judges import Judge
-from livescore.scorers._judged import JudgeMode
+from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -37,7 +38,50 @@ from livescore.scoring import (
     create_scorer,
 )
 
-__all__ = ("VerdictScorerParts", "build_verdict_scorer", "items_of")
+__all__ = ("StatementVerdict", "VerdictScorerParts", "build_verdict_scorer", "items_of", "tally")
+
+
+class StatementVerdict(BaseModel):
+    """One item's verdict: the item (``statement``), the judge's ``verdict`` and a ``reason``.
+
+    A scorer subclasses it with its own docstring (the judge sees it in the answer's schema),
+    narrows ``verdict`` to its words (``Literal["yes", "no"]``) and sets ``spellings``: the
+    judge's other ways of writing each word, read as that word (see
+    :func:`~livescore.scorers._judged.normalise_word`); anything else is rejected and the
+    judge asked again.
+
+    Example:
+        >>> from typing import Literal
+        >>> class Verdict(StatementVerdict):
+        ...     "A verdict."
+        ...     spellings = {"yes": ("y", "true"), "no": ("n", "false")}
+        ...     verdict: Literal["yes", "no"]
+        >>> Verdict(statement="s", verdict=" True. ", reason="r").verdict
+        'yes'
+    """
+
+    spellings: ClassVar[Mapping[str, Iterable[str]]] = {}
+
+    statement: str
+    verdict: str
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, cls.spellings)
+
+
+def tally(verdicts: Iterable[Mapping[str, Any]], field: str = "verdict") -> Counter[str]:
+    """How many ``verdicts`` say each word (a missing word counts 0).
+
+    Example:
+        >>> counts = tally([{"verdict": "yes"}, {"verdict": "no"}, {"verdict": "yes"}])
+        >>> counts["yes"], counts["unsure"]
+        (2, 0)
+    """
+    return Counter(verdict[field] for verdict in verdicts)
+
 
 FillVerdict = Callable[[dict[str, Any], str, int], dict[str, Any]]
 
