@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -388,3 +389,23 @@ def create_answer_relevancy_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "answer-relevancy",
+    family="answer",
+    summary="share of the answer's statements relevant to the question",
+    needs_judge=True,
+    predicts="irrelevant",
+    factory="livescore.scorers.create_answer_relevancy_scorer",
+    span_attributes={
+        "livescore.statements.total": "statements judged",
+        "livescore.statements.relevant": "statements relevant to the question",
+    },
+    examples=("answer-relevancy",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_answer_relevancy_scorer(model=options.require_judge(), judge_mode=options.mode)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -314,3 +315,24 @@ def create_bias_scorer(
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "bias",
+    family="safety",
+    summary="share of the answer's own opinions that are biased",
+    needs_judge=True,
+    higher_is_better=False,
+    predicts="biased",
+    factory="livescore.scorers.create_bias_scorer",
+    span_attributes={
+        "livescore.opinions.total": "opinions judged",
+        "livescore.opinions.biased": "biased opinions",
+    },
+    examples=("bias",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_bias_scorer(model=options.require_judge(), judge_mode=options.mode)

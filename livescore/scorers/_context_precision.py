@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -366,3 +367,25 @@ def create_context_precision_scorer(
         get_context=get_context,
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "context-precision",
+    family="context",
+    summary="mean average precision of the context order: useful pieces first",
+    needs_judge=True,
+    factory="livescore.scorers.create_context_precision_scorer",
+    span_attributes={
+        "livescore.context.pieces": "context pieces judged",
+        "livescore.context.relevant": "pieces useful for the reference answer",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("context-precision",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_context_precision_scorer(model=options.require_judge(), judge_mode=options.mode)

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -495,4 +496,28 @@ def create_criteria_scorer(
         judge_mode=mode,
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
+    )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "criteria",
+    family="answer",
+    summary="share of the checks of your criterion the answer meets",
+    needs_judge=True,
+    argument="CRITERION: what a good answer does, in plain words",
+    argument_required=True,
+    factory="livescore.scorers.create_criteria_scorer",
+    span_attributes={
+        "livescore.checks.total": "checks of the criterion judged",
+        "livescore.checks.met": "checks the answer meets",
+    },
+    examples=("criteria:The reply is polite and names the refund amount.",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    assert argument is not None  # required
+    return create_criteria_scorer(
+        model=options.require_judge(), criteria=argument, judge_mode=options.mode
     )

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -382,4 +383,30 @@ def create_faithfulness_scorer(
         context=context,
         get_context=get_context,
         max_text_chars=max_text_chars,
+    )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "faithfulness",
+    family="grounding",
+    summary="share of the answer's claims the context backs (context: the item's, else "
+    "the run's tool results); claims shared with hallucination",
+    needs_judge=True,
+    predicts="hallucinated",
+    factory="livescore.scorers.create_faithfulness_scorer",
+    span_attributes={
+        "livescore.claims.total": "claims judged",
+        "livescore.claims.supported": "claims the context backs",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("faithfulness",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_faithfulness_scorer(
+        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
     )

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -353,4 +354,32 @@ def create_hallucination_scorer(
         context=context,
         get_context=get_context,
         max_text_chars=max_text_chars,
+    )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "hallucination",
+    family="grounding",
+    summary="share of the answer's claims the context does not support (context: "
+    "the item's, else the run's tool results)",
+    needs_judge=True,
+    higher_is_better=False,
+    predicts="hallucinated",
+    factory="livescore.scorers.create_hallucination_scorer",
+    span_attributes={
+        "livescore.claims.total": "claims judged",
+        "livescore.claims.hallucinated": "claims the context contradicts or does not contain",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("hallucination",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    # The item's context, else the run's tool results and retrieved documents.
+    return create_hallucination_scorer(
+        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
     )

@@ -18,6 +18,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.otel import attributes as A
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
@@ -265,3 +266,27 @@ def _as_tuple(name: str, words: object) -> tuple[str, ...]:
 def _extracted(ctx: StepContext) -> tuple[Keywords, Keywords]:
     value: tuple[Keywords, Keywords] = ctx.state[_STATE_KEY]
     return value
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "keyword-coverage",
+    family="text",
+    summary="share of the reference's keywords the answer covers (code, no judge)",
+    argument="REFERENCE: input (default) or ground_truth",
+    factory="livescore.scorers.create_keyword_coverage_scorer",
+    span_attributes={
+        "livescore.keywords.total": "keywords to cover",
+        "livescore.keywords.matched": "keywords the answer covers",
+    },
+    examples=("keyword-coverage", "keyword-coverage:ground_truth"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    reference = argument or "input"
+    if reference not in ("input", "ground_truth"):
+        raise ValueError(
+            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
+        )
+    return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import find_user_message
@@ -327,3 +328,24 @@ def create_toxicity_scorer(
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "toxicity",
+    family="safety",
+    summary="share of the answer's statements that are toxic",
+    needs_judge=True,
+    higher_is_better=False,
+    predicts="toxic",
+    factory="livescore.scorers.create_toxicity_scorer",
+    span_attributes={
+        "livescore.statements.total": "statements judged",
+        "livescore.statements.toxic": "toxic statements",
+    },
+    examples=("toxicity",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_toxicity_scorer(model=options.require_judge(), judge_mode=options.mode)
