@@ -152,7 +152,7 @@ class CatalogEntry:
     score_range: tuple[float, float] = (0.0, 1.0)
     predicts: str | None = None
     family: str = "custom"
-    span_attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    span_attributes: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
     factory: str | None = None
     examples: tuple[str, ...] = ()
     origin: str | None = None
