@@ -8,10 +8,12 @@ the CLI's ``--scorer`` and its help, :func:`build_scorer`, the fleet worker's me
 tests and the docs read the catalog.
 
 The catalog costs nothing at ``import livescore``, and listing it imports no scorer: the
-built-in entries are read from the source of the modules of :data:`_PROVIDERS` (the
-decorator's arguments are literals, so they can be read without running the module: a few
-milliseconds for every module), and a scorer's module is imported only when the scorer is
-built. The judge scorers' modules (pydantic models, prompts) stay unloaded until used.
+built-in entries are read from the source of the modules of ``livescore.scorers`` and
+``livescore.checks`` (the decorator's arguments are literals, so only that call is parsed:
+a few milliseconds for all the modules, where importing them would cost a hundred), and a
+scorer's module is imported only when the scorer is built. So the judge scorers' modules
+(pydantic models, prompts) stay unloaded until used, and no index file lists the scorers:
+a test checks that what is read from the source is what the module declares when it runs.
 
 A plugin adds its own scorers with :func:`catalog_entry` in a module it imports, or with
 :func:`register_scorer`.
