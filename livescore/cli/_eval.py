@@ -698,7 +698,12 @@ def _print_quality(
     for name, column in dataset.label_columns.items():
         if name in predicted or all(value is None for value in column):
             continue
-        predicting = [e.name for e in scorer_catalog() if e.predicts == name]
+        # A score that rises with the defect first (hallucination before faithfulness).
+        predicting = [
+            e.name
+            for e in sorted(scorer_catalog(), key=lambda e: e.higher_is_better)
+            if e.predicts == name
+        ]
         out.print(
             f"The data is labelled ({name} 0/1): add --scorer {predicting[0]} --model "
             "openai/<model> to measure the judge's accuracy, F1 and AUROC."

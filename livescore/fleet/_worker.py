@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.from_thread
 
+from livescore._catalog import parse_scorer_spec
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
@@ -600,11 +601,7 @@ class FleetWorker:
             config = self.scorers.get(sid)
             failure = None
             if config is None:
-                failure = (
-                    "unknown_scorer",
-                    f"scorer {sid!r} is not among this worker's scorers "
-                    f"({', '.join(self.scorers)}): start the workers with the agents' scorers",
-                )
+                failure = ("unknown_scorer", _unknown_scorer(sid, self.scorers))
             pairs.append(_Pair(sid, rate, config, failure))
         version = record.get("format", 1)
         raw_run = record.get("run")
@@ -755,3 +752,21 @@ async def _run_executor(executor: InProcessExecutor, receive: Any) -> None:
     except Exception:
         _log.exception("livescore worker: the scoring loop stopped")
         raise
+
+
+def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
+    """Why a job's scorer cannot be scored here, and, for a catalog scorer (the jobs of
+    ``livescore eval --broker`` name them), how the workers build it."""
+    message = (
+        f"scorer {sid!r} is not among this worker's scorers ({', '.join(known)}): start the "
+        "workers with the agents' scorers"
+    )
+    try:
+        entry, _ = parse_scorer_spec(sid)
+    except ValueError:
+        return message
+    options = ", ScorerOptions(judge=...)" if entry.needs_judge else ""
+    return (
+        f"{message}; it is the catalog's {entry.name} scorer: add "
+        f"livescore.scorers.build_scorer({sid!r}{options}) to them"
+    )

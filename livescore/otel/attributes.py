@@ -73,6 +73,9 @@ LIVESCORE_SINK_OUTCOME: Final = "livescore.sink.outcome"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
 
 # -- set by scorers, through ScoreResult.attributes ----------------------------------------
+# The prebuilt scorers' names, kept here for code that reads them. Each scorer declares its
+# own in its catalog entry (span_attributes): livescore.scorers.scorer_span_attributes()
+# lists every one, a new scorer's included, with what it holds.
 # Any scorer: the text it read was cut at its max_text_chars.
 LIVESCORE_INPUT_TRUNCATED: Final = "livescore.input_truncated"
 LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
