@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
+from livescore.live._executor import (
+    Executor,
+    InProcessExecutor,
+    JobHandle,
+    ScoringJob,
+    broker_executor,
+)
 from livescore.live._exit import at_exit, register_exit_hook, track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
@@ -253,9 +259,7 @@ class LiveDispatcher:
                     "with broker=, scores are emitted on the workers: attach the sinks there "
                     "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
                 )
-            from livescore.fleet import BrokerExecutor
-
-            executor = BrokerExecutor(broker)
+            executor = broker_executor(broker)
             if max_judge_concurrency is not None:
                 raise ValueError(
                     "max_judge_concurrency limits in-process scoring; with broker=, the "
