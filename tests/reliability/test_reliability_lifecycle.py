@@ -250,6 +250,104 @@ def test_scores_reach_the_exporter_when_the_process_exits_without_shutdown(
     assert len([s for s in spans if s["name"].startswith("invoke_agent")]) == 5
 
 
+STALL_SCRIPT = """
+import atexit
+import dataclasses
+import json
+import sys
+import threading
+import time
+
+import anyio
+
+OUT, STALL = sys.argv[1], sys.argv[2]
+ended = {}
+
+
+def report():
+    # Registered first, so atexit runs it last: after livescore's exit hook.
+    ended["exit_s"] = time.monotonic() - ended["main_returned"]
+    ended["scores"] = dataclasses.asdict(dispatcher.stats().by_scorer["answer"])
+    ended["sink"] = dataclasses.asdict(sink.stats())
+    with open(OUT, "w", encoding="utf-8") as f:
+        json.dump(ended, f, default=dict)
+
+
+atexit.register(report)
+
+from livescore import Run, create_scorer
+from livescore.live import LiveDispatcher
+from livescore.sinks import BatchingSink
+
+
+class StalledSinkDouble(BatchingSink):
+    \"\"\"A test double of a dashboard that stops answering (with STALL=sink).\"\"\"
+
+    name = "stalled"
+
+    def prepare(self, record):
+        return record.run.run_id
+
+    def deliver(self, batch):
+        if STALL == "sink":
+            threading.Event().wait()  # a request that never returns
+
+
+async def answer(ctx):
+    if STALL == "scorer":
+        await anyio.sleep(600)  # a judge that never answers
+    return 1.0
+
+
+sink = StalledSinkDouble(flush_interval=0.05)
+dispatcher = LiveDispatcher(
+    [create_scorer(id="answer", description="x", generate_score=answer)], sinks=[sink]
+)
+for i in range(4):
+    dispatcher.submit(Run(input="q", output="a", run_id=f"r{i}"))
+ended["main_returned"] = time.monotonic()
+# No flush, no shutdown: main returns.
+"""
+
+
+@pytest.mark.parametrize(
+    ("stall", "exit_timeout"), [("sink", None), ("scorer", None), ("sink", "1"), ("scorer", "1")]
+)
+def test_exit_takes_one_shared_deadline_whatever_stalls(
+    tmp_path: Path, stall: str, exit_timeout: str | None
+) -> None:
+    # The dispatchers' shutdown, the sinks' and their graces share one deadline at exit:
+    # LIVESCORE_EXIT_TIMEOUT seconds (5 by default), not each its own one after the other.
+    script = tmp_path / "stall_script.py"
+    script.write_text(textwrap.dedent(STALL_SCRIPT))
+    out = tmp_path / "ended.json"
+    env = {k: v for k, v in os.environ.items() if k != "LIVESCORE_EXIT_TIMEOUT"}
+    if exit_timeout is not None:
+        env["LIVESCORE_EXIT_TIMEOUT"] = exit_timeout
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out), stall],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    ended = json.loads(out.read_text())
+    deadline = float(exit_timeout or 5)
+    # A bound with room for a loaded machine (the work after the deadline is counting).
+    assert ended["exit_s"] < deadline + 3, ended
+    # Nothing is lost uncounted: what the deadline cut off is dropped, with the reason.
+    scores, delivered = ended["scores"], ended["sink"]
+    if stall == "sink":
+        assert scores["scored"] == 4
+        assert delivered["dropped_by_reason"] == {"shutdown": 4}
+    else:
+        assert scores["dropped_by_reason"] == {"shutdown": 4}
+        assert delivered["sent"] + delivered["pending"] == 0
+    assert scores["sampled"] == 4
+
+
 SIGTERM_SCRIPT = """
 import json
 import os
