@@ -46,7 +46,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 __all__ = (
@@ -171,6 +171,8 @@ class BackgroundQueue(Generic[ItemT]):
         self.queue: deque[ItemT] = deque()
         """Items not yet taken, oldest first (the thread pops them, holding the lock)."""
         self._unfinished: dict[int, ItemT] = {}  # put and not finished, in put order
+        # What max_items bounds (a plain len() on the hot path).
+        self._bounded: Sized = self._unfinished if self._count_unfinished else self.queue
         self._seq = 0
         self._flush_upto = 0  # items up to this number are wanted now
         self._flush_waiters = 0
@@ -232,19 +234,16 @@ class BackgroundQueue(Generic[ItemT]):
 
     def admits_locked(self) -> bool:
         """Whether a put now keeps its item (``False``: full, and new items are refused)."""
-        if self._size() < self.max_items:
+        if len(self._bounded) < self.max_items:
             return True
         return self.overflow == "drop_oldest" and bool(self.queue)
-
-    def _size(self) -> int:
-        return len(self._unfinished) if self._count_unfinished else len(self.queue)
 
     def put_locked(self, item: ItemT) -> ItemT | None:
         """Queue ``item`` (after :meth:`admits_locked`); returns the item it evicted, if any.
 
         O(1). Call :meth:`start_pending` once the lock is released.
         """
-        evicted = self.queue.popleft() if self._size() >= self.max_items else None
+        evicted = self.queue.popleft() if len(self._bounded) >= self.max_items else None
         self._seq += 1
         item.seq = self._seq
         self.queue.append(item)
