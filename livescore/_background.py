@@ -112,12 +112,13 @@ class BackgroundQueue(Generic[ItemT]):
         ... class Item:
         ...     text: str
         ...     seq: int = 0
+        >>> served = []
         >>> def serve(generation):
         ...     with q.lock:
         ...         while not (q.stopping and not q.queue):
         ...             if q.queue:
         ...                 item = q.queue.popleft()
-        ...                 print("served", item.text)
+        ...                 served.append(item.text)
         ...                 q.finish_locked(item)
         ...             else:
         ...                 q.idle_locked()
@@ -127,9 +128,8 @@ class BackgroundQueue(Generic[ItemT]):
         ...     q.put_locked(Item("a"))
         >>> q.start_pending()
         True
-        >>> q.flush(5)
-        served a
-        True
+        >>> q.flush(5), served
+        (True, ['a'])
         >>> q.shutdown(5, flush=q.flush, grace=1)
         []
     """

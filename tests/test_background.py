@@ -8,19 +8,18 @@ deadline.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from forking import in_forked_child
 
 from livescore._background import BackgroundQueue, exit_timeout, fit_to_deadline
 
@@ -373,31 +372,22 @@ def test_a_forked_child_starts_empty_with_a_fresh_lock_and_a_thread_of_its_own(
     holder = threading.Thread(target=hold_the_lock, daemon=True)
     holder.start()
     assert locked.wait(10)  # the parent's lock is held by a thread the child won't have
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, never return into pytest
-        code = 1
-        try:
-            os.close(read_fd)
-            owner.hold = None  # the child's own items must not wait on the parent's event
-            report = {"unfinished": owner.q.unfinished, "forks": forks == [os.getpid()]}
-            owner.served.clear()
-            owner.put("child")
-            report["flushed"] = owner.q.flush(10)
-            report["served"] = owner.served
-            os.write(write_fd, json.dumps(report).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        report = json.loads(pipe.read() or "{}")
-    _, status = os.waitpid(pid, 0)
+
+    def child() -> dict[str, object]:
+        owner.hold = None  # the child's own items must not wait on the parent's event
+        report: dict[str, object] = {
+            "unfinished": owner.q.unfinished,
+            "forks": forks == [os.getpid()],
+        }
+        owner.served.clear()
+        owner.put("child")  # the parent's lock is still held: the child's is a new one
+        report["flushed"] = owner.q.flush(10)
+        report["served"] = owner.served
+        return report
+
+    report = in_forked_child(child)
     release.set()
     holder.join(10)
-    assert os.waitstatus_to_exitcode(status) == 0
     assert report == {"unfinished": 0, "forks": True, "flushed": True, "served": ["child"]}
     hold.set()
     assert owner.q.flush(10)

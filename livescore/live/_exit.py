@@ -54,8 +54,6 @@ _EXPORT_GRACE_S = 1.0
 
 
 class _Stoppable(Protocol):
-    shutdown_timeout: float
-
     def flush(self, timeout: float | None = None) -> bool: ...
 
     def flush_emitter(self, timeout: float | None = None) -> bool: ...

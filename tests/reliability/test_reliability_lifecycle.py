@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from _reliability_support import (
     tool_contexts,
     weather_agent,
 )
+from forking import in_forked_child
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -110,39 +110,25 @@ def test_a_forked_child_scores_its_own_runs_through_the_judge(
         weather_agent().invoke(question(), config={"callbacks": [handler]})
         assert handler.flush(timeout=30)  # the parent's worker and judge client exist
         parent_before = handler.stats()
-        read_fd, write_fd = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns about forking a multi-threaded process; that is the point.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # the child: report through the pipe, never return into pytest
-            code = 1
-            try:
-                os.close(read_fd)
-                exported_before = len(evaluation_spans(exporter.get_finished_spans()))
-                weather_agent().invoke(question(), config={"callbacks": [handler]})
-                flushed = handler.flush(timeout=20)
-                stats = handler.stats()
-                spans = evaluation_spans(exporter.get_finished_spans())[exported_before:]
-                report = {
-                    "flushed": flushed,
-                    "sampled": stats.sampled,
-                    "scored": stats.scored,
-                    "statuses": sorted(
-                        f"{attributes(s)[A.LIVESCORE_SCORER_ID]}:{attributes(s)[A.LIVESCORE_STATUS]}"
-                        for s in spans
-                    ),
-                }
-                os.write(write_fd, json.dumps(report).encode())
-                handler.shutdown(timeout=5)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        with os.fdopen(read_fd) as pipe:
-            report = json.loads(pipe.read() or "{}")
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+
+        def child() -> dict[str, Any]:
+            exported_before = len(evaluation_spans(exporter.get_finished_spans()))
+            weather_agent().invoke(question(), config={"callbacks": [handler]})
+            flushed = handler.flush(timeout=20)
+            stats = handler.stats()
+            spans = evaluation_spans(exporter.get_finished_spans())[exported_before:]
+            handler.shutdown(timeout=5)
+            return {
+                "flushed": flushed,
+                "sampled": stats.sampled,
+                "scored": stats.scored,
+                "statuses": sorted(
+                    f"{attributes(s)[A.LIVESCORE_SCORER_ID]}:{attributes(s)[A.LIVESCORE_STATUS]}"
+                    for s in spans
+                ),
+            }
+
+        report = in_forked_child(child)
         # The parent is untouched and still scores its own runs.
         assert handler.stats() == parent_before
         weather_agent().invoke(question(), config={"callbacks": [handler]})
