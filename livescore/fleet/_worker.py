@@ -31,7 +31,7 @@ from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
 from livescore.runs import Run, TraceParent
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
@@ -726,8 +726,6 @@ def _force_flush_traces(timeout: float) -> bool:
 
 def _placeholder_scorer(scorer_id: str) -> Scorer:
     """A scorer that stands for an id the worker cannot score (it is never run)."""
-    from livescore import create_scorer
-
     return create_scorer(id=scorer_id, description="not scored here", generate_score=_never)
 
 

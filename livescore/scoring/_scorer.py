@@ -22,8 +22,8 @@ import anyio
 from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
+from livescore import _attributes as A
 from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
-from livescore.otel import attributes as A
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
     Run,

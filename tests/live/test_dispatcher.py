@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-import warnings
 import weakref
 from typing import Any
 
@@ -27,6 +25,7 @@ from _live_support import (
     skipping_scorer,
     wait_until,
 )
+from forking import in_forked_child
 
 from livescore import Run, ScoreResult, StepContext, create_scorer
 from livescore.live import LiveDispatcher, ScorerConfig, is_scoring
@@ -584,9 +583,9 @@ def test_the_worker_reports_metrics_without_a_flush(
     d = new(dispatchers, [constant_scorer()], emitter)
     assert d.submit(make_run(1)) is True
     wait_until(lambda: emitter.sampled == ["constant"])
-    worker = d._thread
-    assert worker is not None
-    assert emitter.meter_threads == [worker.ident]
+    workers = [t.ident for t in threading.enumerate() if t.name == f"{d.name}-worker"]
+    assert len(workers) == 1
+    assert emitter.meter_threads == workers
 
 
 def test_flush_waits_for_a_metric_report_in_progress_on_the_worker(
@@ -673,37 +672,23 @@ def test_forked_child_gets_a_fresh_worker(
 ) -> None:
     d = new(dispatchers, [gated_scorer(gate)], emitter, max_judge_concurrency=1)
     _fill_worker(d, gate)  # the parent's worker is busy when the fork happens
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        # Python 3.12+ warns about forking a multi-threaded process; that is the point here.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, never return into pytest
-        code = 1
-        try:
-            os.close(read_fd)
-            before = d.stats()
-            gate.opened.set()
-            accepted = d.submit(make_run(42))
-            flushed = d.flush(timeout=20)
-            after = d.stats()
-            report = {
-                "sampled_before": before.sampled,
-                "accepted": accepted,
-                "flushed": flushed,
-                "scored": after.scored,
-                "sampled": after.sampled,
-                "scored_ids": emitter.run_ids()[-1:],
-            }
-            os.write(write_fd, json.dumps(report).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        report = json.loads(pipe.read() or "{}")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> dict[str, Any]:
+        before = d.stats()
+        gate.opened.set()
+        accepted = d.submit(make_run(42))
+        flushed = d.flush(timeout=20)
+        after = d.stats()
+        return {
+            "sampled_before": before.sampled,
+            "accepted": accepted,
+            "flushed": flushed,
+            "scored": after.scored,
+            "sampled": after.sampled,
+            "scored_ids": emitter.run_ids()[-1:],
+        }
+
+    report = in_forked_child(child)
     assert report == {
         "sampled_before": 0,
         "accepted": True,
