@@ -183,7 +183,7 @@ def test_every_family_has_scorers() -> None:
 def test_the_scorers_span_attributes_are_all_listed() -> None:
     # The scorer-specific names of livescore.otel.attributes (its "set by scorers" part,
     # less the truncation flags every scorer may set) are all declared by an entry.
-    source = (PACKAGE / "otel" / "attributes.py").read_text(encoding="utf-8")
+    source = (PACKAGE / "_attributes.py").read_text(encoding="utf-8")
     section = source.split("# -- set by scorers", 1)[1].split("# -- metrics", 1)[0]
     names = {line.split('"')[1] for line in section.splitlines() if ': Final = "' in line}
     names -= {"livescore.input_truncated", "livescore.output_truncated"}
