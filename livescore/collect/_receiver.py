@@ -22,7 +22,6 @@ import hmac
 import json
 import logging
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +165,7 @@ class OTLPReceiver:
         self._max_forwarding = max_forwarding
         self._decoding = 0
         self._forwarding = 0
+        self._tasks: set[asyncio.Task[None]] = set()
         self._stats = ReceiverStats()
         self._lock = threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(
@@ -263,9 +263,8 @@ class OTLPReceiver:
                 await asyncio.wait_for(self._runner.cleanup(), timeout)
             except (asyncio.TimeoutError, Exception):
                 _log.warning("livescore: the receiver's requests did not finish in time")
-        deadline = time.monotonic() + timeout
-        while self._forwarding and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
         if self._session is not None:
             await self._session.close()
 
@@ -362,7 +361,9 @@ class OTLPReceiver:
                 self._stats.forward_dropped += 1
             return
         self._forwarding += 1
-        asyncio.get_running_loop().create_task(self._send_on(body, content_type))
+        task = asyncio.get_running_loop().create_task(self._send_on(body, content_type))
+        self._tasks.add(task)  # held until done (the loop keeps only weak references)
+        task.add_done_callback(self._tasks.discard)
 
     async def _send_on(self, body: bytes, content_type: str) -> None:
         import aiohttp

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from livescore.otel import attributes
 
 if TYPE_CHECKING:
+    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
         ContentCapture,
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
         QueueDepthSource,
         run_span_context,
     )
-    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._run_spans import (
         current_span,
         end_span,
