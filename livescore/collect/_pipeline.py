@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,8 @@ class SpanPipeline:
         score_failed_runs: Submit runs whose span ended in an error (``Run.error`` set);
             by default they are dropped with reason ``"run_error"``.
         name: Names the worker thread.
+        backlog: Asked after each batch whether the runs' consumer is (nearly) full;
+            while it says so, :meth:`has_room` is ``False`` (a receiver answers 429).
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class SpanPipeline:
         max_queued_spans: int = 100_000,
         score_failed_runs: bool = False,
         name: str = "livescore-spans",
+        backlog: Callable[[], bool] | None = None,
     ) -> None:
         if isinstance(max_queued_spans, bool) or not isinstance(max_queued_spans, int):
             raise TypeError(f"max_queued_spans must be an int, not {max_queued_spans!r}")
@@ -129,6 +132,8 @@ class SpanPipeline:
         self._failed_dropped = 0
         self._assembly = AssemblyStats()
         self._said_full = False
+        self._backlog = backlog
+        self._backlogged = False
 
     # -- the callers' side (any thread; O(1), never raises) -----------------------------------
 
@@ -168,6 +173,8 @@ class SpanPipeline:
     def has_room(self, count: int = 1) -> bool:
         """Whether ``count`` more spans would be queued now (and memory is not full)."""
         if self._stopped or len(self._queue) + self._queued + count > self.max_queued_spans:
+            return False
+        if self._backlogged:
             return False
         return self._assembly.bytes_held < self._assembler.limits.max_bytes
 
@@ -296,6 +303,11 @@ class SpanPipeline:
                 self._submit(run)
             with self._lock:
                 self._assembly = assembler.stats()
+            if self._backlog is not None:
+                try:
+                    self._backlogged = bool(self._backlog())
+                except Exception:
+                    self._backlogged = False
             for marker in markers:
                 marker.done.set()
 
