@@ -33,6 +33,9 @@ _STATUS_ERROR = 2
 # SpanFlags in the OTLP protocol: bits 8 and 9 say whether the parent is known to be remote.
 _HAS_IS_REMOTE = 0x100
 _IS_REMOTE = 0x200
+# A span that was exported was recorded: its trace is sampled, whatever flags an exporter
+# wrote (several write none at all).
+_SAMPLED = 0x01
 
 
 class OTLPDecodeError(ValueError):
@@ -106,7 +109,7 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
                             for e in span.events
                         ),
                         error=status.message if status.code == _STATUS_ERROR else None,
-                        trace_flags=(flags & 0xFF) or 1,
+                        trace_flags=(flags & 0xFF) | _SAMPLED,
                         parent_is_remote=bool(flags & _HAS_IS_REMOTE and flags & _IS_REMOTE),
                         service_name=service if isinstance(service, str) else None,
                     )
@@ -214,7 +217,7 @@ def _json_span(span: Any, service: str | None) -> SpanRecord | None:
         attributes=_json_attributes(_get(span, "attributes")),
         events=events,
         error=str(_get(status, "message") or "") if failed else None,
-        trace_flags=(flags & 0xFF) or 1,
+        trace_flags=(flags & 0xFF) | _SAMPLED,
         parent_is_remote=bool(flags & _HAS_IS_REMOTE and flags & _IS_REMOTE),
         service_name=service,
     )
