@@ -201,10 +201,14 @@ class SpanPipeline:
             timeout: Seconds to wait at most.
             drain: Also finish every open trace now (what is held is all there will be).
         """
+        if self._stopped:
+            return True  # nothing more will be assembled
         if self._thread is None:
             if not drain:
                 return True
             self._start()
+        if threading.current_thread() is self._thread:
+            return False  # the worker cannot wait for itself
         marker = _Marker(drain)
         self._queue.append(marker)
         self._wake.set()

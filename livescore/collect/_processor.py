@@ -137,8 +137,10 @@ class LiveScoringSpanProcessor:
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Assemble the spans ended so far and wait for the scores of the finished runs."""
-        seconds = timeout_millis / 1000
-        return self.flush(seconds)
+        if self._shut:
+            # The dispatcher's own shutdown flushes the provider, and so this processor.
+            return True
+        return self.flush(timeout_millis / 1000)
 
     def shutdown(self) -> None:
         """Finish what is held, score it, and stop (the SDK calls this at exit). Idempotent.
