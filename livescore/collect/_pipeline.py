@@ -120,6 +120,8 @@ class SpanPipeline:
         self._queue: deque[Any] = deque()
         self._queued = 0  # spans in the queue's batches (offer()); guarded by _lock
         self._batches = 0  # the batches themselves (queue items that are lists)
+        self._bytes = 0  # their estimated size
+        self._max_bytes = limits.max_bytes
         self._lock = threading.Lock()  # counters written by callers; the worker's state
         self._wake = threading.Event()
         self._idle = False
@@ -157,11 +159,17 @@ class SpanPipeline:
         """Queue decoded spans; ``False`` (nothing queued, all counted as refused) when the
         queue cannot take them all."""
         count = len(records)
+        size = sum(r.size for r in records)
         with self._lock:
-            if self._stopped or len(self._queue) + self._queued + count > self.max_queued_spans:
+            full = len(self._queue) + self._queued + count > self.max_queued_spans
+            # What the open traces hold (as of the worker's last batch) plus this batch: past
+            # the cap, refusing it (the client retries) beats evicting a trace for it.
+            full = full or self._assembly.bytes_held + self._bytes + size > self._max_bytes
+            if self._stopped or full or self._backlogged:
                 self._refused += count
                 self._say_full()
                 return False
+            self._bytes += size
             self._queued += count
             self._batches += 1
             self._queue.append(list(records))
@@ -275,7 +283,7 @@ class SpanPipeline:
                     time.sleep(_LINGER_S)
             markers: list[_Marker] = []
             records: list[SpanRecord] = []
-            batched = batches = 0
+            batched = batches = batched_bytes = 0
             own = 0
             while queue:
                 item = queue.popleft()
@@ -285,6 +293,7 @@ class SpanPipeline:
                 if isinstance(item, list):
                     batched += len(item)
                     batches += 1
+                    batched_bytes += sum(r.size for r in item)
                     records.extend(item)
                     continue
                 scope = getattr(item, "instrumentation_scope", None)
@@ -297,6 +306,7 @@ class SpanPipeline:
             with self._lock:
                 self._queued -= batched
                 self._batches -= batches
+                self._bytes -= batched_bytes
                 self._own += own
             now = time.monotonic()
             runs = assembler.add(records, now) if records else []

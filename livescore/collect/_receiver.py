@@ -245,9 +245,11 @@ class OTLPReceiver:
 
         app = web.Application(client_max_size=self.max_body_bytes)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=5.0
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, shutdown_timeout=5.0)
+        site = web.TCPSite(self._runner, self.host, self.port)
         try:
             await site.start()
         except BaseException:

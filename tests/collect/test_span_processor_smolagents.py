@@ -65,5 +65,6 @@ def test_a_smolagents_tool_run_is_scored_under_its_agent_span() -> None:
         s for s in spans if (s.attributes or {}).get("openinference.span.kind") == "AGENT"
     )
     [score] = eval_spans(spans)
-    assert score.parent is not None and score.parent.span_id == agent_span.context.span_id
+    assert score.parent is not None
+    assert score.parent.span_id == agent_span.context.span_id
     assert score.attributes["gen_ai.evaluation.score.value"] == 1.0
