@@ -26,7 +26,7 @@ from livescore.testing import OpenAITestServer
 from livescore.traces import AssemblyLimits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
-from _trace_support import genai_tool_run, memory_provider, otlp_json  # noqa: E402
+from _trace_support import genai_tool_run, memory_provider, otlp_json
 
 
 class Scored:
