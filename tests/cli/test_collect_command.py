@@ -3,11 +3,7 @@ scores to an OTLP backend, SIGTERM, and the summary; usage errors on one line.""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,46 +17,9 @@ from otlp_receiver import OTLPTestReceiver
 from livescore.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
-from _trace_support import genai_tool_run  # noqa: E402
-
-SCORERS = '''
-import time
-from livescore import create_scorer, get_run_context
-
-def grounded(ctx):
-    """1 when the run's context (its tool results) backs the answer's word 'sunny'."""
-    time.sleep(SLEEP)
-    return float(any("sunny" in c for c in get_run_context(ctx.run)))
-
-scorers = [create_scorer(id="grounded", description="the tool result backs it", generate_score=grounded)]
-'''
-
-
-def start_collect(tmp_path: Path, *args: str, sleep: float = 0.0) -> tuple[subprocess.Popen[str], str]:
-    (tmp_path / "collect_scorers.py").write_text(SCORERS.replace("SLEEP", str(sleep)), encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "livescore.cli", "collect", "collect_scorers:scorers", "--listen", "127.0.0.1:0", *args],
-        cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "COLUMNS": "300"},
-    )
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    found = re.search(r"on (http://127\.0\.0\.1:\d+)/v1/traces", line)
-    assert found, line + process.stderr.read()
-    return process, found.group(1)
-
-
-def stop(process: subprocess.Popen[str]) -> tuple[int, str]:
-    process.send_signal(signal.SIGTERM)
-    try:
-        _, err = process.communicate(timeout=40)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        raise
-    return process.returncode, err
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "collect"))
+from _collect_process import SCORERS, start_collect, stop
+from _trace_support import genai_tool_run
 
 
 def export(url: str) -> None:
@@ -73,7 +32,9 @@ def export(url: str) -> None:
 def test_a_run_sent_over_otlp_is_scored_and_sigterm_drains_it(tmp_path: Path) -> None:
     with OTLPTestReceiver() as backend:
         # A long quiet period: the trace is still open at SIGTERM, and the drain scores it.
-        process, url = start_collect(tmp_path, "--otlp-endpoint", backend.url, "--quiet-period", "60")
+        process, url = start_collect(
+            tmp_path, "--otlp-endpoint", backend.url, "--quiet-period", "60"
+        )
         try:
             export(url)
         finally:
@@ -103,7 +64,9 @@ def test_the_drain_deadline_says_what_it_left(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
-def test_usage_errors_are_one_line_with_exit_code_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_are_one_line_with_exit_code_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "collect_scorers.py").write_text(SCORERS.replace("SLEEP", "0"), encoding="utf-8")
     monkeypatch.delenv("COLLECT_TOKEN", raising=False)
@@ -112,7 +75,10 @@ def test_usage_errors_are_one_line_with_exit_code_2(tmp_path: Path, monkeypatch:
     cases = [
         (["--listen", "nowhere"], "--listen must look like HOST:PORT"),
         (["--listen", "127.0.0.1:0", "--token-env", "COLLECT_TOKEN"], "$COLLECT_TOKEN is not set"),
-        (["--listen", "127.0.0.1:14319", "--otlp-endpoint", "http://127.0.0.1:14319"], "this receiver itself"),
+        (
+            ["--listen", "127.0.0.1:14319", "--otlp-endpoint", "http://127.0.0.1:14319"],
+            "this receiver itself",
+        ),
         (["--listen", "127.0.0.1:0", "--forward", "ftp://x"], "--forward must be an http(s) URL"),
     ]
     for extra, message in cases:

@@ -15,7 +15,7 @@ from livescore.cli import main
 from livescore.testing import OpenAITestServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
-from _trace_support import genai_tool_run, memory_provider, otlp_json_line  # noqa: E402
+from _trace_support import genai_tool_run, memory_provider, otlp_json_line
 
 
 @pytest.fixture(autouse=True)
@@ -50,17 +50,33 @@ def test_stored_runs_are_scored_and_the_scores_nest_under_their_spans(
 ) -> None:
     path, roots = stored_traces(tmp_path)
     out = tmp_path / "results.jsonl"
-    with OpenAITestServer(responder=hallucination_responder) as judge, OTLPTestReceiver() as backend:
+    with (
+        OpenAITestServer(responder=hallucination_responder) as judge,
+        OTLPTestReceiver() as backend,
+    ):
         code = main(
             [
-                "eval", "--traces", str(path), "--scorer", "hallucination", "--model", "test-model",
-                "--base-url", judge.base_url, "--quiet", "--otlp-endpoint", backend.url,
-                "--out", str(out),
+                "eval",
+                "--traces",
+                str(path),
+                "--scorer",
+                "hallucination",
+                "--model",
+                "test-model",
+                "--base-url",
+                judge.base_url,
+                "--quiet",
+                "--otlp-endpoint",
+                backend.url,
+                "--out",
+                str(out),
             ]
         )
         captured = capsys.readouterr()
         assert code == 0, captured.err
-        assert any("sunny, 24 °C" in json.dumps(r, ensure_ascii=False) for r in judge.requests)  # the tool result
+        assert any(
+            "sunny, 24 °C" in json.dumps(r, ensure_ascii=False) for r in judge.requests
+        )  # the tool result
     assert "traces.jsonl:2: not JSON" in captured.err  # the broken line, by its number
     scores = [s for s in backend.spans if s.attributes.get("gen_ai.operation.name") == "evaluation"]
     assert sorted(s.parent_span_id for s in scores) == sorted(roots.values())
