@@ -198,6 +198,13 @@ def _genai_message(raw: Any) -> Message | None:
     for part in parts:
         if isinstance(part, Mapping) and part.get("type") == "tool_call":
             calls.append(_call(part.get("name"), part.get("id"), part.get("arguments")))
+        elif isinstance(part, Mapping) and isinstance(part.get("toolUse"), Mapping):
+            # Bedrock-style content blocks (Strands): {"toolUse": {toolUseId, name, input}}
+            use = part["toolUse"]
+            calls.append(_call(use.get("name"), use.get("toolUseId"), use.get("input")))
+        elif isinstance(part, Mapping) and isinstance(part.get("toolResult"), Mapping):
+            result = part["toolResult"]
+            responses.append((_str_or_none(result.get("toolUseId")), _text_or_none(result.get("content"))))
         elif isinstance(part, Mapping) and part.get("type") == "tool_call_response":
             responses.append(
                 (_str_or_none(part.get("id")), part.get("response", part.get("result")))
@@ -349,6 +356,8 @@ def _event_messages(span: SpanRecord, output: bool) -> list[Message] | None:
             raw = _json(event.attributes.get("message"))
             if isinstance(raw, Mapping):
                 message = _genai_message({"role": "assistant", **raw})
+            elif isinstance(raw, list):  # content blocks: text, tool calls
+                message = _genai_message({"role": "assistant", "content": raw})
             else:
                 content = event.attributes.get("content", raw)
                 message = {"role": "assistant", "content": _text_or_none(_json(content))}
@@ -379,6 +388,15 @@ def _text_or_none(value: Any) -> str | None:
     return str(value)
 
 
+def _detail_event(span: SpanRecord, key: str) -> Any:
+    """``key`` on a ``gen_ai.client.inference.operation.details`` event (the conventions'
+    event form of the message attributes), the first one that has it."""
+    for event in span.events:
+        if key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
 def input_messages(span: SpanRecord) -> list[Message] | None:
     """The messages a span received, in whichever convention it speaks; ``None`` if none.
 
@@ -391,6 +409,9 @@ def input_messages(span: SpanRecord) -> list[Message] | None:
     attributes = span.attributes
     if INPUT_MESSAGES in attributes:
         return _genai_messages(attributes[INPUT_MESSAGES])
+    detailed = _detail_event(span, INPUT_MESSAGES)
+    if detailed is not None:
+        return _genai_messages(detailed)
     return (
         _oi_messages(attributes, "llm.input_messages.")
         or _openllmetry_messages(attributes, "gen_ai.prompt.")
@@ -403,6 +424,9 @@ def output_messages(span: SpanRecord) -> list[Message] | None:
     attributes = span.attributes
     if OUTPUT_MESSAGES in attributes:
         return _genai_messages(attributes[OUTPUT_MESSAGES])
+    detailed = _detail_event(span, OUTPUT_MESSAGES)
+    if detailed is not None:
+        return _genai_messages(detailed)
     return (
         _oi_messages(attributes, "llm.output_messages.")
         or _openllmetry_messages(attributes, "gen_ai.completion.")
@@ -473,6 +497,20 @@ def tool_call_of(span: SpanRecord) -> ToolCall:
         result = _json(attributes["gen_ai.tool.call.result"])
     else:
         result = attributes.get(OI_OUTPUT)
+    if args is None or result is None:
+        # The earlier GenAI form (Strands): the call's arguments in a gen_ai.tool.message
+        # event, its result in a gen_ai.choice event.
+        for event in span.events:
+            if event.name == "gen_ai.tool.message" and args is None:
+                args = _json(event.attributes.get("content"))
+            elif event.name == "gen_ai.choice" and result is None:
+                result = _text_or_none(_json(event.attributes.get("message")))
+            if call_id is None and event.attributes.get("id"):
+                call_id = event.attributes.get("id")
+    if isinstance(result, list) and result and all(
+        isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in result
+    ):
+        result = "\n".join(p["text"] for p in result)  # content blocks of text
     error = error_of(span)
     return ToolCall(
         name=str(name) if name else span.name,

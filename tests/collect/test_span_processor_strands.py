@@ -1,0 +1,41 @@
+"""Strands (GenAI spans natively, in both of its forms) scored by the span processor.
+
+The agent runs in a subprocess (``strands_agent.py``): Strands traces through the global
+tracer provider and instruments threading process-wide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("strands")
+
+SCRIPT = Path(__file__).resolve().parent / "strands_agent.py"
+
+
+@pytest.mark.parametrize(
+    "opt_in",
+    [None, "gen_ai_latest_experimental"],
+    ids=["span-events", "latest-attributes"],
+)
+def test_a_strands_tool_run_is_scored_under_its_invoke_agent_span(opt_in: str | None) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_SEMCONV_STABILITY_OPT_IN"}
+    if opt_in:
+        env["OTEL_SEMCONV_STABILITY_OPT_IN"] = opt_in
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=50, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["answer"] == "It is sunny in Lyon."
+    assert got["flushed"]
+    assert got["score_parents"] == [got["agent_span"]]
+    assert got["score_values"] == [1.0]
+    assert got["judge_saw_tool_result"]
+    assert got["scored"] == 1
