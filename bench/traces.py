@@ -29,6 +29,7 @@ Run: ``python bench/traces.py [--quick] [--seconds S] [--runs N]``; the figures 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import http.client
 import json
@@ -228,7 +229,7 @@ def bench_traced_runs(runs: int) -> list[dict[str, Any]]:
         for _ in range(200):  # warm up
             traced_run(tracer)
         gc.collect()
-        figures = _per_run(lambda: traced_run(tracer), runs)
+        figures = _per_run(functools.partial(traced_run, tracer), runs)
         scored = None
         for processor in processors:
             if isinstance(processor, LiveScoringSpanProcessor):
@@ -327,7 +328,7 @@ def bench_smolagents(runs: int) -> list[dict[str, Any]]:
         for _ in range(20):
             agent.run(QUESTION)
         gc.collect()
-        figures = _per_run(lambda: agent.run(QUESTION), runs)
+        figures = _per_run(functools.partial(agent.run, QUESTION), runs)
         scored = None
         if processor is not None:
             processor.flush(60)
@@ -534,7 +535,8 @@ def bench_receiver(seconds: float, clients: int, max_memory_mb: int) -> dict[str
         and figures["runs_sent"] == figures["runs_accepted"] + figures["runs_refused_429"]
     )
     table(
-        f"livescore collect under a flood ({clients} client processes × 4 connections, {elapsed:.1f} s)",
+        f"livescore collect under a flood ({clients} client processes × 4 connections, "
+        f"{elapsed:.1f} s)",
         [
             "runs sent/s",
             "accepted/s",

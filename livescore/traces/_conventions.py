@@ -204,7 +204,8 @@ def _genai_message(raw: Any) -> Message | None:
             calls.append(_call(use.get("name"), use.get("toolUseId"), use.get("input")))
         elif isinstance(part, Mapping) and isinstance(part.get("toolResult"), Mapping):
             result = part["toolResult"]
-            responses.append((_str_or_none(result.get("toolUseId")), _text_or_none(result.get("content"))))
+            call_id = _str_or_none(result.get("toolUseId"))
+            responses.append((call_id, _text_or_none(result.get("content"))))
         elif isinstance(part, Mapping) and part.get("type") == "tool_call_response":
             responses.append(
                 (_str_or_none(part.get("id")), part.get("response", part.get("result")))
@@ -507,8 +508,10 @@ def tool_call_of(span: SpanRecord) -> ToolCall:
                 result = _text_or_none(_json(event.attributes.get("message")))
             if call_id is None and event.attributes.get("id"):
                 call_id = event.attributes.get("id")
-    if isinstance(result, list) and result and all(
-        isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in result
+    if (
+        isinstance(result, list)
+        and result
+        and all(isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in result)
     ):
         result = "\n".join(p["text"] for p in result)  # content blocks of text
     error = error_of(span)

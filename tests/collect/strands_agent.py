@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _collect_support import (  # noqa: E402
+from _collect_support import (
     CLAIM,
     eval_spans,
     faithfulness,
@@ -26,8 +26,8 @@ from _collect_support import (  # noqa: E402
     judge_saw,
 )
 
-from livescore.otel import LiveScoringSpanProcessor  # noqa: E402
-from livescore.testing import OpenAITestServer, Reply  # noqa: E402
+from livescore.otel import LiveScoringSpanProcessor
+from livescore.testing import OpenAITestServer, Reply
 
 
 def main() -> None:
