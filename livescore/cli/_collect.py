@@ -400,7 +400,7 @@ def _drain(
         err.print(
             f"forwarded: {r.forwarded}, failed {r.forward_failed}, dropped {r.forward_dropped}"
         )
-    unfinished = p.spans_queued + a.spans_held
+    unfinished = p.spans_queued + a.spans_held + p.runs_waiting
     shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
     if not assembled or unfinished or shutdown_drops:
         err.print(

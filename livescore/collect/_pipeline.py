@@ -47,6 +47,7 @@ class PipelineStats:
         spans_queued: Spans waiting for the worker now.
         spans_refused: Spans refused because the queue was full (never assembled).
         own_spans: livescore's own score spans, seen and ignored.
+        runs_waiting: Assembled runs waiting for the dispatcher's room.
         runs_submitted: Runs handed to the dispatcher (sampled by at least one scorer).
         runs_not_sampled: Runs no scorer sampled.
         runs_failed_dropped: Runs that ended in an error, dropped (``score_failed_runs``
@@ -57,6 +58,7 @@ class PipelineStats:
     spans_queued: int = 0
     spans_refused: int = 0
     own_spans: int = 0
+    runs_waiting: int = 0
     runs_submitted: int = 0
     runs_not_sampled: int = 0
     runs_failed_dropped: int = 0
@@ -86,8 +88,11 @@ class SpanPipeline:
         score_failed_runs: Submit runs whose span ended in an error (``Run.error`` set);
             by default they are dropped with reason ``"run_error"``.
         name: Names the worker thread.
-        backlog: Asked after each batch whether the runs' consumer is (nearly) full;
-            while it says so, :meth:`has_room` is ``False`` (a receiver answers 429).
+        backlog: Asked whether the runs' consumer is (nearly) full; while it says so,
+            assembled runs wait here (up to ``max_waiting_runs``) instead of being dropped
+            by it, and :meth:`has_room` is ``False`` (a receiver answers 429). Without it,
+            every run is submitted at once (the dispatcher counts what it cannot queue).
+        max_waiting_runs: Assembled runs that may wait for the consumer's room.
     """
 
     def __init__(
@@ -100,6 +105,7 @@ class SpanPipeline:
         score_failed_runs: bool = False,
         name: str = "livescore-spans",
         backlog: Callable[[], bool] | None = None,
+        max_waiting_runs: int = 10_000,
     ) -> None:
         if isinstance(max_queued_spans, bool) or not isinstance(max_queued_spans, int):
             raise TypeError(f"max_queued_spans must be an int, not {max_queued_spans!r}")
@@ -136,6 +142,8 @@ class SpanPipeline:
         self._said_full = False
         self._backlog = backlog
         self._backlogged = False
+        self.max_waiting_runs = max_waiting_runs
+        self._ready: deque[Run] = deque()  # assembled, waiting for the dispatcher's room
 
     # -- the callers' side (any thread; O(1), never raises) -----------------------------------
 
@@ -165,6 +173,7 @@ class SpanPipeline:
             # What the open traces hold (as of the worker's last batch) plus this batch: past
             # the cap, refusing it (the client retries) beats evicting a trace for it.
             full = full or self._assembly.bytes_held + self._bytes + size > self._max_bytes
+            full = full or len(self._ready) >= self.max_waiting_runs
             if self._stopped or full or self._backlogged:
                 self._refused += count
                 self._say_full()
@@ -182,7 +191,7 @@ class SpanPipeline:
         """Whether ``count`` more spans would be queued now (and memory is not full)."""
         if self._stopped or len(self._queue) + self._queued + count > self.max_queued_spans:
             return False
-        if self._backlogged:
+        if self._backlogged or len(self._ready) >= self.max_waiting_runs:
             return False
         return self._assembly.bytes_held < self._assembler.limits.max_bytes
 
@@ -242,6 +251,7 @@ class SpanPipeline:
                 spans_queued=len(self._queue) - self._batches + self._queued,
                 spans_refused=self._refused,
                 own_spans=self._own,
+                runs_waiting=len(self._ready),
                 runs_submitted=self._submitted,
                 runs_not_sampled=self._not_sampled,
                 runs_failed_dropped=self._failed_dropped,
@@ -276,6 +286,8 @@ class SpanPipeline:
                 if not queue:
                     deadline = assembler.next_deadline()
                     wait = 1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
+                    if self._ready:  # runs waiting for the dispatcher: look again soon
+                        wait = min(wait, 0.02)
                     self._wake.wait(min(wait, 1.0))
                 self._idle = False
                 self._wake.clear()
@@ -311,19 +323,37 @@ class SpanPipeline:
             now = time.monotonic()
             runs = assembler.add(records, now) if records else []
             runs.extend(assembler.collect(now))
-            if any(m.drain for m in markers):
+            draining = any(m.drain for m in markers)
+            if draining:
                 runs.extend(assembler.drain())
-            for run in runs:
-                self._submit(run)
+            self._ready.extend(runs)
+            self._release(force=draining or self._backlog is None)
             with self._lock:
                 self._assembly = assembler.stats()
-            if self._backlog is not None:
-                try:
-                    self._backlogged = bool(self._backlog())
-                except Exception:
-                    self._backlogged = False
             for marker in markers:
                 marker.done.set()
+
+    def _release(self, *, force: bool) -> None:
+        """Submit the assembled runs while the dispatcher has room (all of them when
+        ``force``); the rest wait here, bounded, and the receiver answers 429 meanwhile."""
+        ready = self._ready
+        submitted = 0
+        while ready:
+            # Asking for the dispatcher's counts costs a lock and a snapshot: not per run.
+            if not force and submitted % 32 == 0 and self._check_backlog():
+                break
+            self._submit(ready.popleft())
+            submitted += 1
+        self._check_backlog()
+
+    def _check_backlog(self) -> bool:
+        if self._backlog is None:
+            return False
+        try:
+            self._backlogged = bool(self._backlog())
+        except Exception:
+            self._backlogged = False
+        return self._backlogged
 
     def _keep_trace(self, trace_id: str) -> bool:
         return self.sink.sample(trace_id).sampled

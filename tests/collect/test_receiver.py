@@ -53,7 +53,8 @@ class Scored:
         while time.monotonic() < deadline:
             self.pipeline.flush(5)
             stats = self.pipeline.stats()
-            if stats.assembly.traces_open == 0 and stats.spans_queued == 0:
+            idle = stats.spans_queued == stats.runs_waiting == 0
+            if stats.assembly.traces_open == 0 and idle:
                 break
             time.sleep(0.05)
         assert self.dispatcher.flush(20)
