@@ -88,6 +88,25 @@ def _offenders(imports: dict[str, set[str]], prefixes: tuple[str, ...]) -> list[
         ("scorers", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
         ("scoring", ("livescore.evals", "livescore.demo", "livescore.cli", "livescore.live")),
         ("runs", ("livescore.",)),
+        # Spans to runs, shared by the span processor, the receiver and the file reader:
+        # between runs and live, it reads spans and builds runs, nothing more.
+        (
+            "traces",
+            (
+                "livescore.live",
+                "livescore.fleet",
+                "livescore.cli",
+                "livescore.evals",
+                "livescore.demo",
+                "livescore.otel",
+                "livescore.scoring",
+                "livescore.scorers",
+                "livescore.judges",
+                "livescore.sinks",
+                "livescore.collect",
+            ),
+        ),
+        ("collect", ("livescore.evals", "livescore.demo", "livescore.cli")),
     ],
 )
 def test_layers_import_downwards_only(subpackage: str, must_not_import: tuple[str, ...]) -> None:

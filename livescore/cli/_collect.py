@@ -404,7 +404,8 @@ def _drain(
     shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
     if not assembled or unfinished or shutdown_drops:
         err.print(
-            f"[red]left at the drain deadline:[/red] {unfinished} span(s) not assembled, "
+            f"[red]left at the drain deadline:[/red] {unfinished} span(s) or run(s) not "
+            "assembled or handed over, "
             f"{shutdown_drops} score(s) dropped unscored",
             soft_wrap=True,
         )
