@@ -94,3 +94,16 @@ def test_usage_errors_are_one_line_with_exit_code_2(
         port = taken.getsockname()[1]
         assert main(["collect", "collect_scorers:scorers", "--listen", f"127.0.0.1:{port}"]) == 2
         assert "cannot listen there" in capsys.readouterr().err
+
+
+def test_the_otel_variables_say_where_the_scores_go(tmp_path: Path) -> None:
+    with OTLPTestReceiver() as backend:
+        environment = {"OTEL_EXPORTER_OTLP_ENDPOINT": backend.url, "OTEL_SERVICE_NAME": "scoring"}
+        process, url = start_collect(tmp_path, "--quiet-period", "0.2", env=environment)
+        try:
+            export(url)
+        finally:
+            code, err = stop(process)
+        assert code == 0, err
+        [score] = [s for s in backend.spans if s.name == "evaluation grounded"]
+        assert score.service_name == "scoring"

@@ -26,7 +26,7 @@ scorers = [
 
 
 def start_collect(
-    tmp_path: Path, *args: str, sleep: float = 0.0
+    tmp_path: Path, *args: str, sleep: float = 0.0, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     (tmp_path / "collect_scorers.py").write_text(
         SCORERS.replace("SLEEP", str(sleep)), encoding="utf-8"
@@ -46,7 +46,7 @@ def start_collect(
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "COLUMNS": "300"},
+        env={**os.environ, "COLUMNS": "300", **(env or {})},
     )
     assert process.stderr is not None
     line = process.stderr.readline()
