@@ -368,7 +368,9 @@ def _drain(
 
     err.print(f"livescore collect: stopping; draining within {timeout:g} s")
     receiver.stop(min(5.0, left()))
-    assembled = pipeline.shutdown(left())
+    # The pipeline hands its waiting runs over while the dispatcher scores; the last
+    # quarter of the deadline is the dispatcher's, to finish what it holds.
+    assembled = pipeline.shutdown(left() * 0.75)
     dispatcher.shutdown(left())
     try:
         telemetry.shutdown()

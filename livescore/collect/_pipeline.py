@@ -68,11 +68,12 @@ class PipelineStats:
 class _Marker:
     """A flush request travelling through the queue behind the spans before it."""
 
-    __slots__ = ("done", "drain")
+    __slots__ = ("deadline", "done", "drain")
 
-    def __init__(self, drain: bool) -> None:
+    def __init__(self, drain: bool, deadline: float | None) -> None:
         self.done = threading.Event()
         self.drain = drain
+        self.deadline = deadline  # a drain hands waiting runs over until then
 
 
 class SpanPipeline:
@@ -226,7 +227,8 @@ class SpanPipeline:
             self._start()
         if threading.current_thread() is self._thread:
             return False  # the worker cannot wait for itself
-        marker = _Marker(drain)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        marker = _Marker(drain, deadline)
         self._queue.append(marker)
         self._wake.set()
         return marker.done.wait(timeout)
@@ -323,13 +325,20 @@ class SpanPipeline:
             now = time.monotonic()
             runs = assembler.add(records, now) if records else []
             runs.extend(assembler.collect(now))
-            draining = any(m.drain for m in markers)
-            if draining:
-                runs.extend(assembler.drain())
-            self._ready.extend(runs)
-            self._release(force=draining or self._backlog is None)
-            with self._lock:
-                self._assembly = assembler.stats()
+            drains = [m for m in markers if m.drain]
+            try:
+                if drains:
+                    runs.extend(assembler.drain())
+                self._ready.extend(runs)
+                if drains:
+                    self._drain_ready(drains[0].deadline)
+                else:
+                    self._release(force=self._backlog is None)
+                with self._lock:
+                    self._assembly = assembler.stats()
+            except Exception:
+                # A bug here costs this batch (logged), never the thread: spans keep coming.
+                _log.exception("livescore: the span pipeline failed on a batch")
             for marker in markers:
                 marker.done.set()
 
@@ -345,6 +354,15 @@ class SpanPipeline:
             self._submit(ready.popleft())
             submitted += 1
         self._check_backlog()
+
+    def _drain_ready(self, deadline: float | None) -> None:
+        """At shutdown: hand every waiting run over as the dispatcher makes room, until
+        ``deadline``; then the rest at once (the dispatcher counts what it cannot take)."""
+        while self._ready and (deadline is None or time.monotonic() < deadline):
+            self._release(force=self._backlog is None)
+            if self._ready:
+                time.sleep(0.01)
+        self._release(force=True)
 
     def _check_backlog(self) -> bool:
         if self._backlog is None:

@@ -477,8 +477,10 @@ class TraceAssembler:
             if self.finish_on_root and span.is_root and trace_id in self._traces:
                 finished.append(trace_id)
         runs: list[Run] = []
-        for trace_id in finished:
-            runs.extend(self._finish(trace_id))
+        for trace_id in dict.fromkeys(finished):
+            # Two roots of one trace in a batch, or a trace evicted since its root arrived.
+            if trace_id in self._traces:
+                runs.extend(self._finish(trace_id))
         return runs
 
     def collect(self, now: float | None = None) -> list[Run]:

@@ -306,3 +306,18 @@ def test_traces_no_scorer_samples_cost_no_memory() -> None:
     assembler.add([genai_root("1", TRACE), span("2", "1", 1)], now=0.0)
     stats = assembler.stats()
     assert (stats.spans_held, stats.spans_dropped) == (0, {"not_sampled": 2})
+
+
+def test_roots_finishing_in_one_batch_with_an_eviction_between_them() -> None:
+    assembler = TraceAssembler(AssemblyLimits(max_traces=1), finish_on_root=True)
+    first, second = genai_root("1", "1" * 32), genai_root("2", "2" * 32)
+    runs = assembler.add(
+        [first, first.__class__(**{**_fields(first), "span_id": "3" * 16}), second]
+    )
+    # The second trace's arrival evicted the first before the batch finished it.
+    assert [r.trace_id for r in runs] == ["2" * 32]
+    assert assembler.stats().traces_evicted == {"max_traces": 1}
+
+
+def _fields(record: SpanRecord) -> dict[str, object]:
+    return {name: getattr(record, name) for name in record.__dataclass_fields__}
