@@ -300,7 +300,9 @@ def bench_smolagents(runs: int) -> list[dict[str, Any]]:
     # The instrumentor wraps the Model subclasses that exist when it instruments.
     globals()["ScriptedModel"] = ScriptedModel
 
-    @smolagents.tool
+    tool = smolagents.tool
+
+    @tool
     def get_weather(city: str) -> str:
         """Get the weather of a city.
 

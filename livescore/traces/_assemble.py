@@ -440,7 +440,7 @@ class TraceAssembler:
         now = time.monotonic() if now is None else now
         limits = self.limits
         stats = self._stats
-        finished: list[str] = []
+        runs: list[Run] = []
         for span in spans:
             stats.spans_received += 1
             trace_id = span.trace_id
@@ -475,11 +475,8 @@ class TraceAssembler:
             while stats.bytes_held > limits.max_bytes and self._traces:
                 self._evict(next(iter(self._traces)), "max_bytes")
             if self.finish_on_root and span.is_root and trace_id in self._traces:
-                finished.append(trace_id)
-        runs: list[Run] = []
-        for trace_id in dict.fromkeys(finished):
-            # Two roots of one trace in a batch, or a trace evicted since its root arrived.
-            if trace_id in self._traces:
+                # At once, not after the batch: a large batch of whole traces must not hold
+                # them all open (and evict them) before their roots are looked at.
                 runs.extend(self._finish(trace_id))
         return runs
 
