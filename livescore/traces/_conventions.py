@@ -398,6 +398,20 @@ def _detail_event(span: SpanRecord, key: str) -> Any:
     return None
 
 
+def _messages(span: SpanRecord, *, output: bool) -> list[Message] | None:
+    key = OUTPUT_MESSAGES if output else INPUT_MESSAGES
+    attributes = span.attributes
+    value = attributes[key] if key in attributes else _detail_event(span, key)
+    if value is not None:
+        return _genai_messages(value)
+    side = "output" if output else "input"
+    return (
+        _oi_messages(attributes, f"llm.{side}_messages.")
+        or _openllmetry_messages(attributes, "gen_ai.completion." if output else "gen_ai.prompt.")
+        or _event_messages(span, output=output)
+    )
+
+
 def input_messages(span: SpanRecord) -> list[Message] | None:
     """The messages a span received, in whichever convention it speaks; ``None`` if none.
 
@@ -407,32 +421,12 @@ def input_messages(span: SpanRecord) -> list[Message] | None:
         >>> input_messages(s)
         [{'role': 'user', 'content': 'Hi'}]
     """
-    attributes = span.attributes
-    if INPUT_MESSAGES in attributes:
-        return _genai_messages(attributes[INPUT_MESSAGES])
-    detailed = _detail_event(span, INPUT_MESSAGES)
-    if detailed is not None:
-        return _genai_messages(detailed)
-    return (
-        _oi_messages(attributes, "llm.input_messages.")
-        or _openllmetry_messages(attributes, "gen_ai.prompt.")
-        or _event_messages(span, output=False)
-    )
+    return _messages(span, output=False)
 
 
 def output_messages(span: SpanRecord) -> list[Message] | None:
     """The messages a span produced (a model's answer), in either convention."""
-    attributes = span.attributes
-    if OUTPUT_MESSAGES in attributes:
-        return _genai_messages(attributes[OUTPUT_MESSAGES])
-    detailed = _detail_event(span, OUTPUT_MESSAGES)
-    if detailed is not None:
-        return _genai_messages(detailed)
-    return (
-        _oi_messages(attributes, "llm.output_messages.")
-        or _openllmetry_messages(attributes, "gen_ai.completion.")
-        or _event_messages(span, output=True)
-    )
+    return _messages(span, output=True)
 
 
 def input_value(span: SpanRecord) -> str | None:
