@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,12 @@ def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
             parts=[ToolCallPart("get_weather", {"city": "Lyon"}, tool_call_id="c1")]
         )
     return ModelResponse(parts=[TextPart(CLAIM)])
+
+
+def run_agent(agent: Agent, question: str) -> object:
+    """Run the agent on an event loop that is closed afterwards (``run_sync`` leaves its
+    loop open as the thread's current one)."""
+    return asyncio.run(agent.run(question)).output
 
 
 def weather_agent(
@@ -65,8 +72,7 @@ def test_a_tool_using_run_is_scored_under_its_invoke_agent_span(traced) -> None:
             scorers=[faithfulness(judge)], tracer_provider=provider
         )
         provider.add_span_processor(processor)
-        result = weather_agent(provider).run_sync("What is the weather in Lyon?")
-        assert result.output == CLAIM
+        assert run_agent(weather_agent(provider), "What is the weather in Lyon?") == CLAIM
         assert processor.flush(30)
         processor.shutdown()
         assert judge_saw(judge, "sunny in Lyon, 24 °C")  # the tool's result is the context
@@ -90,7 +96,7 @@ def test_content_capture_off_skips_the_run_with_that_reason(traced) -> None:
             scorers=[faithfulness(judge)], tracer_provider=provider
         )
         provider.add_span_processor(processor)
-        weather_agent(provider, include_content=False).run_sync("What is the weather in Lyon?")
+        run_agent(weather_agent(provider, include_content=False), "What is the weather in Lyon?")
         assert processor.flush(30)
         processor.shutdown()
         assert judge.requests == []  # no judge call is paid for a run without text
@@ -109,7 +115,7 @@ def test_a_run_that_raised_is_dropped_as_run_error(traced) -> None:
         provider.add_span_processor(processor)
         agent = weather_agent(provider, fail=True)
         with pytest.raises(RuntimeError, match="down"):
-            agent.run_sync("What is the weather in Lyon?")
+            run_agent(agent, "What is the weather in Lyon?")
         assert processor.flush(30)
         processor.shutdown()
     assert processor.stats().dropped_by_reason == {"run_error": 1}
