@@ -63,7 +63,8 @@ class LiveScoringSpanProcessor:
         max_traces: Open traces held at once.
         max_spans_per_trace: Spans held for one trace.
         max_bytes: Estimated bytes of every held span together.
-        max_trace_age: Seconds a trace may stay open.
+        max_trace_age: Seconds a trace may stay open: one quiet that long (its root never
+            ended here) is assembled from what it has; one still busy past it is evicted.
         max_queued_spans: Ended spans waiting for the processor's thread; past it spans
             are refused and counted.
 
