@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from livescore.evals import EvalResult, run_evals, run_evals_sync
     from livescore.judges import Judge, JudgeError, JudgeUsage, resolve_judge
     from livescore.runs import (
+        Conversation,
         Run,
         Step,
         ToolCall,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = (
+    "Conversation",
     "EvalResult",
     "Judge",
     "JudgeError",
@@ -79,6 +81,7 @@ _LAZY = {
     **dict.fromkeys(("Judge", "JudgeError", "JudgeUsage", "resolve_judge"), "livescore.judges"),
     **dict.fromkeys(
         (
+            "Conversation",
             "Run",
             "Step",
             "ToolCall",

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.collect._pipeline import PipelineStats, SpanPipeline
-from livescore.live import DispatchStats, RunSink, dispatcher_for
+from livescore.live import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    DispatchStats,
+    RunSink,
+    dispatcher_for,
+)
 from livescore.traces import AssemblyLimits
 
 if TYPE_CHECKING:
@@ -67,6 +72,9 @@ class LiveScoringSpanProcessor:
             ended here) is assembled from what it has; one still busy past it is evicted.
         max_queued_spans: Ended spans waiting for the processor's thread; past it spans
             are refused and counted.
+        conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
+            (the runs sharing ``gen_ai.conversation.id`` or OpenInference's ``session.id``)
+            must be quiet before its conversation scorers run.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -91,6 +99,7 @@ class LiveScoringSpanProcessor:
         max_bytes: int = 256 * 1024 * 1024,
         max_trace_age: float = 600.0,
         max_queued_spans: int = 100_000,
+        conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         limits = AssemblyLimits(
             max_traces=max_traces,
@@ -110,6 +119,7 @@ class LiveScoringSpanProcessor:
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: RunSink = sink
         self._pipeline = SpanPipeline(
@@ -180,6 +190,14 @@ class LiveScoringSpanProcessor:
     def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped pairs."""
         return self.dispatcher.stats()
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now instead of when it goes quiet.
+
+        Example:
+            >>> # processor.end_conversation("session-42")
+        """
+        return self.dispatcher.end_conversation(conversation_id)
 
     def trace_stats(self) -> PipelineStats:
         """What became of the spans: queued, refused, assembled into runs, evicted."""

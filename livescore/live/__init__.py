@@ -35,9 +35,15 @@ Example:
     True
 """
 
+from livescore.live._conversations import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    ConversationLimits,
+    ConversationStats,
+)
 from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
 from livescore.live._executor import (
     JOB_FORMAT,
+    ConversationTurn,
     Executor,
     InProcessExecutor,
     JobHandle,
@@ -45,7 +51,13 @@ from livescore.live._executor import (
 )
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
-from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
+from livescore.live._integration import (
+    EmitRunSpans,
+    RunSink,
+    conversation_id_of,
+    dispatcher_for,
+    sample_turn,
+)
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
     SamplingDecision,
@@ -57,7 +69,11 @@ from livescore.live._sampling import (
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
+    "DEFAULT_CONVERSATION_IDLE_TIMEOUT",
     "JOB_FORMAT",
+    "ConversationLimits",
+    "ConversationStats",
+    "ConversationTurn",
     "DispatchStats",
     "EmitRunSpans",
     "Executor",
@@ -72,10 +88,12 @@ __all__ = (
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
+    "conversation_id_of",
     "dispatcher_for",
     "install_sigterm_handler",
     "is_scoring",
     "record_run",
     "sample_fraction",
     "sample_rate_of",
+    "sample_turn",
 )

@@ -49,11 +49,12 @@ import anyio
 
 from livescore.live._guard import scoring_context
 from livescore.live._sampling import ScorerConfig
-from livescore.runs import Run, TraceParent
+from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import RunMemo, ScoreResult
 
 __all__ = (
     "EXECUTORS_GROUP",
+    "ConversationTurn",
     "Executor",
     "InProcessExecutor",
     "JobHandle",
@@ -63,11 +64,59 @@ __all__ = (
 
 _log = logging.getLogger("livescore.live")
 
-JOB_FORMAT = 1
-"""The version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones."""
+JOB_FORMAT = 2
+"""The newest version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones.
+
+A job of one run keeps format 1 (so older workers still score it); a conversation's
+evaluation or turn is format 2."""
 
 EXECUTORS_GROUP = "livescore.executors"
 """The entry point group whose ``broker`` entry builds the executor of ``broker=URL``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationTurn:
+    """A turn of a conversation, for an executor that keeps conversations itself.
+
+    An executor with ``tracks_conversations = True`` (the fleet's
+    :class:`~livescore.fleet.BrokerExecutor`, which keeps them in Redis) gets each turn a
+    conversation scorer sampled as :attr:`ScoringJob.turn`, and each
+    :meth:`~livescore.live.LiveDispatcher.end_conversation` as a job whose turn has
+    ``end=True``; the in-process dispatcher keeps them otherwise.
+
+    Attributes:
+        conversation_id: The conversation's id.
+        scorers: The conversation scorers that sample it.
+        idle_timeout: Seconds of quiet after which it is scored (``None``: never by
+            itself).
+        end: An end request: score the conversation now (the job's run is a placeholder).
+    """
+
+    conversation_id: str
+    scorers: tuple[ScorerConfig, ...]
+    idle_timeout: float | None
+    end: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe record (scorers by id, with their rates)."""
+        return {
+            "id": self.conversation_id,
+            "idle_timeout": self.idle_timeout,
+            "end": self.end,
+            "scorers": _scorer_records(self.scorers),
+        }
+
+
+def _scorer_records(configs: tuple[ScorerConfig, ...]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": c.scorer_id,
+            "version": c.scorer.version,
+            "sample_rate": c.rate,
+            "timeout": c.timeout,
+        }
+        for c in configs
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +129,10 @@ class ScoringJob:
         parent: The span its scores nest under: the run's own span, else the span that
             was current when the run was submitted; ``None`` for a root span in a new
             trace. Its ids are normalised (lowercase hex).
+        conversation: For a conversation's evaluation: the conversation its scorers judge
+            (``run`` is its last turn, ``parent`` that turn's span); ``None`` for a run.
+        turn: A conversation turn to keep, for an executor that keeps conversations
+            itself (see :class:`ConversationTurn`); ``None`` otherwise.
 
     Example:
         >>> from livescore import Run
@@ -96,24 +149,26 @@ class ScoringJob:
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
+    conversation: Conversation | None = field(default=None)
+    turn: ConversationTurn | None = field(default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
-        and timeout (a worker knows the scorers themselves by id)."""
-        return {
-            "format": JOB_FORMAT,
+        and timeout (a worker knows the scorers themselves by id); a conversation's
+        evaluation carries the conversation, a turn the conversation's id."""
+        record: dict[str, Any] = {
+            "format": 1,
             "run": self.run.to_dict(),
             "parent": self.parent.to_dict() if self.parent is not None else None,
-            "scorers": [
-                {
-                    "id": c.scorer_id,
-                    "version": c.scorer.version,
-                    "sample_rate": c.rate,
-                    "timeout": c.timeout,
-                }
-                for c in self.scorers
-            ],
+            "scorers": _scorer_records(self.scorers),
         }
+        if self.conversation is not None:
+            record["format"] = 2
+            record["conversation"] = self.conversation.to_dict()
+        if self.turn is not None:
+            record["format"] = 2
+            record["turn"] = self.turn.to_dict()
+        return record
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> ScoringJob:
@@ -137,8 +192,12 @@ class ScoringJob:
             if sid not in scorers:
                 raise KeyError(f"scorer {sid!r} is not known to this worker")
             configs.append(scorers[sid])
+        conversation = data.get("conversation")
         return cls(
-            Run.from_dict(data["run"]), tuple(configs), TraceParent.from_dict(data.get("parent"))
+            Run.from_dict(data["run"]),
+            tuple(configs),
+            TraceParent.from_dict(data.get("parent")),
+            Conversation.from_dict(conversation) if isinstance(conversation, Mapping) else None,
         )
 
 
@@ -264,7 +323,8 @@ async def _score_pair(
         async with limiter:
             start_ns = time.time_ns()
             # The timeout covers the score, not the wait for a concurrency slot.
-            result = await config.scorer.score(job.run, timeout=config.timeout, memo=memo)
+            subject = job.conversation if job.conversation is not None else job.run
+            result = await config.scorer.score(subject, timeout=config.timeout, memo=memo)
     except Exception:
         # Scorer.score never raises; a subclass that overrides it might. One pair is lost,
         # not the worker and every other score in flight.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from livescore.live._conversations import DEFAULT_CONVERSATION_IDLE_TIMEOUT
 from livescore.live._sampling import SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats
 from livescore.runs import Run
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "RunSink", "dispatcher_for")
+__all__ = ("EmitRunSpans", "RunSink", "conversation_id_of", "dispatcher_for", "sample_turn")
+
+CONVERSATION_KEYS = ("conversation_id", "thread_id", "session_id")
+"""The metadata keys an integration reads a run's conversation id from, in this order."""
 
 EmitRunSpans = Literal["auto", "always", "never"]
 """When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
@@ -42,8 +46,13 @@ class RunSink(Protocol):
         >>> sink.shutdown()
     """
 
-    def sample(self, key: str | None) -> SamplingDecision:
-        """Decide once, at the run's start, whether it is scored (``.sampled``)."""
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
+        """Decide once, at the run's start, whether it is scored (``.sampled``); with the
+        run's conversation id, whether its conversation is too."""
+        ...
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now, without waiting for it to go quiet."""
         ...
 
     def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
@@ -78,6 +87,7 @@ def dispatcher_for(
     tracer_provider: TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
 ) -> tuple[RunSink, bool]:
     """The sink an integration hands its runs to, and whether the integration owns it.
 
@@ -96,10 +106,12 @@ def dispatcher_for(
         tracer_provider: Where the score spans go (the global provider by default).
         meter_provider: Where the metrics go (the global provider by default).
         capture_content: What user text the score spans carry.
+        conversation_idle_timeout: Seconds a conversation must be quiet before its
+            conversation scorers run (see ``LiveDispatcher(conversation_idle_timeout=)``).
 
     Raises:
-        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker`` or
-            ``sinks`` with ``dispatcher``.
+        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker``,
+            ``sinks`` or another ``conversation_idle_timeout`` with ``dispatcher``.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -113,9 +125,16 @@ def dispatcher_for(
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
     if dispatcher is not None:
+        timeout_given = conversation_idle_timeout != DEFAULT_CONVERSATION_IDLE_TIMEOUT
         for keyword, what, example, value in (
             ("broker", "broker", "broker=...", broker),
             ("sinks", "sinks", "sinks=[...]", sinks),
+            (
+                "conversation_idle_timeout",
+                "timeout",
+                "conversation_idle_timeout=...",
+                timeout_given,
+            ),
         ):
             if value:
                 raise ValueError(
@@ -133,5 +152,47 @@ def dispatcher_for(
         meter_provider=meter_provider,
         capture_content=capture_content,
     )
-    made = LiveDispatcher(scorers, emitter=emitter, broker=broker, sinks=sinks, name=name)
+    made = LiveDispatcher(
+        scorers,
+        emitter=emitter,
+        broker=broker,
+        sinks=sinks,
+        name=name,
+        conversation_idle_timeout=conversation_idle_timeout,
+    )
     return made, True
+
+
+def conversation_id_of(metadata: Any) -> str | None:
+    """The conversation id in a runtime's metadata: ``conversation_id``, ``thread_id``
+    (LangGraph's) or ``session_id``, the first one set.
+
+    Example:
+        >>> conversation_id_of({"thread_id": "t-42", "user": "ann"})
+        't-42'
+        >>> conversation_id_of({}) is None
+        True
+    """
+    if not isinstance(metadata, dict):
+        return None
+    for key in CONVERSATION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
+def sample_turn(sink: RunSink, key: str | None, conversation_id: str | None) -> SamplingDecision:
+    """``sink.sample(key)``, asking for the conversation's scorers too when the run is a turn.
+
+    Example:
+        >>> from livescore.live import LiveDispatcher
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> d = LiveDispatcher([create_keyword_coverage_scorer()], register_atexit=False)
+        >>> sample_turn(d, "run-1", "thread-1").sampled
+        True
+        >>> d.shutdown()
+    """
+    if conversation_id is None:
+        return sink.sample(key)
+    return sink.sample(key, conversation_id=conversation_id)

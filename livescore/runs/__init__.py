@@ -1,5 +1,6 @@
 """The run trace scorers read: :class:`Run`, its steps, and helpers that extract evidence."""
 
+from livescore.runs._conversation import Conversation, ConversationLike, coerce_conversation
 from livescore.runs._model import Run, RunLike, Step, StepKind, ToolCall, coerce_run
 from livescore.runs._readers import (
     CONTEXT_METADATA_KEY,
@@ -25,6 +26,8 @@ from livescore.runs._trace import TraceParent, normalize_span_id, normalize_trac
 __all__ = (
     "CONTEXT_METADATA_KEY",
     "NOT_SCORABLE_METADATA_KEY",
+    "Conversation",
+    "ConversationLike",
     "RecordedCall",
     "Run",
     "RunLike",
@@ -33,6 +36,7 @@ __all__ = (
     "ToolCall",
     "ToolResult",
     "TraceParent",
+    "coerce_conversation",
     "coerce_run",
     "describe_calls",
     "extract_retrieved_documents",

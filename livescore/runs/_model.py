@@ -94,6 +94,9 @@ class Run:
         steps: The agent's steps, in order.
         error: The error message when the run itself failed.
         metadata: Free-form, JSON-safe extras (tags, user ids, the integration's name).
+        conversation_id: The conversation (thread, session) the run is a turn of, when it
+            is one: runs sharing it make one :class:`~livescore.runs.Conversation`, which
+            conversation scorers judge whole.
 
     Example:
         >>> run = Run(input="What is 2+2?", output="4", ground_truth="4")
@@ -112,6 +115,7 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    conversation_id: str | None = None
 
     @property
     def final_step(self) -> Step | None:
@@ -135,6 +139,7 @@ class Run:
             "steps": [_step_to_dict(s) for s in self.steps],
             "error": self.error,
             "metadata": _json_safe(self.metadata),
+            "conversation_id": self.conversation_id,
         }
 
     @classmethod
@@ -143,8 +148,9 @@ class Run:
         kwargs: dict[str, Any] = {
             k: data[k] for k in _RUN_KEYS - {"steps"} if k in data and data[k] is not None
         }
-        if "run_id" in kwargs:
-            kwargs["run_id"] = str(kwargs["run_id"])
+        for key in ("run_id", "conversation_id"):
+            if key in kwargs:
+                kwargs[key] = str(kwargs[key])
         kwargs["steps"] = [_step_from_dict(s) for s in data.get("steps") or ()]
         return cls(**kwargs)
 
@@ -187,6 +193,7 @@ _RUN_KEYS = frozenset(
         "steps",
         "error",
         "metadata",
+        "conversation_id",
     }
 )
 

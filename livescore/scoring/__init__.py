@@ -3,6 +3,7 @@
 from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import (
     AttributeValue,
+    CoveredTurns,
     NotScorable,
     ScoreResult,
     ScorerRunError,
@@ -15,6 +16,7 @@ from livescore.scoring._scorer import (
     PipelineStep,
     PromptStep,
     Scorer,
+    ScorerLevel,
     StepContext,
     StepFunction,
     SyncSteps,
@@ -26,6 +28,7 @@ __all__ = (
     "SYNC_HOOK_THREADS",
     "AttributeValue",
     "ContextFunction",
+    "CoveredTurns",
     "NotScorable",
     "PipelineStep",
     "PromptStep",
@@ -33,6 +36,7 @@ __all__ = (
     "ScoreResult",
     "ScoreStatus",
     "Scorer",
+    "ScorerLevel",
     "ScorerRunError",
     "StepContext",
     "StepFunction",

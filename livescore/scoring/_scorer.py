@@ -26,16 +26,25 @@ from livescore import _attributes as A
 from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
+    Conversation,
+    ConversationLike,
     Run,
     RunLike,
     Step,
+    coerce_conversation,
     coerce_run,
     find_assistant_message,
     find_user_message,
     message_text,
 )
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
+from livescore.scoring._result import (
+    AttributeValue,
+    CoveredTurns,
+    NotScorable,
+    ScoreResult,
+    ScorerRunError,
+)
 
 __all__ = (
     "DEFAULT_MAX_TEXT_CHARS",
@@ -44,6 +53,7 @@ __all__ = (
     "PipelineStep",
     "PromptStep",
     "Scorer",
+    "ScorerLevel",
     "StepContext",
     "StepFunction",
     "SyncSteps",
@@ -69,6 +79,12 @@ SyncSteps: TypeAlias = Literal["thread", "inline"]
 """Where a scorer's synchronous steps run: ``"thread"`` (a worker thread, so they may
 block) or ``"inline"`` (on the event loop: for quick, pure-CPU steps)."""
 
+ScorerLevel: TypeAlias = Literal["run", "conversation"]
+"""What a scorer judges: one run (``"run"``), or a whole conversation (``"conversation"``:
+its steps read ``ctx.conversation``, and live it runs when the conversation goes quiet)."""
+
+_LEVELS = ("run", "conversation")
+
 _SYNC_HOOK_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("livescore_sync_hooks")
 
 
@@ -76,7 +92,9 @@ class StepContext:
     """What every step sees.
 
     Attributes:
-        run: The run being scored.
+        run: The run being scored; for a conversation scorer, the conversation's last turn.
+        conversation: For a conversation scorer, the conversation being scored (its turns,
+            oldest first); ``None`` for a run-level scorer.
         step: The agent step being scored (the final model turn for a run-level score).
         context: Ground truth resolved once per score by ``get_context`` (or the static
             context); ``None`` when the scorer has neither.
@@ -104,6 +122,7 @@ class StepContext:
         "analyze_step_result",
         "attributes",
         "context",
+        "conversation",
         "flags",
         "preprocess_step_result",
         "run",
@@ -122,8 +141,10 @@ class StepContext:
         *,
         flags: dict[str, Any] | None = None,
         attributes: dict[str, AttributeValue] | None = None,
+        conversation: Conversation | None = None,
     ) -> None:
         self.run = run
+        self.conversation = conversation
         self.step = step
         self.context = context
         self._input_text = input_text
@@ -173,9 +194,9 @@ def _missing_reason(value: Any, where: str, what: str) -> str:
 StepFunction: TypeAlias = Callable[[StepContext], Any]
 """A step written in code: ``(ctx) -> value`` or ``async (ctx) -> value``."""
 
-ContextFunction: TypeAlias = Callable[[Run, Step | None], Any]
+ContextFunction: TypeAlias = Callable[[Any, Step | None], Any]
 """``get_context(run, step)``: returns a list of strings (or one string, or ``None``),
-sync or async."""
+sync or async. A conversation scorer's is called as ``get_context(conversation, None)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +263,7 @@ class Scorer:
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
         sync_steps: Where synchronous code steps run (see :data:`SyncSteps`).
+        level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
     """
 
     def __init__(
@@ -260,6 +282,7 @@ class Scorer:
         version: str = "1",
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         sync_steps: SyncSteps = "thread",
+        level: ScorerLevel = "run",
     ) -> None:
         if not id or not isinstance(id, str):
             raise ValueError("a scorer needs a non-empty string id")
@@ -289,7 +312,10 @@ class Scorer:
             raise ValueError("max_text_chars must be positive")
         if sync_steps not in ("thread", "inline"):
             raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
+        if level not in _LEVELS:
+            raise ValueError(f"level must be 'run' or 'conversation', not {level!r}")
         self.id = id
+        self.level: ScorerLevel = level
         self.description = description
         self.judge = judge
         self.version = version
@@ -302,20 +328,27 @@ class Scorer:
 
     def __repr__(self) -> str:
         judge = f", judge={self.judge.model!r}" if self.judge is not None else ""
-        return f"Scorer(id={self.id!r}{judge})"
+        level = ", level='conversation'" if self.level == "conversation" else ""
+        return f"Scorer(id={self.id!r}{judge}{level})"
 
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
         return self._label(score) if self._label is not None else None
 
     async def run(
-        self, run: RunLike, *, step: Step | None = None, memo: RunMemo | None = None
+        self,
+        run: RunLike | ConversationLike,
+        *,
+        step: Step | None = None,
+        memo: RunMemo | None = None,
     ) -> ScoreResult:
         """Score one run, raising when a step fails (for direct use; see :meth:`score`).
 
         Args:
             run: A :class:`~livescore.Run` or a mapping with ``input``, ``output``,
-                ``ground_truth`` and ``run_id``.
+                ``ground_truth`` and ``run_id``; for a conversation scorer, a
+                :class:`~livescore.runs.Conversation` (or a run: a conversation of one
+                turn, or a mapping with ``turns``).
             step: The agent step to score; the run's final model turn by default.
             memo: Share identical judge requests with the other scorers of this run (see
                 :class:`~livescore.scoring.RunMemo`).
@@ -328,14 +361,14 @@ class Scorer:
                 partial result.
             TypeError: ``run`` is not a run.
         """
-        result, error = await self._execute(coerce_run(run), step, None, memo)
+        result, error = await self._execute(self._subject(run), step, None, memo)
         if error is not None:
             raise ScorerRunError(result.failed_step or "input", result, error) from error
         return result
 
     async def score(
         self,
-        run: RunLike,
+        run: RunLike | ConversationLike,
         *,
         step: Step | None = None,
         # A parameter, not the caller's fail_after: the result must name the step that
@@ -355,7 +388,8 @@ class Scorer:
 
         Args:
             run: A :class:`~livescore.Run` or a mapping (an unreadable one fails in step
-                ``"input"``).
+                ``"input"``); for a conversation scorer, a
+                :class:`~livescore.runs.Conversation` (see :meth:`run`).
             step: The agent step to score; the run's final model turn by default.
             timeout: Seconds the whole score may take. Past it the score fails with
                 ``error_type="timeout"``, the step that overran as ``failed_step``, and the
@@ -374,7 +408,7 @@ class Scorer:
             ('failed', 'generate_score', 'ZeroDivisionError')
         """
         try:
-            coerced = coerce_run(run)
+            coerced = self._subject(run)
         except Exception as exc:
             result = ScoreResult(
                 run_id=_run_id_of(run),
@@ -386,19 +420,37 @@ class Scorer:
         result, _ = await self._execute(coerced, step, timeout, memo)
         return result
 
+    def _subject(self, value: Any) -> Run | Conversation:
+        """What this scorer judges, read from ``value`` (raises on what it cannot read)."""
+        if self.level == "conversation":
+            return coerce_conversation(value)
+        if isinstance(value, Conversation):
+            raise TypeError(
+                f"scorer {self.id!r} scores runs, not conversations: give it one turn "
+                "(conversation.runs[-1]), or use a conversation scorer"
+            )
+        return coerce_run(value)
+
     async def _execute(
         self,
-        run: Run,
+        subject: Run | Conversation,
         step: Step | None,
         timeout: float | None,  # noqa: ASYNC109
         memo: RunMemo | None = None,
     ) -> tuple[ScoreResult, BaseException | None]:
         started = time.perf_counter()
+        conversation = subject if isinstance(subject, Conversation) else None
+        run = subject if isinstance(subject, Run) else (subject.last_run or Run())
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
             judge_model=self.judge.model if self.judge is not None else None,
         )
+        if conversation is not None:
+            result.turns = CoveredTurns.of(conversation)
+            if conversation.first_turn > 1:
+                # Earlier turns were let go (memory bounds): the score says it covers less.
+                result.flags["turns_forgotten"] = conversation.first_turn - 1
         error: BaseException | None = None
         current = "input"
         overran: str | None = None  # the step during which the time ran out
@@ -414,9 +466,9 @@ class Scorer:
         # step's failure, not the scorer's timeout.
         with anyio.move_on_after(timeout) as scope:
             try:
-                ctx = self._start(run, step, result)
+                ctx = self._start(run, step, result, conversation)
                 current = "get_context"
-                ctx.context = await self._resolve_context(run, ctx.step)
+                ctx.context = await self._resolve_context(conversation or run, ctx.step)
                 check_time()
                 for current in _STEP_NAMES:
                     await self._run_step(current, ctx, result, memo)
@@ -452,7 +504,7 @@ class Scorer:
             result.error_type = "timeout"
         return result, error
 
-    def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
+    def run_sync(self, run: RunLike | ConversationLike, *, step: Step | None = None) -> ScoreResult:
         """Score one run from synchronous code: scripts, and notebooks too.
 
         Inside a running event loop (a Jupyter cell, an ``async`` framework's sync
@@ -479,7 +531,15 @@ class Scorer:
 
     # -- pipeline internals -------------------------------------------------------------
 
-    def _start(self, run: Run, step: Step | None, result: ScoreResult) -> StepContext:
+    def _start(
+        self,
+        run: Run,
+        step: Step | None,
+        result: ScoreResult,
+        conversation: Conversation | None = None,
+    ) -> StepContext:
+        if conversation is not None:
+            _check_conversation(conversation)
         not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
         if not_scorable:  # an integration knows the run has nothing to judge
             raise NotScorable(str(not_scorable))
@@ -502,9 +562,12 @@ class Scorer:
             output_text=output_text,
             flags=flags,
             attributes=attributes,
+            conversation=conversation,
         )
 
-    async def _resolve_context(self, run: Run, step: Step | None) -> list[str] | None:
+    async def _resolve_context(
+        self, run: Run | Conversation, step: Step | None
+    ) -> list[str] | None:
         # get_context overrides the static context and is called once per score (Mastra
         # calls it once per step, which doubles its cost and can disagree with itself).
         if self._get_context is None:
@@ -597,6 +660,16 @@ class Scorer:
 
 
 _SPAN_SCALARS = frozenset({str, bool, int, float})
+
+
+def _check_conversation(conversation: Conversation) -> None:
+    """A conversation with no turns, or with a turn recorded without content, is skipped."""
+    if not conversation.runs:
+        raise NotScorable(f"conversation {conversation.id!r} has no turns to judge")
+    for number, run in conversation.turns():
+        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
+        if not_scorable:
+            raise NotScorable(f"turn {number} of the conversation: {not_scorable}")
 
 
 def _check_step_end(ctx: StepContext, name: str, result: ScoreResult) -> None:
@@ -802,6 +875,7 @@ def create_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
     judge: Judge | str | None = None,
+    level: ScorerLevel = "run",
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -827,6 +901,12 @@ def create_scorer(
             of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
         judge: Deprecated spelling of ``model`` (a ``DeprecationWarning``; removed in the
             next release).
+        level: ``"run"`` (default) scores one run; ``"conversation"`` scores a whole
+            :class:`~livescore.runs.Conversation`: the steps read ``ctx.conversation``
+            (``ctx.run`` is its last turn), ``get_context`` is called as
+            ``get_context(conversation, None)``, each result says which turns it covers
+            (``result.turns``), and a live dispatcher runs it when the conversation goes
+            quiet (see :class:`~livescore.live.LiveDispatcher`).
 
     Example:
         >>> scorer = create_scorer(
@@ -836,6 +916,17 @@ def create_scorer(
         ... )
         >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
         0.5
+
+        A conversation scorer:
+
+        >>> turns = create_scorer(
+        ...     id="turns", description="Turns so far", level="conversation",
+        ...     generate_score=lambda ctx: float(ctx.conversation.last_turn),
+        ... )
+        >>> result = turns.run_sync({"id": "c1", "turns": [
+        ...     {"input": "Hi", "output": "Hello"}, {"input": "Bye", "output": "Bye!"}]})
+        >>> result.score, result.turns.count
+        (2.0, 2)
     """
     if judge is not None:
         if model is not None:
@@ -866,4 +957,5 @@ def create_scorer(
         version=version,
         max_text_chars=max_text_chars,
         sync_steps=sync_steps,
+        level=level,
     )

@@ -183,6 +183,7 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
         steps=steps,
         error=error,
         metadata=metadata,
+        conversation_id=conversation or None,
     )
 
 
