@@ -32,7 +32,7 @@ def traced() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
 
 
 def test_turns_sharing_a_conversation_id_are_scored_together_once_quiet(traced) -> None:
-    provider, exporter = traced
+    provider, _exporter = traced
     seen: list[Conversation] = []
     lock = threading.Lock()
 

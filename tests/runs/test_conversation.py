@@ -22,7 +22,8 @@ def test_turns_are_numbered_from_the_first_turn_kept() -> None:
     conversation = Conversation("c", [Run(run_id="a"), Run(run_id="b")], first_turn=5)
     assert conversation.last_turn == 6
     assert [(n, r.run_id) for n, r in conversation.turns()] == [(5, "a"), (6, "b")]
-    assert conversation.last_run is not None and conversation.last_run.run_id == "b"
+    assert conversation.last_run is not None
+    assert conversation.last_run.run_id == "b"
     empty = Conversation("e")
     assert (empty.last_turn, empty.last_run) == (0, None)
 

@@ -58,7 +58,8 @@ def test_a_conversation_scorer_sees_every_turn_and_its_result_says_which_it_cove
 def test_covered_turns_travel_with_the_result() -> None:
     result = ScoreResult(run_id="r", scorer_id="s", turns=CoveredTurns.of(_turns(2)))
     again = ScoreResult.from_dict(result.to_dict())
-    assert again.turns is not None and result.turns is not None
+    assert again.turns is not None
+    assert result.turns is not None
     assert (again.turns.first, again.turns.last, again.turns.run_ids) == (1, 2, ("r1", "r2"))
     # Rebuilt elsewhere, the turns' spans are remote ones, with the same ids.
     assert [(s.trace_id, s.span_id, s.is_remote) for s in again.turns.spans if s] == [
@@ -93,7 +94,8 @@ def test_a_run_given_to_a_conversation_scorer_is_a_conversation_of_one_turn() ->
     )
     result = scorer.run_sync({"input": "a", "output": "b", "conversation_id": "t"})
     assert result.score == 1.0
-    assert result.turns is not None and result.turns.conversation_id == "t"
+    assert result.turns is not None
+    assert result.turns.conversation_id == "t"
 
 
 def test_a_run_scorer_refuses_a_conversation_with_a_clear_failure() -> None:
