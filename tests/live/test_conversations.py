@@ -424,3 +424,18 @@ def test_record_run_makes_turns_of_its_conversation(
     (conversation,) = turns.seen
     assert [r.input for r in conversation.runs] == ["Where is my parcel?", "And the second one?"]
     assert conversation.runs[0].steps[0].tool_call is not None
+
+
+def test_open_conversations_cost_no_thread_or_task_each(
+    dispatchers: list[LiveDispatcher], emitter: FakeEmitter
+) -> None:
+    turns = Turns()
+    d = make(dispatchers, [turns.scorer], emitter, conversation_idle_timeout=3600)
+    d.submit(turn("first", 1))
+    assert d.flush(timeout=30)
+    threads = threading.active_count()
+    for i in range(500):
+        d.submit(turn(f"c{i}", 1))
+    assert d.flush(timeout=30)
+    assert d.conversation_stats().open == 501
+    assert threading.active_count() == threads  # one heap of timers on the worker
