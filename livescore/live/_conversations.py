@@ -33,6 +33,7 @@ from typing import Any
 
 from livescore.live._sampling import ScorerConfig
 from livescore.runs import Conversation, Run, TraceParent
+from livescore.scoring import RunMemo
 
 __all__ = (
     "DEFAULT_CONVERSATION_IDLE_TIMEOUT",
@@ -134,12 +135,15 @@ class ConversationDue:
         scorers: The conversation scorers that sampled it.
         parent: The span the scores nest under: the last turn's run span.
         reason: Why now (see :attr:`ConversationStats.evaluations`).
+        memo: The conversation's judge answers, shared by its turns' run scores and its
+            evaluations (a turn's claims are extracted once, however often it is scored).
     """
 
     conversation: Conversation
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None
     reason: str
+    memo: RunMemo | None = None
 
 
 class _Turn:
@@ -154,7 +158,17 @@ class _Turn:
 class _Open:
     """One conversation held: its turns and its timer."""
 
-    __slots__ = ("armed", "chars", "configs", "first_turn", "id", "last_active", "scored", "turns")
+    __slots__ = (
+        "armed",
+        "chars",
+        "configs",
+        "first_turn",
+        "id",
+        "last_active",
+        "memo",
+        "scored",
+        "turns",
+    )
 
     def __init__(self, conversation_id: str, first_turn: int) -> None:
         self.id = conversation_id
@@ -165,6 +179,7 @@ class _Open:
         self.scored = first_turn - 1  # the last turn number a score covers
         self.configs: tuple[ScorerConfig, ...] = ()
         self.armed: tuple[float, int] | None = None  # (when, token) of its heap entry
+        self.memo: RunMemo | None = None  # made on first use; dropped when turns are let go
 
     @property
     def last_turn(self) -> int:
@@ -348,6 +363,15 @@ class ConversationTracker:
             expired=self._expired,
         )
 
+    def memo_of(self, conversation_id: str) -> RunMemo | None:
+        """The judge answers ``conversation_id``'s scores share (``None``: not held)."""
+        state = self._open.get(conversation_id)
+        if state is None:
+            return None
+        if state.memo is None:
+            state.memo = RunMemo()
+        return state.memo
+
     def held(self, conversation_id: str) -> int:
         """How many turns of ``conversation_id`` are held (0: none)."""
         state = self._open.get(conversation_id)
@@ -381,7 +405,9 @@ class ConversationTracker:
             state.id, [t.run for t in state.turns], first_turn=state.first_turn, metadata=metadata
         )
         parent = state.turns[-1].parent if state.turns else None
-        return ConversationDue(conversation, state.configs, parent, reason)
+        if state.memo is None:
+            state.memo = RunMemo()
+        return ConversationDue(conversation, state.configs, parent, reason, state.memo)
 
     def _trim(self, state: _Open, reason: str, due: list[ConversationDue]) -> None:
         """At a bound: score what no score covers yet, then forget the oldest half."""
@@ -397,6 +423,7 @@ class ConversationTracker:
             drop += 1
         gone = sum(t.chars for t in turns[:drop])
         del turns[:drop]
+        state.memo = None  # its answers were about turns let go too: bounded with them
         state.chars -= gone
         self._chars -= gone
         self._turns -= drop

@@ -43,7 +43,7 @@ from livescore.runs import (
     normalize_span_id,
     normalize_trace_id,
 )
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import RunMemo, Scorer, ScoreResult
 
 if TYPE_CHECKING:
     from livescore.sinks import ScoreSink
@@ -110,6 +110,7 @@ class _Job:
         "_dispatcher",
         "done",
         "job",
+        "memo",
         "owner",
         "remaining",
         "seq",
@@ -131,6 +132,7 @@ class _Job:
         self.remaining = pairs  # pairs not yet finished *and* emitted
         self.owner: _Job | None = None  # the end request this evaluation was made for
         self.waiting = 0  # for an end request: its evaluations not yet finished
+        self.memo: RunMemo | None = None  # judge answers shared beyond the job (a conversation)
 
     def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
         self._dispatcher._finish(self, index, result, start_time_ns)
@@ -804,6 +806,8 @@ class LiveDispatcher:
         # A bound reached by this turn scores conversations now: the turn is done with once
         # they are (a flush that waits for the turn waits for them).
         self._schedule(due, job)
+        # The turn's run scores share judge answers with the conversation's evaluations.
+        job.memo = tracker.memo_of(turn.conversation_id)
         if job.waiting == 0:
             self._end_turn_pair(job)
 
@@ -817,6 +821,7 @@ class LiveDispatcher:
                 self, ScoringJob(run, item.scorers, item.parent, conversation=item.conversation)
             )
             job.taken = True
+            job.memo = item.memo
             self._q.track_locked(job)  # shutdown and flush see it like any other job
             for config in item.scorers:
                 self._count_sampled(config.scorer_id)

@@ -259,8 +259,10 @@ class InProcessExecutor:
 
     The scorers of one job share a :class:`~livescore.scoring.RunMemo`: when two of them
     send the judge the same request (the hallucination and faithfulness scorers both
-    extract the answer's claims), it is sent once. Fleet workers score through this
-    executor, so they share the same way.
+    extract the answer's claims), it is sent once. A handle with a ``memo`` attribute of
+    its own brings a longer-lived one: the dispatcher's jobs of one conversation (its
+    turns' run scores and its evaluations) share the conversation's. Fleet workers score
+    through this executor, so they share the same way.
 
     Args:
         max_concurrency: Scores in flight at once, over all scorers. A score makes its
@@ -296,8 +298,11 @@ class InProcessExecutor:
         limiters: dict[str, anyio.CapacityLimiter] = {}
         async with anyio.create_task_group() as tg:
             async for handle in jobs:
-                # One memo per job: its scorers score the same run, concurrently.
-                memo = RunMemo() if self.share_judge_calls else None
+                # One memo per job: its scorers score the same run, concurrently. A job may
+                # bring a longer-lived one (a conversation's: its turns and evaluations).
+                memo = None
+                if self.share_judge_calls:
+                    memo = getattr(handle, "memo", None) or RunMemo()
                 for index, config in enumerate(handle.job.scorers):
                     # Waiting here is the back-pressure: the next job stays in the queue.
                     await admission.acquire()

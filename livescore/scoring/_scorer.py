@@ -211,7 +211,11 @@ class PromptStep(Generic[M]):
         description: What the step does (shown in docs and errors).
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
-        create_prompt: Builds the user prompt from the context.
+        create_prompt: Builds the user prompt from the context; or a list of prompts, each
+            asked on its own (a few at a time, each shared through the run's
+            :class:`~livescore.scoring.RunMemo`), the step result then being the list of
+            answers in order (what ``parse`` gets too). A conversation scorer asks one
+            question per turn this way, so a turn asked about before is not asked again.
         system: The system prompt (the judge's standing instructions).
         validate: Optional extra check of a well-formed answer; raise ``ValueError`` to ask
             the judge once more with the problem spelled out.
@@ -238,7 +242,7 @@ class PromptStep(Generic[M]):
 
     description: str
     output_schema: type[M] | None
-    create_prompt: Callable[[StepContext], str]
+    create_prompt: Callable[[StepContext], str | Sequence[str]]
     system: str = "You are a careful evaluator. Answer exactly in the requested format."
     validate: Callable[[M, StepContext], None] | None = None
     skip_if: Callable[[StepContext], bool] | None = None
@@ -613,12 +617,51 @@ class Scorer:
         result: ScoreResult,
         memo: RunMemo | None,
     ) -> tuple[Any, str]:
-        judge = self.judge
-        assert judge is not None  # checked in __init__
-        prompt = step.create_prompt(ctx)
+        asked = step.create_prompt(ctx)
         usage = result.step_usage.setdefault(name, JudgeUsage())
         check = step.validate
         validate = (lambda answer: check(answer, ctx)) if check is not None else None
+        if isinstance(asked, str):
+            value = await self._ask_one(step, asked, usage, result, memo, validate)
+            prompt = asked
+        else:
+            # Several requests (one per turn of a conversation, say): each asked on its own,
+            # so each is shared through the memo, a few at a time; the answers in order.
+            prompts = list(asked)
+            values: list[Any] = [None] * len(prompts)
+            limiter = anyio.CapacityLimiter(_FAN_OUT)
+
+            async def ask(index: int) -> None:
+                async with limiter:
+                    values[index] = await self._ask_one(
+                        step, prompts[index], usage, result, memo, validate
+                    )
+
+            async with anyio.create_task_group() as tg:
+                for index in range(len(prompts)):
+                    tg.start_soon(ask, index)
+            value = values
+            prompt = "\n\n".join(prompts)
+        # The answer was paid for: count it before parse, which may still fail.
+        if step.parse is not None:
+            value = step.parse(value, ctx)
+        elif isinstance(asked, str):
+            value = _plain_answer(name, value)
+        else:
+            value = [_plain_answer(name, v) for v in value]
+        return value, prompt
+
+    async def _ask_one(
+        self,
+        step: PromptStep[Any],
+        prompt: str,
+        usage: JudgeUsage,
+        result: ScoreResult,
+        memo: RunMemo | None,
+        validate: Callable[[Any], None] | None,
+    ) -> Any:
+        judge = self.judge
+        assert judge is not None  # checked in __init__
         schema = step.output_schema
 
         async def call() -> JudgeReply[Any]:
@@ -644,19 +687,23 @@ class Scorer:
         except JudgeError as exc:
             usage.add(exc.usage)
             raise
-        reply_usage, value = reply.usage, reply.value
-        usage.add(reply_usage)
-        result.usage.add(reply_usage)
+        usage.add(reply.usage)
+        result.usage.add(reply.usage)
         if shared:
             result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
-        # The answer was paid for: count it before parse, which may still fail.
-        if step.parse is not None:
-            value = step.parse(value, ctx)
-        elif name == "generate_score":
-            value = getattr(value, "score", value)
-        elif isinstance(value, BaseModel):
-            value = value.model_dump()
-        return value, prompt
+        return reply.value
+
+
+# Requests of one step asked at once, at most (see PromptStep.create_prompt).
+_FAN_OUT = 4
+
+
+def _plain_answer(name: str, value: Any) -> Any:
+    if name == "generate_score":
+        return getattr(value, "score", value)
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    return value
 
 
 _SPAN_SCALARS = frozenset({str, bool, int, float})

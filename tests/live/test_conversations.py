@@ -438,4 +438,6 @@ def test_open_conversations_cost_no_thread_or_task_each(
         d.submit(turn(f"c{i}", 1))
     assert d.flush(timeout=30)
     assert d.conversation_stats().open == 501
-    assert threading.active_count() == threads  # one heap of timers on the worker
+    # One heap of timers on the worker: no thread per conversation (anyio's worker threads,
+    # which the worker's own waits use, may add one or two).
+    assert threading.active_count() <= threads + 2
