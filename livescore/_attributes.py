@@ -130,9 +130,10 @@ LIVESCORE_TOOLS_MISSING: Final = "livescore.tools.missing"
 # Criteria: checks of the criterion judged, and how many the answer meets.
 LIVESCORE_CHECKS_TOTAL: Final = "livescore.checks.total"
 LIVESCORE_CHECKS_MET: Final = "livescore.checks.met"
-# Conversation scorers: the turns at fault ("2,5"), and how many turns were judged.
+# Conversation scorers: the turns at fault ("2,5"), and how many items (facts, intentions,
+# replies, claims: the scorer's own) were judged.
 LIVESCORE_TURNS_AT_FAULT: Final = "livescore.conversation.turns_at_fault"
-LIVESCORE_TURNS_JUDGED: Final = "livescore.conversation.turns_judged"
+LIVESCORE_CONVERSATION_ITEMS: Final = "livescore.conversation.items_judged"
 
 # -- metrics --------------------------------------------------------------------------------
 METRIC_SCORE: Final = "livescore.score"

@@ -42,7 +42,7 @@ def fresh_catalog(monkeypatch: pytest.MonkeyPatch) -> _catalog._Catalog:
 def test_the_built_in_entries() -> None:
     names = [entry.name for entry in scorer_catalog()]
     assert names[:2] == ["faithfulness", "hallucination"]  # grounding comes first
-    assert len(BUILT_IN) == 29
+    assert len(BUILT_IN) == 37
     hallucination = get_catalog_entry("hallucination")
     assert hallucination.needs_judge
     assert not hallucination.higher_is_better
@@ -212,7 +212,7 @@ def test_listing_the_catalog_imports_no_scorer_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     count, loaded, checks_after_build = json.loads(done.stdout.strip().splitlines()[-1])
-    assert count == 29
+    assert count == 37
     judge_modules = {f"livescore.scorers.{p.stem}" for p in (PACKAGE / "scorers").glob("_[!_]*.py")}
     lazy = {m for m in judge_modules if m.rsplit("._", 1)[1] in ("bias", "criteria", "toxicity")}
     assert not lazy & set(loaded)  # the judge scorers' modules stay unloaded

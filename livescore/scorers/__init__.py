@@ -3,7 +3,9 @@
 LLM-judged: hallucination, faithfulness, answer relevancy, answer similarity, context
 relevance, context precision, toxicity, bias, prompt alignment, tool-call accuracy (LLM) and
 criteria. Code: keyword coverage, completeness, content similarity, textual difference, tone,
-tool-call accuracy and trajectory.
+tool-call accuracy and trajectory. Conversations (whole sessions): knowledge retention,
+conversation completeness, role adherence, conversation relevancy and conversation
+hallucination (LLM-judged); turn count, tool error rate and user frustration (code).
 
 Each scorer's module declares its catalog entry (:func:`catalog_entry`): ``livescore eval
 --scorer NAME``, :func:`build_scorer` and :func:`scorer_catalog` find it there. The judge
@@ -100,18 +102,34 @@ if TYPE_CHECKING:
         mean_average_precision,
     )
     from livescore.scorers._context_relevance import create_context_relevance_scorer
+    from livescore.scorers._conversation_completeness import (
+        create_conversation_completeness_scorer,
+    )
+    from livescore.scorers._conversation_hallucination import (
+        conversation_tool_results,
+        create_conversation_hallucination_scorer,
+    )
+    from livescore.scorers._conversation_relevancy import create_conversation_relevancy_scorer
     from livescore.scorers._criteria import create_criteria_scorer, parse_rubric
     from livescore.scorers._faithfulness import create_faithfulness_scorer
+    from livescore.scorers._knowledge_retention import create_knowledge_retention_scorer
     from livescore.scorers._prompt_alignment import (
         AlignmentMode,
         create_prompt_alignment_scorer,
         find_system_prompt,
     )
+    from livescore.scorers._role_adherence import create_role_adherence_scorer
     from livescore.scorers._tool_call_accuracy_llm import (
         AvailableTool,
         create_tool_call_accuracy_scorer_llm,
     )
+    from livescore.scorers._tool_error_rate import create_tool_error_rate_scorer
     from livescore.scorers._toxicity import create_toxicity_scorer
+    from livescore.scorers._turn_count import create_turn_count_scorer
+    from livescore.scorers._user_frustration import (
+        USER_FRUSTRATION_LABELS,
+        create_user_frustration_scorer,
+    )
 
 __all__ = (
     "COMPLETENESS_LABELS",
@@ -126,6 +144,7 @@ __all__ = (
     "TONE_MATCH_LABELS",
     "TOOL_CALL_ACCURACY_LABELS",
     "TRAJECTORY_LABELS",
+    "USER_FRUSTRATION_LABELS",
     "AlignmentMode",
     "AvailableTool",
     "CatalogEntry",
@@ -144,6 +163,7 @@ __all__ = (
     "build_scorer",
     "builtin_compound_terms",
     "catalog_entry",
+    "conversation_tool_results",
     "create_answer_relevancy_scorer",
     "create_answer_similarity_scorer",
     "create_bias_scorer",
@@ -151,17 +171,25 @@ __all__ = (
     "create_content_similarity_scorer",
     "create_context_precision_scorer",
     "create_context_relevance_scorer",
+    "create_conversation_completeness_scorer",
+    "create_conversation_hallucination_scorer",
+    "create_conversation_relevancy_scorer",
     "create_criteria_scorer",
     "create_faithfulness_scorer",
     "create_hallucination_scorer",
     "create_keyword_coverage_scorer",
+    "create_knowledge_retention_scorer",
     "create_prompt_alignment_scorer",
+    "create_role_adherence_scorer",
     "create_textual_difference_scorer",
     "create_tone_scorer",
     "create_tool_call_accuracy_scorer",
     "create_tool_call_accuracy_scorer_llm",
+    "create_tool_error_rate_scorer",
     "create_toxicity_scorer",
     "create_trajectory_scorer",
+    "create_turn_count_scorer",
+    "create_user_frustration_scorer",
     "dice_similarity",
     "extract_elements",
     "find_system_prompt",

@@ -212,7 +212,7 @@ class PromptStep(Generic[M]):
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
         create_prompt: Builds the user prompt from the context; or a list of prompts, each
-            asked on its own (a few at a time, each shared through the run's
+            asked on its own (one after another, each shared through the run's
             :class:`~livescore.scoring.RunMemo`), the step result then being the list of
             answers in order (what ``parse`` gets too). A conversation scorer asks one
             question per turn this way, so a turn asked about before is not asked again.
@@ -626,21 +626,10 @@ class Scorer:
             prompt = asked
         else:
             # Several requests (one per turn of a conversation, say): each asked on its own,
-            # so each is shared through the memo, a few at a time; the answers in order.
+            # so each is shared through the memo; one after another, so that a scripted
+            # judge's answers meet their requests in order.
             prompts = list(asked)
-            values: list[Any] = [None] * len(prompts)
-            limiter = anyio.CapacityLimiter(_FAN_OUT)
-
-            async def ask(index: int) -> None:
-                async with limiter:
-                    values[index] = await self._ask_one(
-                        step, prompts[index], usage, result, memo, validate
-                    )
-
-            async with anyio.create_task_group() as tg:
-                for index in range(len(prompts)):
-                    tg.start_soon(ask, index)
-            value = values
+            value = [await self._ask_one(step, p, usage, result, memo, validate) for p in prompts]
             prompt = "\n\n".join(prompts)
         # The answer was paid for: count it before parse, which may still fail.
         if step.parse is not None:
@@ -692,10 +681,6 @@ class Scorer:
         if shared:
             result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
         return reply.value
-
-
-# Requests of one step asked at once, at most (see PromptStep.create_prompt).
-_FAN_OUT = 4
 
 
 def _plain_answer(name: str, value: Any) -> Any:
