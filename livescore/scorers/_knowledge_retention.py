@@ -213,8 +213,8 @@ def create_knowledge_retention_scorer(
         ``preprocess_step_result = {"facts": [...]}`` (each item ``"[turn N] ..."``),
         ``analyze_step_result = {"verdicts": [...]}`` (with the ``turn`` at fault), the
         score, a label (``poor`` … ``full``), a reason naming the turns at fault,
-        ``result.turns`` (the turns covered) and ``flags["turns_at_fault"]``. A conversation in which the user gave no facts is
-        skipped as not scorable.
+        ``result.turns`` (the turns covered) and ``flags["turns_at_fault"]``. A
+        conversation in which the user gave no facts is skipped as not scorable.
 
     Raises:
         ValueError: A bad ``scale`` or ``judge_mode``.
