@@ -48,6 +48,9 @@ OPENINFERENCE_EVAL_NAME: Final = "evaluations.0.evaluation.name"
 OPENINFERENCE_EVAL_SCORE: Final = "evaluations.0.evaluation.score"
 OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
 OPENINFERENCE_EVAL_EXPLANATION: Final = "evaluations.0.evaluation.explanation"
+# OpenInference's session: a conversation's score carries it, so Phoenix files the score's
+# trace under the conversation's session.
+OPENINFERENCE_SESSION_ID: Final = "session.id"
 
 # -- livescore extras ---------------------------------------------------------------------
 LIVESCORE_SCORER_ID: Final = "livescore.scorer.id"
