@@ -111,18 +111,18 @@ class OTelEmitter:
     """Publish scores as OpenTelemetry spans and metrics (``opentelemetry-api`` only).
 
     Each score becomes an ``evaluation {scorer id}`` span, a child of the run's span (the
-    ``parent`` given to :meth:`emit`, else ``run.trace_id`` / ``run.span_id``) with one link
-    to it (a conversation's score: a child of its last covered turn's span, with a link to
-    every covered turn's span, ``gen_ai.conversation.id``, OpenInference's ``session.id``
-    and the ``livescore.conversation.*`` turns it covers), carrying the GenAI ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras,
-    the scorer's own ``ScoreResult.attributes`` (claim counts, truncation…), the
-    OpenInference ``evaluations.0.evaluation.*`` attributes and a
-    ``gen_ai.evaluation.result`` event. A run without a span gets a root span in a new
-    trace, findable by ``livescore.run.id``. A run whose trace is not sampled (scored only
-    when the dispatcher's ``score_unsampled_traces=True``) gets a root span in a new trace
-    too, linked to the run's span and carrying ``livescore.run.trace_id``: as a child of an
-    unsampled span, a ``ParentBased`` sampler (the SDK's default) would drop it; as a new
-    root, your sampler decides for it afresh.
+    ``parent`` given to :meth:`emit`, else ``run.trace_id`` / ``run.span_id``) with one link to
+    it (a conversation's score: a child of its last covered turn's span, with a link to every
+    covered turn's span, ``gen_ai.conversation.id``, OpenInference's ``session.id`` and the
+    ``livescore.conversation.*`` turns it covers), carrying the GenAI ``gen_ai.evaluation.*``
+    attributes, ``livescore.*`` extras, the scorer's own ``ScoreResult.attributes`` (claim
+    counts, truncation…), the OpenInference ``evaluations.0.evaluation.*`` attributes and a
+    ``gen_ai.evaluation.result`` event. A run without a span gets a root span in a new trace,
+    findable by ``livescore.run.id``. A run whose trace is not sampled (scored only when the
+    dispatcher's ``score_unsampled_traces=True``) gets a root span in a new trace too, linked to
+    the run's span and carrying ``livescore.run.trace_id``: as a child of an unsampled span, a
+    ``ParentBased`` sampler (the SDK's default) would drop it; as a new root, your sampler
+    decides for it afresh.
 
     Metrics (meter ``livescore``): ``livescore.score`` (histogram), ``livescore.runs``
     (counter by ``livescore.status``), ``livescore.judge.latency`` (histogram, seconds),
