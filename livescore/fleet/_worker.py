@@ -30,11 +30,12 @@ from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
-from livescore.runs import Run, TraceParent
+from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
+    from livescore.fleet._conversations import ConversationStore
     from livescore.fleet._ledger import Ledger
     from livescore.fleet._otel_env import SpanHold
 
@@ -226,6 +227,14 @@ class FleetWorker:
             them (``livescore worker`` installs one; see :meth:`_commit`). Without it, a
             commit force-flushes the tracer provider, and a crash between another flush
             and the commit can duplicate a score.
+        conversation_poll: With conversation scorers among ``scorers``: seconds between
+            looks at the conversations due in Redis (how late, at most, a quiet
+            conversation's evaluation is published past its idle timeout).
+
+    Conversations: a job that carries a conversation's turn appends it to the
+    conversation in Redis (see :mod:`livescore.fleet`); with conversation scorers, every
+    worker also runs a timer that publishes the evaluation of each conversation gone
+    quiet, which any worker then scores like another job, once.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -252,6 +261,7 @@ class FleetWorker:
         dedupe_ttl: float = 6 * 3600.0,
         consumer: Consumer | None = None,
         span_hold: SpanHold | None = None,
+        conversation_poll: float = 0.2,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")
@@ -301,6 +311,12 @@ class FleetWorker:
         self.gate: Any = None
         self._consumer = consumer
         self.span_hold = span_hold
+        if not (isinstance(conversation_poll, int | float) and 0 < conversation_poll <= 60):
+            raise ValueError(
+                f"conversation_poll must be from 0 to 60 seconds, not {conversation_poll!r}"
+            )
+        self.conversation_poll = float(conversation_poll)
+        self._conversations: ConversationStore | None = None
         self._lock = threading.Lock()
         self._commit_lock = threading.Lock()  # emission + queueing of a mark, vs a commit
         self._pending: list[_Mark] = []
@@ -322,6 +338,7 @@ class FleetWorker:
     def run(self, stop: threading.Event) -> None:
         """Consume and score until ``stop`` is set, then shut down gracefully: jobs in
         flight get ``drain_timeout`` seconds to finish, the rest go back to the queue."""
+        from livescore.fleet._conversations import ConversationStore, ConversationTimer
         from livescore.fleet._dramatiq import DramatiqConsumer, redis_client
         from livescore.fleet._ledger import Ledger
 
@@ -348,6 +365,20 @@ class FleetWorker:
             )
             ledger.start_heartbeat()
             stack.callback(ledger.stop_heartbeat)
+            self._conversations = ConversationStore(client)
+            if any(c.scorer.level == "conversation" for c in self.scorers.values()):
+                from livescore.fleet._dramatiq import DramatiqPublisher
+
+                publisher = DramatiqPublisher(self.broker, self.queue)
+                stack.callback(publisher.close)
+                timer = ConversationTimer(
+                    self._conversations,
+                    publisher.publish,
+                    poll=self.conversation_poll,
+                    lease=max(c.timeout for c in self.scorers.values()) + 30.0,
+                )
+                timer.start()
+                stack.callback(timer.stop)
             barrier = self._barrier = ExportBarrier(self._commit)
             stack.callback(barrier.stop)
             portal = self._portal = stack.enter_context(
@@ -419,9 +450,13 @@ class FleetWorker:
             _log.error("livescore worker: a message that is not a job record was ignored")
             return
         job_id = str(record.get("id") or delivery.message_id)
-        run, parent, pairs = self._plan(record)
+        turn = record.get("turn")
+        if turn is not None:
+            self._keep_turn(turn, record)
+        run, parent, pairs, conversation = self._plan(record)
         if not pairs:
-            _log.error("livescore worker: job %s names no scorer; ignored", job_id)
+            if turn is None:
+                _log.error("livescore worker: job %s names no scorer; ignored", job_id)
             ledger.complete(job_id, {}, message_id=delivery.message_id)
             return
         owner = ledger.owner(delivery.message_id)
@@ -458,7 +493,7 @@ class FleetWorker:
             )
             for p in mine:
                 p.config, p.failure = None, ("poisoned_job", message)
-        handle = self._feed(job_id, run, parent, mine, source, reply_to)
+        handle = self._feed(job_id, run, parent, mine, source, reply_to, conversation)
         while not handle.settled.wait(0.2):
             if self._aborted.is_set():
                 self._give_back(ledger, job_id, handle, mine, owner, delivery)
@@ -582,8 +617,27 @@ class FleetWorker:
         with self._lock:
             self.stats.requeued += 1
 
-    def _plan(self, record: Mapping[str, Any]) -> tuple[Run, TraceParent | None, list[_Pair]]:
-        """The run, its parent span and each pair: to score, or to fail at once (why)."""
+    def _keep_turn(self, turn: Any, record: Mapping[str, Any]) -> None:
+        """A conversation's turn (or end request) goes to Redis. Idempotent: a turn
+        delivered twice is kept once. A Redis error raises (the engine retries the job)."""
+        store = self._conversations
+        if store is None:
+            return
+        if not isinstance(turn, Mapping) or not isinstance(turn.get("id"), str):
+            _log.error("livescore worker: a job's conversation turn is malformed; ignored")
+            return
+        if turn.get("end"):
+            store.end(turn["id"])
+            return
+        run = record.get("run")
+        if isinstance(run, Mapping):
+            store.add_turn(turn, run, record.get("parent"))
+
+    def _plan(
+        self, record: Mapping[str, Any]
+    ) -> tuple[Run, TraceParent | None, list[_Pair], Conversation | None]:
+        """The run, its parent span, each pair (to score, or to fail at once, why) and the
+        conversation a conversation's evaluation judges."""
         entries = record.get("scorers")
         pairs: list[_Pair] = []
         seen: set[str] = set()
@@ -618,15 +672,19 @@ class FleetWorker:
             )
             for p in pairs:
                 p.config, p.failure = None, ("unsupported_job_format", message)
-            return fallback, parent, pairs
+            return fallback, parent, pairs, None
+        conversation: Conversation | None = None
         try:
             run = Run.from_dict(raw_run)  # type: ignore[arg-type]
+            raw_conversation = record.get("conversation")
+            if raw_conversation is not None:
+                conversation = Conversation.from_dict(raw_conversation)
         except Exception as exc:
             message = f"the job's run could not be read: {type(exc).__name__}: {exc}"
             for p in pairs:
                 p.config, p.failure = None, ("invalid_job", message)
-            return fallback, parent, pairs
-        return run, parent, pairs
+            return fallback, parent, pairs, None
+        return run, parent, pairs, conversation
 
     def _feed(
         self,
@@ -636,13 +694,14 @@ class FleetWorker:
         pairs: Sequence[_Pair],
         source: str,
         reply_to: str | None,
+        conversation: Conversation | None = None,
     ) -> _WorkerJob:
         """Hand the pairs to score to the scoring loop; fail the others at once."""
         to_score = [p for p in pairs if p.config is not None]
         to_fail = [p for p in pairs if p.config is None]
         configs = tuple(p.config for p in to_score if p.config is not None)
         failing_configs = tuple(ScorerConfig(_placeholder_scorer(p.scorer_id)) for p in to_fail)
-        job = ScoringJob(run, configs + failing_configs, parent)
+        job = ScoringJob(run, configs + failing_configs, parent, conversation)
         handle = _WorkerJob(
             self,
             job_id,
@@ -665,7 +724,7 @@ class FleetWorker:
                 ),
             )
         if configs:
-            scoring = ScoringJob(run, configs, parent)
+            scoring = ScoringJob(run, configs, parent, conversation)
             # The executor sees only the pairs it scores; the handle knows them all.
             assert self._portal is not None
             self._portal.call(self._send.send_nowait, _Slice(handle, scoring))

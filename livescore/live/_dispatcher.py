@@ -563,7 +563,12 @@ class LiveDispatcher:
                 else None
             )
             remote_turn = (
-                ConversationTurn(conversation_id, turn_configs, self.conversation_idle_timeout)
+                ConversationTurn(
+                    conversation_id,
+                    turn_configs,
+                    self.conversation_idle_timeout,
+                    limits=self.conversation_limits,
+                )
                 if turn is not None and conversation_id and self._remote_conversations
                 else None
             )

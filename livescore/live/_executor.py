@@ -47,6 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from livescore.live._conversations import ConversationLimits
 from livescore.live._guard import scoring_context
 from livescore.live._sampling import ScorerConfig
 from livescore.runs import Conversation, Run, TraceParent
@@ -90,21 +91,30 @@ class ConversationTurn:
         idle_timeout: Seconds of quiet after which it is scored (``None``: never by
             itself).
         end: An end request: score the conversation now (the job's run is a placeholder).
+        limits: The agent's bounds on what a conversation holds (the keeper applies them).
     """
 
     conversation_id: str
     scorers: tuple[ScorerConfig, ...]
     idle_timeout: float | None
     end: bool = False
+    limits: ConversationLimits | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record (scorers by id, with their rates)."""
-        return {
+        record: dict[str, Any] = {
             "id": self.conversation_id,
             "idle_timeout": self.idle_timeout,
             "end": self.end,
             "scorers": _scorer_records(self.scorers),
         }
+        if self.limits is not None:
+            record["limits"] = {
+                "max_turns": self.limits.max_turns,
+                "max_chars": self.limits.max_chars,
+                "ttl": self.limits.ttl,
+            }
+        return record
 
 
 def _scorer_records(configs: tuple[ScorerConfig, ...]) -> list[dict[str, Any]]:
