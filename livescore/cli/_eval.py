@@ -450,8 +450,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
     for problem in dataset.problems:
         where = f"{escape(str(path))}:{problem.line}"
         err.print(f"[yellow]skipped[/yellow] {where}: {escape(problem.message)}")
-    if dataset.unknown_fields:
-        fields = ", ".join(f"{k!r} ({n} line(s))" for k, n in dataset.unknown_fields.items())
+    # A label another catalog scorer predicts (a dataset labelled for several) is no typo.
+    labels = {entry.predicts for entry in scorer_catalog() if entry.predicts}
+    unknown = {k: n for k, n in dataset.unknown_fields.items() if k not in labels}
+    if unknown:
+        fields = ", ".join(f"{k!r} ({n} line(s))" for k, n in unknown.items())
         err.print(f"[yellow]note:[/yellow] unknown field(s) kept as metadata: {escape(fields)}")
     if not dataset.items:
         err.print(f"[red]error:[/red] {escape(str(path))} has no usable line; nothing to score")
@@ -786,7 +789,7 @@ def _quality_rows(
     if rows:
         # HaluEval's hallucinated answers are longer: a judge must beat output length alone.
         labels = [int(column[it.index] or 0) for it in labelled]
-        lengths = [float(len(it.output_text)) for it in labelled]
+        lengths = [float(_output_length(it)) for it in labelled]
         median = sorted(lengths)[len(lengths) // 2]
         baseline = binary_quality(labels, lengths, threshold=median)
         rows.append(
@@ -823,6 +826,15 @@ def _summary_table(result: EvalResult) -> Table:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _output_length(item: ItemResult) -> int:
+    """The agent's text length: over every turn for a conversation."""
+    if item.conversation is not None:
+        from livescore.runs import get_assistant_message
+
+        return sum(len(get_assistant_message(run)) for run in item.conversation.runs)
+    return len(item.output_text)
 
 
 def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:

@@ -1,12 +1,17 @@
 """Reading ``livescore eval`` datasets: JSON lines, one item per line.
 
-Two line formats are understood:
+Three line formats are understood:
 
 * livescore items: ``input`` (required), ``output`` (required unless a target produces it),
   ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``;
 * the hallucination benchmark format of ``data/hallucination/*.jsonl``: ``question`` (the
   input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``, and
-  the provenance fields ``dataset``, ``task`` and ``meta``.
+  the provenance fields ``dataset``, ``task`` and ``meta``;
+* conversations: ``turns`` (a list of ``{"input", "output"}`` objects, each with optional
+  ``tool_calls``: ``[{"name", "args", "result"}]``, ``"error"`` for a call that failed),
+  ``id``, ``metadata`` and the labels; scored by conversation scorers as a whole (run
+  scorers score its last turn). The outputs are in the data: a target does not replay a
+  conversation.
 
 Any other field is kept in the item's ``metadata`` (and named in
 :attr:`Dataset.unknown_fields`, so a typo shows), the same rule as ``run_evals``. A
@@ -33,7 +38,7 @@ __all__ = ("LABEL_FIELD", "Dataset", "DatasetProblem", "load_dataset", "parse_li
 LABEL_FIELD = "hallucinated"
 """The label field: 1 (or true) when the output is hallucinated."""
 
-LineFormat = Literal["livescore", "hallucination"]
+LineFormat = Literal["livescore", "hallucination", "conversation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +114,7 @@ class _LineError(ValueError):
 _FORMAT_FIELDS = frozenset({"input", "question", "output", "context", "ground_truth", "id"})
 # The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
 _PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
-_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata"}
+_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata", "turns"}
 
 
 def parse_line(
@@ -137,6 +142,8 @@ def parse_line(
         raise _LineError(f"expected a JSON object, got {type(obj).__name__}")
     data = dict(obj)
     fmt: LineFormat
+    if "turns" in data:
+        return _parse_conversation(data, require_output=require_output)
     if "input" in data:
         fmt = "livescore"
         value = data.pop("input")
@@ -190,6 +197,40 @@ def parse_line(
     if merged:
         item["metadata"] = merged
     return item, label, fmt
+
+
+def _parse_conversation(
+    data: dict[str, Any], *, require_output: bool
+) -> tuple[dict[str, Any], int | None, LineFormat]:
+    from livescore.runs import Conversation
+
+    if not require_output:
+        raise _LineError(
+            "a line with 'turns' carries its outputs: --target does not replay conversations"
+        )
+    turns = data.pop("turns")
+    if not isinstance(turns, list) or not turns:
+        raise _LineError("'turns' must be a non-empty list of {input, output} objects")
+    try:
+        Conversation.from_turns(turns, id="check")  # its errors name the turn
+    except ValueError as exc:
+        raise _LineError(str(exc)) from None
+    item: dict[str, Any] = {"turns": turns}
+    if "id" in data:
+        item_id = data.pop("id")
+        if item_id is not None:
+            item["id"] = str(item_id)
+    label: int | None = None
+    if LABEL_FIELD in data:
+        label = _label(data, LABEL_FIELD)
+    metadata = data.pop("metadata", None)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise _LineError("'metadata' must be an object")
+    merged = dict(metadata or {})
+    merged.update(data)  # labels and provenance travel as metadata, as for other lines
+    if merged:
+        item["metadata"] = merged
+    return item, label, "conversation"
 
 
 def load_dataset(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livescore.judges import JudgeUsage
-from livescore.runs import Run, get_assistant_message, get_user_message, message_text
+from livescore.runs import Conversation, Run, get_assistant_message, get_user_message, message_text
 from livescore.scoring import ScoreResult
 
 __all__ = (
@@ -38,7 +38,10 @@ class ItemResult:
         id: The item's ``id``, when given.
         metadata: The item's ``metadata``, when given.
         run: The run the scorers saw (tool calls and results included for agent targets);
-            ``None`` when the target failed before producing one.
+            ``None`` when the target failed before producing one. For an item with
+            ``turns``: its last turn (what run scorers judge).
+        conversation: For an item with ``turns``: the conversation its conversation
+            scorers judged (each turn with its span); ``None`` otherwise.
         scores: Every scorer's result, by scorer id, with its step results.
         error: Why the item could not be scored (the target raised, the item is malformed);
             ``None`` when it ran.
@@ -60,6 +63,7 @@ class ItemResult:
     id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     run: Run | None = None
+    conversation: Conversation | None = None
     scores: dict[str, ScoreResult] = field(default_factory=dict)
     error: str | None = None
     error_type: str | None = None
@@ -109,6 +113,11 @@ class ItemResult:
             "callback_error": self.callback_error,
             "scores": {sid: result.to_dict() for sid, result in self.scores.items()},
         }
+        if self.conversation is not None:
+            data["conversation_id"] = self.conversation.id
+            data["turns"] = len(self.conversation.runs)
+            if include_run:
+                data["conversation"] = self.conversation.to_dict()
         if self.run is not None:
             data["run_id"] = self.run.run_id
             data["trace_id"] = self.run.trace_id

@@ -338,7 +338,13 @@ async def _score_pair(
         async with limiter:
             start_ns = time.time_ns()
             # The timeout covers the score, not the wait for a concurrency slot.
-            subject = job.conversation if job.conversation is not None else job.run
+            # A conversation's evaluation: its conversation scorers judge it whole; a run
+            # scorer in the same job (an offline conversation item) judges its last turn.
+            subject = (
+                job.conversation
+                if job.conversation is not None and config.scorer.level == "conversation"
+                else job.run
+            )
             result = await config.scorer.score(subject, timeout=config.timeout, memo=memo)
     except Exception:
         # Scorer.score never raises; a subclass that overrides it might. One pair is lost,
