@@ -30,6 +30,7 @@ BENCHMARKS = (
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
     "fleet.py",
     "traces.py",
+    "conversations.py",
 )
 
 

@@ -108,6 +108,7 @@ class _Job:
 
     __slots__ = (
         "_dispatcher",
+        "at",
         "done",
         "job",
         "memo",
@@ -120,11 +121,18 @@ class _Job:
     )
 
     def __init__(
-        self, dispatcher: LiveDispatcher, job: ScoringJob, turn: _TurnInfo | None = None
+        self,
+        dispatcher: LiveDispatcher,
+        job: ScoringJob,
+        turn: _TurnInfo | None = None,
+        at: float = math.inf,
     ) -> None:
         self._dispatcher = dispatcher
         self.job = job
         self.turn = turn
+        # When it was queued (the conversations' clock), with conversation scorers: no turn
+        # queued behind it is older, so a deadline before it is one no unrecorded turn beat.
+        self.at = turn.at if turn is not None else at
         self.seq = 0  # numbered by the queue
         self.taken = False  # False: its pairs are queued; True: the executor has it
         pairs = len(job.scorers) + (1 if turn is not None else 0)
@@ -593,7 +601,10 @@ class LiveDispatcher:
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
                 scoring = ScoringJob(run, tuple(configs), parent, turn=remote_turn)
-                job = _Job(self, scoring, turn)
+                queued_at = (
+                    self._clock() if turn is None and self._conversation_configs else math.inf
+                )
+                job = _Job(self, scoring, turn, queued_at)
                 evicted = q.put_locked(job)
                 if evicted is not None:
                     self._drop_job(evicted, "queue_full")
@@ -964,7 +975,13 @@ class LiveDispatcher:
                 if self._ready:  # conversations due: their evaluations go first
                     return self._ready.popleft(), False
                 if tracker.next_wake() is not None:
-                    self._schedule(tracker.pop_due(self._clock()), None)
+                    # A conversation is quiet only if no turn of it is still queued: the
+                    # deadlines count up to the oldest queued job (a worker that lags
+                    # behind a burst must not score a conversation its next turn awaits).
+                    now = self._clock()
+                    if q.queue:
+                        now = min(now, q.queue[0].at)
+                    self._schedule(tracker.pop_due(now), None)
                     if self._ready:
                         continue
                 if not q.queue:

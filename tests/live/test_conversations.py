@@ -21,6 +21,7 @@ from _live_support import FakeEmitter
 from livescore import Run, StepContext, create_scorer
 from livescore.live import (
     ConversationLimits,
+    InProcessExecutor,
     LiveDispatcher,
     ScorerConfig,
     record_run,
@@ -145,6 +146,44 @@ def test_three_turns_then_quiet_one_score_a_fourth_then_quiet_a_second_covering_
     clock.advance(IDLE * 3)
     assert d.flush(timeout=30)
     assert len(conversation_results(emitter)) == 2
+
+
+def test_a_worker_behind_a_burst_does_not_score_a_conversation_its_next_turn_awaits(
+    dispatchers: list[LiveDispatcher], emitter: FakeEmitter
+) -> None:
+    clock = FakeClock()
+    started, release = threading.Event(), threading.Event()
+
+    def slow(ctx: StepContext) -> float:
+        started.set()
+        return float(release.wait(30))
+
+    # One score at a time, and a run with two scorers whose first waits: the worker takes
+    # no further job (the turns stay queued) until it is released.
+    blocker = create_scorer(id="slow", description="waits", generate_score=slow)
+    other = create_scorer(id="other", description="1", generate_score=lambda ctx: 1.0)
+    turns = Turns()
+    d = make(
+        dispatchers,
+        [blocker, other, turns.scorer],
+        emitter,
+        clock,
+        executor=InProcessExecutor(max_concurrency=1),
+    )
+    assert d.submit(Run(input="busy", output="busy", run_id="busy"))
+    assert started.wait(30)
+    assert d.submit(turn("c1", 1))
+    clock.advance(0.05)
+    assert d.submit(turn("c1", 2))
+    # Past both turns' deadlines before the worker has seen either: when it records the
+    # first, the second is still queued, so the conversation is not quiet yet.
+    clock.advance(IDLE * 5)
+    release.set()
+    wait_until(lambda: len(conversation_results(emitter)) == 1, "the conversation's score")
+    assert d.flush(timeout=30)
+    (only,) = conversation_results(emitter)
+    assert only.turns is not None
+    assert (only.turns.first, only.turns.last) == (1, 2)
 
 
 def test_a_conversation_goes_quiet_on_the_real_clock_too(
