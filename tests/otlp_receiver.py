@@ -47,12 +47,22 @@ def _value(any_value: Any) -> Any:
 
 class OTLPTestReceiver:
     """A minimal OTLP/HTTP (protobuf) receiver: keeps every span it is sent, and the latest
-    value of every counter data point per process (``/v1/metrics``)."""
+    value of every counter data point per process (``/v1/metrics``).
+
+    To play a collector in trouble: while ``refuse`` is set it answers every export with
+    ``503 Service Unavailable`` and keeps nothing (``refused`` counts them); while ``gate``
+    is cleared it holds each answer until the gate is set again (it keeps the data first).
+    """
 
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
         self.counters: dict[tuple[str, tuple[tuple[str, Any], ...], str | None], float] = {}
         self.requests = 0
+        self.refuse = threading.Event()
+        self.refused = 0
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held = 0
         self._lock = threading.Lock()
         receiver = self
 
@@ -62,6 +72,13 @@ class OTLPTestReceiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if receiver.refuse.is_set() and self.path in ("/v1/metrics", "/v1/traces"):
+                    with receiver._lock:
+                        receiver.refused += 1
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if self.path == "/v1/metrics":
                     receiver._collect_metrics(body)
                     reply = ExportMetricsServiceResponse().SerializeToString()
@@ -73,6 +90,10 @@ class OTLPTestReceiver:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                if not receiver.gate.is_set():
+                    with receiver._lock:
+                        receiver.held += 1
+                    receiver.gate.wait(60)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(reply)))

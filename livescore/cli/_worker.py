@@ -326,8 +326,11 @@ class _Logging:
         else:
             # Quiet: livescore's own warnings (each outage once), other libraries' errors.
             # The OpenTelemetry exporters log every failed attempt; the worker says it once.
+            # Dramatiq's own errors about messages (an unknown actor...) carry tracebacks;
+            # the worker reports each dead letter in one line.
             root.setLevel(logging.WARNING)
             self._set("opentelemetry", logging.CRITICAL)
+            self._set("dramatiq", logging.CRITICAL)
         self._set("livescore", min(logging.INFO, root.level))
 
     def _set(self, name: str, level: int) -> None:
