@@ -12,6 +12,7 @@ import redis
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._gate import RedisJudgeGate, rpm_window
 from livescore.fleet._ledger import Ledger, Mark, valid_reply_to
+from livescore.fleet._redis import outage_reason
 from livescore.testing import RedisTestServer
 
 
@@ -158,3 +159,39 @@ def test_the_export_barrier_waits_for_a_flush_that_starts_after_the_call() -> No
     assert result == [True]
     assert len(calls) == 2
     barrier.stop()
+
+
+def test_a_failed_flush_is_retried_by_the_barrier_itself() -> None:
+    results = [False, False, True]
+    calls: list[float] = []
+    done = threading.Event()
+
+    def flush(timeout: float) -> bool:
+        calls.append(time.monotonic())
+        ok = results[min(len(calls) - 1, len(results) - 1)]
+        if ok:
+            done.set()
+        return ok
+
+    barrier = ExportBarrier(flush, min_interval=0.0, retry_first=0.01, retry_max=0.05)
+    barrier.request()  # one request; nobody asks again
+    assert done.wait(10)
+    assert len(calls) == 3
+    assert barrier.failures == 2
+    barrier.stop()
+
+
+def test_outages_are_told_from_bad_requests() -> None:
+    assert outage_reason(redis.ConnectionError("Error 111 connecting")) is not None
+    assert outage_reason(redis.TimeoutError("Timeout reading")) is not None
+    oom = redis.exceptions.OutOfMemoryError(
+        "command not allowed when used memory > 'maxmemory'. script: 1, on @user_script:58."
+    )
+    assert outage_reason(oom) == ("out of memory (maxmemory reached, maxmemory-policy noeviction)")
+    readonly = redis.exceptions.ReadOnlyError("You can't write against a read only replica.")
+    assert outage_reason(readonly) == "read-only (a replica: a failover in progress?)"
+    assert outage_reason(redis.ResponseError("MASTERDOWN Link with MASTER is down")) is not None
+    # Retrying cannot fix these: they are errors.
+    assert outage_reason(redis.AuthenticationError("invalid username-password pair")) is None
+    assert outage_reason(redis.ResponseError("WRONGTYPE Operation against a key")) is None
+    assert outage_reason(ValueError("no")) is None
