@@ -96,7 +96,8 @@ def test_a_commit_cut_off_by_a_redis_outage_is_retried_by_itself(fleet: Fleet) -
     wait_for(lambda: fleet.receiver.held >= 1, 30, "the commit's export")
     fleet.redis.stop()  # ... and Redis goes away before the marks are written
     fleet.receiver.gate.set()
-    wait_for(lambda: "Redis is unreachable" in worker.output(), 30, "the outage to be seen")
+    # The marks meet the outage (the client's "Error 111 connecting ...: refused").
+    wait_for(lambda: "Error 111" in worker.output(), 30, "the outage to be seen")
     fleet.redis.start()
     publisher.close()
     publisher = DramatiqPublisher(fleet.url, "livescore")
@@ -372,8 +373,13 @@ def test_the_same_message_twice_on_one_worker_is_scored_once(fleet: Fleet) -> No
         broker.enqueue(message)
         broker.enqueue(message)
         wait_for(lambda: judge.arrived >= 1, 30, "the first copy's judge call")
-        # Both copies reached the worker's handler while the first one scores.
-        wait_for(lambda: _deliveries(client, message.message_id) == 2, 30, "both copies")
+        # Both copies reached the worker's handler while the first one scores (or the second
+        # one has asked the judge too).
+        wait_for(
+            lambda: _deliveries(client, message.message_id) == 2 or judge.arrived >= 2,
+            30,
+            "both copies",
+        )
         judge.release.set()
         fleet.wait_for_pairs({(run.run_id, "judged")})
         wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "both copies acknowledged")
@@ -401,12 +407,12 @@ def test_a_worker_frozen_past_its_heartbeat_exports_nothing_when_it_resumes(flee
             fleet.wait_for_pairs({(r.run_id, "judged") for r in runs}, timeout=60)
         finally:
             frozen.process.send_signal(signal.SIGCONT)
-        # It resumes with four finished scores whose claims lapsed: discarded, not exported.
-        wait_for(lambda: "discarded" in frozen.output(), 60, "the frozen worker's commit")
+        # It resumes with four finished scores whose claims lapsed, commits them as it stops
+        # (the scores in hand finish first): discarded, not exported.
         assert frozen.terminate() == 0
         assert other.terminate() == 0
-        assert "fenced 4" in frozen.output(), frozen.output()
         assert fleet.pair_counts() == {(r.run_id, "judged"): 1 for r in runs}
+        assert "fenced 4" in frozen.output(), frozen.output()
         wait_for(
             lambda: (
                 fleet.receiver.counter_total("livescore.runs", {"livescore.status": "scored"}) == 4
