@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if rows:
         table(
             "2-3. Faults while two workers score (hallucination one-call + keyword coverage)",
-            ["fault", "rounds", "pairs", "lost", "duplicate spans", "per fault", "discarded (fence)"],
+            ["fault", "rounds", "pairs", "lost", "duplicate spans", "per fault", "discarded"],
             rows,
         )
     console.print(f"wall time {time.perf_counter() - started:.0f} s")
