@@ -19,7 +19,7 @@ Keys (all under ``livescore:fleet:``):
   expires ``ttl`` after its last change.
 - ``alive:{worker id}`` — set by each worker every few seconds with a short expiry: a
   claim whose worker has no such key is stale and may be taken over.
-- ``deliveries:{message id}`` — a set of the tokens of the deliveries of a message that
+- ``delivered:{message id}`` — a set of the tokens of the deliveries of a message that
   reached a worker; bounds the retries of a job that kills its worker every time.
 - ``eval:{32 hex}:results`` — the only keys a job may name as its ``reply_to``.
 """
@@ -274,7 +274,7 @@ class Ledger:
     def count_delivery(self, message_id: str, owner: str) -> int:
         """Count this delivery of a message (once, however often it is retried); the count
         so far."""
-        key = f"{PREFIX}deliveries:{message_id}"
+        key = f"{PREFIX}delivered:{message_id}"
         pipe = self.client.pipeline()
         pipe.sadd(key, owner)
         pipe.pexpire(key, int(self.ttl * 1000))
@@ -284,7 +284,7 @@ class Ledger:
 
     def uncount_delivery(self, message_id: str, owner: str) -> None:
         """Take back a delivery that ended in an orderly requeue (not a crash)."""
-        self.client.srem(f"{PREFIX}deliveries:{message_id}", owner)
+        self.client.srem(f"{PREFIX}delivered:{message_id}", owner)
 
     # -- pairs --------------------------------------------------------------------------------
 
@@ -351,7 +351,7 @@ class Ledger:
 
     def complete(self, message_id: str) -> None:
         """The delivery ended: forget its message's delivery count."""
-        self.client.delete(f"{PREFIX}deliveries:{message_id}")
+        self.client.delete(f"{PREFIX}delivered:{message_id}")
 
 
 def _key_index(keys: Sequence[str]) -> tuple[list[str], list[int]]:

@@ -70,11 +70,7 @@ def _message(*args: Any, actor: str = ACTOR_NAME, **kwargs: Any) -> tuple[str, b
 
 def _deliveries(client: redis.Redis, message_id: str) -> int:
     """How many deliveries of a message reached a worker's handler (the ledger's count)."""
-    key = f"livescore:fleet:deliveries:{message_id}"
-    kind = client.type(key)
-    if kind == b"set":
-        return int(client.scard(key))
-    return int(client.get(key) or 0)
+    return int(client.scard(f"livescore:fleet:delivered:{message_id}"))
 
 
 def _dead_letters(client: redis.Redis) -> int:
