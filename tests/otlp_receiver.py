@@ -45,6 +45,17 @@ def _value(any_value: Any) -> Any:
     return getattr(any_value, kind) if kind else None
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when an exporter's process dies mid-connection (a test kills workers)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class OTLPTestReceiver:
     """A minimal OTLP/HTTP (protobuf) receiver: keeps every span it is sent, and the latest
     value of every counter data point per process (``/v1/metrics``).
@@ -103,7 +114,7 @@ class OTLPTestReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 return None
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

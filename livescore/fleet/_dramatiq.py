@@ -455,7 +455,9 @@ class DramatiqConsumer:
                     count = failures[message.message_id] = failures.get(message.message_id, 0) + 1
                     if len(failures) > 10_000:
                         failures.clear()
-                _log.exception(
+                # The traceback once; its repeats in one line each.
+                log = _log.exception if count == 1 else _log.error
+                log(
                     "livescore worker: handling job message %s failed (%d of %d)",
                     message.message_id,
                     count,
