@@ -488,7 +488,10 @@ class DramatiqConsumer:
         worker.start()
         beat.start()
         try:
-            stop.wait()
+            # Never an untimed wait: a signal handled by another thread (after a SIGSTOP
+            # the kernel may hand SIGTERM to any of them) would not wake this one.
+            while not stop.wait(0.5):
+                pass
         finally:
             # Worker threads finish the message in hand (handlers give up at the drain
             # deadline and raise Requeue); prefetched messages go back to the queue.
