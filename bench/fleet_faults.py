@@ -35,7 +35,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,7 @@ from _common import (
     print_machine,
     table,
 )
+from fleet import LATENCY_S, Worker, _pairs, _record, _wait
 
 from livescore.fleet._dramatiq import DramatiqPublisher
 from livescore.testing import RedisTestServer
@@ -57,112 +57,27 @@ from livescore.testing import RedisTestServer
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 from otlp_receiver import OTLPTestReceiver
 
-LATENCY_S = 0.2
 IDS = ("hallucination", "keyword-coverage")
-CONTEXT = (
-    '{"tool": "track_parcel", "result": {"parcel": "4711", "status": "in transit", '
-    '"last_scan": "Lyon depot, Monday"}}'
-)
-ANSWER = "Parcel 4711 left the Lyon depot on Monday and is on its way to the locker."
 
 
-def _env(receiver: str, judge: str) -> dict[str, str]:
+def _judge_env(judge: str) -> dict[str, str]:
     return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(BENCH_DIR), os.environ.get("PYTHONPATH", "")]),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver,
-        "OTEL_METRICS_EXPORTER": "none",
         "BENCH_JUDGE_URL": judge,
         "BENCH_JUDGE_LATENCY": str(LATENCY_S),
         "BENCH_MODE": "one_call",
     }
 
 
-def _record(round_no: int, i: int) -> dict[str, Any]:
-    from livescore import Run
-    from livescore.runs import CONTEXT_METADATA_KEY
-
-    n = round_no * 100_000 + i
-    run = Run(
-        input="Where is my parcel 4711?",
-        output=ANSWER,
-        run_id=f"run-{n}",
-        trace_id=f"{n + 1:032x}",
-        span_id=f"{n + 1:016x}",
-        trace_flags=1,
-        metadata={CONTEXT_METADATA_KEY: [CONTEXT]},
-    )
-    return {
-        "format": 1,
-        "id": f"job-{n}",
-        "run": run.to_dict(),
-        "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
-        "scorers": [{"id": sid, "sample_rate": 1.0} for sid in IDS],
-    }
+def _job(round_no: int, i: int) -> dict[str, Any]:
+    """Job ``i`` of a round (run ids apart from the other rounds')."""
+    return _record(round_no * 100_000 + i, IDS)
 
 
-def _pairs(receiver: OTLPTestReceiver) -> Counter[tuple[str, str]]:
-    return Counter(
-        (str(s.attributes["livescore.run.id"]), str(s.attributes["livescore.scorer.id"]))
-        for s in list(receiver.spans)
-        if s.name.startswith("evaluation ")
-    )
-
-
-def _wait(condition: Any, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-class Worker:
-    """A ``livescore worker`` process with the bench scorers; its stderr is drained."""
-
-    def __init__(self, broker: str, env: dict[str, str], *args: str) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "livescore.cli",
-                "worker",
-                "_fleet_scorers:scorers",
-                "--broker",
-                broker,
-                "--heartbeat-timeout",
-                "2",
-                *args,
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        if not self._ready.wait(60):
-            raise RuntimeError(f"the worker did not start: {self.lines}")
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip())
-            if "scoring" in line:
-                self._ready.set()
-
-    def stop(self) -> dict[str, int]:
-        """Stop it gracefully; the counts of its stop line."""
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=90)
-        time.sleep(0.2)  # the reader thread takes the last line
-        last = next((x for x in reversed(self.lines) if " stopped: " in x), "")
-        return {
-            key: int(value)
-            for key, value in re.findall(r"(fenced|duplicates skipped|dead letters) (\d+)", last)
-        }
+def _stop(worker: Worker) -> int:
+    """Stop a worker gracefully; the scores it discarded (its stop line's ``fenced``)."""
+    worker.stop()
+    found = re.search(r"fenced (\d+)", worker.stop_line)
+    return int(found.group(1)) if found else 0
 
 
 # -- 1. the commit window ------------------------------------------------------------------------
@@ -194,7 +109,13 @@ def commit_window(judge: str, jobs: int) -> dict[str, Any]:
     with RedisTestServer() as redis_server, OTLPTestReceiver() as receiver:
         child = subprocess.Popen(
             [sys.executable, __file__, "--child", redis_server.url],
-            env=_env(receiver.url, judge),
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(BENCH_DIR), os.environ.get("PYTHONPATH", "")]),
+                "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                "OTEL_METRICS_EXPORTER": "none",
+                **_judge_env(judge),
+            },
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -204,7 +125,7 @@ def commit_window(judge: str, jobs: int) -> dict[str, Any]:
         publisher = DramatiqPublisher(redis_server.url, "livescore")
         started = time.perf_counter()
         for i in range(jobs):
-            publisher.publish(_record(0, i))
+            publisher.publish(_job(0, i))
         publisher.close()
         _wait(lambda: len(_pairs(receiver)) >= jobs * len(IDS), 600)
         wall = time.perf_counter() - started
@@ -260,15 +181,16 @@ def commit_window(judge: str, jobs: int) -> dict[str, Any]:
 def faults(judge: str, kind: str, rounds: int, jobs: int, seed: int = 7) -> dict[str, Any]:
     rng = random.Random(seed)
     with RedisTestServer() as redis_server, OTLPTestReceiver() as receiver:
-        env = _env(receiver.url, judge)
-        args = ("--concurrency", "16")
-        workers = [Worker(redis_server.url, env, *args) for _ in range(2)]
+        env = _judge_env(judge)
+        args = ("--concurrency", "16", "--heartbeat-timeout", "2")
+        workers = [Worker(redis_server.url, receiver.url, env, *args) for _ in range(2)]
         publisher = DramatiqPublisher(redis_server.url, "livescore")
         fenced = 0
         for round_no in range(1, rounds + 1):
             for i in range(jobs):
-                publisher.publish(_record(round_no, i))
-            time.sleep(rng.uniform(0.3, 1.2))  # a random moment while both score
+                publisher.publish(_job(round_no, i))
+            # A random moment while both score (two workers take ~0.6 s per 100 jobs).
+            time.sleep(rng.uniform(0.1, 0.5) * jobs / 100)
             victim = workers[0]
             if kind == "freeze":
                 victim.process.send_signal(signal.SIGSTOP)
@@ -277,13 +199,13 @@ def faults(judge: str, kind: str, rounds: int, jobs: int, seed: int = 7) -> dict
             else:
                 victim.process.send_signal(signal.SIGKILL)
                 victim.process.wait(timeout=10)
-                workers[0] = Worker(redis_server.url, env, *args)
+                workers[0] = Worker(redis_server.url, receiver.url, env, *args)
             expected = {(f"run-{round_no * 100_000 + i}", sid) for i in range(jobs) for sid in IDS}
             _wait(lambda e=expected: e <= set(_pairs(receiver)), 300)  # type: ignore[misc]
         publisher.close()
         time.sleep(2.0)  # a late duplicate would arrive now
         for worker in workers:
-            fenced += worker.stop().get("fenced", 0)
+            fenced += _stop(worker)
         counts = _pairs(receiver)
     expected_all = {
         (f"run-{r * 100_000 + i}", sid)

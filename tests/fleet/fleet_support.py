@@ -218,6 +218,14 @@ class Fleet:
             + "\n".join(w.output()[-2000:] for w in self.workers),
         )
 
+    def wait_for_count(
+        self, value: float, what: str, name: str = "livescore.runs", **attributes: str
+    ) -> None:
+        """Wait until the workers' counter ``name`` (its points with ``attributes``; dots
+        spelled ``_``) sums to ``value``."""
+        wanted = {key.replace("_", "."): v for key, v in attributes.items()}
+        wait_for(lambda: self.receiver.counter_total(name, wanted) == value, 30, what)
+
     def logs(self) -> str:
         return "\n".join(f"--- worker {w.pid}\n{w.output()}" for w in self.workers)
 

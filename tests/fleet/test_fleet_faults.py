@@ -156,11 +156,7 @@ def test_past_the_export_deadline_the_jobs_go_back_to_the_queue(fleet: Fleet) ->
     output = worker.output()
     assert "handed back to the queue 0" not in output, output
     # Scored again after the hand-back, counted once each: the discarded scores never left.
-    wait_for(
-        lambda: fleet.receiver.counter_total("livescore.runs", {"livescore.status": "scored"}) == 4,
-        30,
-        "the worker's counts",
-    )
+    fleet.wait_for_count(4, "the worker's counts", livescore_status="scored")
     assert max(fleet.pair_counts().values()) == 1
     publisher.close()
 
@@ -409,13 +405,7 @@ def test_a_worker_frozen_past_its_heartbeat_exports_nothing_when_it_resumes(flee
         assert other.terminate() == 0
         assert fleet.pair_counts() == {(r.run_id, "judged"): 1 for r in runs}
         assert "fenced 4" in frozen.output(), frozen.output()
-        wait_for(
-            lambda: (
-                fleet.receiver.counter_total("livescore.runs", {"livescore.status": "scored"}) == 4
-            ),
-            30,
-            "the workers' counts",
-        )
+        fleet.wait_for_count(4, "the workers' counts", livescore_status="scored")
         publisher.close()
 
 
@@ -474,11 +464,7 @@ def test_an_undecodable_message_is_dead_lettered_and_the_jobs_fetched_with_it_go
     assert "dead letters 1" in output, output
     assert output.count("dead-letter set") == 1, output
     assert "Traceback" not in output, output
-    wait_for(
-        lambda: fleet.receiver.counter_total("livescore.fleet.dead_letters") == 1,
-        30,
-        "the dead-letter count",
-    )
+    fleet.wait_for_count(1, "the dead-letter count", name="livescore.fleet.dead_letters")
     client.close()
 
 
@@ -502,16 +488,8 @@ def test_malformed_messages_are_dead_lettered_once_and_counted(fleet: Fleet) -> 
     assert "Traceback" not in output, output
     assert output.count("malformed_message") == 3, output
     # The record the malformed message carried: its pair is counted, dropped, not lost.
-    wait_for(
-        lambda: (
-            fleet.receiver.counter_total(
-                "livescore.runs",
-                {"livescore.status": "dropped", "livescore.reason": "malformed_message"},
-            )
-            == 1
-        ),
-        30,
-        "the stray job's pair",
+    fleet.wait_for_count(
+        1, "the stray job's pair", livescore_status="dropped", livescore_reason="malformed_message"
     )
     client.close()
 
