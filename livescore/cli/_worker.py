@@ -445,13 +445,8 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
-    from livescore.fleet._redis import validate_url
     from livescore.judges import redact_url
 
-    try:
-        validate_url(broker)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     watchdog.broker = redact_url(broker)
     watchdog.phase = f"loading {args.scorers}"
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
