@@ -70,8 +70,10 @@ def add_demo_parser(sub: Any) -> None:
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="also send the spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:6006 for "
-        "Arize Phoenix; /v1/traces is added when the URL has no path)",
+        help="also send the spans, and the scores' gen_ai.evaluation.result events, to this "
+        "OTLP/HTTP endpoint (e.g. a Collector at http://127.0.0.1:4318; /v1/traces and "
+        "/v1/logs are added when the URL has no path; for Arize Phoenix, which has no logs "
+        "endpoint, use --phoenix)",
     )
     export.add_argument(
         "--phoenix",

@@ -62,6 +62,9 @@ class DemoSetup:
         questions: The scenario's questions (the scripted model's plans).
         sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
             them to the live scoring the agent attaches (``sinks=``).
+        logger_provider: Where the scores' ``gen_ai.evaluation.result`` events go (an SDK
+            logger provider exporting to ``--otlp-endpoint``); ``None`` for the global one.
+            Pass it to the live scoring the agent attaches (``logger_provider=``).
     """
 
     scorers: Sequence[Scorer]
@@ -69,6 +72,7 @@ class DemoSetup:
     agent_model: str | None = None
     questions: Sequence[DemoQuestion] = QUESTIONS
     sinks: Sequence[ScoreSink] = ()
+    logger_provider: Any = None
 
 
 @dataclass(slots=True)

@@ -173,6 +173,7 @@ class LangChainDemoAgent:
             tracer_provider=setup.tracer_provider,
             name=AGENT_NAME,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
         )
 
     def ask(self, question: str) -> DemoReply:
