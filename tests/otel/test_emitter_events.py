@@ -316,7 +316,9 @@ def test_flush_exports_batched_events() -> None:
     exporter = InMemoryLogRecordExporter()
     provider = LoggerProvider()
     # A long delay: only the flush can export the record in time.
-    provider.add_log_record_processor(BatchLogRecordProcessor(exporter, schedule_delay_millis=60_000))
+    provider.add_log_record_processor(
+        BatchLogRecordProcessor(exporter, schedule_delay_millis=60_000)
+    )
     try:
         emitter = OTelEmitter(logger_provider=provider, emit="events")
         emitter.emit(traced_run(), scored(), sample_rate=1.0)
