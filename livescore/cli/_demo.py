@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.cli._common import EXIT_USAGE, make_console
+from livescore.cli._export import emit_signals
 from livescore.cli._judge_options import (
     JUDGE_MODEL_ENV,
     JudgeOptions,
@@ -92,6 +93,14 @@ def add_demo_parser(sub: Any) -> None:
         "there with --otlp-endpoint)",
     )
     export.add_argument(
+        "--emit",
+        metavar="SIGNALS",
+        type=emit_signals,
+        help="spans,events (the default) or spans: whether each score is also a "
+        "gen_ai.evaluation.result event (sent to --otlp-endpoint's /v1/logs); the demo shows "
+        "the score spans, so they are always emitted",
+    )
+    export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
     )
     p.set_defaults(handler=run_demo_command)
@@ -128,6 +137,7 @@ def run_demo_command(
         phoenix=args.phoenix,
         langfuse=args.langfuse,
         console_spans=args.console_spans,
+        emit=args.emit or ("spans", "events"),
         endpoint_configured=bool(
             args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")
         ),

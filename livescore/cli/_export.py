@@ -17,6 +17,7 @@ from livescore.cli._common import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from livescore.otel import EmitSignal
     from livescore.sinks import BatchingSink
 
 __all__ = (
@@ -42,7 +43,7 @@ PROPOSALS_HELP = (
 )
 
 
-def emit_signals(text: str) -> tuple[str, ...]:
+def emit_signals(text: str) -> tuple[EmitSignal, ...]:
     """An ``argparse`` type for ``--emit``: ``spans``, ``events`` or ``spans,events``.
 
     Example:

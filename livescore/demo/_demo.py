@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from livescore.judges import Judge
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import BatchingSink
 
@@ -64,6 +65,9 @@ class DemoOptions:
         langfuse: Also send each score to Langfuse as a score (keys and host from the
             ``LANGFUSE_*`` environment variables).
         console_spans: Also print every span as JSON.
+        emit: ``("spans", "events")`` (the default) or ``("spans",)``: whether each score
+            is also a ``gen_ai.evaluation.result`` event. The demo shows the score spans, so
+            it always emits them.
         endpoint_configured: An OpenAI-compatible endpoint is set but no model (the demo
             points that out).
         judge_help: How to configure a judge, shown when none is.
@@ -80,6 +84,7 @@ class DemoOptions:
     phoenix: str | None = None
     langfuse: bool = False
     console_spans: bool = False
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
     endpoint_configured: bool = False
     judge_help: str = "pass --model openai/<model>"
 
@@ -126,6 +131,11 @@ def run_demo(
         raise DemoConfigError(
             f"the demo exports spans with the OpenTelemetry SDK: pip install '{DISTRIBUTION}[sdk]'"
         )
+    if "spans" not in options.emit:
+        raise DemoConfigError(
+            "--emit: the demo shows each run's score spans, so it emits them: use spans or "
+            "spans,events"
+        )
     factory = load_demo_agent(options.runtime)
     otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
     sinks = _start_sinks(options)
@@ -139,7 +149,8 @@ def run_demo(
 
         console = Console(highlight=False)
     # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
-    logs_urls = [_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint else []
+    events = "events" in options.emit
+    logs_urls = [_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
     telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters, logs_urls)
     choice: _JudgeChoice | None = None
     try:
@@ -152,6 +163,7 @@ def run_demo(
                 agent_model=options.agent_model,
                 sinks=sinks,
                 logger_provider=telemetry.logger_provider,
+                emit=options.emit,
             )
         )
         return _Session(options, console, telemetry, choice, scorers, agent, sinks).run()

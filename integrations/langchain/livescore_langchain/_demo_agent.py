@@ -174,6 +174,7 @@ class LangChainDemoAgent:
             name=AGENT_NAME,
             sinks=list(setup.sinks),
             logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
 
     def ask(self, question: str) -> DemoReply:

@@ -76,7 +76,9 @@ def test_emit_spans_sends_no_event_and_emit_events_no_evaluation_span(
     assert len(spans_named(exporter.get_finished_spans(), "evaluation")) == 1
 
     exporter.clear()
-    events_only = make_handler([recording_scorer(Recorded())], logger_provider=provider, emit="events")
+    events_only = make_handler(
+        [recording_scorer(Recorded())], logger_provider=provider, emit="events"
+    )
     weather_agent().invoke(QUESTION, config={"callbacks": [events_only]})
     assert events_only.flush(timeout=10)
     assert len(log_exporter.get_finished_logs()) == 1
