@@ -119,6 +119,18 @@ def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPa
     assert flagged_event.attributes["livescore.judge.calls"] == 3
 
 
+def test_emit_spans_sends_no_events_and_events_alone_is_refused() -> None:
+    console, buffer = _console()
+    with OTLPTestReceiver() as collector:
+        code = run_demo_cli(["--otlp-endpoint", collector.url, "--emit", "spans"], console)
+    assert code == 0, buffer.getvalue()
+    assert len([s for s in collector.spans if s.name.startswith("evaluation ")]) == 5
+    assert collector.events() == []
+    console, buffer = _console()
+    assert run_demo_cli(["--emit", "events"], console) == 2
+    assert "error: --emit: the demo shows each run's score spans" in buffer.getvalue()
+
+
 def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_runs() -> None:
     console, buffer = _console()
     memory = InMemorySpanExporter()
