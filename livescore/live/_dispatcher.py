@@ -22,7 +22,7 @@ from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
 from livescore.live._stats import Counts, DispatchStats, total_stats
-from livescore.otel import Emitter, current_trace_parent
+from livescore.otel import EmitSignal, Emitter, current_trace_parent
 from livescore.otel import attributes as A
 from livescore.runs import (
     Run,
@@ -159,6 +159,12 @@ class LiveDispatcher:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        emit: What the default emitter makes of each score besides its metrics:
+            ``("spans", "events")`` (the default, also written ``"spans,events"``), an
+            evaluation span under the run's span and a ``gen_ai.evaluation.result`` event
+            parented to it; ``"spans"`` or ``"events"`` alone. With ``emitter=``, set it on
+            that emitter (``OTelEmitter(emit=...)``); with ``broker=``, on the workers
+            (``livescore worker --emit``).
         sinks: Dashboards each finished score also goes to
             (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
             after the emitter and off the agent's path (each sink queues and delivers on
@@ -228,6 +234,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        emit: str | Iterable[EmitSignal] | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
@@ -256,7 +263,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
         if broker is not None:
+            if emit is not None:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: choose what they emit "
+                    "there (livescore worker --emit, or FleetWorker(emit=...))"
+                )
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
             if sinks:
@@ -288,7 +305,7 @@ class LiveDispatcher:
         if emitter is None:
             from livescore.otel import OTelEmitter
 
-            emitter = OTelEmitter()
+            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
         elif not isinstance(emitter, Emitter):
             missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
             raise TypeError(
