@@ -13,6 +13,15 @@ Example:
     'llama3.2'
 """
 
+from livescore.judges._budget import (
+    BudgetLedger,
+    BudgetPeriod,
+    BudgetStats,
+    BudgetTicket,
+    JudgeBudget,
+    LocalBudgetLedger,
+    budget_of,
+)
 from livescore.judges._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
@@ -26,6 +35,16 @@ from livescore.judges._errors import (
 )
 from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
 from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
+from livescore.judges._prices import (
+    DEFAULT_PRICES,
+    DEFAULT_PRICES_AS_OF,
+    PRICES_ENV,
+    Price,
+    PriceLike,
+    PriceTable,
+    load_prices,
+    price_of,
+)
 from livescore.judges._protocol import Judge, ModelT
 from livescore.judges._redaction import redact_url
 from livescore.judges._resolve import resolve_judge
@@ -35,10 +54,18 @@ from livescore.judges._validation import ask_for_object
 
 __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICES_AS_OF",
+    "PRICES_ENV",
     "Answer",
+    "BudgetLedger",
+    "BudgetPeriod",
+    "BudgetStats",
+    "BudgetTicket",
     "Judge",
     "JudgeAuthError",
     "JudgeBadRequestError",
+    "JudgeBudget",
     "JudgeConfigError",
     "JudgeConnectionError",
     "JudgeError",
@@ -48,15 +75,22 @@ __all__ = (
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUsage",
+    "LocalBudgetLedger",
     "Message",
     "ModelT",
     "OpenAIJudge",
+    "Price",
+    "PriceLike",
+    "PriceTable",
     "RequestGate",
     "StructuredOutputMode",
     "TransportName",
     "ask_for_object",
+    "budget_of",
     "current_request_gate",
     "forget_server",
+    "load_prices",
+    "price_of",
     "redact_url",
     "resolve_judge",
     "use_request_gate",
