@@ -14,7 +14,9 @@ Example:
 """
 
 from livescore.judges._budget import (
+    Admission,
     BudgetLedger,
+    BudgetLedgerError,
     BudgetPeriod,
     BudgetStats,
     BudgetTicket,
@@ -57,8 +59,10 @@ __all__ = (
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
     "PRICES_ENV",
+    "Admission",
     "Answer",
     "BudgetLedger",
+    "BudgetLedgerError",
     "BudgetPeriod",
     "BudgetStats",
     "BudgetTicket",

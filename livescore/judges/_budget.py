@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import logging
 import math
 import threading
 import time
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import anyio
 
+from livescore._errors import LivescoreError
 from livescore.judges._errors import JudgeConfigError
 from livescore.judges._prices import Price, PriceTable, price_of, price_table
 from livescore.judges._usage import JudgeUsage
@@ -56,6 +58,7 @@ __all__ = (
     "HISTORY",
     "Admission",
     "BudgetLedger",
+    "BudgetLedgerError",
     "BudgetPeriod",
     "BudgetStats",
     "BudgetTicket",
@@ -76,10 +79,19 @@ BUDGET_LEDGERS_GROUP = "livescore.budget_ledgers"
 """The entry point group where ``broker=`` finds its ledger (livescore-ai declares
 ``livescore.fleet:RedisBudgetLedger`` as ``broker``)."""
 
+_log = logging.getLogger("livescore.judges")
+
 _POLL_S = 0.01  # how often a score with nothing to go on checks whether it may run
 
 
 # -- the ledger seam ------------------------------------------------------------------------
+
+
+class BudgetLedgerError(LivescoreError):
+    """A budget's ledger cannot answer (its Redis is unreachable).
+
+    A score that cannot reserve is skipped, never run unchecked: a budget fails closed.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +101,7 @@ class Admission:
     Attributes:
         admitted: Whether the reservation was taken.
         window: The start of the window it counts in (epoch seconds; 0 without windows).
+        window_s: The window's length in seconds (0: none).
         lease: The reservation's id, to settle it with.
         spent_usd: The window's settled spend, before this reservation.
         spent_tokens: The window's settled tokens, before this reservation.
@@ -98,6 +111,7 @@ class Admission:
 
     admitted: bool
     window: int = 0
+    window_s: int = 0
     lease: str = ""
     spent_usd: float = 0.0
     spent_tokens: int = 0
@@ -145,9 +159,7 @@ def window_start(window_s: int, now: float | None = None) -> int:
     return t - t % window_s
 
 
-def fits(
-    spent: float, reserved: float, amount: float, limit: float | None, *, alone: bool
-) -> bool:
+def fits(spent: float, reserved: float, amount: float, limit: float | None, *, alone: bool) -> bool:
     """The admission rule for one limit (see the module docstring).
 
     Example:
@@ -214,7 +226,14 @@ class LocalBudgetLedger:
                 lease = str(next(self._ids))
                 self._leases[lease] = (window, usd, tokens)
             return Admission(
-                admitted, window, lease, spent[0], int(spent[1]), reserved_usd, reserved_tokens
+                admitted,
+                window,
+                window_s,
+                lease,
+                spent[0],
+                int(spent[1]),
+                reserved_usd,
+                reserved_tokens,
             )
 
     async def settle(self, admission: Admission, *, usd: float, tokens: int) -> None:
@@ -357,8 +376,7 @@ class JudgeBudget:
             raise JudgeConfigError(f"per must be 'day', 'hour', 'minute' or None, not {per!r}")
         if isinstance(fallback, str) and fallback != "one_call":
             raise JudgeConfigError(
-                f"fallback must be a cheaper Judge or 'one_call' (the judge mode), not "
-                f"{fallback!r}"
+                f"fallback must be a cheaper Judge or 'one_call' (the judge mode), not {fallback!r}"
             )
         if fallback is not None and not isinstance(fallback, str):
             from livescore.judges._protocol import Judge
@@ -368,7 +386,9 @@ class JudgeBudget:
                     f"fallback must be a Judge or 'one_call', not {type(fallback).__name__}"
                 )
         if not (isinstance(fallback_below, int | float) and 0 < fallback_below < 1):
-            raise JudgeConfigError(f"fallback_below must be between 0 and 1, not {fallback_below!r}")
+            raise JudgeConfigError(
+                f"fallback_below must be between 0 and 1, not {fallback_below!r}"
+            )
         if not isinstance(name, str) or not name.strip():
             raise JudgeConfigError("a budget's name must be a non-empty string")
         if not (isinstance(lease, int | float) and lease > 0):
@@ -436,9 +456,7 @@ class JudgeBudget:
 
     # -- a score's turn -------------------------------------------------------------------
 
-    async def admit(
-        self, scorer_id: str, judge: Judge, *, one_call: bool = False
-    ) -> BudgetTicket:
+    async def admit(self, scorer_id: str, judge: Judge, *, one_call: bool = False) -> BudgetTicket:
         """Reserve one score of ``scorer_id`` on ``judge`` (its fallback when low).
 
         Args:
@@ -460,7 +478,16 @@ class JudgeBudget:
         for index, (variant, candidate, fallback) in enumerate(options):
             self.check_judge(candidate)
             share = 1.0 - low_share if index == 0 else 1.0
-            admission = await self._reserve(scorer_id, variant, candidate, share)
+            try:
+                admission = await self._reserve(scorer_id, variant, candidate, share)
+            except BudgetLedgerError as exc:
+                with self._lock:
+                    self.stats.exhausted += 1
+                return BudgetTicket(
+                    False,
+                    reason=f"{self.describe()} cannot be checked ({exc}): the score was "
+                    "skipped before any judge call (budget_exhausted)",
+                )
             if admission.admitted:
                 mode = "one_call" if fallback == "one_call" else None
                 with self._lock:
@@ -481,9 +508,7 @@ class JudgeBudget:
             self.stats.exhausted += 1
         return BudgetTicket(False, reason=self._refusal(last))
 
-    async def _reserve(
-        self, scorer_id: str, variant: str, judge: Judge, share: float
-    ) -> Admission:
+    async def _reserve(self, scorer_id: str, variant: str, judge: Judge, share: float) -> Admission:
         while True:
             expected = self._expected(scorer_id, variant, judge)
             with self._lock:
@@ -539,13 +564,17 @@ class JudgeBudget:
         return usd, tokens
 
     async def _settle(self, ticket: BudgetTicket, usage: JudgeUsage, *, record: bool) -> None:
-        assert ticket.admission is not None and ticket.judge is not None
+        assert ticket.admission is not None
+        assert ticket.judge is not None
         price = price_of(ticket.judge)
         usd = price.cost(usage) if price is not None else 0.0
         tokens = usage.total_tokens
         try:
             with anyio.CancelScope(shield=True):
                 await self._ledger.settle(ticket.admission, usd=usd, tokens=tokens)
+        except BudgetLedgerError as exc:
+            # Its reservation lapses after the lease; the cost is missing from the ledger.
+            _log.warning("livescore: %s could not settle a score: %s", self.describe(), exc)
         finally:
             with self._lock:
                 self._in_flight -= 1

@@ -502,9 +502,7 @@ class Scorer:
             result.error_type = "timeout"
         return result, error
 
-    async def _admit(
-        self, judge: Judge, result: ScoreResult
-    ) -> tuple[BudgetTicket, Judge, Scorer]:
+    async def _admit(self, judge: Judge, result: ScoreResult) -> tuple[BudgetTicket, Judge, Scorer]:
         """Ask the judge's budget for this score: what to run it on, or a skip."""
         budget = budget_of(judge)
         assert budget is not None
