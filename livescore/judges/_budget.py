@@ -12,10 +12,13 @@ below). The ledger admits the reservation when
     settled spend + open reservations + this reservation <= the limit,
 
 and otherwise admits it only *alone*: when this process has no other score of this budget
-in flight and something is left (settled + reserved < limit). Anything else is **skipped**
-before any judge call, with a reason naming the budget (``budget_exhausted``). After the
-score, its reservation is released and its real cost (from the usage the server reported)
-is added to the settled spend of the window it was reserved in.
+in flight and something is left (settled + reserved < limit). A reservation that does not
+fit now but would once the scores in flight settle (settled + this <= limit: reservations
+are pessimistic, so settling frees room) waits for them, up to ``wait`` seconds. Anything
+else is **skipped** before any judge call, with a reason naming the budget
+(``budget_exhausted``). After the score, its reservation is released and its real cost
+(from the usage the server reported) is added to the settled spend of the window it was
+reserved in, even when the score failed or was cancelled.
 
 **The bound.** Admitted scores whose cost stays within their reservation never take the
 spend past the limit; the only score allowed past it is one admitted alone, and a process
@@ -39,7 +42,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -81,7 +84,9 @@ BUDGET_LEDGERS_GROUP = "livescore.budget_ledgers"
 
 _log = logging.getLogger("livescore.judges")
 
-_POLL_S = 0.01  # how often a score with nothing to go on checks whether it may run
+# How often a waiting score asks again (doubling up to the longest pause).
+_POLL_S = 0.01
+_MAX_POLL_S = 0.1
 
 
 # -- the ledger seam ------------------------------------------------------------------------
@@ -179,6 +184,9 @@ def fits(spent: float, reserved: float, amount: float, limit: float | None, *, a
 class LocalBudgetLedger:
     """A budget ledger in this process's memory (the default; thread-safe).
 
+    Args:
+        clock: Epoch seconds now (``time.time``), which decides the window.
+
     Example:
         >>> import anyio
         >>> ledger = LocalBudgetLedger()
@@ -191,7 +199,8 @@ class LocalBudgetLedger:
         (0.5, 0)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock  # epoch seconds: which window "now" is in
         self._lock = threading.Lock()
         self._spent: dict[int, list[float]] = {}  # window -> [usd, tokens]
         self._leases: dict[str, tuple[int, float, int]] = {}  # id -> (window, usd, tokens)
@@ -208,7 +217,7 @@ class LocalBudgetLedger:
         alone: bool,
         lease_s: float,
     ) -> Admission:
-        window = window_start(window_s)
+        window = window_start(window_s, self._clock())
         with self._lock:
             spent = self._spent.setdefault(window, [0.0, 0])
             # Windows before this one can only be settled into, not admitted in: forget
@@ -245,7 +254,7 @@ class LocalBudgetLedger:
 
     async def spent(self, *, window_s: int) -> tuple[float, int]:
         with self._lock:
-            spent = self._spent.get(window_start(window_s), [0.0, 0])
+            spent = self._spent.get(window_start(window_s, self._clock()), [0.0, 0])
             return float(spent[0]), int(spent[1])
 
 
@@ -338,6 +347,9 @@ class JudgeBudget:
         name: Separates budgets sharing one Redis (and names the budget in skip reasons).
         lease: Seconds a reservation is held at most when its process dies mid-score
             (Redis ledger).
+        wait: The longest a score waits, in seconds, for scores in flight to settle when
+            their settling may leave room for it (their reservations are pessimistic), or
+            for its scorer's first score when it has nothing to go on; then it is skipped.
         ledger: A ready :class:`BudgetLedger` (instead of ``broker``).
 
     Example:
@@ -358,6 +370,7 @@ class JudgeBudget:
         broker: str | None = None,
         name: str = "judge",
         lease: float = 300.0,
+        wait: float = 10.0,
         ledger: BudgetLedger | None = None,
     ) -> None:
         if usd is None and tokens is None:
@@ -393,6 +406,8 @@ class JudgeBudget:
             raise JudgeConfigError("a budget's name must be a non-empty string")
         if not (isinstance(lease, int | float) and lease > 0):
             raise JudgeConfigError(f"lease must be a positive number of seconds, not {lease!r}")
+        if not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
+            raise JudgeConfigError(f"wait must be 0 or more seconds, not {wait!r}")
         if broker is not None and ledger is not None:
             raise JudgeConfigError("give a JudgeBudget broker= or ledger=, not both")
         self.usd = None if usd is None else float(usd)
@@ -403,6 +418,7 @@ class JudgeBudget:
         self.fallback_below = float(fallback_below)
         self.name = name.strip()
         self.lease = float(lease)
+        self.wait = float(wait)
         self.broker = broker
         self._ledger = ledger if ledger is not None else _ledger_for(broker, self.name)
         self.stats = BudgetStats()
@@ -509,39 +525,53 @@ class JudgeBudget:
         return BudgetTicket(False, reason=self._refusal(last))
 
     async def _reserve(self, scorer_id: str, variant: str, judge: Judge, share: float) -> Admission:
+        limit_usd = None if self.usd is None else self.usd * share
+        limit_tokens = None if self.tokens is None else math.floor(self.tokens * share)
+        deadline = time.monotonic() + self.wait
+        pause = _POLL_S
         while True:
             expected = self._expected(scorer_id, variant, judge)
             with self._lock:
                 alone = self._in_flight == 0
-                if expected is None and not alone:
-                    wait = True  # nothing to go on: run alone, once the others are done
-                else:
-                    wait = False
+                # Nothing to go on: run alone, once this process's other scores are done.
+                may_ask = expected is not None or alone
+                if may_ask:
                     self._in_flight += 1
-            if not wait:
-                break
-            await anyio.sleep(_POLL_S)
-        usd, tokens = expected if expected is not None else (0.0, 0)
-        try:
-            admission = await self._ledger.admit(
-                window_s=self.window_s,
-                limit_usd=None if self.usd is None else self.usd * share,
-                limit_tokens=None if self.tokens is None else math.floor(self.tokens * share),
-                usd=usd,
-                tokens=tokens,
-                alone=alone,
-                lease_s=self.lease,
-            )
-        except BaseException:
-            with self._lock:
-                self._in_flight -= 1
-            raise
-        with self._lock:
-            if not admission.admitted:
-                self._in_flight -= 1
-            elif alone:
-                self.stats.alone += 1
-        return admission
+            if may_ask:
+                usd, tokens = expected if expected is not None else (0.0, 0)
+                try:
+                    admission = await self._ledger.admit(
+                        window_s=self.window_s,
+                        limit_usd=limit_usd,
+                        limit_tokens=limit_tokens,
+                        usd=usd,
+                        tokens=tokens,
+                        alone=alone,
+                        lease_s=self.lease,
+                    )
+                except BaseException:
+                    with self._lock:
+                        self._in_flight -= 1
+                    raise
+                with self._lock:
+                    if admission.admitted:
+                        self.stats.alone += alone
+                        return admission
+                    self._in_flight -= 1
+                # Refused now; but when the scores in flight settle below what they reserved
+                # (reservations are the most recent scores cost), it may fit: wait for them.
+                later = admission.reserved_usd > 0 or admission.reserved_tokens > 0
+                later = (
+                    later
+                    and (limit_usd is None or admission.spent_usd + usd <= limit_usd)
+                    and (limit_tokens is None or admission.spent_tokens + tokens <= limit_tokens)
+                )
+                if not later or time.monotonic() + pause > deadline:
+                    return admission
+            elif time.monotonic() + pause > deadline:
+                return _WAITED
+            await anyio.sleep(pause)
+            pause = min(pause * 2, _MAX_POLL_S)
 
     def _expected(self, scorer_id: str, variant: str, judge: Judge) -> tuple[float, int] | None:
         """The expected ``(usd, tokens)`` of one score: the most of its recent scores."""
@@ -589,6 +619,12 @@ class JudgeBudget:
                     )
 
     def _refusal(self, admission: Admission | None) -> str:
+        if admission is _WAITED:
+            return (
+                f"{self.describe()} had no room within {self.wait:g} s (this process's scores "
+                "in flight hold it): the score was skipped before any judge call "
+                "(budget_exhausted)"
+            )
         spent = []
         if admission is not None and self.usd is not None:
             used = admission.spent_usd + admission.reserved_usd
@@ -608,6 +644,9 @@ class JudgeBudget:
             f"{self.describe()} is exhausted{used_text}{resets}: the score was skipped "
             "before any judge call (budget_exhausted)"
         )
+
+
+_WAITED = Admission(False)  # a score that waited `wait` seconds for its turn, in vain
 
 
 def _as_usage(u: _Usage) -> JudgeUsage:
