@@ -238,9 +238,8 @@ class Estimate:
         *,
         total: int,
         concurrency: int,
-        wall_s: float,
     ) -> Estimate:
-        """Extrapolate from the scored sample ``items`` (which took ``wall_s``)."""
+        """Extrapolate from the scored sample ``items``."""
         n = max(len(items), 1)
         costs: list[float] = []
         unpriced: set[str] = set()
@@ -265,12 +264,12 @@ class Estimate:
             if len(costs) > 1
             else 0.0
         )
-        # A sample of at least two rounds of `concurrency` shows the real throughput
-        # (queueing on the judge's own limit included); a smaller one only its latency.
-        if len(items) >= 2 * concurrency and wall_s > 0:
-            seconds = wall_s * total / n
-        else:
-            seconds = statistics.fmean(latencies) * math.ceil(total / concurrency) if items else 0
+        # `concurrency` items are in flight at once, each for about an item's latency (its
+        # waits for the judge's own limit included): the mean of the items after the
+        # first round, which also opens the connections and finds the structured-output
+        # form (of all of them, in a sample of one round).
+        later = latencies[concurrency:] or latencies
+        seconds = statistics.fmean(later) * total / concurrency if later else 0.0
         return cls(
             sample=len(items),
             total=total,
@@ -310,6 +309,8 @@ class Estimate:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

@@ -485,7 +485,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             outcome = _estimate_first(
                 args, scorers, target, dataset, out, err, done, results_file, export, plan
             )
-            if isinstance(outcome, int):
+            if isinstance(outcome, int):  # estimated, and stopped there
+                if results_file is not None:
+                    results_file.finish(in_data_order=True)
                 return outcome
             result = outcome
             partial = plan.stop_reason(len(result.items), len(dataset.items))
@@ -619,9 +621,7 @@ def _estimate_first(
     sample = sample_indices(total, plan.items)
     err.print(f"estimating from {len(sample)} of {total} item(s)")
     first = _score(args, scorers, target, dataset, err, done, results_file, export, sample)
-    estimate = Estimate.of(
-        first.items, total=total, concurrency=args.concurrency, wall_s=first.duration_s
-    )
+    estimate = Estimate.of(first.items, total=total, concurrency=args.concurrency)
     for line in estimate.lines():
         out.print(line)
     refusal = plan.refuses(estimate)
