@@ -29,11 +29,14 @@ import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from livescore.fleet._ledger import PREFIX
+
+if TYPE_CHECKING:
+    from livescore.judges import Admission, Reservation
 
 __all__ = ("RedisBudgetLedger", "RedisJudgeGate")
 
@@ -327,37 +330,28 @@ class RedisBudgetLedger:
         except (redis.RedisError, OSError) as exc:
             raise BudgetLedgerError(f"Redis at {_display(self.url)}: {exc}") from None
 
-    async def admit(
-        self,
-        *,
-        window_s: int,
-        limit_usd: float | None,
-        limit_tokens: int | None,
-        usd: float,
-        tokens: int,
-        alone: bool,
-        lease_s: float,
-    ) -> Any:
+    async def admit(self, request: Reservation) -> Admission:
         from livescore.judges import Admission
 
         lease = uuid.uuid4().hex
+        r = request
         answer = await self._run(
             0,
             [
-                window_s,
-                repr(-1.0 if limit_usd is None else float(limit_usd)),
-                -1 if limit_tokens is None else int(limit_tokens),
-                repr(float(usd)),
-                int(tokens),
-                1 if alone else 0,
-                int(lease_s * 1000),
+                r.window_s,
+                repr(-1.0 if r.limit_usd is None else float(r.limit_usd)),
+                -1 if r.limit_tokens is None else int(r.limit_tokens),
+                repr(float(r.usd)),
+                int(r.tokens),
+                1 if r.alone else 0,
+                int(r.lease_s * 1000),
                 lease,
             ],
         )
         return Admission(
             admitted=int(answer[0]) == 1,
             window=int(answer[1]),
-            window_s=window_s,
+            window_s=r.window_s,
             lease=lease,
             spent_usd=float(answer[2]),
             spent_tokens=int(float(answer[3])),
@@ -365,7 +359,7 @@ class RedisBudgetLedger:
             reserved_tokens=int(float(answer[5])),
         )
 
-    async def settle(self, admission: Any, *, usd: float, tokens: int) -> None:
+    async def settle(self, admission: Admission, *, usd: float, tokens: int) -> None:
         # The spend is kept two windows (a score settling late still counts in its own).
         await self._run(
             1,

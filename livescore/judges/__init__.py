@@ -22,6 +22,7 @@ from livescore.judges._budget import (
     BudgetTicket,
     JudgeBudget,
     LocalBudgetLedger,
+    Reservation,
     budget_of,
 )
 from livescore.judges._errors import (
@@ -87,6 +88,7 @@ __all__ = (
     "PriceLike",
     "PriceTable",
     "RequestGate",
+    "Reservation",
     "StructuredOutputMode",
     "TransportName",
     "ask_for_object",

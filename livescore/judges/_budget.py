@@ -67,6 +67,7 @@ __all__ = (
     "BudgetTicket",
     "JudgeBudget",
     "LocalBudgetLedger",
+    "Reservation",
     "budget_of",
 )
 
@@ -100,6 +101,30 @@ class BudgetLedgerError(LivescoreError):
 
 
 @dataclass(frozen=True, slots=True)
+class Reservation:
+    """What one score asks a ledger to reserve.
+
+    Attributes:
+        window_s: The window's length in seconds (0: no window, a total).
+        limit_usd: The limit in USD (``None``: none).
+        limit_tokens: The limit in tokens (``None``: none).
+        usd: The expected cost to reserve.
+        tokens: The expected tokens to reserve.
+        alone: This process has no other score of the budget in flight (so it may take
+            what is left even when the expected cost does not fit).
+        lease_s: How long the reservation holds if it is never settled.
+    """
+
+    window_s: int
+    limit_usd: float | None
+    limit_tokens: int | None
+    usd: float
+    tokens: int
+    alone: bool
+    lease_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class Admission:
     """A ledger's answer to one reservation.
 
@@ -128,18 +153,9 @@ class Admission:
 class BudgetLedger(Protocol):
     """Where a budget's spend and open reservations are kept (this process, or Redis)."""
 
-    async def admit(
-        self,
-        *,
-        window_s: int,
-        limit_usd: float | None,
-        limit_tokens: int | None,
-        usd: float,
-        tokens: int,
-        alone: bool,
-        lease_s: float,
-    ) -> Admission:
-        """Reserve ``usd`` / ``tokens`` if they fit (or ``alone`` and something is left)."""
+    async def admit(self, request: Reservation) -> Admission:
+        """Reserve ``request.usd`` / ``request.tokens`` if they fit (or ``request.alone``
+        and something is left): the rule of :func:`fits` for each limit."""
         ...
 
     async def settle(self, admission: Admission, *, usd: float, tokens: int) -> None:
@@ -191,8 +207,7 @@ class LocalBudgetLedger:
         >>> import anyio
         >>> ledger = LocalBudgetLedger()
         >>> async def main():
-        ...     a = await ledger.admit(window_s=0, limit_usd=1.0, limit_tokens=None,
-        ...                            usd=0.4, tokens=0, alone=False, lease_s=60)
+        ...     a = await ledger.admit(Reservation(0, 1.0, None, 0.4, 0, False, 60.0))
         ...     await ledger.settle(a, usd=0.5, tokens=0)
         ...     return await ledger.spent(window_s=0)
         >>> anyio.run(main)
@@ -206,18 +221,9 @@ class LocalBudgetLedger:
         self._leases: dict[str, tuple[int, float, int]] = {}  # id -> (window, usd, tokens)
         self._ids = itertools.count(1)
 
-    async def admit(
-        self,
-        *,
-        window_s: int,
-        limit_usd: float | None,
-        limit_tokens: int | None,
-        usd: float,
-        tokens: int,
-        alone: bool,
-        lease_s: float,
-    ) -> Admission:
-        window = window_start(window_s, self._clock())
+    async def admit(self, request: Reservation) -> Admission:
+        r = request
+        window = window_start(r.window_s, self._clock())
         with self._lock:
             spent = self._spent.setdefault(window, [0.0, 0])
             # Windows before this one can only be settled into, not admitted in: forget
@@ -227,17 +233,17 @@ class LocalBudgetLedger:
                 del self._spent[old]
             reserved_usd = sum(u for w, u, _ in self._leases.values() if w == window)
             reserved_tokens = sum(t for w, _, t in self._leases.values() if w == window)
-            admitted = fits(spent[0], reserved_usd, usd, limit_usd, alone=alone) and fits(
-                spent[1], reserved_tokens, tokens, limit_tokens, alone=alone
+            admitted = fits(spent[0], reserved_usd, r.usd, r.limit_usd, alone=r.alone) and fits(
+                spent[1], reserved_tokens, r.tokens, r.limit_tokens, alone=r.alone
             )
             lease = ""
             if admitted:
                 lease = str(next(self._ids))
-                self._leases[lease] = (window, usd, tokens)
+                self._leases[lease] = (window, r.usd, r.tokens)
             return Admission(
                 admitted,
                 window,
-                window_s,
+                r.window_s,
                 lease,
                 spent[0],
                 int(spent[1]),
@@ -541,13 +547,9 @@ class JudgeBudget:
                 usd, tokens = expected if expected is not None else (0.0, 0)
                 try:
                     admission = await self._ledger.admit(
-                        window_s=self.window_s,
-                        limit_usd=limit_usd,
-                        limit_tokens=limit_tokens,
-                        usd=usd,
-                        tokens=tokens,
-                        alone=alone,
-                        lease_s=self.lease,
+                        Reservation(
+                            self.window_s, limit_usd, limit_tokens, usd, tokens, alone, self.lease
+                        )
                     )
                 except BaseException:
                     with self._lock:

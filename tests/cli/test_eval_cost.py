@@ -1,11 +1,12 @@
 """livescore eval and judge cost: the total and per-item cost printed, in --out and in the
-report; --estimate on the 200-item dataset against the full run; --max-cost refusing to
-start, and stopping a run (keeping what it scored, marked partial)."""
+report; --estimate on the 200-item dataset against the full run, and on stored traces;
+--max-cost refusing to start, and stopping a run (keeping what it scored, marked partial)."""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ from _cli_support import hallucination_responder, write_jsonl
 
 from livescore.cli import main
 from livescore.testing import OpenAITestServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
+from _trace_support import genai_tool_run, memory_provider, otlp_json_line
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "hallucination" / "halueval_qa_200.jsonl"
 PRICES = json.dumps({"test-judge": [2.0, 8.0]})  # USD per million input / output tokens
@@ -222,3 +226,23 @@ def test_max_cost_needs_the_judges_price(
         assert server.requests == []
     assert code == 2
     assert "no known price" in capsys.readouterr().err
+
+
+def test_estimate_a_backfill_of_stored_traces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    provider, exporter = memory_provider()
+    for i in range(12):
+        answer = "It is sunny in Lyon. " * (1 + i % 3)
+        genai_tool_run(provider, question="Weather in Lyon?", answer=answer.strip())
+    path = tmp_path / "traces.jsonl"
+    path.write_text(otlp_json_line(list(exporter.get_finished_spans())) + "\n")
+    with OpenAITestServer(responder=hallucination_responder) as server:
+        code = _eval(server, "--traces", str(path), "--estimate", "--estimate-items", "4")
+        requests = len(server.requests)
+    out = capsys.readouterr().out
+    assert code == 0
+    match = ESTIMATE.search(out)
+    assert match is not None, out
+    assert match.group(1, 2) == ("4", "12")
+    assert requests == 4 * 3  # the sample only: three judge calls a run

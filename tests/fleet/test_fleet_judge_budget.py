@@ -1,52 +1,34 @@
 """A judge budget shared by the whole fleet through Redis: two ``livescore worker`` processes
 spend from one ``--judge-budget``, skip what it cannot pay, and overspend by at most one
-score each."""
+score each; budgets given ``broker=`` share one ledger; with Redis away a budget fails
+closed."""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import redis
-from fleet_support import Fleet
+from fleet_support import Fleet, publish_jobs
 
-from livescore import Run
-from livescore.fleet._dramatiq import DramatiqPublisher
-from livescore.testing import OpenAITestServer, Reply
+from livescore import ScoreResult
+from livescore.judges import JudgeBudget
+from livescore.testing import OpenAITestServer, RedisTestServer, Reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judges"))
+
+from _judges_support import one_prompt_scorer
 
 pytestmark = pytest.mark.slow
 
 PRICE = {"test-model": [1.0, 2.0]}  # USD per million input / output tokens
 BUDGET = 0.01
-
-
-def _publish(fleet: Fleet, count: int) -> set[tuple[str, str]]:
-    publisher = DramatiqPublisher(fleet.url, "livescore")
-    pairs = set()
-    for i in range(count):
-        run = Run(
-            input="q",
-            output=f"answer number {i}",
-            run_id=f"run-{i}",
-            trace_id=f"{i + 1:032x}",
-            span_id=f"{i + 1:016x}",
-            trace_flags=1,
-        )
-        publisher.publish(
-            {
-                "format": 1,
-                "id": f"job-{i}",
-                "run": run.to_dict(),
-                "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
-                "scorers": [{"id": "priced", "sample_rate": 1.0}],
-            }
-        )
-        pairs.add((run.run_id, "priced"))
-    publisher.close()
-    return pairs
 
 
 class _Judge:
@@ -83,7 +65,7 @@ def test_two_workers_share_one_judge_budget(fleet: Fleet) -> None:
             )
             for _ in range(2)
         ]
-        pairs = _publish(fleet, 40)
+        pairs = publish_jobs(fleet.url, range(40), "priced", lambda i: f"answer number {i}")
         fleet.wait_for_pairs(pairs)
         for worker in workers:
             assert worker.terminate() == 0
@@ -118,3 +100,49 @@ def test_two_workers_share_one_judge_budget(fleet: Fleet) -> None:
         assert len(keys) == 1, keys
         assert float(client.hget(keys[0], "usd") or 0) == pytest.approx(spent)
         client.close()
+
+
+def test_budgets_with_one_broker_share_one_ledger(redis_server: RedisTestServer) -> None:
+    """Two budgets on one Redis (as two processes hold them) spend from one ledger."""
+    with OpenAITestServer(responder=lambda body: Reply.delay(0.01, "yes")) as server:
+        budgets = [JudgeBudget(usd=0.02, per="day", broker=redis_server.url) for _ in range(2)]
+        scorers = [
+            one_prompt_scorer(server.judge(prices=(1.0, 2.0), budget=b), system="Yes or no?")
+            for b in budgets
+        ]
+        texts = ["word " * (20 + 37 * (i % 11)) for i in range(120)]
+
+        async def main() -> list[ScoreResult]:
+            results: list[ScoreResult] = []
+            limiter = anyio.CapacityLimiter(16)
+
+            async def one(i: int) -> None:
+                async with limiter:
+                    run = {"input": "q", "output": texts[i]}
+                    results.append(await scorers[i % 2].score(run))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(len(texts)):
+                    tg.start_soon(one, i)
+            return results
+
+        results = anyio.run(main)
+        spent_in_redis = anyio.run(budgets[0].spent)
+    costs = [r.usage.cost_usd or 0.0 for r in results if r.status == "scored"]
+    assert sum(costs) <= 0.02 + 2 * max(costs)  # one score per budget holder at most
+    assert sum(costs) >= 0.02 - 2 * max(costs)
+    assert spent_in_redis[0] == pytest.approx(sum(costs))
+    assert all(b.stats.admitted for b in budgets)
+    assert any(r.status == "skipped" for r in results)
+
+
+def test_a_budget_whose_redis_is_away_skips_scores_saying_why() -> None:
+    with OpenAITestServer(responder=lambda body: "yes") as server:
+        budget = JudgeBudget(usd=1.0, per="day", broker="redis://127.0.0.1:9/0")
+        scorer = one_prompt_scorer(server.judge(prices=(1.0, 2.0), budget=budget))
+        result = anyio.run(lambda: scorer.score({"input": "q", "output": "a"}))
+        assert server.requests == []  # fails closed: no judge call without the ledger
+    assert result.status == "skipped"
+    assert "judge budget 'judge' ($1 per day) cannot be checked" in (result.reason or "")
+    assert "127.0.0.1:9" in (result.reason or "")
+    assert result.attributes["livescore.judge.budget_exhausted"] is True

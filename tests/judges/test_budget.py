@@ -16,8 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 
 from _cli_support import hallucination_responder
+from _judges_support import one_prompt_scorer
 
-from livescore import Scorer, ScoreResult, create_scorer
+from livescore import Scorer, ScoreResult
 from livescore.judges import (
     JudgeBudget,
     JudgeConfigError,
@@ -27,7 +28,6 @@ from livescore.judges import (
 )
 from livescore.otel import attributes as A
 from livescore.scorers import create_hallucination_scorer
-from livescore.scoring import PromptStep
 from livescore.testing import OpenAITestServer, Reply
 
 PRICE = (1.0, 4.0)  # USD per million input / output tokens
@@ -35,17 +35,7 @@ PRICE = (1.0, 4.0)  # USD per million input / output tokens
 
 def asking(judge: OpenAIJudge, scorer_id: str = "asked") -> Scorer:
     """One judge prompt per score: the run's output, so usage varies with the run."""
-    return create_scorer(
-        id=scorer_id,
-        description="one prompt step",
-        model=judge,
-        generate_score=PromptStep(
-            description="Answer yes or no",
-            output_schema=None,
-            create_prompt=lambda ctx: ctx.output_text,
-            parse=lambda text, ctx: 1.0 if "yes" in str(text) else 0.0,
-        ),
-    )
+    return one_prompt_scorer(judge, scorer_id, system="Answer yes or no.")
 
 
 def outputs(n: int, seed: int = 7) -> list[str]:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _judges_support import one_prompt_scorer
 
-from livescore import Scorer, ScoreResult, create_scorer
+from livescore import ScoreResult
 from livescore.judges import (
     DEFAULT_PRICES,
     DEFAULT_PRICES_AS_OF,
@@ -23,24 +24,7 @@ from livescore.judges import (
 )
 from livescore.judges._prices import find_price, resolve_price
 from livescore.otel import attributes as A
-from livescore.scoring import PromptStep
 from livescore.testing import OpenAITestServer, Reply
-
-
-def one_prompt_scorer(judge: OpenAIJudge, scorer_id: str = "asked") -> Scorer:
-    """A scorer whose score is one judge prompt (a long system prompt, as real ones are)."""
-    return create_scorer(
-        id=scorer_id,
-        description="one prompt step",
-        model=judge,
-        generate_score=PromptStep(
-            description="Answer yes or no",
-            output_schema=None,
-            system="You answer yes or no. " * 40,
-            create_prompt=lambda ctx: ctx.output_text,
-            parse=lambda text, ctx: 1.0 if "yes" in str(text) else 0.0,
-        ),
-    )
 
 
 def test_a_price_is_written_as_input_output_and_optionally_cached_input() -> None:
