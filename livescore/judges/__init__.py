@@ -3,6 +3,11 @@
 Importing this package does not import ``openai``: it is loaded when the first
 :class:`OpenAIJudge` is built.
 
+A judge knows what its tokens cost from a :class:`Price` (``OpenAIJudge(model,
+prices=...)``, ``$LIVESCORE_JUDGE_PRICES``, :data:`DEFAULT_PRICES`), and spends from a
+:class:`JudgeBudget` when it has one: a score the budget cannot pay is skipped before any
+judge call.
+
 To write a judge of your own, implement :class:`Judge`; :func:`ask_for_object` gives it the
 same parsing, validation and single corrective retry as :class:`OpenAIJudge` (an ``ask``
 function returning an :class:`Answer` for a list of :data:`Message` is all it needs).

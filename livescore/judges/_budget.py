@@ -43,8 +43,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import anyio
 
@@ -299,6 +299,12 @@ class BudgetTicket:
         mode: The judge mode to run in (``"one_call"`` on that fallback), else ``None``.
         fallback: ``"judge"`` or the mode when the fallback runs it; ``None`` otherwise.
         reason: Why it was refused (names the budget); ``""`` when admitted.
+        budget: The budget it was admitted by.
+        scorer_id: The scorer whose cost history it adds to.
+        variant: Which of that scorer's histories (``""``, ``"one_call"``,
+            ``"judge:<model>"``).
+        admission: The ledger's answer (what :meth:`settle` releases).
+        settled: Whether it was settled (a second :meth:`settle` does nothing).
     """
 
     admitted: bool
@@ -311,7 +317,6 @@ class BudgetTicket:
     variant: str = ""
     admission: Admission | None = None
     settled: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     async def settle(self, usage: JudgeUsage, *, record: bool = True) -> None:
         """Release the reservation and charge ``usage``; ``record`` adds it to the scorer's

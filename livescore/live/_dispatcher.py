@@ -369,7 +369,8 @@ class LiveDispatcher:
         predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
         id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
-        run's ``trace_id`` the same way.
+        run's ``trace_id`` the same way. A scorer with a
+        :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
