@@ -48,6 +48,7 @@ from livescore.live._guard import is_scoring
 from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
+    BudgetSampling,
     SamplingDecision,
     SamplingSpec,
     ScorerConfig,
@@ -58,6 +59,7 @@ from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
     "JOB_FORMAT",
+    "BudgetSampling",
     "DispatchStats",
     "EmitRunSpans",
     "Executor",
