@@ -31,6 +31,12 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from livescore.cli._common import EXIT_OK, UsageError, positive_float, positive_int
+from livescore.cli._cost import (
+    add_judge_budget_arguments,
+    apply_judge_prices,
+    attach_budget,
+    judge_budget_from_args,
+)
 
 __all__ = (
     "EXIT_BROKER_UNAVAILABLE",
@@ -66,16 +72,17 @@ def add_worker_parser(sub: Any) -> None:
             "Consume the scoring jobs that agents publish with broker=URL and score them\n"
             "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
             "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
-            "a child of the run's span, exported as the OTEL_* variables say (OTLP over\n"
-            "HTTP to OTEL_EXPORTER_OTLP_ENDPOINT by default). Start as many workers, on as\n"
-            "many machines, as the judge allows; SIGTERM stops one gracefully.\n\n"
+            "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+            "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
+            "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
+            "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully.\n\n"
             "Give the broker URL in $LIVESCORE_BROKER (or the variable --broker-env names)\n"
             "when it holds a password: a --broker argument is visible to every user in ps."
         ),
         epilog=(
             "example: LIVESCORE_BROKER=redis://:secret@host:6379/0 \\\n"
-            "  livescore worker myapp.scoring:scorers --concurrency 64 --judge-rpm 3000\n\n"
-            + _EXIT_CODES
+            "  livescore worker myapp.scoring:scorers --concurrency 64 --judge-rpm 3000 \\\n"
+            "  --judge-budget 20/day\n\n" + _EXIT_CODES
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
@@ -104,6 +111,17 @@ def add_worker_parser(sub: Any) -> None:
         help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
         "scorers' module, if it has one)",
     )
+    export = p.add_argument_group("export")
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
+        "variables say)",
+    )
+    from livescore.cli._export import add_emit_arguments
+
+    add_emit_arguments(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
         "--judge-rpm", type=positive_float, metavar="N", help="judge requests per minute"
@@ -111,6 +129,7 @@ def add_worker_parser(sub: Any) -> None:
     limits.add_argument(
         "--judge-concurrency", type=positive_int, metavar="N", help="judge requests in flight"
     )
+    add_judge_budget_arguments(limits)
     reliability = p.add_argument_group("reliability")
     reliability.add_argument(
         "--drain-timeout",
@@ -449,6 +468,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
 
     watchdog.broker = redact_url(broker)
     watchdog.phase = f"loading {args.scorers}"
+    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
     scorers = _as_list(value, "scorers", "MODULE:ATTR", args.scorers)
     if args.sinks:
@@ -458,12 +478,28 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore.cli._export import traces_url
     from livescore.fleet import FleetWorker, configure_from_env
+    from livescore.otel import DEFAULT_EMIT
+
+    endpoint = None
+    if args.otlp_endpoint:
+        endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
+    signals = args.emit or DEFAULT_EMIT
+
+    budget = judge_budget_from_args(args, broker)
+    if budget is not None:
+        judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
+        attach_budget(judges, budget, "--judge-budget")
 
     try:
         worker = FleetWorker(
             scorers,
             broker=broker,
+            # The default emitters, on the global providers configure_from_env installs
+            # below: their spans are held and fenced by the commit.
+            emit=signals,
+            semconv_proposals=args.semconv_proposals,
             concurrency=args.concurrency,
             queue=args.queue,
             sinks=sinks,
@@ -478,7 +514,9 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     try:
-        telemetry = configure_from_env(worker.worker_id)
+        telemetry = configure_from_env(
+            worker.worker_id, events="events" in signals, endpoint=endpoint
+        )
     except Exception as exc:  # an OTEL_* variable that names what is not installed
         raise UsageError(str(exc)) from exc
     worker.span_hold = telemetry.held
@@ -502,6 +540,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
                 f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
                 f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
                 f"{redact_url(broker)}, concurrency {args.concurrency}"
+                + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
             )
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -530,5 +569,11 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
         f"{s.duplicates}; handed back to the queue {s.requeued}; fenced {s.fenced}; "
         f"dead letters {s.dead_letters}; scoring-loop CPU {s.loop_cpu_s:.3f} s"
+        + (
+            f"; judge budget: {budget.stats.admitted} admitted, {budget.stats.exhausted} "
+            f"skipped (budget_exhausted), ${budget.stats.settled_usd:.6f} spent here"
+            if budget is not None
+            else ""
+        )
     )
     return EXIT_OK

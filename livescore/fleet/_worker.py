@@ -44,13 +44,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.from_thread
 
+from livescore._catalog import parse_scorer_spec
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
-from livescore.otel import Emitter
+from livescore.otel import DEFAULT_EMIT, EmitSignal, Emitter, parse_emit
 from livescore.runs import Run, TraceParent
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
@@ -261,6 +262,7 @@ class _Mark:
     spans: list[Any] = field(default_factory=list)
     fenced_until: float = 0.0  # monotonic; 0: not fenced yet
     failing_since: float | None = None  # monotonic: its first failed export
+    event_sent: bool = False  # its gen_ai.evaluation.result event was handed to the SDK
 
 
 class FleetWorker:
@@ -282,6 +284,10 @@ class FleetWorker:
             fenced and exported by the commit and whose counts follow the marks. A custom
             emitter gets each score when it ends (spans and counts together), so only its
             ``flush`` is checked by the commit.
+        emit: What the default emitter makes of each score besides metrics: ``"spans"``,
+            ``"events"`` or both (the default); see ``LiveDispatcher(emit=...)``. With
+            ``emitter=``, set it on that emitter. A score's event leaves with the commit
+            that exports its span, before its mark (never for a fenced score).
         judge_rpm: Judge requests per minute across every worker on this broker.
         judge_concurrency: Judge requests in flight across every worker on this broker.
         heartbeat_timeout: Seconds of silence after which a worker counts as dead and its
@@ -318,6 +324,8 @@ class FleetWorker:
         queue: str = DEFAULT_QUEUE,
         sinks: Sequence[ScoreSink] | None = None,
         emitter: Emitter | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
+        semconv_proposals: bool = False,
         judge_rpm: float | None = None,
         judge_concurrency: int | None = None,
         heartbeat_timeout: float = 60.0,
@@ -366,9 +374,18 @@ class FleetWorker:
         self.concurrency = concurrency
         self.queue = queue
         self.sinks = tuple(sinks or ())
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
+        self.signals: tuple[EmitSignal, ...] = parse_emit(DEFAULT_EMIT if emit is None else emit)
+        """What the default emitter makes of each score (``emit``)."""
+        self.semconv_proposals = bool(semconv_proposals)
         self._emitter_given = emitter
         self.emitter: Emitter = emitter  # type: ignore[assignment]  # set in run()
         self._span_emitter: Emitter | None = None
+        self._event_emitter: Emitter | None = None
         self.judge_rpm = judge_rpm
         self.judge_concurrency = judge_concurrency
         self.heartbeat_timeout = float(heartbeat_timeout)
@@ -520,10 +537,36 @@ class FleetWorker:
 
             from livescore.otel import OTelEmitter
 
-            self._span_emitter = OTelEmitter(meter_provider=NoOpMeterProvider())
-            self.emitter = with_sinks(OTelEmitter(tracer_provider=NoOpTracerProvider()), self.sinks)
+            # Three emitters, one per moment: spans at a pair's end (held), events at the
+            # commit that exports those spans (a fenced pair's never leaves), counts once
+            # the pair is marked done.
+            self._span_emitter = OTelEmitter(
+                meter_provider=NoOpMeterProvider(),
+                tracer_provider=None if "spans" in self.signals else NoOpTracerProvider(),
+                emit="spans",
+                semconv_proposals=self.semconv_proposals,
+            )
+            self._event_emitter = (
+                OTelEmitter(
+                    meter_provider=NoOpMeterProvider(),
+                    tracer_provider=NoOpTracerProvider(),
+                    emit="events",
+                    semconv_proposals=self.semconv_proposals,
+                )
+                if "events" in self.signals
+                else None
+            )
+            self.emitter = with_sinks(
+                OTelEmitter(
+                    tracer_provider=NoOpTracerProvider(),
+                    emit="spans",
+                    semconv_proposals=self.semconv_proposals,
+                ),
+                self.sinks,
+            )
         else:
             self._span_emitter = None
+            self._event_emitter = None
             self.emitter = with_sinks(self._emitter_given, self.sinks)
         self._dead_letter_counter = metrics.get_meter(A.INSTRUMENTATION_SCOPE).create_counter(
             "livescore.fleet.dead_letters",
@@ -852,13 +895,16 @@ class FleetWorker:
             if not self.emitter.flush(timeout):
                 self._emit_failed()
             exported = True
-        elif hold is None:
-            exported = _force_flush_traces(timeout)
         else:
-            if any(m.fenced_until <= self._window_start for m in self._held):
+            if hold is not None and any(m.fenced_until <= self._window_start for m in self._held):
                 return None
-            spans = [s for m in self._held for s in m.spans] + self._untagged
-            exported = hold.export(spans)
+            if not self._export_events(timeout):
+                return False
+            if hold is None:
+                exported = _force_flush_traces(timeout)
+            else:
+                spans = [s for m in self._held for s in m.spans] + self._untagged
+                exported = hold.export(spans)
         if exported:
             self._untagged = []
             self._exported.extend(self._held)
@@ -867,6 +913,26 @@ class FleetWorker:
                 self._export_failing = False
                 _log.warning("livescore worker: spans export again")
         return exported
+
+    def _export_events(self, timeout: float) -> bool:
+        """Hand the held marks' ``gen_ai.evaluation.result`` events to the SDK (once each)
+        and flush them, before their spans: a failed flush is a failed export (the events
+        are made again by the retry, so they leave at least once, like the spans)."""
+        emitter = self._event_emitter
+        if emitter is None:
+            return True
+        for mark in self._held:
+            if mark.emit is not None and not mark.event_sent:
+                mark.event_sent = True
+                try:
+                    mark.emit.to(emitter)
+                except Exception:
+                    self._emit_failed()
+        if _force_flush_logs(timeout):
+            return True
+        for mark in self._held:
+            mark.event_sent = False
+        return False
 
     def _export_failed(self) -> None:
         """The collector refused or did not answer: keep the marks; past the deadline, hand
@@ -1017,11 +1083,7 @@ class FleetWorker:
             config = self.scorers.get(sid)
             failure = None
             if config is None:
-                failure = (
-                    "unknown_scorer",
-                    f"scorer {sid!r} is not among this worker's scorers "
-                    f"({', '.join(self.scorers)}): start the workers with the agents' scorers",
-                )
+                failure = ("unknown_scorer", _unknown_scorer(sid, self.scorers))
             pairs.append(_Pair(sid, rate, config, failure))
         version = record.get("format", 1)
         raw_run = record.get("run")
@@ -1163,10 +1225,15 @@ def _force_flush_traces(timeout: float) -> bool:
     return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
 
 
+def _force_flush_logs(timeout: float) -> bool:
+    from opentelemetry import _logs
+
+    force_flush = getattr(_logs.get_logger_provider(), "force_flush", None)
+    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
+
+
 def _placeholder_scorer(scorer_id: str) -> Scorer:
     """A scorer that stands for an id the worker cannot score (it is never run)."""
-    from livescore import create_scorer
-
     return create_scorer(id=scorer_id, description="not scored here", generate_score=_never)
 
 
@@ -1191,3 +1258,21 @@ async def _run_executor(executor: InProcessExecutor, receive: Any) -> None:
     except Exception:
         _log.exception("livescore worker: the scoring loop stopped")
         raise
+
+
+def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
+    """Why a job's scorer cannot be scored here, and, for a catalog scorer (the jobs of
+    ``livescore eval --broker`` name them), how the workers build it."""
+    message = (
+        f"scorer {sid!r} is not among this worker's scorers ({', '.join(known)}): start the "
+        "workers with the agents' scorers"
+    )
+    try:
+        entry, _ = parse_scorer_spec(sid)
+    except ValueError:
+        return message
+    options = ", ScorerOptions(judge=...)" if entry.needs_judge else ""
+    return (
+        f"{message}; it is the catalog's {entry.name} scorer: add "
+        f"livescore.scorers.build_scorer({sid!r}{options}) to them"
+    )
