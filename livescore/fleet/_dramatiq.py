@@ -504,7 +504,9 @@ class DramatiqConsumer:
                     exc,
                 )
             beating.set()
+            beat.join(5.0)
             broker.close()
+            client.close()  # Dramatiq's broker leaves its Redis connections open
 
 
 def _beat(client: redis.Redis, broker_id: str, interval: float, stop: threading.Event) -> None:

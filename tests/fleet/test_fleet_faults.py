@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,7 +36,7 @@ from fleet_support import (
 )
 
 from livescore.fleet import BrokerExecutor
-from livescore.fleet._dramatiq import ACTOR_NAME, DramatiqPublisher
+from livescore.fleet._dramatiq import ACTOR_NAME, DramatiqConsumer, DramatiqPublisher
 from livescore.runs import Step, ToolCall
 from livescore.scorers import create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer, RedisTestServer
@@ -495,6 +497,60 @@ def test_malformed_messages_are_dead_lettered_once_and_counted(fleet: Fleet) -> 
     fleet.wait_for_count(
         1, "the stray job's pair", livescore_status="dropped", livescore_reason="malformed_message"
     )
+    client.close()
+
+
+def test_a_message_whose_handling_keeps_failing_is_dead_lettered_after_max_failures(
+    fleet: Fleet, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = _client(fleet)
+    _raw_message(client, _message(job_record(make_run(1), KC, job_id="job-bad")))
+    good = {f"job-{i}" for i in range(3)}
+    for i, job_id in enumerate(sorted(good)):
+        _raw_message(client, _message(job_record(make_run(10 + i), KC, job_id=job_id)))
+    calls: Counter[str] = Counter()
+    handled: set[str] = set()
+    dead: list[tuple[str, Any]] = []
+    lock = threading.Lock()
+
+    def failing_handler(record: Any, delivery: Any) -> None:
+        """A test double: a handler that fails every time for one job, done for the rest."""
+        with lock:
+            calls[record["id"]] += 1
+        if record["id"] == "job-bad":
+            raise RuntimeError("this handler fails every time")
+        with lock:
+            handled.add(record["id"])
+
+    consumer = DramatiqConsumer(
+        fleet.url, "livescore", concurrency=2, heartbeat_timeout=10.0, max_failures=3
+    )
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=consumer.run,
+        args=(failing_handler,),
+        kwargs={
+            "stop": stop,
+            "drain_timeout": 5.0,
+            "on_dead_letter": lambda reason, record: dead.append((reason, record)),
+        },
+    )
+    with caplog.at_level(logging.WARNING, logger="livescore"):
+        thread.start()
+        try:
+            wait_for(lambda: bool(dead) and handled == good, 60, "a dead letter, the rest done")
+            wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "nothing left unacknowledged")
+        finally:
+            stop.set()
+            thread.join(30)
+    assert not thread.is_alive()
+    assert calls["job-bad"] == 3, calls
+    assert [(reason, record["id"]) for reason, record in dead] == [("handler_error", "job-bad")]
+    assert _dead_letters(client) == 1
+    assert consumer.dead_letters == 1
+    failures = [r for r in caplog.records if "handling job message" in r.getMessage()]
+    # The traceback once, each repeat in one line.
+    assert [r.exc_info is not None for r in failures] == [True, False, False], failures
     client.close()
 
 
