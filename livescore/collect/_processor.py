@@ -16,10 +16,11 @@ from livescore.live import (
 from livescore.traces import AssemblyLimits
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
     from livescore.live import ScorerConfig
-    from livescore.otel import ContentCapture
+    from livescore.otel import ContentCapture, EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -72,6 +73,12 @@ class LiveScoringSpanProcessor:
             ended here) is assembled from what it has; one still busy past it is evicted.
         max_queued_spans: Ended spans waiting for the processor's thread; past it spans
             are refused and counted.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
         conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
             (the runs sharing ``gen_ai.conversation.id`` or OpenInference's ``session.id``)
             must be quiet before its conversation scorers run.
@@ -99,6 +106,8 @@ class LiveScoringSpanProcessor:
         max_bytes: int = 256 * 1024 * 1024,
         max_trace_age: float = 600.0,
         max_queued_spans: int = 100_000,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
         conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         limits = AssemblyLimits(
@@ -119,6 +128,8 @@ class LiveScoringSpanProcessor:
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
             conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: RunSink = sink

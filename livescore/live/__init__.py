@@ -60,6 +60,7 @@ from livescore.live._integration import (
 )
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
+    BudgetSampling,
     SamplingDecision,
     SamplingSpec,
     ScorerConfig,
@@ -71,6 +72,7 @@ from livescore.live._stats import DispatchStats, ScorerStats
 __all__ = (
     "DEFAULT_CONVERSATION_IDLE_TIMEOUT",
     "JOB_FORMAT",
+    "BudgetSampling",
     "ConversationLimits",
     "ConversationStats",
     "ConversationTurn",

@@ -33,7 +33,7 @@ from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide, decide_conversation
 from livescore.live._stats import Counts, DispatchStats, total_stats
-from livescore.otel import Emitter, current_trace_parent
+from livescore.otel import EmitSignal, Emitter, current_trace_parent
 from livescore.otel import attributes as A
 from livescore.runs import (
     Run,
@@ -152,6 +152,15 @@ class _Job:
         self._dispatcher._end_pairs(self, _indices(self, index), _HANDED_OFF, None)
 
 
+def _applied_rates(
+    configs: list[ScorerConfig], rates: list[float | None]
+) -> tuple[float | None, ...] | None:
+    """The rates a job carries: only when one differs from its scorer's fixed rate."""
+    if all(rate == config.rate for config, rate in zip(configs, rates, strict=True)):
+        return None
+    return tuple(rates)
+
+
 def _indices(job: _Job, index: int | None) -> Iterable[int]:
     if index is None:
         return range(len(job.done))
@@ -231,6 +240,12 @@ class LiveDispatcher:
             Run scorers and conversation scorers may be mixed.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        emit: What the default emitter makes of each score besides its metrics:
+            ``("spans", "events")`` (the default, also written ``"spans,events"``), an
+            evaluation span under the run's span and a ``gen_ai.evaluation.result`` event
+            parented to it; ``"spans"`` or ``"events"`` alone. With ``emitter=``, set it on
+            that emitter (``OTelEmitter(emit=...)``); with ``broker=``, on the workers
+            (``livescore worker --emit``).
         sinks: Dashboards each finished score also goes to
             (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
             after the emitter and off the agent's path (each sink queues and delivers on
@@ -307,6 +322,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        emit: str | Iterable[EmitSignal] | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
@@ -337,7 +353,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
         if broker is not None:
+            if emit is not None:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: choose what they emit "
+                    "there (livescore worker --emit, or FleetWorker(emit=...))"
+                )
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
             if sinks:
@@ -391,7 +417,7 @@ class LiveDispatcher:
         if emitter is None:
             from livescore.otel import OTelEmitter
 
-            emitter = OTelEmitter()
+            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
         elif not isinstance(emitter, Emitter):
             missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
             raise TypeError(
@@ -481,7 +507,8 @@ class LiveDispatcher:
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
         run's ``trace_id`` the same way. With ``conversation_id``, the conversation scorers
         that sample that conversation are in ``decision.conversation_scorers`` (decided
-        from the id alone: every turn of a conversation gets the same answer).
+        from the id alone: every turn of a conversation gets the same answer). A scorer
+        with a :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -543,12 +570,19 @@ class LiveDispatcher:
         turn_configs: tuple[ScorerConfig, ...] = ()
         if conversation_id and self._conversation_configs:
             turn_configs = decide_conversation(self._conversation_configs, conversation_id)
-        configs = [c for c in decision.scorers if c.scorer.level != "conversation"]
+        picked = [
+            (c, decision.rate_of(i))
+            for i, c in enumerate(decision.scorers)
+            if c.scorer.level != "conversation"
+        ]
+        configs = [c for c, _ in picked]
+        rates = [rate for _, rate in picked]
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
             try:
                 if config.sampling(run):  # type: ignore[operator]
                     configs.append(config)
+                    rates.append(None)
             except Exception:
                 _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
                 broken.append(config)
@@ -584,14 +618,14 @@ class LiveDispatcher:
                 for config in configs:
                     self._count_drop(config.scorer_id, "shutdown")
                 self._drop_turn(turn, "shutdown")
-                configs, turn = [], None
+                configs, rates, turn = [], [], None
             elif configs and not (trace_sampled or self.score_unsampled_traces):
                 # Its spans would vanish in the SDK: no judge is paid for them. (A turn is
                 # still kept: its conversation's score nests under the conversation's
                 # last turn.)
                 for config in configs:
                     self._count_drop(config.scorer_id, "trace_not_sampled")
-                configs = []
+                configs, rates = [], []
             if not configs and turn is None:
                 pass
             elif not q.admits_locked():
@@ -600,7 +634,13 @@ class LiveDispatcher:
                 self._drop_turn(turn, "queue_full")
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
-                scoring = ScoringJob(run, tuple(configs), parent, turn=remote_turn)
+                scoring = ScoringJob(
+                    run,
+                    tuple(configs),
+                    parent,
+                    turn=remote_turn,
+                    rates=_applied_rates(configs, rates),
+                )
                 queued_at = (
                     self._clock() if turn is None and self._conversation_configs else math.inf
                 )
@@ -1014,6 +1054,7 @@ class LiveDispatcher:
                     return
                 job.done[index] = True
                 config = job.job.scorers[index]
+                config.record_score(result)  # a budget-following rate learns the cost
                 counts = self._counts_of(config.scorer_id)
                 counts.in_flight -= 1
                 if result.status == "scored":
@@ -1031,7 +1072,7 @@ class LiveDispatcher:
             self.emitter.emit(
                 job.job.run,
                 result,
-                sample_rate=config.rate,
+                sample_rate=job.job.rate_of(index),
                 source="live",
                 scorer_version=config.scorer.version,
                 start_time_ns=start_time_ns,

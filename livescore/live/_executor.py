@@ -117,15 +117,17 @@ class ConversationTurn:
         return record
 
 
-def _scorer_records(configs: tuple[ScorerConfig, ...]) -> list[dict[str, Any]]:
+def _scorer_records(
+    configs: tuple[ScorerConfig, ...], rate_of: Callable[[int], float | None] | None = None
+) -> list[dict[str, Any]]:
     return [
         {
             "id": c.scorer_id,
             "version": c.scorer.version,
-            "sample_rate": c.rate,
+            "sample_rate": rate_of(i) if rate_of is not None else c.rate,
             "timeout": c.timeout,
         }
-        for c in configs
+        for i, c in enumerate(configs)
     ]
 
 
@@ -159,8 +161,17 @@ class ScoringJob:
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
+    rates: tuple[float | None, ...] | None = field(default=None)
+    """The rate that sampled each scorer's pair, when it is not the scorer's fixed rate (a
+    :class:`~livescore.live.BudgetSampling` adjusts its rate); ``None``: the fixed rates."""
     conversation: Conversation | None = field(default=None)
     turn: ConversationTurn | None = field(default=None)
+
+    def rate_of(self, index: int) -> float | None:
+        """The sampling rate of the pair at ``index``, as its score span carries it."""
+        if self.rates is not None and index < len(self.rates):
+            return self.rates[index]
+        return self.scorers[index].rate
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
@@ -170,7 +181,7 @@ class ScoringJob:
             "format": 1,
             "run": self.run.to_dict(),
             "parent": self.parent.to_dict() if self.parent is not None else None,
-            "scorers": _scorer_records(self.scorers),
+            "scorers": _scorer_records(self.scorers, self.rate_of),
         }
         if self.conversation is not None:
             record["format"] = 2
@@ -207,7 +218,9 @@ class ScoringJob:
             Run.from_dict(data["run"]),
             tuple(configs),
             TraceParent.from_dict(data.get("parent")),
-            Conversation.from_dict(conversation) if isinstance(conversation, Mapping) else None,
+            conversation=(
+                Conversation.from_dict(conversation) if isinstance(conversation, Mapping) else None
+            ),
         )
 
 

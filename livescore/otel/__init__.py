@@ -22,10 +22,13 @@ if TYPE_CHECKING:
     from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
+        DEFAULT_EMIT,
         ContentCapture,
+        EmitSignal,
         Emitter,
         OTelEmitter,
         QueueDepthSource,
+        parse_emit,
         run_span_context,
     )
     from livescore.otel._run_spans import (
@@ -37,7 +40,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = (
+    "DEFAULT_EMIT",
     "ContentCapture",
+    "EmitSignal",
     "Emitter",
     "LiveScoringSpanProcessor",
     "OTelEmitter",
@@ -47,6 +52,7 @@ __all__ = (
     "current_trace_parent",
     "end_span",
     "parent_span_context",
+    "parse_emit",
     "run_span_context",
     "span_ids",
     "start_agent_span",
@@ -58,9 +64,12 @@ _LAZY = {
     # so importing livescore.otel stays light and the layers stay acyclic at import time.
     "LiveScoringSpanProcessor": "livescore.collect",
     "ContentCapture": "livescore.otel._emitter",
+    "DEFAULT_EMIT": "livescore.otel._emitter",
+    "EmitSignal": "livescore.otel._emitter",
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",
     "QueueDepthSource": "livescore.otel._emitter",
+    "parse_emit": "livescore.otel._emitter",
     "run_span_context": "livescore.otel._emitter",
     "current_trace_parent": "livescore.otel._context",
     "parent_span_context": "livescore.otel._context",

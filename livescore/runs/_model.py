@@ -97,6 +97,9 @@ class Run:
         conversation_id: The conversation (thread, session) the run is a turn of, when it
             is one: runs sharing it make one :class:`~livescore.runs.Conversation`, which
             conversation scorers judge whole.
+        response_id: The id of the model response that gave the answer
+            (``gen_ai.response.id``, such as ``"chatcmpl-123"``), when the run's span or its
+            final model call carries one; its scores' evaluation events name it.
 
     Example:
         >>> run = Run(input="What is 2+2?", output="4", ground_truth="4")
@@ -116,6 +119,7 @@ class Run:
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     conversation_id: str | None = None
+    response_id: str | None = None
 
     @property
     def final_step(self) -> Step | None:
@@ -140,6 +144,7 @@ class Run:
             "error": self.error,
             "metadata": _json_safe(self.metadata),
             "conversation_id": self.conversation_id,
+            "response_id": self.response_id,
         }
 
     @classmethod
@@ -151,6 +156,8 @@ class Run:
         for key in ("run_id", "conversation_id"):
             if key in kwargs:
                 kwargs[key] = str(kwargs[key])
+        if not isinstance(kwargs.get("response_id", ""), str):
+            del kwargs["response_id"]  # an id is text; anything else is not one
         kwargs["steps"] = [_step_from_dict(s) for s in data.get("steps") or ()]
         return cls(**kwargs)
 
@@ -194,6 +201,7 @@ _RUN_KEYS = frozenset(
         "error",
         "metadata",
         "conversation_id",
+        "response_id",
     }
 )
 

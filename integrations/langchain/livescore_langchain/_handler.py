@@ -58,8 +58,10 @@ from livescore_langchain._version import __version__
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
+    from opentelemetry._logs import LoggerProvider
 
     from livescore.live import ScorerConfig
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -232,6 +234,12 @@ class LiveScoringHandler(BaseCallbackHandler):
             run (see :func:`livescore.live.is_scoring`). On by default;
             :func:`~livescore_langchain.capture_run` turns it off, since nothing it records
             offline is a judge's call.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
         conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
             must be quiet before its conversation scorers run (see
             ``LiveDispatcher(conversation_idle_timeout=)``).
@@ -265,6 +273,8 @@ class LiveScoringHandler(BaseCallbackHandler):
         score_failed_runs: bool = False,
         ignore_scorer_calls: bool = True,
         sinks: Sequence[ScoreSink] | None = None,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
         conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
@@ -288,6 +298,8 @@ class LiveScoringHandler(BaseCallbackHandler):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
             conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: RunSink = dispatcher
