@@ -90,7 +90,9 @@ def add_eval_parser(sub: Any) -> None:
         description=(
             "Score each line of DATA with the chosen scorers. A line is a JSON object with\n"
             "input and output (ready answers) plus optional context (string or list),\n"
-            "ground_truth and id; or, with --target, just the input. The hallucination\n"
+            "ground_truth and id; or, with --target, just the input. A line with turns (a list\n"
+            "of input/output objects, each with optional tool_calls) is a conversation: the\n"
+            "conversation scorers judge it whole, the others its last turn. The hallucination\n"
             "benchmark format (question, context, output, hallucinated 0/1) is read too, and\n"
             "its labels give judge-quality figures (accuracy, precision, recall, F1, AUROC);\n"
             "so do other 0/1 defect labels a scorer predicts (toxic, biased, irrelevant) or\n"
