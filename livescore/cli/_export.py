@@ -1,4 +1,9 @@
-"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards."""
+"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards.
+
+What was not delivered is said in one line per destination (spans counted by
+:class:`~livescore._delivery.SpanDelivery`, the SDK's own log lines held back), and makes the
+command exit 1.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from livescore._delivery import SdkLogCapture, SpanDelivery
 from livescore._version import DISTRIBUTION
 from livescore.cli._common import UsageError
 
@@ -17,7 +23,11 @@ if TYPE_CHECKING:
 
     from livescore.sinks import BatchingSink
 
-__all__ = ("Export", "add_export_arguments", "traces_url")
+__all__ = ("SINK_RETRY_DEADLINE_S", "Export", "add_export_arguments", "traces_url")
+
+SINK_RETRY_DEADLINE_S = 10.0
+"""Seconds of retries the command gives a dashboard score (its span is exported first, so
+one the dashboard still lacks after this is not coming)."""
 
 
 def add_export_arguments(group: Any) -> None:
@@ -26,7 +36,8 @@ def add_export_arguments(group: Any) -> None:
         "--otlp-endpoint",
         metavar="URL",
         help="send each item's trace (its run span and score spans) to this OTLP/HTTP "
-        "endpoint (/v1/traces is added when the URL has no path)",
+        "endpoint (/v1/traces is added when the URL has no path); spans it does not take "
+        "are counted, said in one line, and make the command exit 1",
     )
     group.add_argument(
         "--phoenix",
@@ -35,14 +46,16 @@ def add_export_arguments(group: Any) -> None:
         const="",
         help="send the traces to Arize Phoenix at URL and each score as a span annotation "
         "(its score badges); URL defaults to $PHOENIX_COLLECTOR_ENDPOINT, else "
-        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set)",
+        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set); a score not delivered "
+        f"after {SINK_RETRY_DEADLINE_S:g} s of retries is counted as failed (exit 1)",
     )
     group.add_argument(
         "--langfuse",
         action="store_true",
         help="also send each score to Langfuse as a score on the item's trace "
         "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the traces "
-        "there with --otlp-endpoint)",
+        f"there with --otlp-endpoint); a score not delivered after {SINK_RETRY_DEADLINE_S:g} "
+        "s of retries is counted as failed (exit 1)",
     )
 
 
@@ -63,15 +76,20 @@ def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
 
 @dataclass
 class Export:
-    """What the export options set up: a tracer provider (or none) and the sinks."""
+    """What the export options set up: a tracer provider (or none), the sinks, and what
+    became of the spans (:attr:`deliveries`) and of the SDK's log lines (:attr:`logs`)."""
 
     tracer_provider: Any = None
     sinks: list[BatchingSink[Any]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    deliveries: list[SpanDelivery] = field(default_factory=list)
+    logs: SdkLogCapture = field(default_factory=SdkLogCapture)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Export:
         """Check the options and build what they name (nothing when none is given).
+
+        The SDK's log lines are held from here until :meth:`close`.
 
         Raises:
             UsageError: A bad URL, missing Langfuse keys, or no OpenTelemetry SDK.
@@ -84,7 +102,9 @@ class Export:
         try:
             if args.phoenix is not None:
                 try:
-                    phoenix = PhoenixSink(args.phoenix or None)
+                    phoenix = PhoenixSink(
+                        args.phoenix or None, retry_deadline=SINK_RETRY_DEADLINE_S
+                    )
                 except ValueError as exc:
                     raise UsageError(f"--phoenix: {exc}") from None
                 export.sinks.append(phoenix)
@@ -94,37 +114,59 @@ class Export:
                     export.urls.append(url)
             if args.langfuse:
                 try:
-                    export.sinks.append(LangfuseSink())
+                    export.sinks.append(LangfuseSink(retry_deadline=SINK_RETRY_DEADLINE_S))
                 except (ImportError, ValueError) as exc:
                     raise UsageError(f"--langfuse: {exc}") from None
             if export.urls:
-                export.tracer_provider = _tracer_provider(export.urls)
+                export.tracer_provider, export.deliveries = _tracer_provider(export.urls)
+                export.logs.__enter__()
         except UsageError:
             export.close()
             raise
         return export
 
-    def report(self, console: Console) -> None:
-        """One line per sink: what became of the scores it was given."""
+    def report(self, console: Console) -> bool:
+        """One line per destination: what became of the spans and scores it was given.
+
+        Returns:
+            Whether everything was delivered (no span and no score failed or dropped).
+        """
         from rich.markup import escape
 
+        complete = True
+        for delivery in self.deliveries:
+            line = escape(delivery.summary(self.logs.messages))
+            if delivery.complete:
+                console.print(f"traces: {line}")
+            else:
+                complete = False
+                console.print(f"[red]traces:[/red] {line}")
         for sink in self.sinks:
             got = sink.stats()
+            if got.failed or got.dropped:
+                complete = False
             console.print(
                 f"{escape(sink.name)}: sent {got.sent} · failed {got.failed} · skipped "
                 f"{got.skipped} · dropped {got.dropped}"
                 + (f" ({escape(str(dict(got.failed_by_reason)))})" if got.failed else "")
             )
+        return complete
 
-    def close(self) -> None:
-        """Export what is left, then shut the provider and the sinks down."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Export what is left within about ``timeout`` seconds, then shut down.
+
+        Spans still queued when the time is up are counted as not delivered.
+        """
         if self.tracer_provider is not None:
+            for delivery in self.deliveries:
+                delivery.give_up_after(timeout)
             self.tracer_provider.shutdown()
         for sink in self.sinks:
-            sink.shutdown(sink.shutdown_timeout)
+            sink.shutdown(min(sink.shutdown_timeout, timeout))
+        self.logs.__exit__(None, None, None)
 
 
-def _tracer_provider(urls: Sequence[str]) -> Any:
+def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
     if importlib.util.find_spec("opentelemetry.sdk") is None or (
         importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None
     ):
@@ -140,6 +182,9 @@ def _tracer_provider(urls: Sequence[str]) -> Any:
     # Its own provider, not the global one: the command is a guest in whatever process
     # runs it (tests, notebooks).
     provider = TracerProvider(resource=Resource.create({"service.name": "livescore-eval"}))
+    deliveries = []
     for url in urls:
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
-    return provider
+        delivery = SpanDelivery(OTLPSpanExporter(endpoint=url), url)
+        deliveries.append(delivery)
+        provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
+    return provider, deliveries

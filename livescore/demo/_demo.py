@@ -12,6 +12,7 @@ from livescore._version import DISTRIBUTION
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
 from livescore.demo._runtime import DemoAgent, DemoConfigError, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
+from livescore.judges import DEFAULT_TIMEOUT
 from livescore.otel import attributes as A
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ class DemoOptions:
         judge: The hallucination judge; ``None`` disables hallucination scoring (the demo
             says so and never makes a score up) unless ``local_judge`` is set.
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
-        judge_timeout: Seconds per judge call (the local judge gets at least 120).
+        judge_timeout: Seconds per judge request (the library's default; the local judge
+            gets at least 120).
         mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
@@ -70,7 +72,7 @@ class DemoOptions:
 
     judge: Judge | None = None
     local_judge: bool = False
-    judge_timeout: float = 60.0
+    judge_timeout: float = DEFAULT_TIMEOUT
     mode: Literal["three_step", "one_call"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None

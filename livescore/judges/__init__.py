@@ -25,7 +25,12 @@ from livescore.judges._errors import (
     JudgeTimeoutError,
 )
 from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
-from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
+from livescore.judges._openai import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    OpenAIJudge,
+    TransportName,
+)
 from livescore.judges._protocol import Judge, ModelT
 from livescore.judges._redaction import redact_url
 from livescore.judges._resolve import resolve_judge
@@ -35,6 +40,7 @@ from livescore.judges._validation import ask_for_object
 
 __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_TIMEOUT",
     "Answer",
     "Judge",
     "JudgeAuthError",

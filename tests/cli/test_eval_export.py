@@ -79,7 +79,7 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
     assert code == 0, capsys.readouterr().err
     assert "phoenix: sent 2 · failed 0 · skipped 0 · dropped 0" in capsys.readouterr().err
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    span_ids = {r["run"]["span_id"]: r for r in results}
+    span_ids = {r["span_id"]: r for r in results}
     query = "&".join(f"span_ids={s}" for s in span_ids)
     annotations: list[dict[str, Any]] = get_json(
         f"{phoenix_url}/v1/projects/default/span_annotations?{query}&limit=100"
