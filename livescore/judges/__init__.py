@@ -13,6 +13,7 @@ Example:
     'llama3.2'
 """
 
+from livescore._redaction import redact_url
 from livescore.judges._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
@@ -32,7 +33,6 @@ from livescore.judges._openai import (
     TransportName,
 )
 from livescore.judges._protocol import Judge, ModelT
-from livescore.judges._redaction import redact_url
 from livescore.judges._resolve import resolve_judge
 from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
 from livescore.judges._usage import JudgeReply, JudgeUsage

@@ -8,7 +8,8 @@ Ollama, LiteLLM). The work is split by job:
 - :mod:`._structured`: the structured-output ladder, remembered per server, and parsing;
 - :mod:`._validation`: local validation and the one corrective retry (shared with
   :class:`~livescore.testing.ScriptedJudge`);
-- :mod:`._redaction`: keeping credentials out of errors, logs and reprs;
+- :mod:`livescore._redaction`: keeping credentials out of errors, logs and reprs (shared
+  with the dashboard sinks);
 - this module: the judge's settings, the request body (and adapting it to what a model
   refuses), the optional cache.
 
@@ -20,17 +21,17 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from livescore import _http
+from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
 from livescore._text import replace_lone_surrogates
 from livescore.judges._errors import JudgeConfigError, JudgeResponseError, RequestRefused
 from livescore.judges._protocol import ModelT
-from livescore.judges._redaction import Redactor, redact_url, split_credentials
 from livescore.judges._structured import (
     LADDER,
     Answer,
@@ -55,7 +56,7 @@ __all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "OpenAIJudge", "Tran
 
 _log = logging.getLogger("livescore.judges")
 
-DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+DEFAULT_MAX_RESPONSE_BYTES = _http.DEFAULT_MAX_RESPONSE_BYTES
 """The most bytes :class:`OpenAIJudge` reads of one response by default (1 MB)."""
 
 DEFAULT_TIMEOUT = 30.0
@@ -69,7 +70,6 @@ TransportName = Literal["auto", "aiohttp", "httpx"]
 
 _OFFICIAL_HOST = "api.openai.com"
 _LOCAL_KEY = "not-needed"  # local servers ignore the key, but the client insists on one
-_SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|password|signature", re.I)
 _TRANSPORTS = ("auto", "aiohttp", "httpx")
 
 
@@ -195,7 +195,7 @@ class OpenAIJudge:
             )
         self._model = model.strip()
         headers = dict(default_headers or {})
-        secrets: list[str | None] = [v for k, v in headers.items() if _SENSITIVE_HEADER.search(k)]
+        secrets: list[str | None] = list(header_secrets(headers))
         settings: _transport.ClientSettings | None = None
         if client is None:
             raw_url = base_url or os.environ.get("OPENAI_BASE_URL") or None

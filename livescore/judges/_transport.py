@@ -37,19 +37,18 @@ import socket
 import threading
 import time
 import weakref
-import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
-import httpx2
 import openai
 
+from livescore._http import UnreadableResponse, async_response_cap
+from livescore._redaction import Redactor
 from livescore.judges._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
 from livescore.judges._gate import current_request_gate
-from livescore.judges._redaction import Redactor
 from livescore.judges._usage import JudgeUsage
 
 if TYPE_CHECKING:
@@ -89,80 +88,6 @@ class ClientSettings:
 def aiohttp_installed() -> bool:
     """Whether the aiohttp transport (``openai[aiohttp]``) can be used."""
     return importlib.util.find_spec("aiohttp") is not None
-
-
-# -- the response cap ------------------------------------------------------------------------
-
-
-class _UnreadableResponseError(Exception):
-    """The response is over the size cap, or encoded in a way it cannot be read bounded."""
-
-
-class _BoundedStream(httpx2.AsyncByteStream):
-    """A response body that raises past ``limit`` bytes (decoded), instead of buffering on."""
-
-    def __init__(
-        self, inner: httpx2.AsyncByteStream, limit: int, decoder: Any | None = None
-    ) -> None:
-        self._inner = inner
-        self._limit = limit
-        self._decoder = decoder  # a zlib decompressobj, for gzip or deflate bodies
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
-        async for raw in self._inner:
-            chunk = raw
-            if self._decoder is not None:
-                try:
-                    # Never inflate more than the cap allows: a small gzip bomb stays small.
-                    chunk = self._decoder.decompress(raw, self._limit - received + 1)
-                except zlib.error:
-                    raise _UnreadableResponseError("the compressed body is corrupt") from None
-                if self._decoder.unconsumed_tail:
-                    raise _too_large(self._limit)
-            received += len(chunk)
-            if received > self._limit:
-                raise _too_large(self._limit)
-            yield chunk
-        if self._decoder is not None:
-            rest = self._decoder.flush()
-            if received + len(rest) > self._limit:
-                raise _too_large(self._limit)
-            if rest:
-                yield rest
-
-    async def aclose(self) -> None:
-        # Closing an unfinished response drops its connection: the rest is never read.
-        await self._inner.aclose()
-
-
-def _too_large(limit: int) -> _UnreadableResponseError:
-    return _UnreadableResponseError(
-        f"the response is larger than max_response_bytes ({limit:,} bytes); it was not read further"
-    )
-
-
-def _response_cap(limit: int) -> Callable[[httpx2.Response], Any]:
-    """An httpx response hook that bounds the body before anything reads it."""
-
-    async def cap(response: httpx2.Response) -> None:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        decoder = None
-        if encoding not in ("", "identity"):
-            # We ask for identity; a server that compresses anyway is decoded here, bounded
-            # by the cap, rather than by the HTTP client, which would inflate it whole.
-            if encoding not in ("gzip", "x-gzip", "deflate"):
-                raise _UnreadableResponseError(
-                    f"the response is encoded as {encoding!r} although identity was asked for"
-                )
-            decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header
-            del response.headers["content-encoding"]
-        response.stream = _BoundedStream(response.stream, limit, decoder)  # type: ignore[arg-type]
-
-    return cap
 
 
 # -- one HTTP client per event loop ----------------------------------------------------------
@@ -236,7 +161,7 @@ def _new_client(settings: ClientSettings) -> openai.AsyncOpenAI:
         # Compression buys nothing on a few-KB reply, and an uncompressed body is what the
         # response cap counts; a server that compresses anyway is decoded under the cap.
         "headers": {"Accept-Encoding": "identity"},
-        "event_hooks": {"response": [_response_cap(settings.max_response_bytes)]},
+        "event_hooks": {"response": [async_response_cap(settings.max_response_bytes)]},
     }
     http_client = (
         openai.DefaultAioHttpClient(**options)
@@ -530,7 +455,7 @@ class Transport:
                 )
         except TimeoutError:
             return _Failure("timeout", f"timed out after {self.timeout:g}s", unreachable=True)
-        except _UnreadableResponseError as exc:
+        except UnreadableResponse as exc:
             return _Failure("invalid_response", str(exc), final=True)
         except openai.APITimeoutError as exc:
             # A timeout cannot fire before the timeout: an early one is the aiohttp
@@ -543,7 +468,7 @@ class Transport:
                 unreachable=True,
             )
         except openai.APIConnectionError as exc:
-            if isinstance(exc.__cause__, _UnreadableResponseError):  # older openai wraps it
+            if isinstance(exc.__cause__, UnreadableResponse):  # older openai wraps it
                 return _Failure("invalid_response", str(exc.__cause__), final=True)
             return _Failure(
                 "connection_error",

@@ -22,6 +22,7 @@ import anyio
 from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
+from livescore._errors import exception_message
 from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
 from livescore.otel import attributes as A
 from livescore.runs import (
@@ -746,12 +747,7 @@ def _event_loop_running() -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``)."""
-    try:
-        text = str(exc)
-    except BaseException:
-        return f"{type(exc).__name__} (its message could not be read)"
-    return text or type(exc).__name__
+    return exception_message(exc) or type(exc).__name__
 
 
 def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
