@@ -341,7 +341,9 @@ def load_dataset(
         for name, value in zip(extra, values, strict=True):
             dataset.label_columns[name].append(value)
         ignored = _RESULT_FIELDS if fmt == "results" else frozenset()
-        for name in obj.keys() - known - ignored:
+        for name in obj:  # in the line's order, so the first ones named are the first met
+            if name in known or name in ignored:
+                continue
             dataset.unknown_fields[str(name)] = dataset.unknown_fields.get(str(name), 0) + 1
         dataset.items.append(item)
         dataset.lines.append(number)
