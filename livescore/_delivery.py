@@ -47,6 +47,7 @@ class SdkLogCapture(logging.Handler):
         self.messages: list[str] = []
         self._logger = logging.getLogger(_SDK_LOGGER)
         self._propagate = True
+        self._entered = False
 
     def emit(self, record: logging.LogRecord) -> None:
         if len(self.messages) < _MAX_KEPT:
@@ -56,9 +57,11 @@ class SdkLogCapture(logging.Handler):
                 self.messages.append(str(record.msg))
 
     def __enter__(self) -> SdkLogCapture:
-        self._propagate = self._logger.propagate
-        self._logger.addHandler(self)
-        self._logger.propagate = False
+        if not self._entered:
+            self._entered = True
+            self._propagate = self._logger.propagate
+            self._logger.addHandler(self)
+            self._logger.propagate = False
         return self
 
     def __exit__(
@@ -67,8 +70,10 @@ class SdkLogCapture(logging.Handler):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._logger.removeHandler(self)
-        self._logger.propagate = self._propagate
+        if self._entered:  # an exit without an entry (or a second one) changes nothing
+            self._entered = False
+            self._logger.removeHandler(self)
+            self._logger.propagate = self._propagate
 
 
 _REASONS = (

@@ -81,14 +81,14 @@ def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
         >>> split_item_keys({"question": "q", "output": "a"})
         ({'input': 'q', 'output': 'a'}, {})
     """
-    known = {k: v for k, v in raw.items() if k in ITEM_KEYS}
+    # ``question`` stands for ``input`` only where there is none (and keeps its place).
+    alias = "input" not in raw
+    known = {
+        ("input" if alias and k == "question" else k): v for k, v in raw.items() if k in ITEM_KEYS
+    }
     unknown = {str(k): v for k, v in raw.items() if k not in ITEM_KEYS}
-    if "question" in known:
-        question = known.pop("question")
-        if "input" in known:
-            unknown["question"] = question
-        else:
-            known["input"] = question
+    if not alias and "question" in known:
+        unknown["question"] = known.pop("question")
     return known, unknown
 
 

@@ -208,10 +208,10 @@ class CircuitBreaker:
 
     Example:
         >>> breaker = CircuitBreaker(2, probe_interval=60)
-        >>> breaker.record(False, "connection refused"); breaker.open
+        >>> breaker.record(False, "connection refused")  # did this attempt open it?
         False
-        >>> breaker.record(False, "connection refused"); breaker.open
-        True
+        >>> breaker.record(False, "connection refused"), breaker.open
+        (True, True)
         >>> breaker.admit()
         'refuse'
     """
