@@ -98,16 +98,6 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
 # -- what was not delivered --------------------------------------------------------------------
 
 
-@pytest.fixture
-def refused_url() -> Iterator[str]:
-    """A loopback port bound but not listening: every connection to it is refused."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{held.getsockname()[1]}"
-
-
 def test_spans_an_endpoint_refused_are_one_line_and_exit_1(
     tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
 ) -> None:

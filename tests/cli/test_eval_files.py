@@ -19,14 +19,6 @@ from _cli_support import write_jsonl
 
 from livescore.cli import main
 
-
-@pytest.fixture(autouse=True)
-def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
-    for name in ("LIVESCORE_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 ROWS = [
     {"input": "alpha beta", "output": "alpha beta"},
     {"input": "alpha beta", "output": "alpha"},

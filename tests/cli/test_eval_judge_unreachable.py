@@ -4,8 +4,6 @@ unreachable judge ends the run early with one line, keeping what was scored."""
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,21 +14,6 @@ from livescore.testing import OpenAITestServer, Reply
 
 ITEMS = [{"question": f"q{i}", "context": "c", "output": f"Answer {i}."} for i in range(50)]
 JUDGED = ["--scorer", "hallucination", "--model", "m", "--quiet"]
-
-
-@pytest.fixture(autouse=True)
-def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
-    for name in ("LIVESCORE_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def refused_url() -> Iterator[str]:
-    """A loopback port bound but not listening: every connection to it is refused."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{held.getsockname()[1]}/v1"
 
 
 @pytest.mark.parametrize("url", ["not a url", "ftp://judge.example/v1", "http://:8080/v1"])
@@ -51,7 +34,7 @@ def test_a_refused_judge_ends_the_run_with_one_line(
     data = write_jsonl(tmp_path / "d.jsonl", ITEMS)
     out, report = tmp_path / "r.jsonl", tmp_path / "r.html"
     outputs = ["--out", str(out), "--report", str(report)]
-    code = main(["eval", str(data), *JUDGED, "--base-url", refused_url, *outputs])
+    code = main(["eval", str(data), *JUDGED, "--base-url", f"{refused_url}/v1", *outputs])
     captured = capsys.readouterr()
     assert code == 1
     lines = [line for line in captured.err.splitlines() if "unreachable" in line]

@@ -19,13 +19,6 @@ LABELLED = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
-    for name in ("LIVESCORE_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAITestServer]:
     with OpenAITestServer(responder=hallucination_responder) as server:

@@ -4,8 +4,6 @@ span endpoint, an agent failing every question, a misspelt runtime."""
 from __future__ import annotations
 
 import io
-import socket
-from collections.abc import Iterator
 
 import pytest
 from _demo_support import run_demo_cli
@@ -25,14 +23,6 @@ def _no_configured_models(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def refused_url() -> Iterator[str]:
-    """A loopback port bound but not listening: every connection to it is refused."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{held.getsockname()[1]}"
 
 
 def _console() -> tuple[Console, io.StringIO]:

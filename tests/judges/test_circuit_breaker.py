@@ -10,39 +10,15 @@ dropping.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 
-from livescore.judges import JudgeConnectionError, OpenAIJudge, _transport
+from livescore.judges import JudgeConnectionError, OpenAIJudge
 from livescore.testing import OpenAITestServer, Reply
 
-
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
-def _http_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test runs on both transports under the openai client."""
-    if request.param == "httpx":
-        monkeypatch.setattr(_transport, "aiohttp_installed", lambda: False)
-    elif not _transport.aiohttp_installed():
-        pytest.skip("aiohttp is not installed")
-    return str(request.param)
-
-
-@pytest.fixture
-def refused_url() -> Iterator[str]:
-    """A loopback port bound but not listening: every connection to it is refused."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))  # held, so no other test's server can take it meanwhile
-        yield f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+pytestmark = pytest.mark.usefixtures("no_openai_env", "http_transport")
 
 
 async def _ask(judge: OpenAIJudge) -> str:
@@ -57,7 +33,7 @@ async def _failure(judge: OpenAIJudge) -> JudgeConnectionError:
 
 @pytest.mark.anyio
 async def test_a_refused_port_is_named_a_refused_connection(refused_url: str) -> None:
-    judge = OpenAIJudge("m", base_url=refused_url, backoff_base=0.01)
+    judge = OpenAIJudge("m", base_url=f"{refused_url}/v1", backoff_base=0.01)
     error = await _failure(judge)
     # Before: "connection failed (ConnectTimeout)" on the aiohttp transport.
     assert "connection refused" in str(error)
@@ -70,7 +46,11 @@ async def test_a_refused_port_opens_the_circuit_and_later_calls_fail_at_once(
     refused_url: str,
 ) -> None:
     judge = OpenAIJudge(
-        "m", base_url=refused_url, backoff_base=0.01, circuit_failures=3, circuit_probe_interval=60
+        "m",
+        base_url=f"{refused_url}/v1",
+        backoff_base=0.01,
+        circuit_failures=3,
+        circuit_probe_interval=60,
     )
     assert judge.unreachable is None
     first = await _failure(judge)
