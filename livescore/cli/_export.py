@@ -172,7 +172,7 @@ def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
     ):
         raise UsageError(
             "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
-            f"pip install '{DISTRIBUTION}[sdk]'"
+            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
         )
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource

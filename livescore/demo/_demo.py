@@ -133,7 +133,8 @@ def run_demo(
     factory = load_demo_agent(options.runtime)
     if importlib.util.find_spec("opentelemetry.sdk") is None:
         raise DemoConfigError(
-            f"the demo exports spans with the OpenTelemetry SDK: pip install '{DISTRIBUTION}[sdk]'"
+            "the demo exports spans with the OpenTelemetry SDK: "
+            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
         )
     otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
     sinks = _start_sinks(options)
