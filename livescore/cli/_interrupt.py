@@ -91,6 +91,16 @@ class BackgroundRun(Generic[T]):
         result: What ``main`` returned (``None`` until it did, or when it was cancelled).
         error: What ``main`` raised, if anything (re-raised by :meth:`outcome`).
         cancelled: Whether :meth:`cancel` was called.
+
+    Example:
+        >>> async def work():
+        ...     return 42
+        >>> run = BackgroundRun(work).start()
+        >>> with Interrupts() as presses:
+        ...     run.wait(presses)
+        True
+        >>> run.outcome()
+        42
     """
 
     def __init__(self, main: Callable[[], Awaitable[T]], *, name: str = "livescore-run") -> None:
