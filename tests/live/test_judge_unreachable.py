@@ -23,7 +23,9 @@ def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_hanging_judge_fails_every_score_at_once_after_the_circuit_opens() -> None:
     with OpenAITestServer(responder=lambda body: Reply.hang(60)) as server:
-        judge = server.judge(timeout=0.3, max_concurrency=4, circuit_probe_interval=60)
+        judge = server.judge(
+            timeout=0.3, max_concurrency=4, circuit_failures=5, circuit_probe_interval=60
+        )
         scorer = create_hallucination_scorer(model=judge, context=["It is sunny in Paris."])
         emitter = FakeEmitter()
         dispatcher = LiveDispatcher(
