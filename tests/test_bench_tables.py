@@ -1,8 +1,9 @@
-"""The README's benchmark tables show the figures of the committed results files.
+"""The docs' benchmark tables show the figures of the committed results files.
 
-``make bench`` writes ``bench/results/*.json``; ``bench/render_readme_tables.py`` renders the
-marked tables of README.md and bench/README.md from them. These tests fail when a table no
-longer matches its results file, or when a cited results file is not a full run.
+``make bench`` writes ``bench/results/*.json``; ``bench/render_tables.py`` renders the marked
+tables of the docs (``docs/performance.md``, ``docs/evals/judge-quality.md``; any page of
+``docs/``, README.md and bench/README.md may hold one) from them. These tests fail when a
+table no longer matches its results file, or when a cited results file is not a full run.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-READMES = (ROOT / "README.md", ROOT / "bench" / "README.md")
+PERFORMANCE = ROOT / "docs" / "performance.md"
 
 
 def _renderer() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "render_readme_tables", ROOT / "bench" / "render_readme_tables.py"
+        "render_tables", ROOT / "bench" / "render_tables.py"
     )
     assert spec is not None
     assert spec.loader is not None
@@ -35,19 +36,24 @@ def renderer() -> ModuleType:
     return _renderer()
 
 
-@pytest.mark.parametrize("readme", READMES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_marked_table_matches_its_results_file(renderer: ModuleType, readme: Path) -> None:
-    text = readme.read_text(encoding="utf-8")
+PAGES = _renderer().pages()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_marked_table_matches_its_results_file(renderer: ModuleType, page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
     assert renderer.stale_tables(text) == []
 
 
-def test_the_readme_shows_the_main_tables(renderer: ModuleType) -> None:
-    names = {m.group("name") for m in renderer.MARKER.finditer(READMES[0].read_text())}
+def test_the_pages_show_every_table(renderer: ModuleType) -> None:
+    shown = {m.group("name") for p in PAGES for m in renderer.MARKER.finditer(p.read_text())}
+    assert shown == set(renderer.TABLES)
+    names = {m.group("name") for m in renderer.MARKER.finditer(PERFORMANCE.read_text())}
     assert {"hot_path.steady.langchain", "hot_path.burst.langchain", "throughput"} <= names
 
 
 def test_a_changed_figure_is_found_stale(renderer: ModuleType) -> None:
-    text = READMES[0].read_text(encoding="utf-8")
+    text = PERFORMANCE.read_text(encoding="utf-8")
     match = next(renderer.MARKER.finditer(text))
     body = match.group("body")
     digit = re.search(r"\d", body)
@@ -65,8 +71,8 @@ def test_an_unknown_table_name_is_an_error(renderer: ModuleType) -> None:
 
 def test_cited_results_are_full_runs_on_committed_code() -> None:
     cited = set()
-    for readme in READMES:
-        cited |= set(re.findall(r"bench/results/(\w+)\.json", readme.read_text()))
+    for page in PAGES:
+        cited |= set(re.findall(r"bench/results/(\w+)\.json", page.read_text()))
     assert cited, "no results file is cited"
     for name in sorted(cited):
         document = json.loads((ROOT / "bench" / "results" / f"{name}.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import collapse_whitespace, dice_similarity, excerpt
 from livescore.checks._check import Check, CheckResult
 from livescore.runs import Run, RunLike, get_assistant_message
@@ -328,3 +329,83 @@ def similarity_scorer(
 ) -> Scorer:
     """:func:`similarity` as a scorer: 1 when the similarity reaches ``threshold``, else 0."""
     return _similarity_check(expected, threshold=threshold, ignore_case=ignore_case).scorer(id=id)
+
+
+# -- in the scorer catalog (`livescore eval --scorer includes:refund`) -------------------------
+# The argument is part of the id: `--scorer includes:refund --scorer includes:sorry` are two
+# scorers, with two names on their spans and in the summary.
+
+
+def _text_argument(name: str, argument: str | None) -> tuple[str, str]:
+    assert argument is not None  # argument_required
+    return argument, f"{name}:{argument}"
+
+
+@catalog_entry(
+    "includes",
+    family="checks",
+    summary="check: 1 when the answer contains TEXT (case ignored)",
+    argument="TEXT: what to look for",
+    argument_required=True,
+    factory="livescore.checks.includes_scorer",
+    examples=("includes:refund",),
+)
+def _build_includes(argument: str | None, options: ScorerOptions) -> Scorer:
+    text, id = _text_argument("includes", argument)
+    return includes_scorer(text, id=id)
+
+
+@catalog_entry(
+    "excludes",
+    family="checks",
+    summary="check: 1 when the answer does not contain TEXT (case ignored)",
+    argument="TEXT: what to avoid",
+    argument_required=True,
+    factory="livescore.checks.excludes_scorer",
+    examples=("excludes:sorry",),
+)
+def _build_excludes(argument: str | None, options: ScorerOptions) -> Scorer:
+    text, id = _text_argument("excludes", argument)
+    return excludes_scorer(text, id=id)
+
+
+@catalog_entry(
+    "equals",
+    family="checks",
+    summary="check: 1 when the answer equals TEXT (case and spacing ignored)",
+    argument="TEXT: the answer",
+    argument_required=True,
+    factory="livescore.checks.equals_scorer",
+    examples=("equals:30 days",),
+)
+def _build_equals(argument: str | None, options: ScorerOptions) -> Scorer:
+    text, id = _text_argument("equals", argument)
+    return equals_scorer(text, id=id)
+
+
+@catalog_entry(
+    "matches",
+    family="checks",
+    summary="check: 1 when the answer matches REGEX",
+    argument="REGEX: all after the first ':'",
+    argument_required=True,
+    factory="livescore.checks.matches_scorer",
+    examples=("matches:\\d+ days",),
+)
+def _build_matches(argument: str | None, options: ScorerOptions) -> Scorer:
+    text, id = _text_argument("matches", argument)
+    return matches_scorer(text, id=id)
+
+
+@catalog_entry(
+    "similarity",
+    family="checks",
+    summary="check: 1 when the answer is at least 0.8 similar to TEXT",
+    argument="TEXT: the reference",
+    argument_required=True,
+    factory="livescore.checks.similarity_scorer",
+    examples=("similarity:refund in 30 days",),
+)
+def _build_similarity(argument: str | None, options: ScorerOptions) -> Scorer:
+    text, id = _text_argument("similarity", argument)
+    return similarity_scorer(text, id=id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore.checks._check import Check, CheckResult
 from livescore.runs import (
     RecordedCall,
@@ -320,3 +321,87 @@ def used_no_tools(run: RunLike) -> CheckResult:
 def used_no_tools_scorer(*, id: str = "used-no-tools") -> Scorer:
     """:func:`used_no_tools` as a scorer: 1 when the agent called no tool."""
     return _used_no_tools_check().scorer(id=id)
+
+
+# -- in the scorer catalog (`livescore eval --scorer called-tool:search`) ----------------------
+# The argument is part of the id, as for the text checks.
+
+
+@catalog_entry(
+    "called-tool",
+    family="checks",
+    summary="check: 1 when the agent called TOOL",
+    argument="TOOL: a tool name",
+    argument_required=True,
+    factory="livescore.checks.called_tool_scorer",
+    examples=("called-tool:search",),
+)
+def _build_called_tool(argument: str | None, options: ScorerOptions) -> Scorer:
+    name = split_names(argument, "called-tool")[0]
+    return called_tool_scorer(name, id=f"called-tool:{argument}")
+
+
+@catalog_entry(
+    "did-not-call",
+    family="checks",
+    summary="check: 1 when the agent never called TOOL",
+    argument="TOOL: a tool name",
+    argument_required=True,
+    factory="livescore.checks.did_not_call_scorer",
+    examples=("did-not-call:delete",),
+)
+def _build_did_not_call(argument: str | None, options: ScorerOptions) -> Scorer:
+    name = split_names(argument, "did-not-call")[0]
+    return did_not_call_scorer(name, id=f"did-not-call:{argument}")
+
+
+@catalog_entry(
+    "tool-order",
+    family="checks",
+    summary="check: 1 when the agent called the tools in this order",
+    argument="TOOLS: A,B,C",
+    argument_required=True,
+    factory="livescore.checks.tool_order_scorer",
+    examples=("tool-order:search,answer",),
+)
+def _build_tool_order(argument: str | None, options: ScorerOptions) -> Scorer:
+    return tool_order_scorer(split_names(argument, "tool-order"), id=f"tool-order:{argument}")
+
+
+@catalog_entry(
+    "max-tool-calls",
+    family="checks",
+    summary="check: 1 when the agent made at most N tool calls",
+    argument="N: a whole number",
+    argument_required=True,
+    factory="livescore.checks.max_tool_calls_scorer",
+    examples=("max-tool-calls:3",),
+)
+def _build_max_tool_calls(argument: str | None, options: ScorerOptions) -> Scorer:
+    try:
+        limit = int(argument or "")
+    except ValueError:
+        raise ValueError(f"max-tool-calls needs a whole number, not {argument!r}") from None
+    return max_tool_calls_scorer(limit, id=f"max-tool-calls:{argument}")
+
+
+@catalog_entry(
+    "no-tool-errors",
+    family="checks",
+    summary="check: 1 when no tool call failed",
+    factory="livescore.checks.no_tool_errors_scorer",
+    examples=("no-tool-errors",),
+)
+def _build_no_tool_errors(argument: str | None, options: ScorerOptions) -> Scorer:
+    return no_tool_errors_scorer()
+
+
+@catalog_entry(
+    "used-no-tools",
+    family="checks",
+    summary="check: 1 when the agent called no tool",
+    factory="livescore.checks.used_no_tools_scorer",
+    examples=("used-no-tools",),
+)
+def _build_used_no_tools(argument: str | None, options: ScorerOptions) -> Scorer:
+    return used_no_tools_scorer()

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,8 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
-from livescore.cli._export import Export, add_export_arguments
+from livescore.cli._cost import CostPlan, Estimate, add_eval_cost_arguments, apply_judge_prices
+from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._interrupt import CANCEL_GRACE_S, BackgroundRun, Interrupts
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
 from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
@@ -116,7 +117,9 @@ def add_eval_parser(sub: Any) -> None:
             "       --fail-over check failed; the judge became unreachable (the run stops\n"
             "       early, keeping what was scored); an output could not be written (the\n"
             "       others still are); or spans or dashboard scores were not delivered\n"
-            "       (--otlp-endpoint, --phoenix, --langfuse: one line says what and why)\n"
+            "       (--otlp-endpoint, --phoenix, --langfuse: one line says what and why);\n"
+            "       or --max-cost refused to start or stopped the run (its outputs are marked\n"
+            "       partial)\n"
             "  2    usage error: bad option or scorer, no judge model, a --base-url that is\n"
             "       not http(s), a --label no line has, unreadable data, an output path that\n"
             "       cannot be written or that is an input (checked before scoring)\n"
@@ -133,7 +136,15 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument(
         "data",
         metavar="DATA.jsonl",
+        nargs="?",
         help="the dataset, one JSON object per line ('-' reads it from standard input)",
+    )
+    p.add_argument(
+        "--traces",
+        metavar="FILE",
+        help="score the agent runs of stored OpenTelemetry traces instead of DATA: OTLP JSON, "
+        "one export request per line (the Collector's file exporter); with --otlp-endpoint "
+        "the scores nest under the stored runs' spans",
     )
     p.add_argument(
         "--scorer",
@@ -144,6 +155,8 @@ def add_eval_parser(sub: Any) -> None:
     )
     judge = p.add_argument_group("judge (for the scorers marked [judge])")
     add_judge_arguments(judge)
+    cost = p.add_argument_group("judge cost")
+    add_eval_cost_arguments(cost)
     p.add_argument(
         "--keyword-reference",
         choices=("input", "ground_truth"),
@@ -222,6 +235,7 @@ def add_eval_parser(sub: Any) -> None:
     )
     export = p.add_argument_group("export (traces and scores into your dashboards)")
     add_export_arguments(export)
+    add_emit_arguments(export)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_eval_command)
 
@@ -494,6 +508,7 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     from rich.markup import escape
 
     out, err = make_console(), make_console(stderr=True)
+    apply_judge_prices(args.judge_prices)  # before any judge is built
     judge_options = JudgeOptions.from_args(args)
     bounds = [Bound.parse(b, over=False) for b in args.fail_under]
     bounds += [Bound.parse(b, over=True) for b in args.fail_over]
@@ -506,11 +521,13 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     _check_threshold(args.threshold, selected)
     _check_bounds(bounds, selected)
     target = _load_target(args.target) if args.target else None
+    if bool(args.data) == bool(args.traces):
+        raise UsageError("give a DATA.jsonl file or --traces FILE (one of them)")
     from_stdin = args.data == "-"
-    path = Path("<stdin>") if from_stdin else Path(args.data)
+    path = Path("<stdin>") if from_stdin else Path(args.data or args.traces)
     out_path = Path(args.out) if args.out else None
     report_path = Path(args.report) if args.report else None
-    inputs = [] if from_stdin else [("the dataset", path)]
+    inputs = [] if from_stdin else [("the traces" if args.traces else "the dataset", path)]
     source = _target_source(target) if target is not None else None
     if source is not None:
         inputs.append(("the --target module's file", source))
@@ -518,15 +535,22 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
 
     from livescore.evals import load_dataset
 
-    try:
-        dataset = load_dataset(
-            sys.stdin.buffer if from_stdin else path,
-            require_output=target is None,
-            require_input=target is not None,
-            label_fields=[s.label for s in selected if s.label],
-        )
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if args.traces:
+        from livescore.cli._traces import load_traces_dataset
+
+        if target is not None:
+            raise UsageError("--traces holds finished runs: --target does not apply")
+        dataset = load_traces_dataset(path)
+    else:
+        try:
+            dataset = load_dataset(
+                sys.stdin.buffer if from_stdin else path,
+                require_output=target is None,
+                require_input=target is not None,
+                label_fields=[s.label for s in selected if s.label],
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
     if args.limit is not None:
         dataset.limit(args.limit)
     if args.label and all(value is None for value in dataset.labels_for(args.label)):
@@ -551,6 +575,11 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
             "(a `sinks` list beside their scorers, or livescore worker --sinks MODULE:ATTR); "
             "--otlp-endpoint still exports the items' spans from here"
         )
+    if args.broker and args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
+    plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
     try:
         results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
@@ -558,9 +587,37 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         export.close(0)
         raise UsageError(f"--out {out_path}: cannot write there ({exc.strerror or exc})") from exc
     started = time.monotonic()
-    result, done, stop = _score(
-        args, selected, target, dataset, results_file, export, interrupts, err
-    )
+    done: list[ItemResult] = []
+    stop = _Stop()
+    partial = ""
+    result: EvalResult | None
+    if plan.wanted:
+        outcome = _estimate_first(
+            args,
+            selected,
+            target,
+            dataset,
+            out,
+            err,
+            done,
+            results_file,
+            export,
+            plan,
+            interrupts,
+            stop,
+        )
+        if isinstance(outcome, int):  # estimated, and stopped there
+            if results_file is not None:
+                results_file.finish(in_data_order=True)
+            export.close(_EXPORT_TIMEOUT_S)
+            return outcome
+        result = outcome
+        if result is not None:
+            partial = plan.stop_reason(len(result.items), len(dataset.items))
+    else:
+        result = _score(
+            args, selected, target, dataset, results_file, export, interrupts, err, done, stop
+        )
     if result is None:
         from livescore.evals import summarize
 
@@ -582,7 +639,7 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         results_file.finish(in_data_order=not stop.early)
     quality, notes = _quality(result, dataset, selected, args.threshold)
     outputs_ok, written = _write_outputs(
-        err, result, dataset, path, results_file, report_path, quality, stop
+        err, result, dataset, path, results_file, report_path, quality, stop, partial
     )
     export.close(_EXPORT_TIMEOUT_S if not stop.early else _EXPORT_TIMEOUT_INTERRUPTED_S)
     delivered = export.report(err)
@@ -594,6 +651,9 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         return EXIT_INTERRUPTED
     if stop.unreachable is not None:
         return EXIT_FAILED  # said above; the checks would only repeat it
+    if partial:
+        err.print(f"[yellow]stopped:[/yellow] {escape(partial)}")
+        return EXIT_FAILED
     failures = _check_result(result, selected, bounds, fail_on_error=args.fail_on_error)
     if args.fail_on_bad_lines and dataset.problems:
         failures.append(f"--fail-on-bad-lines: {len(dataset.problems)} line(s) were skipped")
@@ -636,11 +696,16 @@ def _score(
     export: Export,
     interrupts: Interrupts,
     err: Console,
-) -> tuple[EvalResult | None, list[ItemResult], _Stop]:
-    """Score on a background event loop, the main thread waiting for it or for Ctrl-C.
+    done: list[ItemResult],
+    stop: _Stop,
+    indices: Sequence[int] | None = None,
+    spent: Callable[[], bool] | None = None,
+) -> EvalResult | None:
+    """Score the items at ``indices`` (all by default) on a background event loop, feeding
+    no more once ``spent()``, the main thread waiting for it or for Ctrl-C.
 
-    Returns the result (``None`` when scoring ended early), the items scored (in the order
-    they finished), and why it stopped early, if it did.
+    Returns the result, or ``None`` when scoring ended early (``stop`` says why); the items
+    scored are added to ``done`` (in the order they finished) either way.
     """
     from rich.progress import (
         BarColumn,
@@ -651,7 +716,14 @@ def _score(
     )
 
     from livescore.evals import run_evals
+    from livescore.otel import DEFAULT_EMIT, OTelEmitter
 
+    emitter = OTelEmitter(
+        tracer_provider=export.tracer_provider,
+        logger_provider=export.logger_provider,
+        emit=args.emit or DEFAULT_EMIT,
+        semconv_proposals=args.semconv_proposals,
+    )
     progress = Progress(
         TextColumn("[bold]scoring"),
         BarColumn(),
@@ -662,18 +734,25 @@ def _score(
         transient=True,
         disable=args.quiet,
     )
-    task = progress.add_task("scoring", total=len(dataset.items), failed="")
+    chosen = list(range(len(dataset.items))) if indices is None else list(indices)
+    task = progress.add_task("scoring", total=len(chosen), failed="")
     scorers = [s.scorer for s in selected]
     judges = list({id(j): j for s in selected if (j := s.scorer.judge) is not None}.values())
-    done: list[ItemResult] = []
+    finished: list[ItemResult] = []
     lock = threading.Lock()
-    stop = _Stop()
     failed = 0
+
+    def items() -> Iterator[Any]:
+        for i in chosen:
+            if spent is not None and spent():
+                return
+            yield dataset.items[i]
 
     def advance(item: ItemResult) -> None:
         nonlocal failed
+        item.index = chosen[item.index]  # run_evals numbers what it was given
         with lock:
-            done.append(item)
+            finished.append(item)
         if results_file is not None:
             results_file.add(item)
         if item.error is not None or any(s.status == "failed" for s in item.scores.values()):
@@ -689,11 +768,12 @@ def _score(
 
     async def evaluate() -> EvalResult:
         return await run_evals(
-            dataset.items,
+            items(),
             scorers,
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            emitter=emitter,
             tracer_provider=export.tracer_provider,
             sinks=export.sinks,
             broker=args.broker,
@@ -709,9 +789,9 @@ def _score(
             background.cancel()
             background.wait(interrupts, timeout=CANCEL_GRACE_S, presses=interrupts.count)
     with lock:
-        scored = list(done)
+        done.extend(finished)
     if stop.early or not background.done:
-        return None, scored, stop
+        return None
     try:
         result = background.outcome()
     except Exception as exc:
@@ -720,9 +800,7 @@ def _score(
         if isinstance(exc, BrokerUnavailableError):
             raise UsageError(f"--broker: {exc}") from exc
         raise
-    if result is None:  # cancelled from within (the judge became unreachable)
-        return None, scored, stop
-    return result, scored, stop
+    return result  # None: cancelled from within (the judge became unreachable)
 
 
 @contextlib.contextmanager
@@ -753,6 +831,68 @@ def _unreachable_judge(judges: Sequence[Any]) -> str | None:
                 f"({reason})"
             )
     return None
+
+
+def _estimate_first(
+    args: argparse.Namespace,
+    selected: Sequence[_Selected],
+    target: Any,
+    dataset: Dataset,
+    out: Console,
+    err: Console,
+    done: list[ItemResult],
+    results_file: _ResultsFile | None,
+    export: Export,
+    plan: CostPlan,
+    interrupts: Interrupts,
+    stop: _Stop,
+) -> EvalResult | int | None:
+    """``--estimate`` / ``--max-cost``: score a sample, print the estimate; then stop (an
+    exit code) or score the rest under the ``--max-cost`` budget (the whole result, or
+    ``None`` when scoring ended early: ``stop`` says why)."""
+    from livescore.cli._cost import sample_indices
+    from livescore.evals import summarize
+
+    total = len(dataset.items)
+    sample = sample_indices(total, plan.items)
+    err.print(f"estimating from {len(sample)} of {total} item(s)")
+    first = _score(
+        args, selected, target, dataset, results_file, export, interrupts, err, done, stop, sample
+    )
+    if first is None:
+        return None
+    estimate = Estimate.of(first.items, total=total, concurrency=args.concurrency)
+    for line in estimate.lines():
+        out.print(line)
+    refusal = plan.refuses(estimate)
+    if plan.estimate_only:
+        if refusal is not None:
+            out.print(f"with --max-cost: {refusal}")
+        return EXIT_OK
+    if refusal is not None:
+        err.print(f"[red]{refusal}[/red]")
+        return EXIT_FAILED
+    picked = set(sample)
+    rest = [i for i in range(total) if i not in picked]
+    second = _score(
+        args,
+        selected,
+        target,
+        dataset,
+        results_file,
+        export,
+        interrupts,
+        err,
+        done,
+        stop,
+        rest,
+        plan.spent,
+    )
+    if second is None:
+        return None
+    result = summarize([s.scorer.id for s in selected], done)
+    result.duration_s = first.duration_s + second.duration_s
+    return result
 
 
 def _check_result(
@@ -793,6 +933,7 @@ def _write_outputs(
     report_path: Path | None,
     quality: list[QualityRow],
     stop: _Stop,
+    stopped: str = "",
 ) -> tuple[bool, list[str]]:
     """Write ``--report`` (``--out`` was written as items finished); one output failing
     never stops the other. Returns whether every output was written, and the lines that
@@ -813,7 +954,7 @@ def _write_outputs(
     if report_path is not None:
         from livescore.evals import write_report
 
-        partial = ""
+        partial = stopped
         if stop.early:
             why = "was interrupted" if stop.interrupted else "stopped (the judge is unreachable)"
             partial = (
@@ -866,6 +1007,7 @@ def _print_results(out: Console, result: EvalResult, dataset: Dataset) -> None:
     out.print(
         f"{len(result.items)} item(s) in {result.duration_s:.1f} s; "
         f"{calls} judge call{'' if calls == 1 else 's'}, {result.usage.total_tokens} tokens"
+        + _cost_text(result)
     )
 
 
@@ -928,7 +1070,12 @@ def _print_quality(
     for name, column in dataset.label_columns.items():
         if name in by_label or all(value is None for value in column):
             continue
-        predicting = [e.name for e in scorer_catalog() if e.predicts == name]
+        # A score that rises with the defect first (hallucination before faithfulness).
+        predicting = [
+            e.name
+            for e in sorted(scorer_catalog(), key=lambda e: e.higher_is_better)
+            if e.predicts == name
+        ]
         if predicting and predicting[0] in running:
             # The scorer runs, but --label pointed it at another field.
             out.print(
@@ -1020,10 +1167,13 @@ def _summary_table(result: EvalResult) -> Table:
 
     table = Table(title="Scores", title_justify="left")
     table.add_column("scorer", justify="left")
+    priced = any(agg.usage.cost_usd is not None for agg in result.scores.values())
     for name in ("mean", "scored", "failed", "skipped", "judge calls", "tokens"):
         table.add_column(name, justify="right")
+    if priced:
+        table.add_column("cost (USD)", justify="right")
     for sid, agg in result.scores.items():
-        table.add_row(
+        row = [
             sid,
             "–" if agg.mean is None else f"{agg.mean:.3f}",
             str(agg.scored),
@@ -1031,8 +1181,26 @@ def _summary_table(result: EvalResult) -> Table:
             f"[yellow]{agg.skipped}[/yellow]" if agg.skipped else "0",
             str(agg.usage.calls),
             str(agg.usage.total_tokens),
-        )
+        ]
+        if priced:
+            row.append(_usd(agg.usage.cost_usd))
+        table.add_row(*row)
     return table
+
+
+def _usd(value: float | None) -> str:
+    from livescore.evals import format_usd
+
+    return format_usd(value)
+
+
+def _cost_text(result: EvalResult) -> str:
+    """``", judge cost $X ($Y per item)"`` when the judge has a price, else nothing."""
+    cost = result.usage.cost_usd
+    if cost is None:
+        return ""
+    per_item = cost / len(result.items) if result.items else None
+    return f", judge cost {_usd(cost)} ({_usd(per_item)} per item)"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

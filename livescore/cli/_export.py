@@ -1,4 +1,6 @@
-"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards.
+"""``livescore eval``'s export options: spans and events over OTLP/HTTP, scores into
+dashboards; and ``--emit`` / ``--semconv-proposals``, which every command that emits
+scores shares.
 
 What was not delivered is said in one line per destination (spans counted by
 :class:`~livescore._delivery.SpanDelivery`, the SDK's own log lines held back), and makes the
@@ -21,13 +23,55 @@ from livescore.cli._common import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from livescore.otel import EmitSignal
     from livescore.sinks import BatchingSink
 
-__all__ = ("SINK_RETRY_DEADLINE_S", "Export", "add_export_arguments", "traces_url")
-
+__all__ = (
+    "SINK_RETRY_DEADLINE_S",
+    "Export",
+    "add_emit_arguments",
+    "add_export_arguments",
+    "emit_signals",
+    "logger_provider",
+    "logs_url",
+    "traces_url",
+)
 SINK_RETRY_DEADLINE_S = 10.0
 """Seconds of retries the command gives a dashboard score (its span is exported first, so
 one the dashboard still lacks after this is not coming)."""
+
+EMIT_HELP = (
+    "what each score becomes besides its metrics: spans (an evaluation span under the run's "
+    "span: Jaeger, Tempo, Phoenix, Langfuse), events (a gen_ai.evaluation.result log record "
+    "parented to the run's span, as the GenAI semantic conventions define it: a logs "
+    "pipeline) or spans,events (the default)"
+)
+PROPOSALS_HELP = (
+    "also set the attributes of open GenAI convention proposals: "
+    "gen_ai.evaluation.evaluator.id, .version and .type (semantic-conventions-genai PR "
+    "#359) and gen_ai.evaluation.target (the agent's name, as pydantic-evals emits it)"
+)
+
+
+def emit_signals(text: str) -> tuple[EmitSignal, ...]:
+    """An ``argparse`` type for ``--emit``: ``spans``, ``events`` or ``spans,events``.
+
+    Example:
+        >>> emit_signals("events,spans")
+        ('spans', 'events')
+    """
+    from livescore.otel import parse_emit
+
+    try:
+        return parse_emit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("emit: ")) from None
+
+
+def add_emit_arguments(group: Any) -> None:
+    """Add ``--emit`` and ``--semconv-proposals`` to an argument group."""
+    group.add_argument("--emit", metavar="SIGNALS", type=emit_signals, help=EMIT_HELP)
+    group.add_argument("--semconv-proposals", action="store_true", help=PROPOSALS_HELP)
 
 
 def add_export_arguments(group: Any) -> None:
@@ -35,9 +79,10 @@ def add_export_arguments(group: Any) -> None:
     group.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="send each item's trace (its run span and score spans) to this OTLP/HTTP "
-        "endpoint (/v1/traces is added when the URL has no path); spans it does not take "
-        "are counted, said in one line, and make the command exit 1",
+        help="send each item's trace (its run span and score spans) and the scores' "
+        "gen_ai.evaluation.result events to this OTLP/HTTP endpoint (/v1/traces and "
+        "/v1/logs are added when the URL has no path); spans it does not take are counted, "
+        "said in one line, and make the command exit 1",
     )
     group.add_argument(
         "--phoenix",
@@ -74,16 +119,34 @@ def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
     return endpoint
 
 
+def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
+    """The OTLP/HTTP logs URL beside ``endpoint``'s traces URL (where the events go).
+
+    Example:
+        >>> logs_url("http://127.0.0.1:4318")
+        'http://127.0.0.1:4318/v1/logs'
+        >>> logs_url("http://127.0.0.1:4318/otlp/v1/traces")
+        'http://127.0.0.1:4318/otlp/v1/logs'
+    """
+    url = traces_url(endpoint, option)
+    if url.endswith("/v1/traces"):
+        return url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+
+
 @dataclass
 class Export:
-    """What the export options set up: a tracer provider (or none), the sinks, and what
-    became of the spans (:attr:`deliveries`) and of the SDK's log lines (:attr:`logs`)."""
+    """What the export options set up: a tracer provider (or none), a logger provider for
+    the events (or none), the sinks, and what became of the spans (:attr:`deliveries`) and
+    of the SDK's log lines (:attr:`logs`)."""
 
     tracer_provider: Any = None
     sinks: list[BatchingSink[Any]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
     deliveries: list[SpanDelivery] = field(default_factory=list)
     logs: SdkLogCapture = field(default_factory=SdkLogCapture)
+    logger_provider: Any = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Export:
@@ -120,6 +183,11 @@ class Export:
             if export.urls:
                 export.tracer_provider, export.deliveries = _tracer_provider(export.urls)
                 export.logs.__enter__()
+            # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+            if args.otlp_endpoint and "events" in (getattr(args, "emit", None) or ("events",)):
+                export.logger_provider = logger_provider(
+                    [logs_url(args.otlp_endpoint)], "livescore-eval"
+                )
         except UsageError:
             export.close()
             raise
@@ -153,7 +221,8 @@ class Export:
         return complete
 
     def close(self, timeout: float = 10.0) -> None:
-        """Export what is left within about ``timeout`` seconds, then shut down.
+        """Export what is left within about ``timeout`` seconds, then shut the providers
+        and the sinks down.
 
         Spans still queued when the time is up are counted as not delivered.
         """
@@ -161,12 +230,14 @@ class Export:
             for delivery in self.deliveries:
                 delivery.give_up_after(timeout)
             self.tracer_provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
         for sink in self.sinks:
             sink.shutdown(min(sink.shutdown_timeout, timeout))
         self.logs.__exit__(None, None, None)
 
 
-def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
+def _require_sdk() -> None:
     if importlib.util.find_spec("opentelemetry.sdk") is None or (
         importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None
     ):
@@ -174,6 +245,10 @@ def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
             "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
             f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
         )
+
+
+def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
+    _require_sdk()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -188,3 +263,18 @@ def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
         deliveries.append(delivery)
         provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
     return provider, deliveries
+
+
+def logger_provider(urls: Sequence[str], service_name: str) -> Any:
+    """An SDK logger provider that sends its log records (the scores' events) to each OTLP/HTTP
+    logs URL: the command's own, not the global one."""
+    _require_sdk()
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+
+    provider = LoggerProvider(resource=Resource.create({"service.name": service_name}))
+    for url in urls:
+        provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=url)))
+    return provider

@@ -13,6 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from livescore.cli._common import EXIT_OK, UsageError, make_console, positive_float, positive_int
+from livescore.cli._cost import (
+    add_judge_budget_arguments,
+    apply_judge_prices,
+    attach_budget,
+    judge_budget_from_args,
+)
 
 __all__ = ("add_worker_parser", "load_attribute", "run_worker_command")
 
@@ -27,13 +33,14 @@ def add_worker_parser(sub: Any) -> None:
             "Consume the scoring jobs that agents publish with broker=URL and score them\n"
             "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
             "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
-            "a child of the run's span, exported as the OTEL_* variables say (OTLP over\n"
-            "HTTP to OTEL_EXPORTER_OTLP_ENDPOINT by default). Start as many workers, on as\n"
-            "many machines, as the judge allows; SIGTERM stops one gracefully."
+            "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+            "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
+            "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
+            "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully."
         ),
         epilog=(
             "example: livescore worker myapp.scoring:scorers --broker redis://host:6379/0 \\\n"
-            "  --concurrency 64 --judge-rpm 3000"
+            "  --concurrency 64 --judge-rpm 3000 --judge-budget 20/day"
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
@@ -57,6 +64,17 @@ def add_worker_parser(sub: Any) -> None:
         help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
         "scorers' module, if it has one)",
     )
+    export = p.add_argument_group("export")
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
+        "variables say)",
+    )
+    from livescore.cli._export import add_emit_arguments
+
+    add_emit_arguments(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
         "--judge-rpm", type=positive_float, metavar="N", help="judge requests per minute"
@@ -64,6 +82,7 @@ def add_worker_parser(sub: Any) -> None:
     limits.add_argument(
         "--judge-concurrency", type=positive_int, metavar="N", help="judge requests in flight"
     )
+    add_judge_budget_arguments(limits)
     reliability = p.add_argument_group("reliability")
     reliability.add_argument(
         "--drain-timeout",
@@ -150,6 +169,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
+    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
     logging.basicConfig(
         level=getattr(logging, args.log_level),
@@ -162,13 +182,27 @@ def run_worker_command(args: argparse.Namespace) -> int:
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore.cli._export import traces_url
     from livescore.fleet import FleetWorker, configure_from_env
     from livescore.judges import redact_url
+    from livescore.otel import DEFAULT_EMIT, OTelEmitter
+
+    endpoint = None
+    if args.otlp_endpoint:
+        endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
+    signals = args.emit or DEFAULT_EMIT
+
+    budget = judge_budget_from_args(args, args.broker)
+    if budget is not None:
+        judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
+        attach_budget(judges, budget, "--judge-budget")
 
     try:
         worker = FleetWorker(
             scorers,
             broker=args.broker,
+            # On the global providers, which configure_from_env installs below.
+            emitter=OTelEmitter(emit=signals, semconv_proposals=args.semconv_proposals),
             concurrency=args.concurrency,
             queue=args.queue,
             sinks=sinks,
@@ -181,7 +215,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    telemetry = configure_from_env(worker.worker_id)
+    telemetry = configure_from_env(worker.worker_id, events="events" in signals, endpoint=endpoint)
     worker.span_hold = telemetry.held
 
     stop = threading.Event()
@@ -193,7 +227,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
         f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-        f"{redact_url(args.broker)}, concurrency {args.concurrency}",
+        f"{redact_url(args.broker)}, concurrency {args.concurrency}"
+        + (f"; {budget.describe()} shared by the fleet" if budget is not None else ""),
         soft_wrap=True,
     )
     try:
@@ -207,7 +242,13 @@ def run_worker_command(args: argparse.Namespace) -> int:
         f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s); scored {s.scored}, "
         f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
         f"{s.duplicates}; handed back to the queue {s.requeued}; scoring-loop CPU "
-        f"{s.loop_cpu_s:.3f} s",
+        f"{s.loop_cpu_s:.3f} s"
+        + (
+            f"; judge budget: {budget.stats.admitted} admitted, {budget.stats.exhausted} "
+            f"skipped (budget_exhausted), ${budget.stats.settled_usd:.6f} spent here"
+            if budget is not None
+            else ""
+        ),
         soft_wrap=True,
     )
     return EXIT_OK

@@ -24,6 +24,7 @@ from livescore.demo._scenario import QUESTIONS, DemoQuestion
 
 if TYPE_CHECKING:
     from livescore.live import DispatchStats
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -62,6 +63,11 @@ class DemoSetup:
         questions: The scenario's questions (the scripted model's plans).
         sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
             them to the live scoring the agent attaches (``sinks=``).
+        logger_provider: Where the scores' ``gen_ai.evaluation.result`` events go (an SDK
+            logger provider exporting to ``--otlp-endpoint``); ``None`` for the global one.
+            Pass it to the live scoring the agent attaches (``logger_provider=``).
+        emit: What each score becomes (``("spans", "events")`` or ``("spans",)``): pass it
+            to the live scoring the agent attaches (``emit=``).
     """
 
     scorers: Sequence[Scorer]
@@ -69,6 +75,8 @@ class DemoSetup:
     agent_model: str | None = None
     questions: Sequence[DemoQuestion] = QUESTIONS
     sinks: Sequence[ScoreSink] = ()
+    logger_provider: Any = None
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from livescore.evals._dataset import (
     parse_line,
 )
 from livescore.evals._quality import BinaryQuality, auroc, binary_quality
-from livescore.evals._report import QualityRow, render_report, write_report
+from livescore.evals._report import QualityRow, format_usd, render_report, write_report
 from livescore.evals._result import (
     EvalResult,
     HistogramBin,
@@ -68,6 +68,7 @@ __all__ = (
     "TargetAdapter",
     "auroc",
     "binary_quality",
+    "format_usd",
     "get_item_context",
     "load_dataset",
     "parse_line",

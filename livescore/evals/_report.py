@@ -25,7 +25,7 @@ from ._result import EvalResult, ItemResult, ScoreAggregate
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ("QualityRow", "render_report", "write_report")
+__all__ = ("QualityRow", "format_usd", "render_report", "write_report")
 
 _CHART_W = 320
 _CHART_H = 120
@@ -87,6 +87,20 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "–"
     return f"{value:.{digits}f}"
+
+
+def format_usd(value: float | None) -> str:
+    """A judge cost as shown in reports and on the command line: four significant digits.
+
+    Example:
+        >>> format_usd(0.00123456), format_usd(12.5), format_usd(None)
+        ('$0.001235', '$12.50', '–')
+    """
+    if value is None:
+        return "–"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.4g}" if value >= 0.0001 else f"${value:.2e}"
 
 
 def _chart(agg: ScoreAggregate) -> dict[str, Any]:
@@ -186,6 +200,7 @@ def _item_view(item: ItemResult, line: int | None, label: int | None) -> dict[st
                 ),
                 "calls": res.usage.calls,
                 "tokens": res.usage.total_tokens,
+                "cost": res.usage.cost_usd,
                 **_details([res.preprocess_step_result, res.analyze_step_result]),
             }
         )
@@ -257,7 +272,7 @@ def render_report(
         partial=partial,
     )
     template = _environment().get_template("report.html.j2")
-    return template.render(r=view, fmt=_fmt)
+    return template.render(r=view, fmt=_fmt, usd=format_usd)
 
 
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:

@@ -9,6 +9,7 @@ its item and counted, and the evaluation goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import logging
@@ -21,9 +22,10 @@ from typing import Any
 
 import anyio
 from opentelemetry import trace
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from livescore.otel import ContentCapture, Emitter, OTelEmitter
+from livescore.otel import DEFAULT_EMIT, ContentCapture, EmitSignal, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
 from livescore.scoring import RunMemo, Scorer, ScoreResult
@@ -144,6 +146,7 @@ class _Item:
     metadata: dict[str, Any]
     unknown_keys: tuple[str, ...] = ()
     steps: list[Step] | None = None
+    run: Run | None = None  # an item given as a Run: scored whole (its steps, its span)
 
 
 def _parse_item(raw: Any) -> _Item:
@@ -157,6 +160,7 @@ def _parse_item(raw: Any) -> _Item:
             context=context,
             id=None,
             metadata=dict(raw.metadata),
+            run=raw,
         )
     if not isinstance(raw, Mapping):
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
@@ -283,6 +287,18 @@ class _Evaluation:
             result.error = "the item has no 'output' and run_evals was given no target"
             result.error_type = "invalid_item"
             return None
+        stored = item.run
+        if self.invoker is None and stored is not None and stored.span_id is not None:
+            # A run read back from a trace (livescore.traces.load_traces) already has its
+            # span: the scores nest under it, so a dashboard holding the trace shows them.
+            run = dataclasses.replace(stored, metadata=dict(stored.metadata))
+            run.metadata.setdefault("source", "eval")
+            if run.error is not None:
+                result.error = run.error
+                result.error_type = "target_error"
+                result.run = run
+                return None
+            return run
         started = time.perf_counter()
         try:
             produced, trace_ids = await self._call_in_span(item, result.index)
@@ -345,6 +361,9 @@ class _Evaluation:
                 else None
             )
             if self.invoker is None:
+                if item.run is not None:  # keep the run's steps (its tool calls and results)
+                    run = dataclasses.replace(item.run, metadata=dict(item.run.metadata))
+                    return run, ids
                 return item.output, ids
             try:
                 produced = await self.invoker(item.input)
@@ -419,6 +438,8 @@ async def run_evals(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -475,8 +496,8 @@ async def run_evals(
             global provider by default.
         meter_provider: Where score metrics go without ``emitter``; the global provider by
             default.
-        capture_content: Without ``emitter``: what user-derived text score spans carry,
-            ``"full"``, ``"truncated"`` or ``"none"``.
+        capture_content: Without ``emitter``: what user-derived text score spans and
+            events carry, ``"full"``, ``"truncated"`` or ``"none"``.
         sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
             :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
             :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
@@ -492,14 +513,21 @@ async def run_evals(
             (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
             ``livescore-ai[fleet]``. Not with ``sinks`` (the workers feed theirs).
         max_pending: With ``broker``: items published and not yet scored, at most.
+        logger_provider: Without ``emitter``: where the ``gen_ai.evaluation.result``
+            events go; the global provider by default.
+        emit: Without ``emitter``: what each score becomes besides metrics,
+            ``"spans"``, ``"events"`` or both (the default): an evaluation span under the
+            item's span, a ``gen_ai.evaluation.result`` event parented to it. With
+            ``broker``, the workers choose (``livescore worker --emit``).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
         order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
 
     Raises:
-        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, or ``emitter``
-            given together with ``meter_provider`` or ``capture_content``.
+        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, ``emitter``
+            given together with ``meter_provider``, ``logger_provider``,
+            ``capture_content`` or ``emit``, or ``emit`` with ``broker``.
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
@@ -521,10 +549,28 @@ async def run_evals(
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     if isinstance(data, Mapping | str | bytes):
         raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
-    if emitter is not None and (meter_provider is not None or capture_content != "full"):
+    if emitter is not None and (
+        meter_provider is not None
+        or logger_provider is not None
+        or capture_content != "full"
+        or emit is not None
+    ):
         raise ValueError(
-            "meter_provider and capture_content configure the default emitter; configure "
-            "the emitter you pass instead"
+            "meter_provider, logger_provider, capture_content and emit configure the default "
+            "emitter; configure the emitter you pass instead"
+        )
+    if broker is not None and emit is not None:
+        raise ValueError(
+            "with broker=, scores are emitted on the workers: choose what they emit there "
+            "(livescore worker --emit)"
+        )
+    if emitter is None:
+        emitter = OTelEmitter(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=DEFAULT_EMIT if emit is None else emit,
         )
     if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
         raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
@@ -546,8 +592,6 @@ async def run_evals(
                 concurrency,
                 emitter,
                 tracer_provider,
-                meter_provider,
-                capture_content,
                 remote,
                 max_pending,
                 sinks,
@@ -560,8 +604,6 @@ async def run_evals(
         concurrency,
         emitter,
         tracer_provider,
-        meter_provider,
-        capture_content,
         None,
         max_pending,
         sinks,
@@ -574,21 +616,13 @@ async def _run_all(
     invoker: AgentTarget | None,
     on_item_complete: OnItemComplete | None,
     concurrency: int,
-    emitter: Emitter | None,
+    emitter: Emitter,
     tracer_provider: trace.TracerProvider | None,
-    meter_provider: Any,
-    capture_content: ContentCapture,
     remote: Any,
     max_pending: int,
     sinks: Sequence[ScoreSink] | None,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if emitter is None:
-        emitter = OTelEmitter(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            capture_content=capture_content,
-        )
     if sinks:
         if not isinstance(sinks, Sequence):
             raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
@@ -687,6 +721,8 @@ def run_evals_sync(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -725,5 +761,7 @@ def run_evals_sync(
         sinks=sinks,
         broker=broker,
         max_pending=max_pending,
+        logger_provider=logger_provider,
+        emit=emit,
     )
     return anyio.run(call)

@@ -1,6 +1,6 @@
 """Dramatiq over Redis: the engine behind ``broker="redis://..."``.
 
-Why Dramatiq (see the README's "Run it across a fleet"): its Redis broker acknowledges a
+Why Dramatiq (see docs/fleet.md, "Why Dramatiq"): its Redis broker acknowledges a
 message only after the actor returns, puts a dead worker's unacknowledged messages back on
 the queue once its heartbeat is older than ``heartbeat_timeout``, retries with backoff, and
 adds about 7 MB installed (dramatiq + redis-py) where Celery adds about 28 MB.

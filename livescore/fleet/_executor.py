@@ -32,7 +32,7 @@ _BACKOFF_MAX = 2.0
 
 
 def job_record(handle: JobHandle, **extra: Any) -> dict[str, Any]:
-    """The record published for one job: :meth:`ScoringJob.to_dict` plus an ``id``.
+    """The record published for one job: :meth:`~livescore.live.ScoringJob.to_dict` plus an ``id``.
 
     The id is minted once per job (a republished record keeps it): with the scorer's id it
     is the key a worker uses to score each (run, scorer) pair once, however many times the

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.from_thread
 
+from livescore._catalog import parse_scorer_spec
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
-from livescore.otel import Emitter
+from livescore.otel import DEFAULT_EMIT, EmitSignal, Emitter, parse_emit
 from livescore.runs import Run, TraceParent
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
@@ -209,6 +210,9 @@ class FleetWorker:
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default (``livescore worker`` configures an SDK from the
             ``OTEL_*`` variables first).
+        emit: What the default emitter makes of each score besides metrics: ``"spans"``,
+            ``"events"`` or both (the default); see ``LiveDispatcher(emit=...)``. With
+            ``emitter=``, set it on that emitter.
         judge_rpm: Judge requests per minute across every worker on this broker.
         judge_concurrency: Judge requests in flight across every worker on this broker.
         heartbeat_timeout: Seconds of silence after which a worker counts as dead and its
@@ -243,6 +247,7 @@ class FleetWorker:
         queue: str = DEFAULT_QUEUE,
         sinks: Sequence[ScoreSink] | None = None,
         emitter: Emitter | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
         judge_rpm: float | None = None,
         judge_concurrency: int | None = None,
         heartbeat_timeout: float = 60.0,
@@ -286,6 +291,13 @@ class FleetWorker:
         self.concurrency = concurrency
         self.queue = queue
         self.sinks = tuple(sinks or ())
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
+        self.signals: tuple[EmitSignal, ...] = parse_emit(DEFAULT_EMIT if emit is None else emit)
+        """What the default emitter makes of each score (``emit``)."""
         self._emitter_given = emitter
         self.emitter: Emitter = emitter  # type: ignore[assignment]  # set in run()
         self.judge_rpm = judge_rpm
@@ -327,7 +339,7 @@ class FleetWorker:
         if self._emitter_given is None:
             from livescore.otel import OTelEmitter
 
-            base: Emitter = OTelEmitter()
+            base: Emitter = OTelEmitter(emit=self.signals)
         else:
             base = self._emitter_given
         self.emitter = with_sinks(base, self.sinks)
@@ -528,6 +540,8 @@ class FleetWorker:
             exported = self.span_hold.export(spans)
         else:
             exported = _force_flush_traces(timeout)
+        # The pairs' gen_ai.evaluation.result events leave before their marks too.
+        exported = _force_flush_logs(timeout) and exported
         if marks:
             ledger = self._ledger
             assert ledger is not None
@@ -600,11 +614,7 @@ class FleetWorker:
             config = self.scorers.get(sid)
             failure = None
             if config is None:
-                failure = (
-                    "unknown_scorer",
-                    f"scorer {sid!r} is not among this worker's scorers "
-                    f"({', '.join(self.scorers)}): start the workers with the agents' scorers",
-                )
+                failure = ("unknown_scorer", _unknown_scorer(sid, self.scorers))
             pairs.append(_Pair(sid, rate, config, failure))
         version = record.get("format", 1)
         raw_run = record.get("run")
@@ -727,10 +737,15 @@ def _force_flush_traces(timeout: float) -> bool:
     return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
 
 
+def _force_flush_logs(timeout: float) -> bool:
+    from opentelemetry import _logs
+
+    force_flush = getattr(_logs.get_logger_provider(), "force_flush", None)
+    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
+
+
 def _placeholder_scorer(scorer_id: str) -> Scorer:
     """A scorer that stands for an id the worker cannot score (it is never run)."""
-    from livescore import create_scorer
-
     return create_scorer(id=scorer_id, description="not scored here", generate_score=_never)
 
 
@@ -755,3 +770,21 @@ async def _run_executor(executor: InProcessExecutor, receive: Any) -> None:
     except Exception:
         _log.exception("livescore worker: the scoring loop stopped")
         raise
+
+
+def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
+    """Why a job's scorer cannot be scored here, and, for a catalog scorer (the jobs of
+    ``livescore eval --broker`` name them), how the workers build it."""
+    message = (
+        f"scorer {sid!r} is not among this worker's scorers ({', '.join(known)}): start the "
+        "workers with the agents' scorers"
+    )
+    try:
+        entry, _ = parse_scorer_spec(sid)
+    except ValueError:
+        return message
+    options = ", ScorerOptions(judge=...)" if entry.needs_judge else ""
+    return (
+        f"{message}; it is the catalog's {entry.name} scorer: add "
+        f"livescore.scorers.build_scorer({sid!r}{options}) to them"
+    )

@@ -3,6 +3,11 @@
 Importing this package does not import ``openai``: it is loaded when the first
 :class:`OpenAIJudge` is built.
 
+A judge knows what its tokens cost from a :class:`Price` (``OpenAIJudge(model,
+prices=...)``, ``$LIVESCORE_JUDGE_PRICES``, :data:`DEFAULT_PRICES`), and spends from a
+:class:`JudgeBudget` when it has one: a score the budget cannot pay is skipped before any
+judge call.
+
 To write a judge of your own, implement :class:`Judge`; :func:`ask_for_object` gives it the
 same parsing, validation and single corrective retry as :class:`OpenAIJudge` (an ``ask``
 function returning an :class:`Answer` for a list of :data:`Message` is all it needs).
@@ -14,6 +19,18 @@ Example:
 """
 
 from livescore._redaction import redact_url
+from livescore.judges._budget import (
+    Admission,
+    BudgetLedger,
+    BudgetLedgerError,
+    BudgetPeriod,
+    BudgetStats,
+    BudgetTicket,
+    JudgeBudget,
+    LocalBudgetLedger,
+    Reservation,
+    budget_of,
+)
 from livescore.judges._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
@@ -32,6 +49,16 @@ from livescore.judges._openai import (
     OpenAIJudge,
     TransportName,
 )
+from livescore.judges._prices import (
+    DEFAULT_PRICES,
+    DEFAULT_PRICES_AS_OF,
+    PRICES_ENV,
+    Price,
+    PriceLike,
+    PriceTable,
+    load_prices,
+    price_of,
+)
 from livescore.judges._protocol import Judge, ModelT
 from livescore.judges._resolve import resolve_judge
 from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
@@ -40,11 +67,21 @@ from livescore.judges._validation import ask_for_object
 
 __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICES_AS_OF",
     "DEFAULT_TIMEOUT",
+    "PRICES_ENV",
+    "Admission",
     "Answer",
+    "BudgetLedger",
+    "BudgetLedgerError",
+    "BudgetPeriod",
+    "BudgetStats",
+    "BudgetTicket",
     "Judge",
     "JudgeAuthError",
     "JudgeBadRequestError",
+    "JudgeBudget",
     "JudgeConfigError",
     "JudgeConnectionError",
     "JudgeError",
@@ -54,15 +91,23 @@ __all__ = (
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUsage",
+    "LocalBudgetLedger",
     "Message",
     "ModelT",
     "OpenAIJudge",
+    "Price",
+    "PriceLike",
+    "PriceTable",
     "RequestGate",
+    "Reservation",
     "StructuredOutputMode",
     "TransportName",
     "ask_for_object",
+    "budget_of",
     "current_request_gate",
     "forget_server",
+    "load_prices",
+    "price_of",
     "redact_url",
     "resolve_judge",
     "use_request_gate",

@@ -23,6 +23,11 @@ class JudgeUsage:
         shared: Answers reused from another scorer's identical request on the same run
             (:class:`livescore.scoring.RunMemo`): no call, no tokens, paid for once by the
             scorer that asked first.
+        cached_input_tokens: The part of ``input_tokens`` the server reported as served
+            from its prompt cache (``usage.prompt_tokens_details.cached_tokens``), billed
+            lower by providers that cache.
+        cost_usd: What the calls cost in US dollars, when the judge knows its price
+            (:class:`livescore.judges.Price`); ``None`` when it does not.
 
     Example:
         >>> usage = JudgeUsage(calls=1, input_tokens=120, output_tokens=8)
@@ -37,15 +42,21 @@ class JudgeUsage:
     latency_s: float = 0.0
     cached: int = 0
     shared: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float | None = None
 
     def add(self, other: JudgeUsage) -> None:
-        """Add ``other``'s figures to this one, in place."""
+        """Add ``other``'s figures to this one, in place (a cost adds to a known cost, or
+        becomes the cost when this one has none)."""
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.latency_s += other.latency_s
         self.cached += other.cached
         self.shared += other.shared
+        self.cached_input_tokens += other.cached_input_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
     @property
     def total_tokens(self) -> int:

@@ -7,8 +7,11 @@ container's SIGTERM.
 
 What each way out of a process does to scores still queued or in flight:
 
-- ``main`` returns, ``sys.exit()``, an uncaught exception: the exit hook finishes them
-  within ``shutdown_timeout`` (10 s); the rest are counted as dropped (``shutdown``).
+- ``main`` returns, ``sys.exit()``, an uncaught exception: the exit hook finishes them,
+  flushes the emitter and lets the sinks deliver, all within one deadline:
+  ``LIVESCORE_EXIT_TIMEOUT`` seconds (5 by default; read at exit), or a dispatcher's or a
+  sink's ``shutdown_timeout`` for its own part if that is shorter. The rest is counted as
+  dropped (``shutdown``): a stalled judge or dashboard holds the exit no longer than that.
 - SIGTERM with :func:`install_sigterm_handler`: finished within its ``timeout``, the rest
   counted as dropped, the emitter flushed; then the previous handler runs.
 - SIGTERM with Python's default handling (how containers stop processes): lost,
@@ -45,6 +48,7 @@ from livescore.live._guard import is_scoring
 from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import (
+    BudgetSampling,
     SamplingDecision,
     SamplingSpec,
     ScorerConfig,
@@ -55,6 +59,7 @@ from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
     "JOB_FORMAT",
+    "BudgetSampling",
     "DispatchStats",
     "EmitRunSpans",
     "Executor",

@@ -5,18 +5,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
-from livescore.live._exit import at_exit, register_exit_hook, track
+from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore.live._executor import (
+    Executor,
+    InProcessExecutor,
+    JobHandle,
+    ScoringJob,
+    broker_executor,
+)
+from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
 from livescore.live._stats import Counts, DispatchStats, total_stats
-from livescore.otel import Emitter, current_trace_parent
+from livescore.otel import EmitSignal, Emitter, current_trace_parent
 from livescore.otel import attributes as A
 from livescore.runs import (
     Run,
@@ -35,10 +41,11 @@ __all__ = ("LiveDispatcher", "OverflowPolicy")
 
 _log = logging.getLogger("livescore.live")
 
-OverflowPolicy = Literal["drop_new", "drop_oldest"]
+OverflowPolicy = Overflow
 """What a full queue does: refuse the new run, or evict the oldest queued run for it."""
 
-# How long shutdown waits, past its deadline, for cancelled scoring tasks to unwind.
+# How long shutdown waits, past its deadline, for cancelled scoring tasks to unwind (at
+# exit, only what the exit deadline leaves).
 _CANCEL_GRACE_S = 2.0
 
 _EMITTER_METHODS = (
@@ -69,10 +76,10 @@ class _Job:
 
     __slots__ = ("_dispatcher", "done", "job", "remaining", "seq", "taken")
 
-    def __init__(self, dispatcher: LiveDispatcher, job: ScoringJob, seq: int) -> None:
+    def __init__(self, dispatcher: LiveDispatcher, job: ScoringJob) -> None:
         self._dispatcher = dispatcher
         self.job = job
-        self.seq = seq
+        self.seq = 0  # numbered by the queue
         self.taken = False  # False: its pairs are queued; True: the executor has it
         self.done = [False] * len(job.scorers)  # each pair is counted as finished once
         self.remaining = len(job.scorers)  # pairs not yet finished *and* emitted
@@ -87,6 +94,15 @@ class _Job:
         self._dispatcher._end_pairs(self, _indices(self, index), _HANDED_OFF, None)
 
 
+def _applied_rates(
+    configs: list[ScorerConfig], rates: list[float | None]
+) -> tuple[float | None, ...] | None:
+    """The rates a job carries: only when one differs from its scorer's fixed rate."""
+    if all(rate == config.rate for config, rate in zip(configs, rates, strict=True)):
+        return None
+    return tuple(rates)
+
+
 def _indices(job: _Job, index: int | None) -> Iterable[int]:
     if index is None:
         return range(len(job.done))
@@ -97,8 +113,8 @@ class _JobStream:
     """The jobs an executor takes, as an async iterator on the worker's loop.
 
     Between jobs it hands the pending metric deltas to the emitter, and when the queue is
-    empty it waits in a worker thread on the dispatcher's condition, so the agent's
-    ``submit`` only notifies a condition variable (it never waits for the loop).
+    empty it waits in a worker thread on the queue's condition, so the agent's ``submit``
+    only notifies a condition variable (it never waits for the loop).
     """
 
     def __init__(
@@ -152,6 +168,12 @@ class LiveDispatcher:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        emit: What the default emitter makes of each score besides its metrics:
+            ``("spans", "events")`` (the default, also written ``"spans,events"``), an
+            evaluation span under the run's span and a ``gen_ai.evaluation.result`` event
+            parented to it; ``"spans"`` or ``"events"`` alone. With ``emitter=``, set it on
+            that emitter (``OTelEmitter(emit=...)``); with ``broker=``, on the workers
+            (``livescore worker --emit``).
         sinks: Dashboards each finished score also goes to
             (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
             after the emitter and off the agent's path (each sink queues and delivers on
@@ -178,13 +200,17 @@ class LiveDispatcher:
             these slots and, through the shared FIFO queue, slows the others: give it a
             lower rate or more concurrency. With ``executor=``, set it on the executor.
         name: Names the worker thread and the ``livescore.queue.depth`` gauge.
-        register_atexit: Shut down (finishing queued work within ``shutdown_timeout``) when
-            the interpreter exits. The hook is registered when the worker starts (the
-            first submit), so it runs before the exit hooks of OpenTelemetry SDK providers
-            created before that: the last scores still reach them. It holds the dispatcher
-            weakly. A dispatcher whose worker started stays alive until :meth:`shutdown`
-            (or the ``with`` block) ends it.
-        shutdown_timeout: The deadline of the exit-time shutdown, in seconds.
+        register_atexit: Shut down when the interpreter exits, finishing queued work
+            within the process's exit deadline (``LIVESCORE_EXIT_TIMEOUT``, 5 s, shared
+            with the sinks, which deliver after the dispatchers; see
+            :mod:`livescore.live`) or ``shutdown_timeout``, whichever ends first. The exit
+            hook is registered again whenever a worker starts (the first submit), so it
+            runs before the exit hooks of OpenTelemetry SDK providers created before that:
+            the last scores still reach them. It holds the dispatcher weakly. A dispatcher
+            whose worker started stays alive until :meth:`shutdown` (or the ``with`` block)
+            ends it.
+        shutdown_timeout: The deadline of the shutdown at the end of a ``with`` block, in
+            seconds; at exit, the exit deadline cuts it shorter.
         score_unsampled_traces: Score runs whose trace is not sampled too. Their score
             spans cannot join the run's trace (the SDK's ``ParentBased`` samplers drop the
             children of an unsampled span), so each becomes the root of a new trace, linked
@@ -217,6 +243,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        emit: str | Iterable[EmitSignal] | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
@@ -245,7 +272,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
         if broker is not None:
+            if emit is not None:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: choose what they emit "
+                    "there (livescore worker --emit, or FleetWorker(emit=...))"
+                )
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
             if sinks:
@@ -253,9 +290,7 @@ class LiveDispatcher:
                     "with broker=, scores are emitted on the workers: attach the sinks there "
                     "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
                 )
-            from livescore.fleet import BrokerExecutor
-
-            executor = BrokerExecutor(broker)
+            executor = broker_executor(broker)
             if max_judge_concurrency is not None:
                 raise ValueError(
                     "max_judge_concurrency limits in-process scoring; with broker=, the "
@@ -279,7 +314,7 @@ class LiveDispatcher:
         if emitter is None:
             from livescore.otel import OTelEmitter
 
-            emitter = OTelEmitter()
+            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
         elif not isinstance(emitter, Emitter):
             missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
             raise TypeError(
@@ -301,8 +336,14 @@ class LiveDispatcher:
         self.max_judge_concurrency = max_judge_concurrency
         self.shutdown_timeout = float(shutdown_timeout)
         self.score_unsampled_traces = bool(score_unsampled_traces)
-        self._closed = False
-        self._generation = 0  # counts worker lifetimes: a parked thread knows its worker
+        self._q: BackgroundQueue[_Job] = BackgroundQueue(
+            f"{name}-worker",
+            self._thread_main,
+            max_items=max_queue,
+            overflow=overflow,
+            linger=_LINGER_S,
+            on_fork=self._reset_state,
+        )
         self._reset_state()
         track(self, at_exit=register_atexit)
         try:
@@ -311,16 +352,10 @@ class LiveDispatcher:
             _log.exception("livescore: the emitter refused the queue-depth gauge")
 
     def _reset_state(self) -> None:
-        # Called at construction and in a forked child (whose copies of the parent's locks
-        # may be held by threads that do not exist there).
-        self._lock = threading.Lock()
-        self._done_cond = threading.Condition(self._lock)  # outstanding work finished
-        self._work_cond = threading.Condition(self._lock)  # the idle worker may go on
-        self._abort_cond = threading.Condition(self._lock)  # cancel what is in flight
-        self._queue: deque[_Job] = deque()
-        self._outstanding: dict[int, _Job] = {}  # accepted, unfinished; in seq order
+        # Called at construction and in a forked child, after the queue was emptied there
+        # (the parent's locks may be held by threads that do not exist in the child).
+        self._lock = self._q.lock  # guards the counts below and the queue
         self._counts: dict[str, Counts] = {c.scorer_id: Counts() for c in self.scorers}
-        self._seq = 0
         # Metric deltas counted but not yet handed to the emitter. The worker reports them,
         # so the agent's thread never pays for a meter call (an SDK Counter.add costs
         # ~10 µs); see _report_metrics.
@@ -330,13 +365,6 @@ class LiveDispatcher:
         self._report_lock = threading.Lock()
         self._emit_errors = 0
         self._logged_emit_error = False
-        self._thread: threading.Thread | None = None
-        self._waiting = False  # the worker is parked until someone clears this
-        self._lingering = False  # the worker, just woken, collects more runs before working
-        self._stopping = False  # the worker exits once the queue is empty
-        self._abort = False  # the worker cancels everything now
-        self._flush_waiters = 0
-        self._generation += 1  # threads parked by a previous worker let go
 
     def __repr__(self) -> str:
         ids = ", ".join(c.scorer_id for c in self.scorers)
@@ -358,7 +386,8 @@ class LiveDispatcher:
         predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
         id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
-        run's ``trace_id`` the same way.
+        run's ``trace_id`` the same way. A scorer with a
+        :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -411,11 +440,13 @@ class LiveDispatcher:
             else:
                 decision = self.sample(run.trace_id or run.run_id)
         configs = list(decision.scorers)
+        rates = [decision.rate_of(i) for i in range(len(configs))]
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
             try:
                 if config.sampling(run):  # type: ignore[operator]
                     configs.append(config)
+                    rates.append(None)
             except Exception:
                 _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
                 broken.append(config)
@@ -426,7 +457,7 @@ class LiveDispatcher:
         else:
             trace_sampled = trace_id is None or bool(run.trace_flags & 1)
         accepted = False
-        start: threading.Thread | None = None
+        q = self._q
         with self._lock:
             for config in (*configs, *broken):
                 self._count_sampled(config.scorer_id)
@@ -434,37 +465,28 @@ class LiveDispatcher:
                 self._count_drop(config.scorer_id, "sampling_error")
             if not configs:
                 pass
-            elif self._closed:
+            elif q.closed:
                 for config in configs:
                     self._count_drop(config.scorer_id, "shutdown")
             elif not (trace_sampled or self.score_unsampled_traces):
                 # Its spans would vanish in the SDK: no judge is paid for them.
                 for config in configs:
                     self._count_drop(config.scorer_id, "trace_not_sampled")
-            elif len(self._queue) >= self.max_queue and self.overflow == "drop_new":
+            elif not q.admits_locked():
                 for config in configs:
                     self._count_drop(config.scorer_id, "queue_full")
             else:
-                if len(self._queue) >= self.max_queue:
-                    self._drop_job(self._queue.popleft(), "queue_full")
-                self._seq += 1
                 parent = current if current is not None else _parent_of(run, trace_id)
-                job = _Job(self, ScoringJob(run, tuple(configs), parent), self._seq)
-                self._queue.append(job)
-                self._outstanding[job.seq] = job
+                job = ScoringJob(run, tuple(configs), parent, _applied_rates(configs, rates))
+                evicted = q.put_locked(_Job(self, job))
+                if evicted is not None:
+                    self._drop_job(evicted, "queue_full")
                 for config in configs:
                     self._counts_of(config.scorer_id).queued += 1
                 accepted = True
-                if self._thread is None:
-                    start = self._thread = threading.Thread(
-                        target=self._thread_main,
-                        args=(self._generation,),
-                        name=f"{self.name}-worker",
-                        daemon=True,
-                    )
             report_here = self._hand_over_metrics()
-        if start is not None:
-            self._start_worker(start)
+        if not q.start_pending():
+            self._no_worker()
         if report_here:
             self._report_metrics()
         return accepted
@@ -551,9 +573,7 @@ class LiveDispatcher:
     def _complete(self, job: _Job) -> None:
         job.remaining -= 1
         if job.remaining == 0:
-            self._outstanding.pop(job.seq, None)
-            if self._flush_waiters:
-                self._done_cond.notify_all()
+            self._q.finish_locked(job)
 
     def _hand_over_metrics(self) -> bool:
         """Make sure someone reports the deltas just counted; ``True``: the caller must.
@@ -562,11 +582,9 @@ class LiveDispatcher:
         parked: a notify, no wait). With no worker, or once shut down (when the agent's
         speed no longer matters and the worker may be gone for good), the caller does.
         """
-        if self._thread is None or self._closed:
+        if not self._q.running or self._q.closed:
             return True
-        if self._waiting:
-            self._waiting = False
-            self._work_cond.notify()
+        self._q.wake_locked()
         return False
 
     def _report_metrics(self, timeout: float | None = None) -> bool:
@@ -607,19 +625,15 @@ class LiveDispatcher:
 
     # -- worker --------------------------------------------------------------------------
 
-    def _start_worker(self, thread: threading.Thread) -> None:
-        if at_exit(self):
-            register_exit_hook()
-        try:
-            thread.start()
-        except RuntimeError:  # e.g. "can't create new thread at interpreter shutdown"
-            _log.exception("livescore: cannot start the scoring worker; queued runs dropped")
-            with self._lock:
-                if self._thread is thread:
-                    self._thread = None
-                while self._queue:
-                    self._drop_job(self._queue.popleft(), "no_worker")
-            self._report_metrics()  # no worker will
+    def _no_worker(self) -> None:
+        # The worker could not start (e.g. "can't create new thread at interpreter
+        # shutdown"): what it would have taken is dropped; the next submit tries again.
+        _log.error("livescore: cannot start the scoring worker; queued runs dropped")
+        with self._lock:
+            if not self._q.running:
+                for job in self._q.discard_locked():
+                    self._drop_job(job, "no_worker")
+        self._report_metrics()  # no worker will
 
     def _thread_main(self, generation: int) -> None:
         ident = threading.get_ident()
@@ -636,13 +650,10 @@ class LiveDispatcher:
             remove_worker_thread(ident)
             with self._lock:
                 # Normally nothing is left; after a crash, what was accepted is dropped.
-                reason = "shutdown" if self._stopping else "worker_error"
-                for job in list(self._outstanding.values()):
+                reason = "shutdown" if self._q.stopping else "worker_error"
+                for job in self._q.discard_locked():
                     self._drop_job(job, reason)
-                self._queue.clear()
-                if self._thread is threading.current_thread():
-                    self._thread = None
-                self._done_cond.notify_all()
+                self._q.thread_ended_locked()
             self._report_metrics()  # the last deltas of this worker, and its drops
 
     async def _worker_main(self, generation: int) -> None:
@@ -657,24 +668,15 @@ class LiveDispatcher:
         finally:
             with self._lock:
                 # Let this worker's parked threads go (they check the generation).
-                if generation == self._generation:
-                    self._generation += 1
-                self._waiting = False
-                self._work_cond.notify_all()
-                self._abort_cond.notify_all()
+                self._q.retire_locked(generation)
 
     async def _cancel_on_abort(
         self, scope: anyio.CancelScope, generation: int, limiter: anyio.CapacityLimiter
     ) -> None:
         await anyio.to_thread.run_sync(
-            self._wait_for_abort, generation, abandon_on_cancel=True, limiter=limiter
+            self._q.wait_for_abort, generation, abandon_on_cancel=True, limiter=limiter
         )
         scope.cancel()
-
-    def _wait_for_abort(self, generation: int) -> None:
-        with self._lock:
-            while not self._abort and self._generation == generation:
-                self._abort_cond.wait()
 
     def _park(self, generation: int) -> None:
         """In a worker thread: wait until submit, drop or shutdown has news for the worker.
@@ -685,19 +687,13 @@ class LiveDispatcher:
         per run. Shutdown and flush cut the linger short.
         """
         with self._lock:
-            while self._waiting and self._generation == generation:
-                self._work_cond.wait()
-            if self._generation == generation and not (self._stopping or self._flush_waiters):
-                self._lingering = True
-                try:
-                    self._work_cond.wait(_LINGER_S)
-                finally:
-                    self._lingering = False
+            self._q.park_locked(generation)
 
     def _take(self) -> tuple[_Job | None, bool]:
+        q = self._q
         with self._lock:
-            if self._queue:
-                job = self._queue.popleft()
+            if q.queue:
+                job = q.queue.popleft()
                 job.taken = True
                 for i, config in enumerate(job.job.scorers):
                     if not job.done[i]:
@@ -705,9 +701,9 @@ class LiveDispatcher:
                         counts.queued -= 1
                         counts.in_flight += 1
                 return job, False
-            if self._stopping:
+            if q.stopping:
                 return None, True
-            self._waiting = True
+            q.idle_locked()
             return None, False
 
     def _finish(
@@ -720,6 +716,7 @@ class LiveDispatcher:
                     return
                 job.done[index] = True
                 config = job.job.scorers[index]
+                config.record_score(result)  # a budget-following rate learns the cost
                 counts = self._counts_of(config.scorer_id)
                 counts.in_flight -= 1
                 if result.status == "scored":
@@ -737,7 +734,7 @@ class LiveDispatcher:
             self.emitter.emit(
                 job.job.run,
                 result,
-                sample_rate=config.rate,
+                sample_rate=job.job.rate_of(index),
                 source="live",
                 scorer_version=config.scorer.version,
                 start_time_ns=start_time_ns,
@@ -770,30 +767,9 @@ class LiveDispatcher:
         if is_scoring():
             return False  # the worker cannot wait for itself
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
-        done = self._wait_done(deadline)
+        done = self._q.flush(timeout)
         # Report here: the worker may be parked, busy for a while, or gone.
         return self._report_metrics(_left(deadline)) and done
-
-    def _wait_done(self, deadline: float | None) -> bool:
-        with self._lock:
-            target = self._seq
-            self._flush_waiters += 1
-            if self._lingering:
-                self._work_cond.notify_all()  # the work is wanted now
-            try:
-                while True:
-                    first = next(iter(self._outstanding), None)
-                    if first is None or first > target:
-                        return True
-                    if deadline is None:
-                        self._done_cond.wait()
-                        continue
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return False
-                    self._done_cond.wait(left)
-            finally:
-                self._flush_waiters -= 1
 
     async def aflush(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """:meth:`flush` for async code: waits in a thread, not on the event loop.
@@ -831,45 +807,38 @@ class LiveDispatcher:
             timeout: Seconds to wait for queued and running scores; ``None`` waits.
         """
         try:
-            self._shutdown(timeout)
+            self._shutdown(timeout, _CANCEL_GRACE_S)
         except Exception:
             _log.exception("livescore: shutdown failed")
 
-    def _shutdown(self, timeout: float | None) -> None:
+    def _exit_shutdown(self, deadline: float) -> None:
+        """The exit-time shutdown: within ``shutdown_timeout`` and the exit ``deadline``."""
+        try:
+            self._shutdown(*fit_to_deadline(deadline, self.shutdown_timeout, _CANCEL_GRACE_S))
+        except Exception:
+            _log.exception("livescore: shutdown failed")
+
+    def _shutdown(self, timeout: float | None, grace: float) -> None:
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
-        with self._lock:
-            self._closed = True
+        self._q.close()
         if is_scoring():
             return  # called from a scorer: stop accepting, the rest is up to the app
-        done = self.flush(timeout)
-        with self._lock:
-            self._stopping = True
-            if not done:
-                self._abort = True
-                while self._queue:
-                    self._drop_job(self._queue.popleft(), "shutdown")
-            self._waiting = False
-            self._work_cond.notify_all()
-            self._abort_cond.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            join = None
-            if deadline is not None:
-                join = max(deadline - time.monotonic(), 0.0) + _CANCEL_GRACE_S
-            thread.join(join)
-            if thread.is_alive():
-                # A scorer blocks the worker's loop in synchronous code: give up on it.
-                _log.warning("livescore: the scoring worker did not stop; dropping its work")
-                with self._lock:
-                    for job in list(self._outstanding.values()):
-                        self._drop_job(job, "shutdown")
+        # Past the deadline the worker is told to cancel what it runs; it gets the grace to
+        # unwind. Its own last act drops whatever it left; what is left beyond that, a
+        # scorer blocking the worker's loop in synchronous code holds.
+        left = self._q.shutdown(timeout, flush=self.flush, grace=grace)
+        if left:
+            _log.warning("livescore: the scoring worker did not stop; dropping its work")
+            with self._lock:
+                for job in left:
+                    self._drop_job(job, "shutdown")
         # The last counts reach the emitter before its own flush sends them on.
         self.flush_emitter(_left(deadline))
 
     @property
     def closed(self) -> bool:
         """Whether :meth:`shutdown` was called (submissions are then counted no-ops)."""
-        return self._closed
+        return self._q.closed
 
     def stats(self) -> DispatchStats:
         """A consistent snapshot of the counts (per scorer and in total).
@@ -886,11 +855,7 @@ class LiveDispatcher:
         return total_stats(per_scorer, emit_errors)
 
     def _queue_depth(self) -> list[tuple[int, dict[str, str]]]:
-        return [(len(self._queue), {A.LIVESCORE_DISPATCHER: self.name})]
-
-    def after_fork_in_child(self) -> None:
-        """Called in a forked child: start from an empty state (the parent keeps its work)."""
-        self._reset_state()
+        return [(len(self._q.queue), {A.LIVESCORE_DISPATCHER: self.name})]
 
 
 def _parent_of(run: Run, trace_id: str | None) -> TraceParent | None:

@@ -28,14 +28,21 @@ Back-pressure: while an executor does not ask for the next job, jobs wait in the
 dispatcher's bounded queue, where its overflow policy applies. The in-process executor asks
 once it has room for more scores (``max_concurrency``); a broker executor asks at once and
 keeps its own bounded buffer.
+
+``broker=URL`` (on the dispatcher and everything built on it) is shorthand for the executor
+that the entry point ``broker`` of group ``livescore.executors`` names: livescore-ai
+declares ``livescore.fleet:BrokerExecutor`` there. The live layer sits below the fleet and
+never imports it; the entry point is how it finds the fleet's executor (as ``run_evals``
+finds an integration's target adapter).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
@@ -45,12 +52,22 @@ from livescore.live._sampling import ScorerConfig
 from livescore.runs import Run, TraceParent
 from livescore.scoring import RunMemo, ScoreResult
 
-__all__ = ("Executor", "InProcessExecutor", "JobHandle", "ScoringJob")
+__all__ = (
+    "EXECUTORS_GROUP",
+    "Executor",
+    "InProcessExecutor",
+    "JobHandle",
+    "ScoringJob",
+    "broker_executor",
+)
 
 _log = logging.getLogger("livescore.live")
 
 JOB_FORMAT = 1
 """The version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones."""
+
+EXECUTORS_GROUP = "livescore.executors"
+"""The entry point group whose ``broker`` entry builds the executor of ``broker=URL``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +96,15 @@ class ScoringJob:
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
+    rates: tuple[float | None, ...] | None = field(default=None)
+    """The rate that sampled each scorer's pair, when it is not the scorer's fixed rate (a
+    :class:`~livescore.live.BudgetSampling` adjusts its rate); ``None``: the fixed rates."""
+
+    def rate_of(self, index: int) -> float | None:
+        """The sampling rate of the pair at ``index``, as its score span carries it."""
+        if self.rates is not None and index < len(self.rates):
+            return self.rates[index]
+        return self.scorers[index].rate
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
@@ -91,10 +117,10 @@ class ScoringJob:
                 {
                     "id": c.scorer_id,
                     "version": c.scorer.version,
-                    "sample_rate": c.rate,
+                    "sample_rate": self.rate_of(i),
                     "timeout": c.timeout,
                 }
-                for c in self.scorers
+                for i, c in enumerate(self.scorers)
             ],
         }
 
@@ -258,3 +284,30 @@ async def _score_pair(
         admission.release()
         scoring_context().reset(token)
     handle.finish(index, result, start_time_ns=start_ns)
+
+
+def broker_executor(url: str) -> Executor:
+    """The executor ``broker=url`` stands for: the ``broker`` entry point's, built with ``url``.
+
+    Raises:
+        ImportError: No installed distribution declares the entry point (a broken install).
+        ValueError: The executor refuses ``url`` (the fleet's wants a Redis URL).
+    """
+    return _broker_factory()(url)
+
+
+_factory: Callable[[str], Executor] | None = None
+
+
+def _broker_factory() -> Callable[[str], Executor]:
+    global _factory
+    if _factory is None:
+        found = entry_points(group=EXECUTORS_GROUP, name="broker")
+        if not found:
+            raise ImportError(
+                f"broker= needs the executor declared as entry point 'broker' of group "
+                f"{EXECUTORS_GROUP!r}; reinstall livescore-ai"
+            )
+        _factory = next(iter(found)).load()
+    assert _factory is not None
+    return _factory

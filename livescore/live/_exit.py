@@ -5,9 +5,10 @@ What each way out of a process does to live scores (the in-process executor):
 ========================================  ===================================================
 exit path                                  scores queued or in flight
 ========================================  ===================================================
-``main`` returns, ``sys.exit()``, an       finished within ``shutdown_timeout`` (10 s) by the
-uncaught exception                         exit hook, the rest counted as dropped
-                                           (``shutdown``); the emitter is flushed
+``main`` returns, ``sys.exit()``, an       finished by the exit hook within the exit
+uncaught exception                         deadline, the rest counted as dropped
+                                           (``shutdown``); the emitter is flushed, then the
+                                           sinks deliver, within the same deadline
 SIGTERM, with :func:`install_sigterm_      finished within its ``timeout``, the rest counted
 handler`                                   as dropped; emitter flushed; then the previous
                                            handler (the default: the process ends by SIGTERM)
@@ -17,15 +18,22 @@ SIGKILL, ``os._exit()``, a crash of the    lost, uncounted
 interpreter
 ========================================  ===================================================
 
+The exit deadline: when ``main`` returns, livescore's exit hook has
+``LIVESCORE_EXIT_TIMEOUT`` seconds in all (5 by default; the environment variable is read
+at exit). The dispatchers shut down first (each within its ``shutdown_timeout`` too, if
+that is shorter): they finish their queued and running scores and flush their emitter,
+which exports the score spans and hands the scores to any sinks. Then the sinks deliver
+what they hold. Each step gets what the steps before it left; past the deadline, what is
+left is counted as dropped (``shutdown``), and the process goes on to exit (a stalled judge
+or dashboard holds it no longer than that).
+
 The broker hand-off (an executor that publishes jobs to a queue) is the durable answer:
 a job in the broker outlives the agent's process.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
 import signal
 import threading
 import time
@@ -34,15 +42,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
+from livescore._background import add_exit_stage, call_after_fork
 from livescore.live._guard import reset_after_fork
 
-__all__ = (
-    "at_exit",
-    "install_sigterm_handler",
-    "register_exit_hook",
-    "track",
-    "tracked",
-)
+__all__ = ("install_sigterm_handler", "track", "tracked")
 
 _log = logging.getLogger("livescore.live")
 
@@ -51,26 +54,23 @@ _EXPORT_GRACE_S = 1.0
 
 
 class _Stoppable(Protocol):
-    shutdown_timeout: float
-
     def flush(self, timeout: float | None = None) -> bool: ...
 
     def flush_emitter(self, timeout: float | None = None) -> bool: ...
 
     def shutdown(self, timeout: float | None = None) -> None: ...
 
-    def after_fork_in_child(self) -> None: ...
+    def _exit_shutdown(self, deadline: float) -> None: ...
 
 
-# Every dispatcher, held weakly: reset in forked children, flushed on SIGTERM; and those
-# that asked for it, shut down at exit.
+# Every dispatcher, held weakly: flushed on SIGTERM; and those that asked for it, shut down
+# at exit. (A forked child's reset is the dispatcher's queue's: livescore._background.)
 _DISPATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()
 _AT_EXIT: weakref.WeakSet[Any] = weakref.WeakSet()
-_EXIT_HOOK_LOCK = threading.Lock()
 
 
 def track(dispatcher: _Stoppable, *, at_exit: bool) -> None:
-    """Remember a dispatcher (weakly): for fork resets, SIGTERM, and exit when asked."""
+    """Remember a dispatcher (weakly): for SIGTERM, and for exit when asked."""
     _DISPATCHERS.add(dispatcher)
     if at_exit:
         _AT_EXIT.add(dispatcher)
@@ -81,37 +81,14 @@ def tracked() -> list[_Stoppable]:
     return list(_DISPATCHERS)
 
 
-def at_exit(dispatcher: _Stoppable) -> bool:
-    """Whether ``dispatcher`` shuts down at interpreter exit."""
-    return dispatcher in _AT_EXIT
-
-
-def register_exit_hook() -> None:
-    """(Re-)register the exit-time shutdown as the newest ``atexit`` handler.
-
-    ``atexit`` runs the newest handler first. An OpenTelemetry SDK provider registers its
-    own shutdown when it is created; a dispatcher calls this when its worker starts (its
-    first submit), so the final scores reach providers created before that, instead of
-    providers already shut down. Idempotent: one handler however often it is called.
-    """
-    with _EXIT_HOOK_LOCK:
-        atexit.unregister(_shutdown_at_exit)
-        atexit.register(_shutdown_at_exit)
-
-
-def _shutdown_at_exit() -> None:
+def _shutdown_at_exit(deadline: float) -> None:
+    # The first exit stage: the sinks' (the next) deliver what these last scores produce.
     for dispatcher in list(_AT_EXIT):
-        dispatcher.shutdown(dispatcher.shutdown_timeout)
+        dispatcher._exit_shutdown(deadline)
 
 
-def _after_fork_in_child() -> None:
-    reset_after_fork()
-    for dispatcher in list(_DISPATCHERS):
-        dispatcher.after_fork_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+add_exit_stage(0, _shutdown_at_exit)
+call_after_fork(reset_after_fork)  # the parent's worker threads do not exist in a child
 
 
 SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None

@@ -1,8 +1,9 @@
 """Scores as OpenTelemetry data: the emitter, and every attribute name in one module.
 
-``livescore.otel.attributes`` imports nothing; the emitter (and OpenTelemetry with it) is
-loaded on first use of the names below, so scorers can name their span attributes without
-loading OpenTelemetry.
+``LiveScoringSpanProcessor`` scores any OpenTelemetry-instrumented agent from its spans
+(see :mod:`livescore.collect`). ``livescore.otel.attributes`` imports nothing; the emitter
+(and OpenTelemetry with it) is loaded on first use of the names below, so scorers can name
+their span attributes without loading OpenTelemetry.
 
 Example:
     >>> from livescore.otel import OTelEmitter, attributes
@@ -18,12 +19,16 @@ from typing import TYPE_CHECKING, Any
 from livescore.otel import attributes
 
 if TYPE_CHECKING:
+    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
+        DEFAULT_EMIT,
         ContentCapture,
+        EmitSignal,
         Emitter,
         OTelEmitter,
         QueueDepthSource,
+        parse_emit,
         run_span_context,
     )
     from livescore.otel._run_spans import (
@@ -35,8 +40,11 @@ if TYPE_CHECKING:
     )
 
 __all__ = (
+    "DEFAULT_EMIT",
     "ContentCapture",
+    "EmitSignal",
     "Emitter",
+    "LiveScoringSpanProcessor",
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
@@ -44,6 +52,7 @@ __all__ = (
     "current_trace_parent",
     "end_span",
     "parent_span_context",
+    "parse_emit",
     "run_span_context",
     "span_ids",
     "start_agent_span",
@@ -51,10 +60,16 @@ __all__ = (
 )
 
 _LAZY = {
+    # Built on the live dispatcher (a layer above this one): loaded only when asked for,
+    # so importing livescore.otel stays light and the layers stay acyclic at import time.
+    "LiveScoringSpanProcessor": "livescore.collect",
     "ContentCapture": "livescore.otel._emitter",
+    "DEFAULT_EMIT": "livescore.otel._emitter",
+    "EmitSignal": "livescore.otel._emitter",
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",
     "QueueDepthSource": "livescore.otel._emitter",
+    "parse_emit": "livescore.otel._emitter",
     "run_span_context": "livescore.otel._emitter",
     "current_trace_parent": "livescore.otel._context",
     "parent_span_context": "livescore.otel._context",

@@ -6,125 +6,14 @@ Search your tracing backend for these names (for example ``gen_ai.evaluation.nam
 
 Scorers put their own facts on the score span through ``ScoreResult.attributes`` (set as
 ``ctx.attributes[name] = value`` in a step); the names they use live here too. This module
-imports nothing, so a scorer can use it without loading OpenTelemetry.
+imports nothing but its definitions (``livescore._attributes``, at the bottom of the
+layers, where the scorer pipeline can use them too), so a scorer can use it without loading
+OpenTelemetry.
+
+Example:
+    >>> from livescore.otel import attributes as A
+    >>> A.GEN_AI_EVALUATION_SCORE_VALUE
+    'gen_ai.evaluation.score.value'
 """
 
-from __future__ import annotations
-
-from typing import Final
-
-# -- GenAI semantic conventions: evaluation ---------------------------------------------
-GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
-OPERATION_EVALUATION: Final = "evaluation"
-GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
-GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
-GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
-GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
-GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
-GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
-ERROR_TYPE: Final = "error.type"
-
-# -- GenAI semantic conventions: agents, tools, models ----------------------------------
-OPERATION_INVOKE_AGENT: Final = "invoke_agent"
-OPERATION_EXECUTE_TOOL: Final = "execute_tool"
-OPERATION_CHAT: Final = "chat"
-GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
-GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
-GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
-GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
-GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
-GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
-GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
-
-# -- OpenInference (Arize Phoenix) evaluation conventions --------------------------------
-OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
-OPENINFERENCE_KIND_EVALUATOR: Final = "EVALUATOR"
-OPENINFERENCE_EVAL_NAME: Final = "evaluations.0.evaluation.name"
-OPENINFERENCE_EVAL_SCORE: Final = "evaluations.0.evaluation.score"
-OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
-OPENINFERENCE_EVAL_EXPLANATION: Final = "evaluations.0.evaluation.explanation"
-
-# -- livescore extras ---------------------------------------------------------------------
-LIVESCORE_SCORER_ID: Final = "livescore.scorer.id"
-LIVESCORE_SCORER_VERSION: Final = "livescore.scorer.version"
-LIVESCORE_STATUS: Final = "livescore.status"
-LIVESCORE_SAMPLE_RATE: Final = "livescore.sample_rate"
-LIVESCORE_RUN_ID: Final = "livescore.run.id"
-# The run's own trace, on a score span that could not join it (the trace was not sampled,
-# so the score is a root span of its own, linked to the run's span).
-LIVESCORE_RUN_TRACE_ID: Final = "livescore.run.trace_id"
-LIVESCORE_JUDGE_MODEL: Final = "livescore.judge.model"
-LIVESCORE_JUDGE_CALLS: Final = "livescore.judge.calls"
-LIVESCORE_JUDGE_INPUT_TOKENS: Final = "livescore.judge.input_tokens"
-LIVESCORE_JUDGE_OUTPUT_TOKENS: Final = "livescore.judge.output_tokens"
-LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
-# Judge answers this score reused from another scorer's identical request on the same run
-# (livescore.scoring.RunMemo): calls it did not make. Absent when none was shared.
-LIVESCORE_JUDGE_SHARED: Final = "livescore.judge.shared"
-LIVESCORE_DURATION: Final = "livescore.duration_s"
-LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
-LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
-LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
-LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
-LIVESCORE_DISPATCHER: Final = "livescore.dispatcher"  # the dispatcher's name (queue gauge)
-LIVESCORE_SINK: Final = "livescore.sink"  # a dashboard sink's name ("phoenix", "langfuse")
-# what became of a score a sink was given: sent | failed | dropped | skipped
-LIVESCORE_SINK_OUTCOME: Final = "livescore.sink.outcome"
-GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
-
-# -- set by scorers, through ScoreResult.attributes ----------------------------------------
-# Any scorer: the text it read was cut at its max_text_chars.
-LIVESCORE_INPUT_TRUNCATED: Final = "livescore.input_truncated"
-LIVESCORE_OUTPUT_TRUNCATED: Final = "livescore.output_truncated"
-# Hallucination: claims judged, and how many of them are hallucinated.
-LIVESCORE_CLAIMS_TOTAL: Final = "livescore.claims.total"
-LIVESCORE_CLAIMS_HALLUCINATED: Final = "livescore.claims.hallucinated"
-# Hallucination: the context sent to the judge was cut at max_context_chars (the whole
-# rendered context block counts), and how many characters the context had before the cut.
-LIVESCORE_CONTEXT_TRUNCATED: Final = "livescore.context.truncated"
-LIVESCORE_CONTEXT_CHARS: Final = "livescore.context.chars"
-# Keyword coverage: keywords to cover, and how many the response covers.
-LIVESCORE_KEYWORDS_TOTAL: Final = "livescore.keywords.total"
-LIVESCORE_KEYWORDS_MATCHED: Final = "livescore.keywords.matched"
-# Faithfulness: claims the context backs (of livescore.claims.total).
-LIVESCORE_CLAIMS_SUPPORTED: Final = "livescore.claims.supported"
-# Answer relevancy and toxicity: statements judged; how many are relevant, or toxic.
-LIVESCORE_STATEMENTS_TOTAL: Final = "livescore.statements.total"
-LIVESCORE_STATEMENTS_RELEVANT: Final = "livescore.statements.relevant"
-LIVESCORE_STATEMENTS_TOXIC: Final = "livescore.statements.toxic"
-# Bias: opinions judged, and how many are biased.
-LIVESCORE_OPINIONS_TOTAL: Final = "livescore.opinions.total"
-LIVESCORE_OPINIONS_BIASED: Final = "livescore.opinions.biased"
-# Context relevance and precision: context pieces judged, and how many are relevant.
-LIVESCORE_CONTEXT_PIECES: Final = "livescore.context.pieces"
-LIVESCORE_CONTEXT_RELEVANT: Final = "livescore.context.relevant"
-# Answer similarity: the ground truth's semantic units, how many the answer matches
-# (exactly, in meaning or in part), and how many it contradicts.
-LIVESCORE_GROUND_TRUTH_UNITS: Final = "livescore.ground_truth.units"
-LIVESCORE_GROUND_TRUTH_MATCHED: Final = "livescore.ground_truth.matched"
-LIVESCORE_GROUND_TRUTH_CONTRADICTIONS: Final = "livescore.ground_truth.contradictions"
-# Prompt alignment: which prompt it judged against (user, system, both), and the
-# requirements it found and saw fulfilled.
-LIVESCORE_ALIGNMENT_MODE: Final = "livescore.alignment.mode"
-LIVESCORE_REQUIREMENTS_TOTAL: Final = "livescore.requirements.total"
-LIVESCORE_REQUIREMENTS_FULFILLED: Final = "livescore.requirements.fulfilled"
-# Tool-call accuracy (LLM): tool calls judged, the appropriate ones, tools that were missing.
-LIVESCORE_TOOL_CALLS_TOTAL: Final = "livescore.tool_calls.total"
-LIVESCORE_TOOL_CALLS_APPROPRIATE: Final = "livescore.tool_calls.appropriate"
-LIVESCORE_TOOLS_MISSING: Final = "livescore.tools.missing"
-# Criteria: checks of the criterion judged, and how many the answer meets.
-LIVESCORE_CHECKS_TOTAL: Final = "livescore.checks.total"
-LIVESCORE_CHECKS_MET: Final = "livescore.checks.met"
-
-# -- metrics --------------------------------------------------------------------------------
-METRIC_SCORE: Final = "livescore.score"
-# counter, attribute livescore.status = sampled | scored | failed | skipped | dropped |
-# handed_off (passed to another process, which counts how it ends)
-METRIC_RUNS: Final = "livescore.runs"
-METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
-METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
-METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
-# counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
-METRIC_SINK_RECORDS: Final = "livescore.sink.records"
-
-INSTRUMENTATION_SCOPE: Final = "livescore"
+from livescore._attributes import *  # noqa: F403  (the public face of the definitions)

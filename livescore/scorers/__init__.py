@@ -5,26 +5,36 @@ relevance, context precision, toxicity, bias, prompt alignment, tool-call accura
 criteria. Code: keyword coverage, completeness, content similarity, textual difference, tone,
 tool-call accuracy and trajectory.
 
-The judge scorers other than hallucination are imported on first use (``import
-livescore.scorers`` stays at the cost of the code scorers' data).
+Each scorer's module declares its catalog entry (:func:`catalog_entry`): ``livescore eval
+--scorer NAME``, :func:`build_scorer` and :func:`scorer_catalog` find it there. The judge
+scorers other than hallucination are imported on first use (``import livescore.scorers``
+stays at the cost of the code scorers' data): a name below is looked up in the ``__all__``
+of the package's modules the first time it is used.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livescore._text import dice_similarity
-from livescore.runs import RecordedCall, read_tool_calls
-from livescore.scorers._catalog import (
+from livescore._catalog import (
+    SCORER_FAMILIES,
     CatalogEntry,
     ScorerOptions,
     build_scorer,
+    catalog_entry,
     get_catalog_entry,
     parse_scorer_spec,
     register_scorer,
     scorer_catalog,
+    scorer_span_attributes,
 )
+from livescore._text import dice_similarity
+from livescore.runs import RecordedCall, read_tool_calls
 from livescore.scorers._completeness import (
     COMPLETENESS_LABELS,
     CompletenessReference,
@@ -110,6 +120,7 @@ __all__ = (
     "HALLUCINATION_LABELS",
     "JUDGED_QUALITY_LABELS",
     "KEYWORD_COVERAGE_LABELS",
+    "SCORER_FAMILIES",
     "SIMILARITY_LABELS",
     "TONE_CONSISTENCY_LABELS",
     "TONE_MATCH_LABELS",
@@ -132,6 +143,7 @@ __all__ = (
     "TrajectoryOrdering",
     "build_scorer",
     "builtin_compound_terms",
+    "catalog_entry",
     "create_answer_relevancy_scorer",
     "create_answer_similarity_scorer",
     "create_bias_scorer",
@@ -162,6 +174,7 @@ __all__ = (
     "read_tool_calls",
     "register_scorer",
     "scorer_catalog",
+    "scorer_span_attributes",
     "sentence_tones",
     "sequence_ratio",
     "similarity_label",
@@ -169,28 +182,23 @@ __all__ = (
     "text_tone",
 )
 
-# The judge scorers' modules, imported when one of their names is first used.
-_LAZY = {
-    "create_answer_relevancy_scorer": "_answer_relevancy",
-    "create_answer_similarity_scorer": "_answer_similarity",
-    "create_bias_scorer": "_bias",
-    "create_context_precision_scorer": "_context_precision",
-    "mean_average_precision": "_context_precision",
-    "create_context_relevance_scorer": "_context_relevance",
-    "create_criteria_scorer": "_criteria",
-    "parse_rubric": "_criteria",
-    "create_faithfulness_scorer": "_faithfulness",
-    "AlignmentMode": "_prompt_alignment",
-    "create_prompt_alignment_scorer": "_prompt_alignment",
-    "find_system_prompt": "_prompt_alignment",
-    "AvailableTool": "_tool_call_accuracy_llm",
-    "create_tool_call_accuracy_scorer_llm": "_tool_call_accuracy_llm",
-    "create_toxicity_scorer": "_toxicity",
-}
+_ALL = re.compile(r"^__all__ = (\([^)]*\))", re.MULTILINE)
+
+
+@functools.cache
+def _exported_by() -> dict[str, str]:
+    """Which private module exports each name (read from the modules' ``__all__``, without
+    importing them)."""
+    found: dict[str, str] = {}
+    for path in sorted(Path(__file__).parent.glob("_[!_]*.py")):
+        match = _ALL.search(path.read_text(encoding="utf-8"))
+        for name in ast.literal_eval(match.group(1)) if match else ():
+            found.setdefault(name, path.stem)
+    return found
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _exported_by().get(name) if name in __all__ else None
     if module is None:
         raise AttributeError(f"module 'livescore.scorers' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"livescore.scorers.{module}"), name)

@@ -18,8 +18,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -28,13 +29,17 @@ from livescore.scorers._judged import (
     check_scale,
     fmt,
     judge_mode_of,
-    normalise_word,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
@@ -74,19 +79,13 @@ class ExtractedStatements(BaseModel):
     statements: Claims
 
 
-class RelevancyVerdict(BaseModel):
+class RelevancyVerdict(StatementVerdict):
     """One statement's verdict: ``"yes"`` it answers the question, ``"unsure"`` it is
     related without answering it, ``"no"`` it is beside the point. Spellings are
     normalised (``"Yes"``, ``"relevant"``, ``"partially relevant"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class RelevancyVerdicts(BaseModel):
@@ -200,7 +199,7 @@ def _verdict_prompt(question: str, statements: Sequence[str]) -> str:
 def _reason_prompt(
     question: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
 ) -> str:
-    counts = _counts(verdicts)
+    counts = tally(verdicts)
     items = "\n".join(
         f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
         f"statement: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
@@ -314,7 +313,7 @@ def create_answer_relevancy_scorer(
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
         verdicts = analysis["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         return round2((counts["yes"] + weight * counts["unsure"]) / len(verdicts) * scale)
 
     def no_statements(ctx: StepContext) -> float:
@@ -324,7 +323,7 @@ def create_answer_relevancy_scorer(
         )
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         total = len(analysis["verdicts"])
         ctx.flags["statements_total"] = total
         ctx.flags["statements_relevant"] = counts["yes"]
@@ -334,7 +333,7 @@ def create_answer_relevancy_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         total = len(verdicts)
         if counts["yes"] == total:
             what = (
@@ -392,8 +391,21 @@ def create_answer_relevancy_scorer(
     )
 
 
-def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {"yes": 0, "no": 0, "unsure": 0}
-    for verdict in verdicts:
-        counts[verdict["verdict"]] += 1
-    return counts
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "answer-relevancy",
+    family="answer",
+    summary="share of the answer's statements relevant to the question",
+    needs_judge=True,
+    predicts="irrelevant",
+    factory="livescore.scorers.create_answer_relevancy_scorer",
+    span_attributes={
+        "livescore.statements.total": "statements judged",
+        "livescore.statements.relevant": "statements relevant to the question",
+    },
+    examples=("answer-relevancy",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_answer_relevancy_scorer(model=options.require_judge(), judge_mode=options.mode)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -442,3 +443,24 @@ def create_answer_similarity_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "answer-similarity",
+    family="answer",
+    summary="how closely the answer conveys the item's ground_truth, unit by unit",
+    needs_judge=True,
+    factory="livescore.scorers.create_answer_similarity_scorer",
+    span_attributes={
+        "livescore.ground_truth.units": "the ground truth's semantic units",
+        "livescore.ground_truth.matched": "units the answer matches (exactly, in meaning or "
+        "in part)",
+        "livescore.ground_truth.contradictions": "units the answer contradicts",
+    },
+    examples=("answer-similarity",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_answer_similarity_scorer(model=options.require_judge(), judge_mode=options.mode)

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
 from livescore.scorers._text import reference_text
@@ -297,3 +298,19 @@ def create_completeness_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "completeness",
+    family="text",
+    summary="share of what the reference asks about (keywords, names, numbers) the answer covers",
+    argument="REFERENCE: input (default) or ground_truth",
+    factory="livescore.scorers.create_completeness_scorer",
+    examples=("completeness", "completeness:ground_truth"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    reference = one_of(argument, "input", ("input", "ground_truth"), "completeness")
+    return create_completeness_scorer(reference=reference)  # type: ignore[arg-type]

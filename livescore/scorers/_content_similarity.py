@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DROP_WHITESPACE, dice_similarity
 from livescore.scorers._text import Reference, check_reference, reference_text
 from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext, create_scorer
@@ -134,3 +135,20 @@ def create_content_similarity_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "content-similarity",
+    family="text",
+    summary="Dice similarity of character bigrams, answer vs reference (Mastra's values)",
+    argument="REFERENCE: auto (ground truth, else input), input or ground_truth",
+    factory="livescore.scorers.create_content_similarity_scorer",
+    examples=("content-similarity", "content-similarity:input"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    allowed = ("auto", "input", "ground_truth")
+    reference = one_of(argument, "auto", allowed, "content-similarity")
+    return create_content_similarity_scorer(reference=reference)  # type: ignore[arg-type]

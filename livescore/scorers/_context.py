@@ -66,17 +66,21 @@ def context_for_judge(ctx: StepContext, max_chars: int, *, start: int = 1) -> Re
     return rendered
 
 
-def no_context_reason(what: str) -> str:
-    """Why a run without context is skipped, for a scorer that judges ``what``.
+def no_context_reason(what: str = "", *, hint: str = "") -> str:
+    """Why a run without context is skipped, for a scorer that judges ``what``; ``hint``
+    (how to score such runs anyway) ends the sentence.
 
     Example:
         >>> no_context_reason("claims").startswith("no context to judge claims against")
         True
+        >>> no_context_reason(hint="pass x=1").endswith("retrieved document); pass x=1")
+        True
     """
+    judged = f"{what} " if what else ""
     return (
-        f"no context to judge {what} against: the scorer has no static `context` and "
+        f"no context to judge {judged}against: the scorer has no static `context` and "
         "`get_context` returned nothing for this run (by default: no given context, no "
-        "successful tool call and no retrieved document)"
+        "successful tool call and no retrieved document)" + (f"; {hint}" if hint else "")
     )
 
 

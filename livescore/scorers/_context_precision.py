@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -43,7 +44,7 @@ from livescore.scorers._judged import (
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer, tally
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -178,7 +179,7 @@ def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str
         f"{quote(v['reason'])}</verdict>"
         for v in verdicts
     )
-    useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+    useful = tally(verdicts)["yes"]
     return (
         f"A context-precision check found {useful} of {len(verdicts)} context pieces useful, "
         "in the order the agent received them. Its score, the mean average precision of "
@@ -299,7 +300,7 @@ def create_context_precision_scorer(
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
         verdicts = analysis["verdicts"]
-        useful = sum(1 for v in verdicts if v["verdict"] == "yes")
+        useful = tally(verdicts)["yes"]
         ctx.flags["context_pieces"] = len(verdicts)
         ctx.flags["context_relevant"] = useful
         ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)
@@ -366,3 +367,25 @@ def create_context_precision_scorer(
         get_context=get_context,
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "context-precision",
+    family="context",
+    summary="mean average precision of the context order: useful pieces first",
+    needs_judge=True,
+    factory="livescore.scorers.create_context_precision_scorer",
+    span_attributes={
+        "livescore.context.pieces": "context pieces judged",
+        "livescore.context.relevant": "pieces useful for the reference answer",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("context-precision",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_context_precision_scorer(model=options.require_judge(), judge_mode=options.mode)

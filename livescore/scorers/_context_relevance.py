@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -396,3 +397,25 @@ def create_context_relevance_scorer(
         get_context=get_context,
         max_text_chars=max_text_chars,
     )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "context-relevance",
+    family="context",
+    summary="how relevant the context was to the question, and how well the answer used it",
+    needs_judge=True,
+    factory="livescore.scorers.create_context_relevance_scorer",
+    span_attributes={
+        "livescore.context.pieces": "context pieces judged",
+        "livescore.context.relevant": "pieces relevant to the question",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("context-relevance",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_context_relevance_scorer(model=options.require_judge(), judge_mode=options.mode)

@@ -23,8 +23,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -33,14 +34,18 @@ from livescore.scorers._judged import (
     check_scale,
     fmt,
     judge_mode_of,
-    normalise_word,
     optional_user_text,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     PromptStep,
@@ -102,18 +107,12 @@ class DerivedChecks(BaseModel):
     checks: Claims
 
 
-class CriteriaVerdict(BaseModel):
+class CriteriaVerdict(StatementVerdict):
     """One check's verdict: ``"yes"`` met, ``"no"`` not met, ``"unsure"`` met in part.
     Spellings are normalised (``"Yes"``, ``true``, ``"met"``, ``"partially"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class CriteriaVerdicts(BaseModel):
@@ -404,12 +403,12 @@ def create_criteria_scorer(
         )
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         met = counts["yes"] + weight * counts["unsure"]
         return round2(met / len(analysis["verdicts"]) * scale)
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = _counts(analysis["verdicts"])
+        counts = tally(analysis["verdicts"])
         total = len(analysis["verdicts"])
         ctx.flags["checks_total"] = total
         ctx.flags["checks_met"] = counts["yes"]
@@ -419,7 +418,7 @@ def create_criteria_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         total = len(verdicts)
         missed = [v["statement"] for v in verdicts if v["verdict"] != "yes"]
         if not missed:
@@ -500,8 +499,25 @@ def create_criteria_scorer(
     )
 
 
-def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {"yes": 0, "no": 0, "unsure": 0}
-    for verdict in verdicts:
-        counts[verdict["verdict"]] += 1
-    return counts
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "criteria",
+    family="answer",
+    summary="share of the checks of your criterion the answer meets",
+    needs_judge=True,
+    argument="CRITERION: what a good answer does, in plain words",
+    argument_required=True,
+    factory="livescore.scorers.create_criteria_scorer",
+    span_attributes={
+        "livescore.checks.total": "checks of the criterion judged",
+        "livescore.checks.met": "checks the answer meets",
+    },
+    examples=("criteria:The reply is polite and names the refund amount.",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    assert argument is not None  # required
+    return create_criteria_scorer(
+        model=options.require_judge(), criteria=argument, judge_mode=options.mode
+    )

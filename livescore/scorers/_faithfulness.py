@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -39,13 +40,17 @@ from livescore.scorers._judged import (
     check_scale,
     fmt,
     judge_mode_of,
-    normalise_word,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -80,19 +85,13 @@ _SPELLINGS = {
 }
 
 
-class FaithfulnessVerdict(BaseModel):
+class FaithfulnessVerdict(StatementVerdict):
     """One claim's verdict: ``"yes"`` backed by the context, ``"no"`` contradicted by it,
     ``"unsure"`` not in it. Spellings are normalised (``"Yes"``, ``true``, ``"supported"``,
     ``"contradicted"``, ``"not mentioned"``…)."""
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
 
 
 class FaithfulnessVerdicts(BaseModel):
@@ -187,7 +186,7 @@ def _verdict_prompt(claims: Sequence[str], context_block: str) -> str:
 
 
 def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
-    counts = _counts(verdicts)
+    counts = tally(verdicts)
     items = "\n".join(
         f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
         f"claim: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
@@ -310,11 +309,11 @@ def create_faithfulness_scorer(
 
     def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
         verdicts = analysis["verdicts"]
-        return round2(_counts(verdicts)["yes"] / len(verdicts) * scale)
+        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
 
     def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
         verdicts = analysis["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         ctx.flags["claims_total"] = len(verdicts)
         ctx.flags["claims_supported"] = counts["yes"]
         ctx.flags["claims_contradicted"] = counts["no"]
@@ -324,7 +323,7 @@ def create_faithfulness_scorer(
 
     def summary(ctx: StepContext) -> str:
         verdicts = ctx.analyze_step_result["verdicts"]
-        counts = _counts(verdicts)
+        counts = tally(verdicts)
         total = len(verdicts)
         if total == 1:
             what = {
@@ -387,8 +386,27 @@ def create_faithfulness_scorer(
     )
 
 
-def _counts(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts = {"yes": 0, "no": 0, "unsure": 0}
-    for verdict in verdicts:
-        counts[verdict["verdict"]] += 1
-    return counts
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "faithfulness",
+    family="grounding",
+    summary="share of the answer's claims the context backs (context: the item's, else "
+    "the run's tool results); claims shared with hallucination",
+    needs_judge=True,
+    predicts="hallucinated",
+    factory="livescore.scorers.create_faithfulness_scorer",
+    span_attributes={
+        "livescore.claims.total": "claims judged",
+        "livescore.claims.supported": "claims the context backs",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("faithfulness",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_faithfulness_scorer(
+        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
+    )

@@ -17,37 +17,55 @@ same result fields.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
-from livescore.judges import Judge, JudgeConfigError, resolve_judge
+from livescore._catalog import ScorerOptions, catalog_entry
+from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims, ExtractedClaims, claims_extraction_step
+from livescore.scorers._context import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    MIN_MAX_CONTEXT_CHARS,
+    check_max_context_chars,
+    context_for_judge,
+    context_items,
+    no_context_reason,
+)
 from livescore.scorers._hallucination_prompts import (
     ONE_CALL_SYSTEM,
     REASON_SYSTEM,
     VERDICT_SYSTEM,
-    RenderedContext,
     one_call_prompt,
     reason_prompt,
-    render_context,
     verdict_prompt,
 )
-from livescore.scorers._judged import JudgeMode, judge_mode_of
+from livescore.scorers._judged import (
+    DEFECT_LABELS,
+    JudgeMode,
+    check_scale,
+    defect_label,
+    fmt,
+    judge_mode_of,
+    resolve_model,
+    round2,
+)
+from livescore.scorers._prompting import RenderedContext
+from livescore.scorers._verdicts import (
+    StatementVerdict,
+    VerdictScorerParts,
+    build_verdict_scorer,
+    tally,
+)
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
     NotScorable,
-    PromptStep,
     Scorer,
     StepContext,
-    StepFunction,
-    create_scorer,
 )
 
 __all__ = (
@@ -73,57 +91,29 @@ EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
 """What to do when there is no context: ``"skip"`` the run (not scorable), or count every
 claim as unsupported (``"all_unsupported"``, the seed's literal behaviour: score = scale)."""
 
-HALLUCINATION_LABELS = ("none", "low", "mixed", "high", "severe")
+HALLUCINATION_LABELS = DEFECT_LABELS
 """Every label :func:`hallucination_label` can return, from best to worst."""
 
-DEFAULT_MAX_CONTEXT_CHARS = 100_000
-"""Longest context block sent to the judge, in characters: every item, its markup and its
-escaping together. Past it the context is cut (and ``livescore.context.truncated`` set)."""
-
-MIN_MAX_CONTEXT_CHARS = 100
-"""The smallest ``max_context_chars``: room for the block's own markup and some text."""
-
-_CONTEXT_KEY = "hallucination.context"
-_RENDERED_KEY = "hallucination.rendered_context"
-
-NO_CONTEXT_REASON = (
-    "no context to judge against: the scorer has no static `context` and `get_context` "
-    "returned nothing for this run (by default: no given context, no successful tool call "
-    "and no retrieved document); pass on_empty_context='all_unsupported' to score such "
-    "runs as fully unsupported"
+NO_CONTEXT_REASON = no_context_reason(
+    hint="pass on_empty_context='all_unsupported' to score such runs as fully unsupported"
 )
 
 # Spellings judges use for a verdict. Anything else is rejected and the judge asked again.
-_YES = frozenset(
-    {"yes", "y", "true", "hallucinated", "hallucination", "unsupported", "not supported"}
-)
-_NO = frozenset({"no", "n", "false", "not hallucinated", "supported", "grounded", "faithful"})
+_SPELLINGS = {
+    "yes": ("y", "true", "hallucinated", "hallucination", "unsupported", "not supported"),
+    "no": ("n", "false", "not hallucinated", "supported", "grounded", "faithful"),
+}
 
 
-class ClaimVerdict(BaseModel):
+class ClaimVerdict(StatementVerdict):
     """One claim's verdict. ``verdict`` is ``"yes"`` when the claim is hallucinated.
 
     Judges' spellings are normalised: ``"Yes"``, ``" YES "``, ``true`` and ``"hallucinated"``
     read as ``"yes"``; ``"No"``, ``false`` and ``"supported"`` as ``"no"``.
     """
 
-    statement: str
+    spellings = _SPELLINGS
     verdict: Literal["yes", "no"]
-    reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise_verdict(cls, value: object) -> object:
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, str):
-            words = value.strip().strip(".!\"'").lower().replace("_", " ").replace("-", " ")
-            key = " ".join(words.split())
-            if key in _YES:
-                return "yes"
-            if key in _NO:
-                return "no"
-        return value  # the Literal check then rejects it with a clear message
 
 
 class ClaimVerdicts(BaseModel):
@@ -162,17 +152,7 @@ def hallucination_label(score: float, *, scale: float = 1.0) -> str:
         >>> hallucination_label(5.0, scale=10)
         'mixed'
     """
-    _check_scale(scale)
-    ratio = score / scale
-    if ratio <= 0:
-        return "none"
-    if ratio < 0.45:
-        return "low"
-    if ratio < 0.65:
-        return "mixed"
-    if ratio < 0.85:
-        return "high"
-    return "severe"
+    return defect_label(score, scale=check_scale(scale))
 
 
 def create_hallucination_scorer(
@@ -259,7 +239,7 @@ def create_hallucination_scorer(
         >>> result.score, result.label
         (0.0, 'none')
     """
-    _check_scale(scale)
+    scale = check_scale(scale)
     chosen_mode = judge_mode_of(judge_mode, mode, scorer="hallucination")
     if on_empty_context not in ("skip", "all_unsupported"):
         raise ValueError(
@@ -267,237 +247,139 @@ def create_hallucination_scorer(
         )
     if get_context is not None and not callable(get_context):
         raise TypeError("get_context must be a function get_context(run, step)")
-    if isinstance(max_context_chars, bool) or not isinstance(max_context_chars, int):
-        raise TypeError("max_context_chars must be an int")
-    if max_context_chars < MIN_MAX_CONTEXT_CHARS:
-        raise ValueError(
-            f"max_context_chars must be at least {MIN_MAX_CONTEXT_CHARS}, not {max_context_chars}"
-        )
-    judge = _resolve(model, judge_options)
+    max_context_chars = check_max_context_chars(max_context_chars)
+    judge = resolve_model(model, judge_options, scorer="hallucination")
     if context is None and get_context is None:
         get_context = get_run_context
-
-    def context_of(ctx: StepContext) -> list[str]:
-        # Once per score: a context can hold a million items.
-        items: list[str] | None = ctx.state.get(_CONTEXT_KEY)
-        if items is None:
-            items = ctx.state[_CONTEXT_KEY] = [c for c in ctx.context or () if c.strip()]
-        return items
-
-    def context_for_judge(ctx: StepContext) -> RenderedContext:
-        rendered: RenderedContext | None = ctx.state.get(_RENDERED_KEY)
-        if rendered is None:
-            items = context_of(ctx)
-            rendered = ctx.state[_RENDERED_KEY] = render_context(items, max_context_chars)
-            if rendered.truncated:
-                chars = sum(len(item) for item in items)
-                ctx.flags["context_truncated"] = True
-                ctx.flags["context_chars"] = chars
-                ctx.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] = True
-                ctx.attributes[A.LIVESCORE_CONTEXT_CHARS] = chars
-        return rendered
 
     def nothing_to_extract(ctx: StepContext) -> bool:
         # An empty output claims nothing: score 0 whatever the context, and no judge call.
         if not ctx.output_text.strip():
             return True
         # Checked before the first judge call, so a run without evidence costs nothing.
-        if on_empty_context == "skip" and not context_of(ctx):
+        if on_empty_context == "skip" and not context_items(ctx):
             raise NotScorable(NO_CONTEXT_REASON)
         return False
 
-    def no_verdicts_needed(ctx: StepContext) -> bool:
-        return not _claims(ctx) or not context_of(ctx)
+    def rendered(ctx: StepContext) -> RenderedContext:
+        return context_for_judge(ctx, max_context_chars)
 
-    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
+    def all_unsupported(ctx: StepContext) -> list[dict[str, Any]] | None:
         # Only reached with claims when on_empty_context="all_unsupported".
-        return {"verdicts": _all_unsupported(_claims(ctx))}
+        if context_items(ctx):
+            return None
+        reason = "No context was given to back it."
+        return [
+            {"statement": claim, "verdict": "yes", "reason": reason}
+            for claim in ctx.preprocess_step_result["claims"]
+        ]
 
-    def generate_score(ctx: StepContext) -> float:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        hallucinated = sum(1 for v in verdicts if v["verdict"] == "yes")
+    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
+        verdicts = analysis["verdicts"]
+        hallucinated = tally(verdicts)["yes"]
+        return round2(hallucinated / len(verdicts) * scale)
+
+    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
+        verdicts = analysis["verdicts"]
+        hallucinated = tally(verdicts)["yes"]
         ctx.flags["claims_total"] = len(verdicts)
         ctx.flags["claims_hallucinated"] = hallucinated
         ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)
         ctx.attributes[A.LIVESCORE_CLAIMS_HALLUCINATED] = hallucinated
-        if not context_of(ctx) and verdicts:
+        if not context_items(ctx) and verdicts:
             ctx.flags["context_missing"] = True
-        return _round2(hallucinated / len(verdicts) * scale) if verdicts else 0.0
 
-    def reason_without_judge(ctx: StepContext) -> str:
-        score = _fmt(ctx.score)
+    def summary(ctx: StepContext) -> str:
+        """A reason built from the counts, for when the judge gave none (or was not asked)."""
+        total = ctx.flags["claims_total"]
+        hallucinated = ctx.flags["claims_hallucinated"]
+        if not context_items(ctx):
+            return (
+                f"The score is {fmt(ctx.score)} because no context was given, so none of the "
+                f"{'1 claim' if total == 1 else f'{total} claims'} can be backed by it."
+            )
+        if total == 1:
+            what = f"the only claim is {'not ' if hallucinated else ''}backed by the context"
+        elif hallucinated == 0:
+            what = f"all {total} claims are backed by the context"
+        else:
+            what = f"{hallucinated} of {total} claims are not backed by the context"
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    def no_claims_reason(ctx: StepContext) -> str:
+        score_text = fmt(ctx.score)
         if not ctx.output_text.strip():
-            return f"The score is {score} because the output is empty, so it makes no claims."
-        claims = _claims(ctx)
-        if not claims:
-            return f"The score is {score} because the output makes no factual claims to check."
-        return (
-            f"The score is {score} because no context was given, so none of the "
-            f"{_n_claims(len(claims))} can be backed by it."
-        )
+            return f"The score is {score_text} because the output is empty, so it makes no claims."
+        return f"The score is {score_text} because the output makes no factual claims to check."
 
-    preprocess: PromptStep[Any]
-    analyze: PromptStep[Any] | StepFunction
-    generate_reason: PromptStep[Any] | StepFunction
-    if chosen_mode == "three_step":
+    parts = VerdictScorerParts(
+        items_key="claims",
+        noun="claim",
+        nouns="claims",
         # The same request as the faithfulness scorer's: a run's memo sends it once.
-        preprocess = claims_extraction_step(skip_if=nothing_to_extract)
-        analyze = PromptStep(
-            description="Judge each claim against the context",
-            output_schema=ClaimVerdicts,
-            system=VERDICT_SYSTEM,
-            create_prompt=lambda ctx: verdict_prompt(_claims(ctx), context_for_judge(ctx)),
-            validate=_check_verdict_count,
-            parse=_verdicts_result,
-            skip_if=no_verdicts_needed,
-            skip_result=verdicts_without_judge,
-        )
-        generate_reason = PromptStep(
-            description="Explain the score",
-            output_schema=None,
-            system=REASON_SYSTEM,
-            create_prompt=lambda ctx: reason_prompt(
-                score_text=_fmt(ctx.score),
-                scale=scale,
-                verdicts=ctx.analyze_step_result["verdicts"],
-            ),
-            parse=lambda text, ctx: str(text).strip() or _summary(ctx),
-            skip_if=no_verdicts_needed,
-            skip_result=reason_without_judge,
-        )
-    else:
-        preprocess = PromptStep(
-            description="Extract claims, judge each against the context, explain",
-            output_schema=OneCallAnswer,
-            system=ONE_CALL_SYSTEM,
-            create_prompt=lambda ctx: one_call_prompt(ctx.output_text, context_for_judge(ctx)),
-            validate=_check_one_call_count,
-            parse=_keep_one_call_answer,
-            skip_if=nothing_to_extract,
-            skip_result=lambda ctx: {"claims": []},
-        )
-
-        def one_call_verdicts(ctx: StepContext) -> dict[str, Any]:
-            if no_verdicts_needed(ctx):
-                return verdicts_without_judge(ctx)
-            return {"verdicts": ctx.state["verdicts"]}
-
-        def one_call_reason(ctx: StepContext) -> str:
-            if no_verdicts_needed(ctx):
-                return reason_without_judge(ctx)
-            judge_reason = ctx.state["reason"]
-            return _summary(ctx) + (f" {judge_reason}" if judge_reason else "")
-
-        analyze, generate_reason = one_call_verdicts, one_call_reason
-
-    return create_scorer(
+        extract=claims_extraction_step(skip_if=nothing_to_extract),
+        extract_in_one_call=True,
+        verdict_schema=ClaimVerdicts,
+        verdict_system=VERDICT_SYSTEM,
+        verdict_prompt=lambda ctx, claims: verdict_prompt(claims, rendered(ctx)),
+        # A judge that leaves "statement" blank still gets its verdict tied to the right claim.
+        fill=lambda verdict, claim, index: {
+            **verdict,
+            "statement": verdict["statement"].strip() or claim,
+        },
+        score=score,
+        no_items=lambda ctx: 0.0,
+        reason_system=REASON_SYSTEM,
+        reason_prompt=lambda ctx: reason_prompt(
+            score_text=fmt(ctx.score), scale=scale, verdicts=ctx.analyze_step_result["verdicts"]
+        ),
+        summary=summary,
+        no_items_reason=no_claims_reason,
+        one_call_schema=OneCallAnswer,
+        one_call_system=ONE_CALL_SYSTEM,
+        one_call_prompt=lambda ctx: one_call_prompt(ctx.output_text, rendered(ctx)),
+        record=record,
+        fixed_verdicts=all_unsupported,
+    )
+    return build_verdict_scorer(
+        parts,
         id=id,
         description=(
             "Share of the output's factual claims that the context contradicts or does not "
             f"support, from 0 (none) to {scale:g} (all)"
         ),
-        model=judge,
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
+        judge=judge,
+        judge_mode=chosen_mode,
+        label=lambda score: defect_label(score, scale=scale),
         context=context,
         get_context=get_context,
-        label=lambda score: hallucination_label(score, scale=scale),
         max_text_chars=max_text_chars,
-        sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
     )
 
 
-# -- helpers --------------------------------------------------------------------------------
+# -- in the catalog ---------------------------------------------------------------------------
 
 
-def _check_scale(scale: object) -> None:
-    if isinstance(scale, bool) or not isinstance(scale, int | float):
-        raise ValueError(f"scale must be a positive number, not {scale!r}")
-    if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a positive, finite number, not {scale!r}")
-
-
-def _resolve(model: str | Judge | None, options: Mapping[str, Any] | None) -> Judge:
-    if model is None or model == "":
-        raise JudgeConfigError(
-            "the hallucination scorer needs a judge: model='openai/<model>' or a Judge object"
-        )
-    return resolve_judge(model, **dict(options or {}))
-
-
-def _claims(ctx: StepContext) -> list[str]:
-    claims: list[str] = ctx.preprocess_step_result["claims"]
-    return claims
-
-
-def _all_unsupported(claims: list[str]) -> list[dict[str, Any]]:
-    return [
-        {"statement": claim, "verdict": "yes", "reason": "No context was given to back it."}
-        for claim in claims
-    ]
-
-
-def _check_verdict_count(answer: ClaimVerdicts, ctx: StepContext) -> None:
-    expected = len(_claims(ctx))
-    if len(answer.verdicts) != expected:
-        raise ValueError(
-            f"expected exactly {expected} verdicts, one per claim in the given order, "
-            f"but got {len(answer.verdicts)}"
-        )
-
-
-def _check_one_call_count(answer: OneCallAnswer, ctx: StepContext) -> None:
-    if len(answer.verdicts) != len(answer.claims):
-        raise ValueError(
-            f"expected exactly one verdict per claim: {len(answer.claims)} claims but "
-            f"{len(answer.verdicts)} verdicts"
-        )
-
-
-def _verdicts_result(answer: ClaimVerdicts, ctx: StepContext) -> dict[str, Any]:
-    # A judge that leaves "statement" blank still gets its verdict tied to the right claim.
-    return {
-        "verdicts": [
-            {**v.model_dump(), "statement": v.statement.strip() or claim}
-            for v, claim in zip(answer.verdicts, _claims(ctx), strict=True)
-        ]
-    }
-
-
-def _keep_one_call_answer(answer: OneCallAnswer, ctx: StepContext) -> dict[str, Any]:
-    # One answer feeds three steps: the claims are this step's result, the rest waits in
-    # ctx.state for analyze and generate_reason.
-    ctx.state["verdicts"] = [
-        {**v.model_dump(), "statement": v.statement.strip() or claim}
-        for v, claim in zip(answer.verdicts, answer.claims, strict=True)
-    ]
-    ctx.state["reason"] = answer.reason.strip()
-    return {"claims": list(answer.claims)}
-
-
-def _round2(value: float) -> float:
-    # Half-up, like Mastra's roundToTwoDecimals (Python's round() would give 0.12 for 1/8).
-    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def _fmt(score: float | None) -> str:
-    return f"{score:g}" if score is not None else "unknown"
-
-
-def _summary(ctx: StepContext) -> str:
-    """A reason built from the counts, for when the judge gave none."""
-    total = ctx.flags["claims_total"]
-    hallucinated = ctx.flags["claims_hallucinated"]
-    if total == 1:
-        summary = f"the only claim is {'not ' if hallucinated else ''}backed by the context"
-    elif hallucinated == 0:
-        summary = f"all {total} claims are backed by the context"
-    else:
-        summary = f"{hallucinated} of {total} claims are not backed by the context"
-    return f"The score is {_fmt(ctx.score)} because {summary}."
-
-
-def _n_claims(n: int) -> str:
-    return "1 claim" if n == 1 else f"{n} claims"
+@catalog_entry(
+    "hallucination",
+    family="grounding",
+    summary="share of the answer's claims the context does not support (context: "
+    "the item's, else the run's tool results)",
+    needs_judge=True,
+    higher_is_better=False,
+    predicts="hallucinated",
+    factory="livescore.scorers.create_hallucination_scorer",
+    span_attributes={
+        "livescore.claims.total": "claims judged",
+        "livescore.claims.hallucinated": "claims the context contradicts or does not contain",
+        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+        "livescore.context.chars": "the context's length before the cut (with "
+        "livescore.context.truncated)",
+    },
+    examples=("hallucination",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    # The item's context, else the run's tool results and retrieved documents.
+    return create_hallucination_scorer(
+        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
+    )

@@ -22,6 +22,7 @@ from livescore.scorers._prompting import (
     quote,
     render_context,
 )
+from livescore.scorers._verdicts import tally
 
 __all__ = (
     "EXTRACT_SYSTEM",
@@ -134,7 +135,7 @@ def verdict_prompt(claims: Sequence[str], context: RenderedContext) -> str:
 
 def reason_prompt(*, score_text: str, scale: float, verdicts: Sequence[dict[str, Any]]) -> str:
     """The prompt asking the judge to explain the score (``score_text``) from ``verdicts``."""
-    hallucinated = sum(1 for v in verdicts if v["verdict"] == "yes")
+    hallucinated = tally(verdicts)["yes"]
     items = "\n".join(
         f'<verdict index="{i}" hallucinated="{v["verdict"]}">\n'
         f"claim: {quote(v['statement'])}\n"

@@ -15,16 +15,16 @@ Pipeline (code only, no judge; microseconds to a few milliseconds per score):
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.otel import attributes as A
-from livescore.runs import message_text
+from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
+from livescore.scorers._text import reference_text
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
-    NotScorable,
     Scorer,
     StepContext,
     create_scorer,
@@ -72,7 +72,7 @@ def keyword_coverage_label(score: float, *, scale: float = 1.0) -> str:
         >>> keyword_coverage_label(5.0, scale=10)
         'partial'
     """
-    _check_scale(scale)
+    check_scale(scale)
     ratio = score / scale
     if ratio >= 1:
         return "complete"
@@ -152,7 +152,7 @@ def create_keyword_coverage_scorer(
     """
     if reference not in ("input", "ground_truth"):
         raise ValueError(f"reference must be 'input' or 'ground_truth', not {reference!r}")
-    _check_scale(scale)
+    check_scale(scale)
     if isinstance(max_text_chars, bool) or not isinstance(max_text_chars, int):
         raise TypeError("max_text_chars must be an int")
     if max_text_chars < 1:
@@ -168,11 +168,14 @@ def create_keyword_coverage_scorer(
     source = "input" if reference == "input" else "ground truth"
 
     def preprocess(ctx: StepContext) -> dict[str, set[str]]:
-        if reference == "input":
-            reference_text = ctx.input_text
-        else:
-            reference_text = _ground_truth_text(ctx, max_text_chars)
-        ref = extractor.extract(reference_text)
+        text, _ = reference_text(
+            ctx,
+            reference,
+            scorer="keyword coverage",
+            limit=max_text_chars,
+            uses="takes its keywords from",
+        )
+        ref = extractor.extract(text)
         response = extractor.extract(ctx.output_text)
         ctx.state[_STATE_KEY] = (ref, response)
         return {"reference_keywords": ref.forms, "response_keywords": response.forms}
@@ -265,31 +268,25 @@ def _extracted(ctx: StepContext) -> tuple[Keywords, Keywords]:
     return value
 
 
-def _ground_truth_text(ctx: StepContext, limit: int) -> str:
-    truth = ctx.run.ground_truth
-    if truth is None:
-        raise NotScorable(
-            "no ground truth: this keyword coverage scorer takes its keywords from the run's "
-            "ground_truth (reference='ground_truth'), and the run has none"
-        )
-    try:
-        text = message_text(truth)
-    except TypeError:
-        text = None
-    if text is None or (not text and isinstance(truth, Mapping) and truth):
-        raise TypeError(
-            "ground truth must be text, a list of texts or chat messages, "
-            f"not {type(truth).__name__}"
-        )
-    if len(text) > limit:
-        ctx.flags["ground_truth_truncated"] = True
-        ctx.flags["ground_truth_chars"] = len(text)
-        text = text[:limit]
-    return text
+# -- in the catalog ---------------------------------------------------------------------------
 
 
-def _check_scale(scale: object) -> None:
-    if isinstance(scale, bool) or not isinstance(scale, int | float):
-        raise ValueError(f"scale must be a positive number, not {scale!r}")
-    if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a positive, finite number, not {scale!r}")
+@catalog_entry(
+    "keyword-coverage",
+    family="text",
+    summary="share of the reference's keywords the answer covers (code, no judge)",
+    argument="REFERENCE: input (default) or ground_truth",
+    factory="livescore.scorers.create_keyword_coverage_scorer",
+    span_attributes={
+        "livescore.keywords.total": "keywords to cover",
+        "livescore.keywords.matched": "keywords the answer covers",
+    },
+    examples=("keyword-coverage", "keyword-coverage:ground_truth"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    reference = argument or "input"
+    if reference not in ("input", "ground_truth"):
+        raise ValueError(
+            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
+        )
+    return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]

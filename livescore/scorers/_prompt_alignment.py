@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import Run, message_text
@@ -557,4 +558,33 @@ def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
         + weights["requirements_fulfillment"] * fulfilled
         + weights["completeness"] * analysis["completeness"]["score"]
         + weights["response_appropriateness"] * analysis["response_appropriateness"]["score"]
+    )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "prompt-alignment",
+    family="answer",
+    summary="how well the answer follows its prompt: intent, requirements, "
+    "completeness, format and tone",
+    needs_judge=True,
+    argument="MODE: user (default), system or both",
+    factory="livescore.scorers.create_prompt_alignment_scorer",
+    span_attributes={
+        "livescore.alignment.mode": "the prompt judged against: user, system or both",
+        "livescore.requirements.total": "requirements found in the prompt",
+        "livescore.requirements.fulfilled": "requirements the answer fulfils",
+    },
+    examples=("prompt-alignment", "prompt-alignment:both"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    mode = argument or "user"
+    if mode not in ("user", "system", "both"):
+        raise ValueError(f"prompt-alignment judges against user, system or both, not {mode!r}")
+    return create_prompt_alignment_scorer(
+        model=options.require_judge(),
+        mode=mode,  # type: ignore[arg-type]
+        judge_mode=options.mode,
     )

@@ -19,10 +19,16 @@ ground truth when the run has one, else the input)."""
 
 
 def reference_text(
-    ctx: StepContext, reference: Reference, *, scorer: str, limit: int
+    ctx: StepContext,
+    reference: Reference,
+    *,
+    scorer: str,
+    limit: int,
+    uses: str = "compares the answer with",
 ) -> tuple[str, str]:
     """The text to compare the answer with, and where it came from (``"ground truth"`` or
-    ``"input"``).
+    ``"input"``); ``uses`` says what the scorer does with the ground truth, in the reason
+    a run without one is skipped for.
 
     ``"auto"`` takes the run's ground truth when it has one, else the user's input. An
     explicit ``"ground_truth"`` on a run without one makes the run not scorable. A ground
@@ -37,8 +43,8 @@ def reference_text(
         return ctx.input_text, "input"
     if truth is None:
         raise NotScorable(
-            f"no ground truth: this {scorer} scorer compares the answer with the run's "
-            "ground_truth (reference='ground_truth'), and the run has none"
+            f"no ground truth: this {scorer} scorer {uses} the run's ground_truth "
+            "(reference='ground_truth'), and the run has none"
         )
     try:
         text = message_text(truth)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import utf16_units
 from livescore.scorers._content_similarity import similarity_label
 from livescore.scorers._text import Reference, check_reference, reference_text
@@ -166,3 +167,20 @@ def _word_changes(first: list[str], second: list[str]) -> tuple[int, list[str], 
         else:  # "delete"
             removed.extend(first[op.src_start : op.src_end])
     return changes, added, removed
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "textual-difference",
+    family="text",
+    summary="2·LCS / total length of answer and reference (1 = the same text)",
+    argument="REFERENCE: auto (ground truth, else input), input or ground_truth",
+    factory="livescore.scorers.create_textual_difference_scorer",
+    examples=("textual-difference", "textual-difference:input"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    allowed = ("auto", "input", "ground_truth")
+    reference = one_of(argument, "auto", allowed, "textual-difference")
+    return create_textual_difference_scorer(reference=reference)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import string
 from itertools import repeat
 from typing import Any
 
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
@@ -260,3 +261,24 @@ def _reference(reference_tone: object) -> float | None:
     if not math.isfinite(value) or not -1 <= value <= 1:
         raise ValueError(f"a numeric reference_tone must be from -1 to 1, not {reference_tone!r}")
     return value
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "tone",
+    family="text",
+    summary="tone consistency across the answer's sentences, or against a reference tone (VADER)",
+    argument="TONE: a reference text, or a number from -1 to 1",
+    factory="livescore.scorers.create_tone_scorer",
+    examples=("tone", "tone:0.5", "tone:What a lovely day."),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    reference: str | float | None = argument
+    if argument is not None:
+        try:
+            reference = float(argument)
+        except ValueError:
+            reference = argument  # a reference text
+    return create_tone_scorer(reference)

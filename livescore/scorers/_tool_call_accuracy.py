@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore.runs import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
@@ -180,3 +181,22 @@ def _expected(tool: object, order: object) -> list[str]:
             "the score, so give one of them"
         )
     return names
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "tool-call-accuracy",
+    family="tools",
+    summary="1 when the agent called the expected tool (or tools, in order), else 0",
+    argument="TOOLS: a tool name, or A,B,C for an expected order",
+    argument_required=True,
+    factory="livescore.scorers.create_tool_call_accuracy_scorer",
+    examples=("tool-call-accuracy:search", "tool-call-accuracy:search,answer"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    names = split_names(argument, "tool-call-accuracy")
+    if len(names) == 1:
+        return create_tool_call_accuracy_scorer(expected_tool=names[0])
+    return create_tool_call_accuracy_scorer(expected_tool_order=names)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, create_model
 
+from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import RecordedCall, describe_calls, read_tool_calls
@@ -468,4 +469,44 @@ def create_tool_call_accuracy_scorer_llm(
         label=label,
         max_text_chars=max_text_chars,
         sync_steps="inline",
+    )
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "tool-call-accuracy-llm",
+    family="tools",
+    summary="whether the agent called the right tools for the request, judged",
+    needs_judge=True,
+    argument="TOOLS: tool names separated by commas, or a JSON file of {name, description} objects",
+    argument_required=True,
+    factory="livescore.scorers.create_tool_call_accuracy_scorer_llm",
+    span_attributes={
+        "livescore.tool_calls.total": "tool calls judged",
+        "livescore.tool_calls.appropriate": "tool calls that suit the request",
+        "livescore.tools.missing": "tools the agent should have called and did not",
+    },
+    examples=("tool-call-accuracy-llm:search,book",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    import json
+    from pathlib import Path
+
+    assert argument is not None  # required
+    path = Path(argument)
+    tools: list[object]
+    if argument.endswith(".json") or path.is_file():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read the tools file {argument!r}: {exc}") from None
+        if not isinstance(loaded, list):
+            raise ValueError(f"{argument}: expected a JSON list of {{name, description}} objects")
+        tools = list(loaded)
+    else:
+        tools = list(split_names(argument, "tool-call-accuracy-llm"))
+    return create_tool_call_accuracy_scorer_llm(
+        model=options.require_judge(), available_tools=tools, judge_mode=options.mode
     )

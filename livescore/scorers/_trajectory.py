@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
+from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore.runs import RecordedCall, describe_calls, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
@@ -359,3 +360,19 @@ def _count(value: object, what: str, *, optional: bool) -> int | None:
     if value < 0:
         raise ValueError(f"{what} must be 0 or more, not {value}")
     return value
+
+
+# -- in the catalog ---------------------------------------------------------------------------
+
+
+@catalog_entry(
+    "trajectory",
+    family="tools",
+    summary="accuracy × efficiency × failure handling of the agent's tool calls",
+    argument="STEPS: the expected tool calls, A,B,C",
+    argument_required=True,
+    factory="livescore.scorers.create_trajectory_scorer",
+    examples=("trajectory:search,answer",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_trajectory_scorer(expected_steps=split_names(argument, "trajectory"))

@@ -11,19 +11,23 @@ scorer from its parts, with the hallucination scorer's rules:
   the verdicts and, last, the reason; the same result fields;
 - no items: no verdict call and no reason call; what the score is then (a number, or not
   scorable) is the scorer's rule;
+- items with nothing to judge them against (:attr:`VerdictScorerParts.fixed_verdicts`:
+  the hallucination scorer's ``on_empty_context="all_unsupported"``): the scorer's own
+  verdicts, no verdict call, and the summary as the reason;
 - a verdict that leaves the item it judges blank gets it filled in from the item list.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from livescore.judges import Judge
-from livescore.scorers._judged import JudgeMode
+from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
     DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
@@ -34,7 +38,50 @@ from livescore.scoring import (
     create_scorer,
 )
 
-__all__ = ("VerdictScorerParts", "build_verdict_scorer", "items_of")
+__all__ = ("StatementVerdict", "VerdictScorerParts", "build_verdict_scorer", "items_of", "tally")
+
+
+class StatementVerdict(BaseModel):
+    """One item's verdict: the item (``statement``), the judge's ``verdict`` and a ``reason``.
+
+    A scorer subclasses it with its own docstring (the judge sees it in the answer's schema),
+    narrows ``verdict`` to its words (``Literal["yes", "no"]``) and sets ``spellings``: the
+    judge's other ways of writing each word, read as that word (see
+    :func:`~livescore.scorers._judged.normalise_word`); anything else is rejected and the
+    judge asked again.
+
+    Example:
+        >>> from typing import Literal
+        >>> class Verdict(StatementVerdict):
+        ...     "A verdict."
+        ...     spellings = {"yes": ("y", "true"), "no": ("n", "false")}
+        ...     verdict: Literal["yes", "no"]
+        >>> Verdict(statement="s", verdict=" True. ", reason="r").verdict
+        'yes'
+    """
+
+    spellings: ClassVar[Mapping[str, Iterable[str]]] = {}
+
+    statement: str
+    verdict: str
+    reason: str
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        return normalise_word(value, cls.spellings)
+
+
+def tally(verdicts: Iterable[Mapping[str, Any]], field: str = "verdict") -> Counter[str]:
+    """How many ``verdicts`` say each word (a missing word counts 0).
+
+    Example:
+        >>> counts = tally([{"verdict": "yes"}, {"verdict": "no"}, {"verdict": "yes"}])
+        >>> counts["yes"], counts["unsure"]
+        (2, 0)
+    """
+    return Counter(verdict[field] for verdict in verdicts)
+
 
 FillVerdict = Callable[[dict[str, Any], str, int], dict[str, Any]]
 
@@ -81,6 +128,10 @@ class VerdictScorerParts:
             preprocess result beside the items (answer similarity's ``output_units``).
         record: ``(ctx, analysis) -> None``: flags and span attributes of a score (also
             with no items: then the analysis has an empty list).
+        fixed_verdicts: ``ctx -> verdicts or None``, asked when there are items: a list
+            replaces the judge's verdicts (none is asked for; in one-call mode the judge's
+            are set aside) and the summary is the reason. ``None`` (the default): the
+            judge decides.
     """
 
     items_key: str
@@ -105,6 +156,7 @@ class VerdictScorerParts:
     one_call_prompt: Callable[[StepContext], str]
     preprocess_fields: tuple[str, ...] = ()
     record: Callable[[StepContext, dict[str, Any]], None] = lambda ctx, analysis: None
+    fixed_verdicts: Callable[[StepContext], list[dict[str, Any]] | None] = lambda ctx: None
 
 
 def items_of(ctx: StepContext, key: str) -> list[str]:
@@ -162,6 +214,16 @@ def build_verdict_scorer(
     def no_analysis(ctx: StepContext) -> dict[str, Any]:
         return {field: []}
 
+    def fixed(ctx: StepContext) -> list[dict[str, Any]] | None:
+        return parts.fixed_verdicts(ctx) if items(ctx) else None
+
+    def no_verdict_call(ctx: StepContext) -> bool:
+        return not items(ctx) or fixed(ctx) is not None
+
+    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
+        verdicts = fixed(ctx)
+        return {field: verdicts} if verdicts is not None else no_analysis(ctx)
+
     def generate_score(ctx: StepContext) -> float:
         analysis: dict[str, Any] = ctx.analyze_step_result or no_analysis(ctx)
         value = parts.score(ctx, analysis) if items(ctx) else parts.no_items(ctx)
@@ -172,7 +234,7 @@ def build_verdict_scorer(
         return parts.summary(ctx) if items(ctx) else parts.no_items_reason(ctx)
 
     def no_reason_call(ctx: StepContext) -> bool:
-        return not items(ctx) or not parts.reason_needed(ctx)
+        return no_verdict_call(ctx) or not parts.reason_needed(ctx)
 
     preprocess: PromptStep[Any] | StepFunction
     analyze: PromptStep[Any] | StepFunction
@@ -186,8 +248,8 @@ def build_verdict_scorer(
             create_prompt=lambda ctx: parts.verdict_prompt(ctx, items(ctx)),
             validate=check_count,
             parse=lambda answer, ctx: analysis_of(answer, items(ctx)),
-            skip_if=lambda ctx: not items(ctx),
-            skip_result=no_analysis,
+            skip_if=no_verdict_call,
+            skip_result=verdicts_without_judge,
         )
         generate_reason = PromptStep(
             description="Explain the score",
@@ -219,14 +281,16 @@ def build_verdict_scorer(
         )
 
         def analysis_from_state(ctx: StepContext) -> dict[str, Any]:
-            if not items(ctx):
-                return no_analysis(ctx)
+            if no_verdict_call(ctx):
+                return verdicts_without_judge(ctx)
             analysis: dict[str, Any] = ctx.state["analysis"]
             return analysis
 
         def one_call_reason(ctx: StepContext) -> str:
             if not items(ctx):
                 return parts.no_items_reason(ctx)
+            if fixed(ctx) is not None:
+                return parts.summary(ctx)
             judge_reason = ctx.state.get("reason", "")
             return parts.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
 
@@ -250,11 +314,11 @@ def build_verdict_scorer(
                 return analysis
 
             analyze = dataclasses.replace(
-                one_call, parse=stash, skip_if=lambda ctx: not items(ctx), skip_result=no_analysis
+                one_call, parse=stash, skip_if=no_verdict_call, skip_result=verdicts_without_judge
             )
         generate_reason = one_call_reason
 
-    return create_scorer(
+    scorer = create_scorer(
         id=id,
         description=description,
         model=judge,
@@ -268,3 +332,20 @@ def build_verdict_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
     )
+    if judge_mode == "three_step":
+        # What a judge budget's fallback="one_call" switches to when the budget runs low.
+        scorer.offer_judge_mode(
+            "one_call",
+            lambda: build_verdict_scorer(
+                parts,
+                id=id,
+                description=description,
+                judge=judge,
+                judge_mode="one_call",
+                label=label,
+                context=context,
+                get_context=get_context,
+                max_text_chars=max_text_chars,
+            ),
+        )
+    return scorer

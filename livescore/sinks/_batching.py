@@ -7,24 +7,28 @@ backoff until a deadline. Every record given to a sink ends as exactly one of ``
 ``failed`` (with a reason), ``dropped`` (queue full, shut down) or ``skipped`` (the sink has
 nothing to say about it, with a reason); :meth:`BatchingSink.stats` and the
 ``livescore.sink.records`` counter say how many of each.
+
+The queue, its thread, the fork rule and the exit hook are the live dispatcher's too
+(``livescore._background``). At interpreter exit the sinks deliver after the dispatchers,
+within the same deadline: ``LIVESCORE_EXIT_TIMEOUT`` seconds in all (5 by default), or a
+sink's ``shutdown_timeout`` if that ends first; what is still undelivered then is counted
+as dropped (``shutdown``).
 """
 
 from __future__ import annotations
 
 import abc
-import atexit
 import heapq
 import logging
-import os
 import random
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from livescore._background import BackgroundQueue, add_exit_stage, fit_to_deadline
 from livescore.otel import attributes as A
 from livescore.sinks._base import ScoreRecord
 
@@ -179,8 +183,8 @@ class _Entry:
 
     __slots__ = ("attempts", "due", "enqueued", "first_try", "item", "prepared", "record", "seq")
 
-    def __init__(self, seq: int, record: ScoreRecord, enqueued: float) -> None:
-        self.seq = seq
+    def __init__(self, record: ScoreRecord, enqueued: float) -> None:
+        self.seq = 0  # numbered by the queue
         self.record = record
         self.enqueued = enqueued
         self.item: Any = None
@@ -216,12 +220,13 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
       at debug level.
     - Fork safety: a forked child starts with an empty queue and starts its own thread on
       its first :meth:`send`; the parent's records stay the parent's.
-    - Process exit: the records still pending are delivered within ``shutdown_timeout``
-      (after the global OpenTelemetry tracer provider is flushed, so the spans the scores
-      refer to arrive first), the rest counted as dropped. The exit hook is registered when
-      the first sink is created, so it runs after the exit-time shutdown of live
-      dispatchers created later (their last scores still reach the sink) and before the
-      shutdown of OpenTelemetry providers created earlier (its counts still reach them).
+    - Process exit: the records still pending are delivered (after the global
+      OpenTelemetry tracer provider is flushed, so the spans the scores refer to arrive
+      first) within what the process's exit deadline leaves, ``LIVESCORE_EXIT_TIMEOUT``
+      seconds (5) shared with the live dispatchers, which shut down first (their last
+      scores still reach the sink), or within ``shutdown_timeout`` if that ends first; the
+      rest is counted as dropped. The exit hook runs before the shutdown of OpenTelemetry
+      providers created before the sink's thread started (its counts still reach them).
 
     Args:
         name: The sink's name in logs and metrics; the class's ``name`` by default.
@@ -231,7 +236,8 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
         retry_deadline: Seconds after its first try past which a record is not retried.
         initial_backoff: Seconds before the first retry; doubled for each further one.
         max_backoff: The longest wait between two tries.
-        shutdown_timeout: Seconds the exit-time shutdown may take.
+        shutdown_timeout: Seconds the exit-time shutdown may take at most (the exit
+            deadline may leave less).
         meter_provider: Where the counter goes; the global meter provider by default.
 
     Example:
@@ -288,32 +294,30 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
         self.shutdown_timeout = float(shutdown_timeout)
         self._meter_provider = meter_provider
         self._counter: Any = None
-        self._closed = False
-        self._generation = 0
+        # Every record without an outcome is in the queue (waiting, being delivered, or
+        # waiting for a retry), so max_queue bounds them all. A parked thread wakes for a
+        # first record (to time its batch) and for a full batch; other sends never wake it.
+        self._q: BackgroundQueue[_Entry] = BackgroundQueue(
+            f"livescore-sink-{self.name}",
+            self._worker,
+            max_items=max_queue,
+            bound="unfinished",
+            wake_at=max_batch,
+            inline=self._drain_inline,
+            on_fork=self._after_fork,
+        )
         self._reset_state()
         _track(self)
 
     def _reset_state(self) -> None:
-        # At construction and in a forked child (where the parent's lock may be held by a
-        # thread that does not exist, and the parent's records are the parent's).
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)  # the worker may have work
-        self._done = threading.Condition(self._lock)  # a record reached its outcome
-        self._queue: deque[_Entry] = deque()
+        # At construction and in a forked child, after the queue was emptied there (the
+        # parent's lock may be held by a thread that does not exist; its records are its).
+        self._lock = self._q.lock  # guards the counts below and the queue
         self._retrying: list[tuple[float, _Entry]] = []  # a heap by due time
-        self._outstanding: dict[int, _Entry] = {}  # every record without an outcome, by seq
-        self._seq = 0
-        self._flush_upto = 0  # records up to this seq go out now (a flush waits for them)
         self._tally: dict[tuple[str, str], int] = {}
         self._unreported: dict[tuple[str, str], int] = {}
         self._report_lock = threading.Lock()
         self._logged: set[tuple[str, str]] = set()
-        self._thread: threading.Thread | None = None
-        self._no_thread = False  # no thread could start (interpreter exit): flush delivers
-        self._idle = False
-        self._stopping = False
-        self._abort = False
-        self._generation += 1
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -348,32 +352,17 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
     def send(self, record: ScoreRecord) -> None:
         """Queue one finished score for delivery. O(1); never blocks, never raises."""
         try:
-            start: threading.Thread | None = None
+            q = self._q
             with self._lock:
-                if self._closed:
+                if q.closed:
                     self._count_locked(DROPPED, "shutdown")
                     return
-                if len(self._outstanding) >= self.max_queue:
+                if not q.admits_locked():
                     self._count_locked(DROPPED, "queue_full")
                     return
-                self._seq += 1
-                entry = _Entry(self._seq, record, time.monotonic())
-                self._outstanding[entry.seq] = entry
-                queue = self._queue
-                queue.append(entry)
-                if self._thread is None and not self._no_thread:
-                    start = self._thread = threading.Thread(
-                        target=self._worker,
-                        args=(self._generation,),
-                        name=f"livescore-sink-{self.name}",
-                        daemon=True,
-                    )
-                elif self._idle and (len(queue) == 1 or len(queue) >= self.max_batch):
-                    # A parked worker wakes for a first record (to time its batch) and for
-                    # a full batch; any other append waits for one of those.
-                    self._wake.notify()
-            if start is not None:
-                self._start(start)
+                q.put_locked(_Entry(record, time.monotonic()))
+            if not q.start_pending():
+                _log.debug("livescore: sink %r has no thread; flush() delivers", self.name)
         except Exception:
             _log.exception("livescore: sink %r could not queue a score", self.name)
 
@@ -407,13 +396,13 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
     @property
     def closed(self) -> bool:
         """Whether :meth:`shutdown` was called."""
-        return self._closed
+        return self._q.closed
 
     def stats(self) -> SinkStats:
         """What became of the records given to :meth:`send` so far."""
         with self._lock:
             tally = dict(self._tally)
-            pending = len(self._outstanding)
+            pending = self._q.unfinished
         by: dict[str, dict[str, int]] = {FAILED: {}, DROPPED: {}, SKIPPED: {}, SENT: {}}
         for (outcome, reason), count in tally.items():
             by[outcome][reason] = by[outcome].get(reason, 0) + count
@@ -430,16 +419,6 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
 
     # -- the worker -------------------------------------------------------------------------
 
-    def _start(self, thread: threading.Thread) -> None:
-        try:
-            thread.start()
-        except RuntimeError:  # "can't create new thread at interpreter shutdown"
-            with self._lock:
-                if self._thread is thread:
-                    self._thread = None
-                self._no_thread = True
-            _log.debug("livescore: sink %r has no thread; flush() delivers", self.name)
-
     def _worker(self, generation: int) -> None:
         try:
             while True:
@@ -452,45 +431,35 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
             _log.exception("livescore: the %r sink's thread stopped", self.name)
         finally:
             with self._lock:
-                if self._thread is threading.current_thread():
-                    self._thread = None  # the next send starts another
-                self._done.notify_all()
+                self._q.thread_ended_locked()  # the next send starts another
 
     def _next_batch(self, generation: int) -> list[_Entry] | None:
         """Wait until records are due; ``None`` when the worker should stop."""
+        q = self._q
         with self._lock:
             while True:
-                if generation != self._generation or self._abort:
+                if generation != q.generation or q.aborted:
                     return None
                 now = time.monotonic()
                 batch = self._take_locked(now)
                 if batch:
                     return batch
-                if self._stopping and not self._outstanding:
+                if q.stopping and not q.unfinished:
                     return None
-                self._idle = True
-                try:
-                    self._wake.wait(self._wait_locked(now))
-                finally:
-                    self._idle = False
-
-    def _urgent_locked(self) -> bool:
-        if self._stopping:
-            return True
-        oldest = next(iter(self._outstanding), None)
-        return oldest is not None and oldest <= self._flush_upto
+                q.idle_locked()
+                q.park_locked(generation, self._wait_locked(now))
 
     def _take_locked(self, now: float) -> list[_Entry]:
         batch: list[_Entry] = []
         retrying = self._retrying
         while retrying and retrying[0][0] <= now and len(batch) < self.max_batch:
             batch.append(heapq.heappop(retrying)[1])
-        queue = self._queue
+        queue = self._q.queue
         if queue and (
             batch
             or len(queue) >= self.max_batch
             or now - queue[0].enqueued >= self.flush_interval
-            or self._urgent_locked()
+            or self._q.urgent_locked()
         ):
             while queue and len(batch) < self.max_batch:
                 batch.append(queue.popleft())
@@ -499,8 +468,8 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
     def _wait_locked(self, now: float) -> float | None:
         """Seconds until something is due (``None``: until woken)."""
         due: list[float] = []
-        if self._queue:
-            due.append(self._queue[0].enqueued + self.flush_interval)
+        if self._q.queue:
+            due.append(self._q.queue[0].enqueued + self.flush_interval)
         if self._retrying:
             due.append(self._retrying[0][0])
         return max(min(due) - now, 0.0) if due else None
@@ -561,15 +530,14 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
         # The last try happens at the deadline, not after it.
         entry.due = min(now + wait, give_up_at)
         with self._lock:
-            if entry.seq in self._outstanding:
+            if self._q.is_unfinished_locked(entry):
                 heapq.heappush(self._retrying, (entry.due, entry))
 
     def _finish(self, entry: _Entry, outcome: str, reason: str, detail: str | None = None) -> None:
         with self._lock:
-            if self._outstanding.pop(entry.seq, None) is None:
+            if not self._q.finish_locked(entry):
                 return  # a shutdown already counted it as dropped
             self._count_locked(outcome, reason)
-            self._done.notify_all()
         if outcome == FAILED:
             self._log_first(FAILED, reason, detail=detail)
 
@@ -639,44 +607,24 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
     # -- flush and shutdown -----------------------------------------------------------------
 
     def _flush(self, timeout: float | None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
-        if threading.current_thread() is self._thread:
-            return False  # deliver() itself flushing: the worker cannot wait for itself
         with self._lock:
-            target = self._seq
-            self._flush_upto = max(self._flush_upto, target)
             if self._retrying:
                 # A flush often follows the export of the spans the waiting records refer
                 # to: each gets one try now, then its backoff goes on.
                 now = time.monotonic()
                 self._retrying = [(min(due, now), entry) for due, entry in self._retrying]
                 heapq.heapify(self._retrying)
-            inline = self._thread is None and bool(self._outstanding)
-            if self._idle:
-                self._wake.notify()
-        done = self._drain_inline(target, deadline) if inline else self._wait(target, deadline)
+        # False at once from deliver() itself: the worker cannot wait for itself. Without a
+        # worker (it stopped, or none could start), the queue delivers here (_drain_inline).
+        done = self._q.flush(timeout)
         self._report_metrics()
         return done
-
-    def _wait(self, target: int, deadline: float | None) -> bool:
-        with self._lock:
-            while True:
-                oldest = next(iter(self._outstanding), None)
-                if oldest is None or oldest > target:
-                    return True
-                if self._thread is None:
-                    break  # no worker (it stopped, or none could start): deliver here
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._done.wait(left)
-        return self._drain_inline(target, deadline)
 
     def _drain_inline(self, target: int, deadline: float | None) -> bool:
         """Deliver on the calling thread: when no worker thread exists or can start."""
         while True:
             with self._lock:
-                oldest = next(iter(self._outstanding), None)
+                oldest = self._q.oldest_unfinished_locked()
                 if oldest is None or oldest > target:
                     return True
                 now = time.monotonic()
@@ -690,30 +638,14 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
                 return False
             time.sleep(min(x for x in (wait, left, 0.5) if x is not None))
 
-    def _shutdown(self, timeout: float | None) -> None:
-        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+    def _shutdown(self, timeout: float | None, grace: float = _JOIN_GRACE_S) -> None:
+        if self._q.stopping:
+            return  # shut down already
+        leftovers = self._q.shutdown(timeout, flush=self._flush, grace=grace)
         with self._lock:
-            if self._closed and self._stopping:
-                return
-            self._closed = True
-        done = self._flush(timeout)
-        with self._lock:
-            self._stopping = True
-            if not done:
-                self._abort = True
-            self._wake.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            thread.join(None if left is None else left + _JOIN_GRACE_S)
-        with self._lock:
-            leftovers = list(self._outstanding.values())
-            self._outstanding.clear()
-            self._queue.clear()
             self._retrying.clear()
             for _ in leftovers:
                 self._count_locked(DROPPED, "shutdown")
-            self._done.notify_all()
         if leftovers:
             _log.warning(
                 "livescore: sink %r shut down with %d score(s) undelivered (counted as dropped)",
@@ -727,39 +659,43 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
         self._report_metrics()
 
     def _after_fork(self) -> None:
+        # The queue is empty in the child already; the counts and retries go too.
         self._reset_state()
         try:
             self.after_fork_in_child()
         except Exception:
             _log.exception("livescore: sink %r could not reset after fork", self.name)
 
+    def _exit_shutdown(self, deadline: float) -> None:
+        """The exit-time shutdown: within ``shutdown_timeout`` and the exit ``deadline``."""
+        try:
+            self._shutdown(*fit_to_deadline(deadline, self.shutdown_timeout, _JOIN_GRACE_S))
+        except Exception:
+            _log.exception("livescore: sink %r could not shut down", self.name)
 
-# -- every sink of the process: fork resets and the exit-time shutdown ----------------------
+
+# -- every sink of the process: the exit-time shutdown ---------------------------------------
 
 _SINKS: weakref.WeakSet[BatchingSink[Any]] = weakref.WeakSet()
-_REGISTERED = False
-_REGISTER_LOCK = threading.Lock()
 
 
 def _track(sink: BatchingSink[Any]) -> None:
-    global _REGISTERED
     _SINKS.add(sink)
-    with _REGISTER_LOCK:
-        if not _REGISTERED:
-            # Once, when the first sink is created: see BatchingSink's docstring for why
-            # this place in the atexit order (newest handler first) is the right one.
-            atexit.register(_shutdown_sinks_at_exit)
-            _REGISTERED = True
 
 
-def _shutdown_sinks_at_exit() -> None:
+def _shutdown_sinks_at_exit(deadline: float) -> None:
+    # The second exit stage, after the dispatchers' (their last scores come here).
     sinks = [s for s in list(_SINKS) if not s.closed]
     if not sinks:
         return
     if any(s.stats().pending for s in sinks):
-        _flush_global_tracer_provider(max(s.shutdown_timeout for s in sinks))
+        timeout = max(s.shutdown_timeout for s in sinks)
+        _flush_global_tracer_provider(fit_to_deadline(deadline, timeout, 0.0)[0])
     for sink in sinks:
-        sink.shutdown(sink.shutdown_timeout)
+        sink._exit_shutdown(deadline)
+
+
+add_exit_stage(1, _shutdown_sinks_at_exit)
 
 
 def _flush_global_tracer_provider(timeout: float) -> None:
@@ -774,15 +710,6 @@ def _flush_global_tracer_provider(timeout: float) -> None:
             force_flush(int(timeout * 1000))
     except Exception:
         _log.debug("livescore: could not flush the tracer provider at exit", exc_info=True)
-
-
-def _after_fork_in_child() -> None:
-    for sink in list(_SINKS):
-        sink._after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _check_count(name: str, value: Any) -> None:

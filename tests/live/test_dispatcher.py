@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-import warnings
 import weakref
 from typing import Any
 
@@ -27,6 +25,7 @@ from _live_support import (
     skipping_scorer,
     wait_until,
 )
+from forking import in_forked_child
 
 from livescore import Run, ScoreResult, StepContext, create_scorer
 from livescore.live import LiveDispatcher, ScorerConfig, is_scoring
@@ -584,9 +583,9 @@ def test_the_worker_reports_metrics_without_a_flush(
     d = new(dispatchers, [constant_scorer()], emitter)
     assert d.submit(make_run(1)) is True
     wait_until(lambda: emitter.sampled == ["constant"])
-    worker = d._thread
-    assert worker is not None
-    assert emitter.meter_threads == [worker.ident]
+    workers = [t.ident for t in threading.enumerate() if t.name == f"{d.name}-worker"]
+    assert len(workers) == 1
+    assert emitter.meter_threads == workers
 
 
 def test_flush_waits_for_a_metric_report_in_progress_on_the_worker(
@@ -673,37 +672,23 @@ def test_forked_child_gets_a_fresh_worker(
 ) -> None:
     d = new(dispatchers, [gated_scorer(gate)], emitter, max_judge_concurrency=1)
     _fill_worker(d, gate)  # the parent's worker is busy when the fork happens
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        # Python 3.12+ warns about forking a multi-threaded process; that is the point here.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, never return into pytest
-        code = 1
-        try:
-            os.close(read_fd)
-            before = d.stats()
-            gate.opened.set()
-            accepted = d.submit(make_run(42))
-            flushed = d.flush(timeout=20)
-            after = d.stats()
-            report = {
-                "sampled_before": before.sampled,
-                "accepted": accepted,
-                "flushed": flushed,
-                "scored": after.scored,
-                "sampled": after.sampled,
-                "scored_ids": emitter.run_ids()[-1:],
-            }
-            os.write(write_fd, json.dumps(report).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        report = json.loads(pipe.read() or "{}")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> dict[str, Any]:
+        before = d.stats()
+        gate.opened.set()
+        accepted = d.submit(make_run(42))
+        flushed = d.flush(timeout=20)
+        after = d.stats()
+        return {
+            "sampled_before": before.sampled,
+            "accepted": accepted,
+            "flushed": flushed,
+            "scored": after.scored,
+            "sampled": after.sampled,
+            "scored_ids": emitter.run_ids()[-1:],
+        }
+
+    report = in_forked_child(child)
     assert report == {
         "sampled_before": 0,
         "accepted": True,
@@ -831,3 +816,38 @@ def test_a_burst_of_submits_shares_the_workers_wake_ups(monkeypatch: pytest.Monk
         assert wakes < 15  # about one per run without the linger
     finally:
         dispatcher.shutdown(5)
+
+
+# -- what the default emitter emits (emit=) ------------------------------------------------------
+
+
+def test_emit_chooses_what_the_default_emitter_makes_of_each_score() -> None:
+    both = LiveDispatcher([constant_scorer()], register_atexit=False)
+    events = LiveDispatcher([constant_scorer()], emit="events", register_atexit=False)
+    spans = LiveDispatcher([constant_scorer()], emit=("spans",), register_atexit=False)
+    try:
+        assert both.emitter.signals == ("spans", "events")  # type: ignore[attr-defined]
+        assert events.emitter.signals == ("events",)  # type: ignore[attr-defined]
+        assert spans.emitter.signals == ("spans",)  # type: ignore[attr-defined]
+    finally:
+        for d in (both, events, spans):
+            d.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"emitter": FakeEmitter()}, "with emitter=..., set it there"),
+        ({"broker": "redis://127.0.0.1:1/0"}, "emitted on the workers"),
+    ],
+)
+def test_emit_is_refused_where_the_default_emitter_does_not_emit(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        LiveDispatcher([constant_scorer()], emit="events", register_atexit=False, **kwargs)
+
+
+def test_emit_refuses_an_unknown_signal() -> None:
+    with pytest.raises(ValueError, match="unknown signal 'metrics'"):
+        LiveDispatcher([constant_scorer()], emit="metrics", register_atexit=False)

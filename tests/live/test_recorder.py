@@ -263,10 +263,9 @@ def test_a_broken_dispatcher_never_breaks_the_agent() -> None:
     assert not run.sampled
 
 
-def test_the_readme_block_runs_as_written() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("### Plain Python")
-    match = re.search(r"```python\n(.*?)```", readme[start:], re.S)
+def test_the_docs_block_runs_as_written() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "live" / "plain-python.md"
+    match = re.search(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     assert match is not None
     check = (
         "\nstats = dispatcher.stats()\n"

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from _reliability_support import (
     tool_contexts,
     weather_agent,
 )
+from forking import in_forked_child
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -110,39 +110,25 @@ def test_a_forked_child_scores_its_own_runs_through_the_judge(
         weather_agent().invoke(question(), config={"callbacks": [handler]})
         assert handler.flush(timeout=30)  # the parent's worker and judge client exist
         parent_before = handler.stats()
-        read_fd, write_fd = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns about forking a multi-threaded process; that is the point.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # the child: report through the pipe, never return into pytest
-            code = 1
-            try:
-                os.close(read_fd)
-                exported_before = len(evaluation_spans(exporter.get_finished_spans()))
-                weather_agent().invoke(question(), config={"callbacks": [handler]})
-                flushed = handler.flush(timeout=20)
-                stats = handler.stats()
-                spans = evaluation_spans(exporter.get_finished_spans())[exported_before:]
-                report = {
-                    "flushed": flushed,
-                    "sampled": stats.sampled,
-                    "scored": stats.scored,
-                    "statuses": sorted(
-                        f"{attributes(s)[A.LIVESCORE_SCORER_ID]}:{attributes(s)[A.LIVESCORE_STATUS]}"
-                        for s in spans
-                    ),
-                }
-                os.write(write_fd, json.dumps(report).encode())
-                handler.shutdown(timeout=5)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        with os.fdopen(read_fd) as pipe:
-            report = json.loads(pipe.read() or "{}")
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+
+        def child() -> dict[str, Any]:
+            exported_before = len(evaluation_spans(exporter.get_finished_spans()))
+            weather_agent().invoke(question(), config={"callbacks": [handler]})
+            flushed = handler.flush(timeout=20)
+            stats = handler.stats()
+            spans = evaluation_spans(exporter.get_finished_spans())[exported_before:]
+            handler.shutdown(timeout=5)
+            return {
+                "flushed": flushed,
+                "sampled": stats.sampled,
+                "scored": stats.scored,
+                "statuses": sorted(
+                    f"{attributes(s)[A.LIVESCORE_SCORER_ID]}:{attributes(s)[A.LIVESCORE_STATUS]}"
+                    for s in spans
+                ),
+            }
+
+        report = in_forked_child(child)
         # The parent is untouched and still scores its own runs.
         assert handler.stats() == parent_before
         weather_agent().invoke(question(), config={"callbacks": [handler]})
@@ -248,6 +234,104 @@ def test_scores_reach_the_exporter_when_the_process_exits_without_shutdown(
         counts[key] = counts.get(key, 0) + 1
     assert counts == {"keyword-coverage:scored": 5, "slowish:scored": 5}
     assert len([s for s in spans if s["name"].startswith("invoke_agent")]) == 5
+
+
+STALL_SCRIPT = """
+import atexit
+import dataclasses
+import json
+import sys
+import threading
+import time
+
+import anyio
+
+OUT, STALL = sys.argv[1], sys.argv[2]
+ended = {}
+
+
+def report():
+    # Registered first, so atexit runs it last: after livescore's exit hook.
+    ended["exit_s"] = time.monotonic() - ended["main_returned"]
+    ended["scores"] = dataclasses.asdict(dispatcher.stats().by_scorer["answer"])
+    ended["sink"] = dataclasses.asdict(sink.stats())
+    with open(OUT, "w", encoding="utf-8") as f:
+        json.dump(ended, f, default=dict)
+
+
+atexit.register(report)
+
+from livescore import Run, create_scorer
+from livescore.live import LiveDispatcher
+from livescore.sinks import BatchingSink
+
+
+class StalledSinkDouble(BatchingSink):
+    \"\"\"A test double of a dashboard that stops answering (with STALL=sink).\"\"\"
+
+    name = "stalled"
+
+    def prepare(self, record):
+        return record.run.run_id
+
+    def deliver(self, batch):
+        if STALL == "sink":
+            threading.Event().wait()  # a request that never returns
+
+
+async def answer(ctx):
+    if STALL == "scorer":
+        await anyio.sleep(600)  # a judge that never answers
+    return 1.0
+
+
+sink = StalledSinkDouble(flush_interval=0.05)
+dispatcher = LiveDispatcher(
+    [create_scorer(id="answer", description="x", generate_score=answer)], sinks=[sink]
+)
+for i in range(4):
+    dispatcher.submit(Run(input="q", output="a", run_id=f"r{i}"))
+ended["main_returned"] = time.monotonic()
+# No flush, no shutdown: main returns.
+"""
+
+
+@pytest.mark.parametrize(
+    ("stall", "exit_timeout"), [("sink", None), ("scorer", None), ("sink", "1"), ("scorer", "1")]
+)
+def test_exit_takes_one_shared_deadline_whatever_stalls(
+    tmp_path: Path, stall: str, exit_timeout: str | None
+) -> None:
+    # The dispatchers' shutdown, the sinks' and their graces share one deadline at exit:
+    # LIVESCORE_EXIT_TIMEOUT seconds (5 by default), not each its own one after the other.
+    script = tmp_path / "stall_script.py"
+    script.write_text(textwrap.dedent(STALL_SCRIPT))
+    out = tmp_path / "ended.json"
+    env = {k: v for k, v in os.environ.items() if k != "LIVESCORE_EXIT_TIMEOUT"}
+    if exit_timeout is not None:
+        env["LIVESCORE_EXIT_TIMEOUT"] = exit_timeout
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out), stall],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    ended = json.loads(out.read_text())
+    deadline = float(exit_timeout or 5)
+    # A bound with room for a loaded machine (the work after the deadline is counting).
+    assert ended["exit_s"] < deadline + 3, ended
+    # Nothing is lost uncounted: what the deadline cut off is dropped, with the reason.
+    scores, delivered = ended["scores"], ended["sink"]
+    if stall == "sink":
+        assert scores["scored"] == 4
+        assert delivered["dropped_by_reason"] == {"shutdown": 4}
+    else:
+        assert scores["dropped_by_reason"] == {"shutdown": 4}
+        assert delivered["sent"] + delivered["pending"] == 0
+    assert scores["sampled"] == 4
 
 
 SIGTERM_SCRIPT = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import between, score_over_http, user_prompt, verdicts
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt, verdicts
 
 from livescore.otel import attributes as A
 from livescore.scorers import create_answer_relevancy_scorer
@@ -13,6 +13,48 @@ from livescore.scorers._answer_relevancy import RelevancyVerdict
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+def _answer_relevancy_case() -> Case:
+    statements = [
+        "The sky is blue during daytime.",
+        "The sky often has clouds.",
+        "I had breakfast today.",
+    ]
+    marks = ("yes", "unsure", "no")
+    return Case(
+        name="answer-relevancy",
+        build=lambda judge, mode: create_answer_relevancy_scorer(
+            model=judge,
+            judge_mode=mode,
+        ),
+        run={"input": "What color is the sky during daytime?", "output": " ".join(statements)},
+        step_replies=[
+            {"statements": statements},
+            verdicts(*marks, items=statements),
+            "The score is 0.43 because only the first statement answers the question.",
+        ],
+        one_call_reply={
+            "statements": statements,
+            **verdicts(*marks, items=statements),
+            "reason": "Only the first statement answers the question.",
+        },
+        score=0.43,
+        label="moderate",
+        count_step="analyze",
+        wrong_count=verdicts("yes", items=statements[:1]),
+        replies_before_count=[{"statements": statements}],
+        injected_run={
+            "input": "What color is the sky during daytime?",
+            "output": f"The sky is blue. {INJECTION}",
+        },
+    )
+
+
+JUDGE_CASES = [_answer_relevancy_case()]
 
 RUN = {"input": "Where is the Eiffel Tower?", "output": "It is in Paris. I love towers."}
 STATEMENTS = {"statements": ["It is in Paris.", "I love towers."]}

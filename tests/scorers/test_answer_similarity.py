@@ -5,13 +5,72 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import between, score_over_http, user_prompt
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt
 
 from livescore.otel import attributes as A
 from livescore.scorers import create_answer_similarity_scorer
 from livescore.scorers._answer_similarity import UnitMatch, similarity_from_matches
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+def _answer_similarity_case() -> Case:
+    gt_units = ["Paris is the capital of France.", "Paris is the largest city of France."]
+    out_units = ["The capital of France is Paris."]
+    matches = {
+        "matches": [
+            {
+                "ground_truth_unit": gt_units[0],
+                "output_unit": out_units[0],
+                "match_type": "semantic",
+                "explanation": "Same fact, reworded.",
+            },
+            {
+                "ground_truth_unit": gt_units[1],
+                "output_unit": None,
+                "match_type": "missing",
+                "explanation": "The answer does not say it.",
+            },
+        ],
+        "extra_in_output": [],
+        "contradictions": [],
+    }
+    run = {
+        "input": "What is the capital of France?",
+        "output": "The capital of France is Paris.",
+        "ground_truth": "Paris is the capital of France and its largest city.",
+    }
+    return Case(
+        name="answer-similarity",
+        build=lambda judge, mode: create_answer_similarity_scorer(
+            model=judge,
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[
+            {"output_units": out_units, "ground_truth_units": gt_units},
+            matches,
+            "The score is 0.27 because the answer misses that Paris is the largest city.",
+        ],
+        one_call_reply={
+            "output_units": out_units,
+            "ground_truth_units": gt_units,
+            **matches,
+            "reason": "It misses the largest-city fact.",
+        },
+        score=0.27,  # (0.8 - 0.15) / 2.4
+        label="low",
+        count_step="analyze",
+        wrong_count={**matches, "matches": matches["matches"][:1]},
+        replies_before_count=[{"output_units": out_units, "ground_truth_units": gt_units}],
+        injected_run={**run, "output": f"The capital of France is Paris. {INJECTION}"},
+    )
+
+
+JUDGE_CASES = [_answer_similarity_case()]
 
 UNITS = {"output_units": ["Paris is the capital."], "ground_truth_units": ["Paris is the capital."]}
 

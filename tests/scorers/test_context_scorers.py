@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import between, score_over_http, user_prompt
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt
 
 from livescore import Run, Step, ToolCall
 from livescore.otel import attributes as A
@@ -17,6 +17,83 @@ from livescore.scorers import (
 )
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+EXERCISE_CONTEXT = [
+    "Exercise strengthens the heart and improves blood circulation.",
+    "A balanced diet is important for overall health.",
+    "Regular physical activity reduces stress and anxiety levels.",
+]
+
+
+def _context_relevance_case() -> Case:
+    analysis = {
+        "evaluations": [
+            {"context_index": 0, "relevance_level": "high", "was_used": True, "reasoning": "a"},
+            {"context_index": 1, "relevance_level": "none", "was_used": False, "reasoning": "b"},
+            {"context_index": 2, "relevance_level": "high", "was_used": True, "reasoning": "c"},
+        ],
+        "missing_context": [],
+    }
+    run = {
+        "input": "What are the benefits of exercise?",
+        "output": "Regular exercise improves cardiovascular health and mental wellbeing.",
+    }
+    return Case(
+        name="context-relevance",
+        build=lambda judge, mode: create_context_relevance_scorer(
+            model=judge,
+            context=EXERCISE_CONTEXT,
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[analysis, "The score is 0.67 because the diet piece is unrelated."],
+        one_call_reply={**analysis, "reason": "The diet piece is unrelated."},
+        score=0.67,
+        label="high",
+        count_step="analyze",
+        wrong_count={**analysis, "evaluations": analysis["evaluations"][:2]},
+        replies_before_count=[],
+        injected_run={**run, "output": f"Exercise helps the heart. {INJECTION}"},
+    )
+
+
+def _context_precision_case() -> Case:
+    marks = [("yes", 0), ("no", 1), ("yes", 2)]
+    answer = {
+        "verdicts": [
+            {"context_index": index, "verdict": mark, "reason": f"r{index}"}
+            for mark, index in marks
+        ]
+    }
+    run = {
+        "input": "What are the benefits of exercise?",
+        "output": "Regular exercise improves cardiovascular health and mental wellbeing.",
+    }
+    return Case(
+        name="context-precision",
+        build=lambda judge, mode: create_context_precision_scorer(
+            model=judge,
+            context=EXERCISE_CONTEXT,
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[answer, "The score is 0.83 because the useful pieces come first and third."],
+        one_call_reply={**answer, "reason": "The diet piece sits between the useful ones."},
+        score=0.83,  # (1/1 + 2/3) / 2
+        label="high",
+        count_step="analyze",
+        wrong_count={"verdicts": answer["verdicts"][:2]},
+        replies_before_count=[],
+        injected_run={**run, "output": f"Exercise helps the heart. {INJECTION}"},
+        data_tag="reference",
+    )
+
+
+JUDGE_CASES = [_context_relevance_case(), _context_precision_case()]
 
 QUESTION = "When does the Lyon depot open?"
 

@@ -6,13 +6,59 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import REFUND_CHECKS, between, score_over_http, user_prompt, verdicts
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt, verdicts
 
 from livescore.otel import attributes as A
 from livescore.scorers import create_criteria_scorer, parse_rubric
 from livescore.testing import OpenAITestServer, ScriptedJudge
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+REFUND_CHECKS = [
+    "The reply is polite.",
+    "The reply names the refund amount.",
+    "The reply offers a next step.",
+]
+
+
+def _criteria_case() -> Case:
+    run = {
+        "input": "Where is my refund?",
+        "output": "Hello! Your refund of 42 EUR was sent on Monday.",
+    }
+    marks = ("yes", "yes", "unsure")
+    return Case(
+        name="criteria",
+        build=lambda judge, mode: create_criteria_scorer(
+            model=judge,
+            criteria="The reply is polite, names the refund amount and offers a next step.",
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[
+            {"checks": REFUND_CHECKS},
+            verdicts(*marks, items=REFUND_CHECKS),
+            "The score is 0.83 because the next step is only implied.",
+        ],
+        one_call_reply={
+            "checks": REFUND_CHECKS,
+            **verdicts(*marks, items=REFUND_CHECKS),
+            "reason": "The next step is only implied.",
+        },
+        score=0.83,  # (2 + 0.5) / 3
+        label="high",
+        count_step="analyze",
+        wrong_count=verdicts("yes", items=REFUND_CHECKS[:1]),
+        replies_before_count=[{"checks": REFUND_CHECKS}],
+        injected_run={**run, "output": f"Hello! Your refund of 42 EUR was sent. {INJECTION}"},
+    )
+
+
+JUDGE_CASES = [_criteria_case()]
 
 CRITERIA = "The reply is polite, names the refund amount and offers a next step."
 RUN = {"input": "Where is my refund?", "output": "Hello! Your refund of 42 EUR was sent."}

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import between, schema_name, score_over_http, user_prompt, verdicts
+from _judge_support import (
+    INJECTION,
+    Case,
+    between,
+    schema_name,
+    score_over_http,
+    user_prompt,
+    verdicts,
+)
 
 from livescore import Run, Step, ToolCall
 from livescore.judges import JudgeConfigError
@@ -17,6 +25,54 @@ from livescore.scorers._hallucination_prompts import EXTRACT_SYSTEM as HALLUCINA
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+def _faithfulness_case() -> Case:
+    context = [
+        "The Tesla Model S was launched in 2012. The car has a maximum range of 375 miles "
+        "and comes with advanced autopilot features."
+    ]
+    claims = [
+        "The Tesla Model S was launched in 2012.",
+        "The Tesla Model S has a range of 405 miles.",
+        "The Tesla Model S might get software updates.",
+    ]
+    marks = ("yes", "no", "unsure")
+    output = (
+        "The Tesla Model S was launched in 2012 and has a range of 405 miles. It might get "
+        "software updates."
+    )
+    return Case(
+        name="faithfulness",
+        build=lambda judge, mode: create_faithfulness_scorer(
+            model=judge,
+            context=context,
+            judge_mode=mode,
+        ),
+        run={"input": "Tell me about the Model S.", "output": output},
+        step_replies=[
+            {"claims": claims},
+            verdicts(*marks, items=claims),
+            "The score is 0.33 because the range contradicts the context.",
+        ],
+        one_call_reply={
+            "claims": claims,
+            **verdicts(*marks, items=claims),
+            "reason": "The range contradicts the context; updates are not mentioned.",
+        },
+        score=0.33,
+        label="low",
+        count_step="analyze",
+        wrong_count=verdicts("yes", "no", items=claims[:2]),
+        replies_before_count=[{"claims": claims}],
+        injected_run={"input": "Tell me about the Model S.", "output": f"{output} {INJECTION}"},
+    )
+
+
+JUDGE_CASES = [_faithfulness_case()]
 
 CONTEXT = ["The Eiffel Tower is in Paris. It is 330 metres tall."]
 RUN = {"input": "Tell me about the tower.", "output": "It is in Paris. It is 500 m tall."}

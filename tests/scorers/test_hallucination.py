@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from _judge_support import INJECTION, Case
 
 from livescore import Run, Step, ToolCall, extract_tool_results
 from livescore.judges import JudgeConfigError, JudgeReply, JudgeResponseError
@@ -58,6 +59,34 @@ IPHONE_REASON = (
 
 def iphone_run(output: Any = IPHONE_OUTPUT) -> dict[str, Any]:
     return {"input": "Tell me about the first iPhone.", "output": output, "run_id": "r1"}
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+JUDGE_CASES = [
+    Case(
+        name="hallucination",
+        build=lambda judge, mode: create_hallucination_scorer(
+            model=judge,
+            context=IPHONE_CONTEXT,
+            judge_mode=mode,  # type: ignore[arg-type]
+        ),
+        run=iphone_run(),
+        step_replies=[{"claims": IPHONE_CLAIMS}, {"verdicts": IPHONE_VERDICTS}, IPHONE_REASON],
+        one_call_reply={
+            "claims": IPHONE_CLAIMS,
+            "verdicts": IPHONE_VERDICTS,
+            "reason": "The release date, the sales and 'pioneering' are not backed.",
+        },
+        score=0.6,
+        label="mixed",
+        count_step="analyze",
+        wrong_count={"verdicts": IPHONE_VERDICTS[:2]},
+        replies_before_count=[{"claims": IPHONE_CLAIMS}],
+        injected_run=iphone_run(f"{IPHONE_OUTPUT} {INJECTION}"),
+        higher_is_better=False,
+    )
+]
 
 
 def verdicts(*marks: Any) -> dict[str, Any]:

@@ -10,22 +10,39 @@ from typing import Any
 
 import pytest
 from _judge_support import (
-    CASES,
     INJECTION,
     Case,
     between,
+    judge_cases,
     schema_name,
     score_over_http,
     system_prompt,
     user_prompt,
 )
 
-from livescore.scorers import get_catalog_entry
+from livescore.otel import attributes as A
+from livescore.scorers import get_catalog_entry, scorer_catalog
 from livescore.scorers._prompting import BLOCK_TAGS
 
 pytestmark = pytest.mark.anyio
 
+# One case per judge scorer of the catalog, from the scorer's own test module.
+JUDGE_SCORERS = [entry.name for entry in scorer_catalog() if entry.needs_judge]
+FOUND = judge_cases()
+CASES = [FOUND[name] for name in JUDGE_SCORERS if name in FOUND]
 IDS = [case.name for case in CASES]
+# What the core puts on a score's span for any scorer (the text it cut, answers it shared).
+CORE_ATTRIBUTES = {
+    A.LIVESCORE_INPUT_TRUNCATED,
+    A.LIVESCORE_OUTPUT_TRUNCATED,
+    A.LIVESCORE_JUDGE_SHARED,
+}
+
+
+def test_every_judge_scorer_of_the_catalog_has_a_case() -> None:
+    missing = [name for name in JUDGE_SCORERS if name not in FOUND]
+    assert missing == [], "add a Case to JUDGE_CASES in each one's test module"
+    assert set(FOUND) <= set(JUDGE_SCORERS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -48,6 +65,10 @@ async def test_the_seed_style_example_in_three_steps(case: Case) -> None:
     assert "response_format" not in requests[-1]  # the reason is free text
     assert result.generate_reason_prompt == user_prompt(requests[-1])
     json.dumps(result.to_dict())  # JSON-safe for emitters and reports
+    # Every attribute it put on the span is one its catalog entry declares.
+    declared = set(get_catalog_entry(case.name).span_attributes)
+    assert result.attributes
+    assert set(result.attributes) - CORE_ATTRIBUTES <= declared
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -145,8 +166,7 @@ def test_the_catalog_lists_the_scorer_as_a_judge_scorer(case: Case) -> None:
 
     assert entry.needs_judge
     assert entry.score_range == (0.0, 1.0)
-    higher_is_worse = case.name in ("toxicity", "bias")
-    assert entry.higher_is_better is not higher_is_worse
+    assert entry.higher_is_better is case.higher_is_better
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

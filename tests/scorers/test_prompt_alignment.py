@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from _judge_support import FACTORIAL_ANALYSIS, FACTORIAL_CODE, between, score_over_http, user_prompt
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt
 
 from livescore import Run, Step
 from livescore.otel import attributes as A
@@ -15,6 +15,74 @@ from livescore.scorers import create_prompt_alignment_scorer, find_system_prompt
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+FACTORIAL_ANALYSIS: dict[str, Any] = {
+    "intent_alignment": {
+        "score": 1.0,
+        "primary_intent": "A Python factorial function",
+        "is_addressed": True,
+        "reasoning": "It is one.",
+    },
+    "requirements_fulfillment": {
+        "requirements": [
+            {"requirement": "Write a Python function", "is_fulfilled": True, "reasoning": "a"},
+            {"requirement": "Calculate factorial", "is_fulfilled": True, "reasoning": "b"},
+            {"requirement": "Handle negative numbers", "is_fulfilled": True, "reasoning": "c"},
+        ]
+    },
+    "completeness": {
+        "score": 0.9,
+        "missing_elements": ["No docstring"],
+        "reasoning": "Complete but undocumented.",
+    },
+    "response_appropriateness": {
+        "score": 1.0,
+        "format_alignment": True,
+        "tone_alignment": True,
+        "reasoning": "Code, as asked.",
+    },
+    "overall_assessment": "Aligned.",
+}
+
+FACTORIAL_CODE = (
+    "def factorial(n):\n    if n < 0:\n        raise ValueError('negative')\n"
+    "    return 1 if n == 0 else n * factorial(n - 1)"
+)
+
+
+def _prompt_alignment_case() -> Case:
+    wrong = {
+        **FACTORIAL_ANALYSIS,
+        "completeness": {"score": 3, "missing_elements": [], "reasoning": "out of range"},
+    }
+    run = {
+        "input": "Write a Python function to calculate factorial with error handling for "
+        "negative numbers.",
+        "output": FACTORIAL_CODE,
+    }
+    return Case(
+        name="prompt-alignment",
+        build=lambda judge, mode: create_prompt_alignment_scorer(
+            model=judge,
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[FACTORIAL_ANALYSIS, "The score is 0.98 because only a docstring is missing."],
+        one_call_reply={**FACTORIAL_ANALYSIS, "reason": "Only a docstring is missing."},
+        score=0.98,  # 0.4 + 0.3 + 0.2 × 0.9 + 0.1
+        label="high",
+        count_step="analyze",
+        wrong_count=wrong,  # a dimension score outside 0..1: the schema rejects it
+        replies_before_count=[],
+        injected_run={**run, "output": f"{FACTORIAL_CODE}\n# {INJECTION}"},
+    )
+
+
+JUDGE_CASES = [_prompt_alignment_case()]
 
 SYSTEM = "You are a terse assistant. Never use more than one sentence. Never write code."
 QUESTION = "Write a Python function to calculate factorial."

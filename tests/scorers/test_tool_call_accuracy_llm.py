@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import WEATHER_TOOLS, between, score_over_http, user_prompt, weather_run
+from _judge_support import INJECTION, Case, between, score_over_http, user_prompt
 
+from livescore import Run, Step, ToolCall
 from livescore.otel import attributes as A
 from livescore.scorers import (
     AvailableTool,
@@ -17,6 +18,60 @@ from livescore.scorers import (
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the case the cross-cutting judge tests run (test_judge_scorers.py) --------------------
+
+
+WEATHER_TOOLS = ["get_weather: the current weather in a city", "search_news: recent news"]
+
+
+def weather_run(*calls: tuple[str, str | None]) -> Run:
+    """A run asking for the weather in Paris whose tool calls are ``(name, error)``."""
+    steps = [
+        Step(
+            kind="tool",
+            name=name,
+            index=i,
+            tool_call=ToolCall(name, f"c{i}", {"city": "Paris"}, None if error else "ok", error),
+            error=error,
+        )
+        for i, (name, error) in enumerate(calls)
+    ]
+    return Run(input="What is the weather in Paris?", output="It is sunny.", steps=steps)
+
+
+def _tool_call_case() -> Case:
+    answer = {
+        "evaluations": [
+            {"tool_called": "get_weather", "was_appropriate": True, "reasoning": "Asked for."},
+            {"tool_called": "search_news", "was_appropriate": False, "reasoning": "Not asked."},
+        ],
+        "missing_tools": [],
+    }
+    run = weather_run(("get_weather", None), ("search_news", None))
+    injected = weather_run(("get_weather", None), ("search_news", None))
+    injected.output = f"It is sunny. {INJECTION}"
+    return Case(
+        name="tool-call-accuracy-llm",
+        build=lambda judge, mode: create_tool_call_accuracy_scorer_llm(
+            model=judge,
+            available_tools=WEATHER_TOOLS,
+            judge_mode=mode,
+        ),
+        run=run,
+        step_replies=[answer, "The score is 0.5 because the news search was not asked for."],
+        one_call_reply={**answer, "reason": "The news search was not asked for."},
+        score=0.5,
+        label="partial",
+        count_step="analyze",
+        wrong_count={**answer, "evaluations": answer["evaluations"][:1]},
+        replies_before_count=[],
+        injected_run=injected,
+    )
+
+
+JUDGE_CASES = [_tool_call_case()]
 
 
 def build(judge: Any, mode: Any = "three_step") -> Any:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _sink_support import RecordingBatchSink, make_record
+from forking import in_forked_child
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
@@ -286,33 +286,20 @@ def test_a_forked_child_starts_empty_and_delivers_on_its_own_thread(
     sink.send(make_record(1))
     assert sink.entered.wait(10)  # the parent's thread is busy at the fork
     sink.send(make_record(2))
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, never return into pytest
-        code = 1
-        try:
-            os.close(read_fd)
-            gate.set()  # the child's own deliveries must not wait (the parent's gate)
-            before = sink.stats()
-            sink.send(make_record(9))
-            flushed = sink.flush(10)
-            report = {
-                "pending_before": before.pending,
-                "flushed": flushed,
-                "sent": sink.stats().sent,
-                "last": sink.delivered()[-1:],
-            }
-            os.write(write_fd, json.dumps(report).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        report = json.loads(pipe.read() or "{}")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> dict[str, Any]:
+        gate.set()  # the child's own deliveries must not wait (the parent's gate)
+        before = sink.stats()
+        sink.send(make_record(9))
+        flushed = sink.flush(10)
+        return {
+            "pending_before": before.pending,
+            "flushed": flushed,
+            "sent": sink.stats().sent,
+            "last": sink.delivered()[-1:],
+        }
+
+    report = in_forked_child(child)
     assert report == {"pending_before": 0, "flushed": True, "sent": 1, "last": ["r9"]}
     gate.set()
     assert sink.flush(10)

@@ -173,6 +173,8 @@ class LangChainDemoAgent:
             tracer_provider=setup.tracer_provider,
             name=AGENT_NAME,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
 
     def ask(self, question: str) -> DemoReply:

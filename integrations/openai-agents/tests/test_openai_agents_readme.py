@@ -1,4 +1,5 @@
-"""The README's Agents SDK code blocks run as written, against a local model and judge.
+"""The Agents SDK code blocks of the docs and of the integration's README run as written,
+against a local model and judge.
 
 Each block runs in its own Python process (the SDK keeps global state: processors, a shared
 HTTP client) with ``OPENAI_BASE_URL`` pointing at an OpenAITestServer that plays both the
@@ -79,7 +80,7 @@ def _stats(stdout: str) -> dict[str, int]:
 
 
 def test_the_live_scoring_block_runs_as_written() -> None:
-    block = python_block(ROOT / "README.md", "### OpenAI Agents SDK")
+    block = python_block(ROOT / "docs/live/openai-agents.md", "# OpenAI Agents SDK")
     with OpenAITestServer(responder=model_and_judge) as server:
         done = run(block + STATS, server)
         agent_calls = [r for r in server.requests if "input" in r]
@@ -103,7 +104,7 @@ def test_the_integration_readme_block_runs_as_written() -> None:
 
 
 def test_the_offline_testing_block_runs_as_written() -> None:
-    block = python_block(ROOT / "README.md", "An Agents SDK agent, scripted and scored live")
+    block = python_block(ROOT / "docs/testing.md", "An Agents SDK agent, scripted and scored live")
     with OpenAITestServer() as unused:  # the block starts its own server
         done = run(block, unused)
     assert done.returncode == 0, done.stderr

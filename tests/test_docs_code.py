@@ -1,12 +1,16 @@
-"""Every ```python block of README.md runs as written, against a local judge server.
+"""Every ```python block of README.md, examples/README.md and docs/ runs as written, against
+a local judge server.
 
-Each block runs in a fresh interpreter (the README's install commands are what this
+Each block runs in a fresh interpreter (the install commands of the pages are what this
 project's environment has), with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` pointing at an
 :class:`~livescore.testing.OpenAITestServer` whose responder answers any request plausibly:
 structured judge requests with an instance of the requested JSON schema, the agent's chat
 model (LangChain's ``init_chat_model("openai:...")``) with a short answer. A block that
-needs a running external service is marked in the README by an HTML comment on the line
-before it: ``<!-- readme-test: skip (needs Phoenix) -->``; the reason is required.
+appears on several pages (the README's examples are also on their docs pages) runs once. A
+block that needs a running external service is marked by an HTML comment on the line before
+it: ``<!-- docs-test: skip (needs Phoenix) -->``; the reason is required. Blocks in other
+languages (``bash``, program output) are not run: the commands they show are the ones the
+tests of the CLI, the demo and the examples run.
 
 Dashboards: a block that uses ``PhoenixSink`` runs against the session's real Phoenix
 (``PHOENIX_COLLECTOR_ENDPOINT`` points there) and must report its scores sent; a block
@@ -33,9 +37,13 @@ from score_api_doubles import LangfuseTestReceiver
 from livescore.testing import OpenAITestServer
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = (
+    ROOT / "README.md",
+    ROOT / "examples" / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+)
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-_SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->\s*$")
+_SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -43,17 +51,36 @@ class Block:
     line: int
     code: str
     skip: str | None
+    page: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def page_blocks(text: str, page: str = "") -> list[Block]:
     """The ```python blocks of ``text`` with their line number and skip reason."""
     blocks = []
     for match in _FENCE.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = _SKIP.search(before)
-        blocks.append(Block(line, match.group(1), skip.group("reason") if skip else None))
+        reason = skip.group("reason") if skip else None
+        blocks.append(Block(line, match.group(1), reason, page))
     return blocks
+
+
+def unique_blocks(
+    pages: tuple[Path, ...], root: Path = ROOT
+) -> tuple[list[Block], dict[str, list[str]]]:
+    """Each distinct block once (where it first appears), and every place each appears."""
+    first: dict[str, Block] = {}
+    places: dict[str, list[str]] = {}
+    for path in pages:
+        for block in page_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(root))):
+            first.setdefault(block.code, block)
+            places.setdefault(block.code, []).append(block.where)
+    return list(first.values()), places
 
 
 # -- the responder (a test double for a judge model and an agent model) -------------------
@@ -89,7 +116,7 @@ def _instance(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
 
 
 def plausible_responder(body: dict[str, Any]) -> Any:
-    """Answers any chat-completions request the README's code makes."""
+    """Answers any chat-completions request the pages' code makes."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         schema = fmt["json_schema"]["schema"]
@@ -104,13 +131,24 @@ def plausible_responder(body: dict[str, Any]) -> Any:
 
 # -- the tests ------------------------------------------------------------------------------
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS, PLACES = unique_blocks(PAGES)
 
 
-def test_the_readme_has_python_blocks_and_skips_are_rare() -> None:
-    assert len(BLOCKS) >= 6
+def test_the_pages_have_python_blocks_and_skips_are_rare() -> None:
+    assert len(BLOCKS) >= 25
+    assert {b.page for b in BLOCKS} >= {"README.md", "docs/getting-started.md"}
     skipped = [b for b in BLOCKS if b.skip]
-    assert len(skipped) <= 1, [(b.line, b.skip) for b in skipped]
+    assert len(skipped) <= 1, [(b.where, b.skip) for b in skipped]
+
+
+def test_a_block_on_two_pages_runs_once_and_names_both(tmp_path: Path) -> None:
+    code = "```python\nprint(1)\n```\n"
+    one, two = tmp_path / "a.md", tmp_path / "b.md"
+    one.write_text(code, encoding="utf-8")
+    two.write_text("Text.\n\n" + code, encoding="utf-8")
+    blocks, places = unique_blocks((one, two), root=tmp_path)
+    assert [b.where for b in blocks] == ["a.md:1"]
+    assert places["print(1)\n"] == ["a.md:1", "b.md:3"]
 
 
 def test_the_schema_instance_is_valid_for_livescores_judge_answers() -> None:
@@ -135,17 +173,25 @@ def server() -> Any:
         yield running
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"README.md:{b.line}" for b in BLOCKS])
-def test_readme_block_runs(
+@pytest.mark.parametrize(
+    "block",
+    [
+        # a block with a PhoenixSink runs against the real Phoenix (and its start-up time)
+        pytest.param(b, marks=[pytest.mark.phoenix] if "PhoenixSink(" in b.code else [])
+        for b in BLOCKS
+    ],
+    ids=[b.where for b in BLOCKS],
+)
+def test_the_block_runs(
     block: Block, server: OpenAITestServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if block.skip:
-        pytest.skip(f"README.md:{block.line}: {block.skip}")
+        pytest.skip(f"{block.where}: {block.skip}")
     prefixes = ("OPENAI_", "LIVESCORE_", "PHOENIX_", "LANGFUSE_", "OTEL_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     env.update(
         OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="sk-readme-test",
+        OPENAI_API_KEY="sk-docs-test",
         # Nothing leaves the machine: a request to anywhere but loopback (the Agents SDK
         # exporting its traces to OpenAI, say) meets a closed local port and fails at once.
         HTTPS_PROXY="http://127.0.0.1:9",
@@ -160,11 +206,11 @@ def test_readme_block_runs(
         if "LangfuseSink(" in block.code:
             langfuse = stack.enter_context(LangfuseTestReceiver())
             env.update(
-                LANGFUSE_PUBLIC_KEY="pk-lf-readme",
-                LANGFUSE_SECRET_KEY="sk-lf-readme",
+                LANGFUSE_PUBLIC_KEY="pk-lf-docs",
+                LANGFUSE_SECRET_KEY="sk-lf-docs",
                 LANGFUSE_BASE_URL=langfuse.url,
             )
-        script = tmp_path / f"readme_{block.line}.py"
+        script = tmp_path / f"block_{block.line}.py"
         script.write_text(block.code, encoding="utf-8")
         done = subprocess.run(
             [sys.executable, str(script)],
@@ -176,7 +222,7 @@ def test_readme_block_runs(
             check=False,
         )
         assert done.returncode == 0, (
-            f"README.md:{block.line} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+            f"{', '.join(PLACES[block.code])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
         )
         if phoenix or langfuse is not None:
             # the block prints its sink's stats: every score was delivered
@@ -187,7 +233,7 @@ def test_readme_block_runs(
 
 
 def test_skip_markers_need_a_reason() -> None:
-    text = "<!-- readme-test: skip (needs Phoenix) -->\n```python\nprint(1)\n```\n"
-    assert readme_blocks(text) == [Block(2, "print(1)\n", "needs Phoenix")]
-    assert readme_blocks("<!-- readme-test: skip -->\n```python\nx\n```\n")[0].skip is None
+    text = "<!-- docs-test: skip (needs Phoenix) -->\n```python\nprint(1)\n```\n"
+    assert page_blocks(text) == [Block(2, "print(1)\n", "needs Phoenix")]
+    assert page_blocks("<!-- docs-test: skip -->\n```python\nx\n```\n")[0].skip is None
     assert json.dumps(plausible_responder({"messages": []})).startswith('"The score is')

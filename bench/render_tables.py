@@ -1,16 +1,17 @@
-"""Render the README's benchmark tables from the results files in ``bench/results/``.
+"""Render the docs' benchmark tables from the results files in ``bench/results/``.
 
-Each table in README.md (and bench/README.md) that shows benchmark figures sits between two
+Each table that shows benchmark figures (in ``docs/performance.md``, ``docs/evals/judge-
+quality.md``, or any other page of ``docs/``, README.md or bench/README.md) sits between two
 markers, ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``; this script renders NAME from
 the committed results files (``make bench`` writes them), with a line naming the file, the
 command, the commit and the machine's load. So after a new ``make bench``:
 
-    python bench/render_readme_tables.py            # print every table (Markdown)
-    python bench/render_readme_tables.py --write    # replace the tables in the READMEs
-    python bench/render_readme_tables.py --check    # exit 1 if a README table is stale
+    python bench/render_tables.py            # print every table (Markdown)
+    python bench/render_tables.py --write    # replace the tables in the pages
+    python bench/render_tables.py --check    # exit 1 if a table is stale
 
-``tests/test_bench_tables.py`` runs the check, so a README table always shows the figures of
-the committed results. Prose figures around the tables are not rendered: update them by hand.
+``tests/test_bench_tables.py`` runs the check, so a table always shows the figures of the
+committed results. Prose figures around the tables are not rendered: update them by hand.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
-READMES = (ROOT / "README.md", BENCH_DIR / "README.md")
+
+
+def pages() -> list[Path]:
+    """Every page that may hold a marked table: README.md, bench/README.md and docs/."""
+    return [ROOT / "README.md", BENCH_DIR / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
 
 MARKER = re.compile(
     r"<!-- bench:(?P<name>[\w.\-/]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
@@ -536,6 +542,42 @@ def judge_quality() -> str:
     return table(columns, rows) + "\n\n" + source(document)
 
 
+def judge_cost() -> str:
+    document = load("judge_cost")
+    data = document["results"]
+    full = data["full_run"]
+    rows = [
+        [
+            f"{e['sample']} of {e['total']} items",
+            f"${e['cost_usd']:.4f}",
+            f"${e['cost_low_usd']:.4f} to ${e['cost_high_usd']:.4f}",
+            f"${full['cost_usd']:.4f}",
+            f"{e['cost_error_pct']:+.1f} %",
+            f"{e['seconds']:.1f} s",
+            f"{full['wall_s']:.1f} s",
+            f"{e['time_error_pct']:+.1f} %",
+        ]
+        for e in data["estimates"]
+    ]
+    columns = [
+        "--estimate from",
+        "estimated cost",
+        "95 % range",
+        "full run's cost",
+        "cost error",
+        "estimated time",
+        "full run's time",
+        "time error",
+    ]
+    note = (
+        f"{data['items']} items, `{data['model']}` at OpenAI's list price, "
+        f"--concurrency {data['concurrency']}, the test judge answering after "
+        f"{data['judge_latency_s']:g} s; the items cost "
+        f"${full['cost_per_item_min_usd']:.6f} to ${full['cost_per_item_max_usd']:.6f}."
+    )
+    return table(columns, rows) + "\n\n" + note + "\n\n" + source(document)
+
+
 TOOL_SCORERS = ("tool-call-accuracy", "trajectory")
 
 
@@ -637,13 +679,14 @@ TABLES: dict[str, Callable[[], str]] = {
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
     "judge_quality": judge_quality,
+    "judge_cost": judge_cost,
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
 }
 
 
-# -- the READMEs -----------------------------------------------------------------------------------
+# -- the pages -------------------------------------------------------------------------------------
 
 
 def render(text: str) -> str:
@@ -669,20 +712,22 @@ def stale_tables(text: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--write", action="store_true", help="update the tables in the READMEs")
-    what.add_argument("--check", action="store_true", help="exit 1 if a README table is stale")
+    what.add_argument("--write", action="store_true", help="update the tables in the pages")
+    what.add_argument("--check", action="store_true", help="exit 1 if a table is stale")
     parser.add_argument("names", nargs="*", help="tables to print (default: all)")
     args = parser.parse_args(argv)
     if args.write or args.check:
         stale = []
-        for readme in READMES:
-            text = readme.read_text(encoding="utf-8")
+        for page in pages():
+            text = page.read_text(encoding="utf-8")
             if args.write:
-                readme.write_text(render(text), encoding="utf-8")
+                rendered = render(text)
+                if rendered != text:
+                    page.write_text(rendered, encoding="utf-8")
             else:
-                stale += [f"{readme.relative_to(ROOT)}: {name}" for name in stale_tables(text)]
+                stale += [f"{page.relative_to(ROOT)}: {name}" for name in stale_tables(text)]
         if stale:
-            print("stale benchmark tables (run python bench/render_readme_tables.py --write):")
+            print("stale benchmark tables (run python bench/render_tables.py --write):")
             print("\n".join(f"  {line}" for line in stale))
             return 1
         return 0

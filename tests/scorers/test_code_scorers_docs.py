@@ -1,5 +1,5 @@
-"""The README's code scorer and quick check sections: every code block runs as written, and
-every example result in their tables is what the code gives."""
+"""The docs' code scorer and quick check pages: every code block runs as written, and every
+example result in their tables is what the code gives."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ import pytest
 
 from livescore import Run, Step, ToolCall, checks
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SCORERS = Path(__file__).resolve().parents[2] / "docs" / "scorers"
 
 
-def section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"### {title}\n")
-    end = text.index("\n### ", start + 1)
-    return text[start:end]
+def section(page: str) -> str:
+    return (SCORERS / page).read_text(encoding="utf-8")
 
 
 def python_blocks(text: str) -> list[str]:
@@ -29,7 +26,7 @@ def python_blocks(text: str) -> list[str]:
 def run_block(code: str) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, str(README), "exec"), {"__name__": "readme"})
+        exec(compile(code, str(SCORERS), "exec"), {"__name__": "docs"})
     return out.getvalue()
 
 
@@ -39,17 +36,17 @@ def table_examples(text: str) -> list[str]:
     return [row.rstrip(" |").rsplit(" | ", 1)[1] for row in rows]
 
 
-@pytest.mark.parametrize("title", ["Code scorers", "Quick checks"])
-def test_every_code_block_runs(title: str) -> None:
-    blocks = python_blocks(section(title))
+@pytest.mark.parametrize("page", ["code.md", "checks.md"])
+def test_every_code_block_runs(page: str) -> None:
+    blocks = python_blocks(section(page))
     assert blocks
     for block in blocks:
         run_block(block)
 
 
 def test_scorer_table_reasons_are_what_the_example_prints() -> None:
-    text = section("Code scorers")
-    printed = run_block(python_blocks(text)[0])
+    text = section("code.md")
+    printed = run_block(python_blocks(text)[1])  # the block beside the table
     examples = table_examples(text)
     assert len(examples) == 6
     for example in examples:
@@ -78,7 +75,7 @@ def test_check_table_results_are_what_the_checks_return() -> None:
         checks.no_tool_errors(run),
         checks.used_no_tools(run),
     ]
-    examples = table_examples(section("Quick checks"))
+    examples = table_examples(section("checks.md"))
     assert len(examples) == len(results)
     for example, result in zip(examples, results, strict=True):
         shown = example.strip("`").replace("\\d", r"\d")
