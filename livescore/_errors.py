@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ("LivescoreError",)
+__all__ = ("LivescoreError", "exception_message")
 
 
 class LivescoreError(Exception):
@@ -17,3 +17,23 @@ class LivescoreError(Exception):
         >>> issubclass(ScorerRunError, LivescoreError)
         True
     """
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``).
+
+    Whatever reads an exception that is not its own (the agent's, a tool's, a scorer's)
+    reads it through this: one raising ``__str__`` must not lose the run it ended.
+
+    Example:
+        >>> class Broken(Exception):
+        ...     def __str__(self):
+        ...         raise RuntimeError("no message")
+        >>> exception_message(ValueError("bad")), exception_message(Broken())
+        ('bad', 'Broken (its message could not be read)')
+    """
+    try:
+        text = str(exc)
+    except BaseException:  # anything at all: the message is not worth the run
+        return f"{type(exc).__name__} (its message could not be read)"
+    return text if isinstance(text, str) else type(exc).__name__

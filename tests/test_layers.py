@@ -6,7 +6,8 @@ package, wherever it stands (module level, inside functions, under ``try``), and
 
 - an import of a layer above, or of a sibling in the same layer;
 - a cycle between subpackages (or the private root modules);
-- a private root module (``livescore/_x.py``, usable by every layer) importing a subpackage;
+- a private root module (``livescore/_x.py``, usable by every layer) importing a subpackage
+  (``livescore/__main__.py``, ``python -m livescore``, is the command itself: above them all);
 - an import of another subpackage's private module (``livescore.live._exit`` from ``fleet``);
 - reaching through the root façade from inside the package (``from livescore import Run``,
   or a bare ``import livescore``): inside, names come from the subpackage that defines them;
@@ -182,7 +183,8 @@ def subpackages(package_dir: Path) -> set[str]:
 
 
 def private_root_modules(package_dir: Path) -> set[str]:
-    return {p.stem for p in package_dir.glob("_*.py") if p.name != "__init__.py"}
+    # Dunder modules are not helpers: __init__ is the façade, __main__ the command.
+    return {p.stem for p in package_dir.glob("_*.py") if not p.name.startswith("__")}
 
 
 # -- the rules --------------------------------------------------------------------------------
@@ -339,6 +341,7 @@ _PROBE = {
     "__init__.py": "def __getattr__(name):\n    return name\n",
     "_util.py": "from probe.low import value\n",
     "_fine.py": "from probe import _util\n",
+    "__main__.py": "from probe.top import thing\n",  # the command: it may import any layer
     "top/__init__.py": "from probe.high import thing\nfrom probe import _fine\n",
     "high/__init__.py": (
         "from typing import TYPE_CHECKING\n"

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from livescore._files import write_text_atomically
+from livescore._text import replace_lone_surrogates
 from livescore.runs import message_text
 
 from ._quality import BinaryQuality
@@ -276,6 +278,10 @@ def render_report(
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
     """Render the report (see :func:`render_report`) and write it to ``path`` (UTF-8).
 
+    The page goes to a temporary file beside ``path`` and replaces it when complete, so a
+    failed write leaves the previous report as it was; a ``path`` that is a symbolic link
+    is followed (the file it points to is replaced, the link stays).
+
     Takes its arguments in :func:`render_report`'s order, the destination after the
     result; ``options`` are :func:`render_report`'s keywords. (The old order,
     ``write_report(path, result)``, still works for one release with a
@@ -296,6 +302,7 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
             stacklevel=2,
         )
         result, path = path, result
-    target = Path(path)
-    target.write_text(render_report(result, **options), encoding="utf-8")
-    return target
+    # Lone surrogates (a JSON "\\ud800" escape in the data) cannot be written as UTF-8.
+    html = replace_lone_surrogates(render_report(result, **options))
+    write_text_atomically(path, html)
+    return Path(path)

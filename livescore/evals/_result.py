@@ -88,8 +88,18 @@ class ItemResult:
     def to_dict(self, *, include_run: bool = False) -> dict[str, Any]:
         """A JSON-safe dict of the item (one line of ``livescore eval --out``).
 
+        Each text is stored once: ``output`` as the target returned it, ``output_text``
+        only when that is not already plain text (a list of chat messages), and the run's
+        ``steps`` without repeating its input and output. A dataset line in this shape is
+        read back by ``livescore eval`` and ``run_evals`` (``steps`` included).
+
         Args:
-            include_run: Also include the full run trace (steps, tool calls and results).
+            include_run: Also include the run's ``steps`` (model turns, tool calls with
+                their results, retrievals) and the agent's name (``agent``).
+
+        Example:
+            >>> ItemResult(index=0, input="2+2?", output="4").to_dict()["output"]
+            '4'
         """
         # The run's own JSON conversion (message objects become role/content dicts).
         safe = Run(
@@ -103,7 +113,6 @@ class ItemResult:
             "id": self.id,
             "input": safe["input"],
             "output": safe["output"],
-            "output_text": self.output_text,
             "ground_truth": safe["ground_truth"],
             "context": self.context,
             "metadata": safe["metadata"],
@@ -113,9 +122,12 @@ class ItemResult:
             "callback_error": self.callback_error,
             "scores": {sid: result.to_dict() for sid, result in self.scores.items()},
         }
+        if not isinstance(self.output, str) and self.output is not None:
+            data["output_text"] = self.output_text
         if self.conversation is not None:
             data["conversation_id"] = self.conversation.id
-            data["turns"] = len(self.conversation.runs)
+            # The dataset form: a results file is a dataset again.
+            data["turns"] = [_turn_record(run) for run in self.conversation.runs]
             if include_run:
                 data["conversation"] = self.conversation.to_dict()
         if self.run is not None:
@@ -123,7 +135,11 @@ class ItemResult:
             data["trace_id"] = self.run.trace_id
             data["span_id"] = self.run.span_id
             if include_run:
-                data["run"] = self.run.to_dict()
+                run = self.run.to_dict()
+                if run["steps"]:
+                    data["steps"] = run["steps"]
+                if run["name"]:
+                    data["agent"] = run["name"]
         return data
 
 
@@ -339,6 +355,29 @@ def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[Histo
         )
         for i, n in enumerate(counts)
     ]
+
+
+def _turn_record(run: Run) -> dict[str, Any]:
+    """A conversation's turn in the dataset form (``Conversation.from_turns`` reads it)."""
+    safe = Run(input=run.input, output=run.output).to_dict()
+    turn: dict[str, Any] = {"input": safe["input"], "output": safe["output"]}
+    calls = []
+    for step in run.steps:
+        call = step.tool_call
+        if call is None:
+            continue
+        record: dict[str, Any] = {"name": call.name, "args": call.args}
+        if call.error is not None:
+            record["error"] = call.error
+        else:
+            record["result"] = call.result
+        calls.append(record)
+    if calls:
+        turn["tool_calls"] = calls
+    extra = {k: v for k, v in run.metadata.items() if k not in ("source", "item")}
+    if extra:
+        turn["metadata"] = Run(metadata=extra).to_dict()["metadata"]
+    return turn
 
 
 def _readable(run: Run | None, value: Any, reader: Callable[[Run], str]) -> str:

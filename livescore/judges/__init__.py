@@ -18,6 +18,7 @@ Example:
     'llama3.2'
 """
 
+from livescore._redaction import redact_url
 from livescore.judges._budget import (
     Admission,
     BudgetLedger,
@@ -42,7 +43,12 @@ from livescore.judges._errors import (
     JudgeTimeoutError,
 )
 from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
-from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
+from livescore.judges._openai import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    OpenAIJudge,
+    TransportName,
+)
 from livescore.judges._prices import (
     DEFAULT_PRICES,
     DEFAULT_PRICES_AS_OF,
@@ -54,7 +60,6 @@ from livescore.judges._prices import (
     price_of,
 )
 from livescore.judges._protocol import Judge, ModelT
-from livescore.judges._redaction import redact_url
 from livescore.judges._resolve import resolve_judge
 from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
 from livescore.judges._usage import JudgeReply, JudgeUsage
@@ -64,6 +69,7 @@ __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
+    "DEFAULT_TIMEOUT",
     "PRICES_ENV",
     "Admission",
     "Answer",

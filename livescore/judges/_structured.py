@@ -22,8 +22,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from livescore._redaction import split_credentials
 from livescore.judges._protocol import ModelT
-from livescore.judges._redaction import split_credentials
 
 __all__ = (
     "LADDER",

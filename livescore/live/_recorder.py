@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
+from livescore._errors import exception_message
 from livescore._version import __version__
 from livescore.live._integration import sample_turn
 from livescore.otel import (
@@ -323,5 +324,5 @@ def record_run(
 def _error_text(error: BaseException | str) -> str:
     if isinstance(error, str):
         return error
-    text = str(error)
+    text = exception_message(error)  # never raises, whatever the exception's __str__ does
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -10,6 +10,7 @@ import pytest
 from _cli_support import write_jsonl
 
 from livescore.cli import main
+from livescore.evals import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "conversations" / "support_25.jsonl"
 LABELS = (
@@ -64,20 +65,31 @@ def test_eval_scores_the_labelled_conversations_and_their_agreement(
     assert code == 0, printed
     rows = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
     assert rows["c21"]["scores"]["tool-error-rate"]["score"] == 0.25
-    assert rows["c21"]["turns"] == 3
+    assert len(rows["c21"]["turns"]) == 3
     assert rows["c20"]["scores"]["tool-error-rate"]["score"] == 1.0
     assert rows["c01"]["scores"]["turn-count"]["score"] == 2.0
     # The labels predicted by the judge scorers not run here are not called unknown.
     assert "unknown field" not in printed.err
+    # The conversation scorer predicting a label not run here is the one suggested.
+    assert "add --scorer conversation-hallucination --model" in printed.out
     table = printed.out
-    assert "Judge quality (tool_errors = positive)" in table
-    assert "Judge quality (frustrated = positive)" in table
-    quality = table.split("Judge quality (tool_errors = positive)")[1]
+    tools_title = "Judge quality: how well each scorer predicts 'tool_errors' (label 1)"
+    assert tools_title in table
+    assert "Judge quality: how well each scorer predicts 'frustrated' (label 1)" in table
+    quality = table.split(tools_title)[1]
     tool_row = next(line for line in quality.splitlines() if line.startswith("│ tool-error-rate"))
     # 2 of the 3 conversations with a failed tool call reach 0.5 (the third, 1 of 4 calls);
     # every one ranks above every conversation without one (AUROC 1).
     assert "0.960" in tool_row
     assert tool_row.rstrip(" │").split("│")[-3].strip() == "1.000"
+    # The results file is a dataset again: the same conversations, the same labels.
+    again = load_dataset(out, label_fields=["tool_errors"])
+    assert again.problems == []
+    assert again.formats == {"conversation": 25}
+    assert [item["turns"] for item in again.items] == [
+        json.loads(line)["turns"] for line in DATA.read_text(encoding="utf-8").splitlines()
+    ]
+    assert sum(label or 0 for label in again.label_columns["tool_errors"]) == 3
 
 
 def test_a_conversation_line_with_a_target_is_skipped_with_its_reason(

@@ -62,7 +62,8 @@ def test_a_conversation_item_is_judged_whole_and_its_last_turn_by_run_scorers() 
     assert single.scores["turn-count"].score == 1.0
     assert single.conversation is None
     record = conversation.to_dict(include_run=True)
-    assert (record["conversation_id"], record["turns"]) == ("parcel-7", 3)
+    # The dataset form again: a results file is a dataset.
+    assert (record["conversation_id"], record["turns"]) == ("parcel-7", PARCEL["turns"])
     assert len(record["conversation"]["runs"]) == 3
 
 

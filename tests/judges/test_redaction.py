@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from livescore import Run
+from livescore._redaction import Redactor, split_credentials
 from livescore.judges import JudgeError, OpenAIJudge
-from livescore.judges._redaction import Redactor, split_credentials
 from livescore.scorers import create_hallucination_scorer
 from livescore.testing import OpenAITestServer, Reply
 
