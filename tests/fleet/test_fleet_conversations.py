@@ -159,15 +159,23 @@ def test_a_quiet_conversation_is_scored_by_the_fleet_and_again_when_it_resumes(
 ) -> None:
     fleet.start_worker("--concurrency", "2")
     fleet.start_worker("--concurrency", "2")
+    # The first two turns from an agent without an idle timeout, kept before the third
+    # comes: however late a loaded machine delivers them, the conversation is not quiet
+    # before its third turn.
+    early = _agent(fleet, "turns", idle=None)
     agent = _agent(fleet, "turns", idle=0.5)
     conversation = "c-quiet"
-    for number in (1, 2, 3):
-        agent.submit(_turn(conversation, number))
+    for number in (1, 2):
+        early.submit(_turn(conversation, number))
+    assert early.flush(timeout=60)
+    wait_for(lambda: _turns_kept(fleet, conversation) == 2, 60, "the two turns in Redis")
+    agent.submit(_turn(conversation, 3))
     assert agent.flush(timeout=60)
     wait_for(lambda: _by_turns(fleet)[(conversation, 3)] >= 1, 90, "the first score")
     agent.submit(_turn(conversation, 4))
     assert agent.flush(timeout=60)
     wait_for(lambda: _by_turns(fleet)[(conversation, 4)] >= 1, 90, "the second score")
+    early.shutdown(timeout=10)
     agent.shutdown(timeout=10)
     assert _by_turns(fleet) == {(conversation, 3): 1, (conversation, 4): 1}, fleet.logs()
     scores = sorted(
