@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol
 
-from livescore._errors import LivescoreError
+from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
 from livescore.demo._scenario import QUESTIONS, DemoQuestion
 
@@ -43,10 +43,6 @@ DEMO_AGENTS_GROUP = "livescore.demo_agents"
 
 # The extra that installs each runtime's integration (for the message when it is missing).
 _EXTRAS = {"langchain": "langchain", "openai-agents": "openai-agents"}
-
-
-class DemoConfigError(LivescoreError):
-    """The demo cannot run as configured (a missing integration, a bad option)."""
 
 
 @dataclass(frozen=True, slots=True)

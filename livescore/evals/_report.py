@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livescore.runs import message_text
+from livescore._messages import message_text
 
 from ._quality import BinaryQuality
 from ._result import EvalResult, ItemResult, ScoreAggregate

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from livescore._messages import message_text
 from livescore.judges import JudgeUsage
-from livescore.runs import Run, get_assistant_message, get_user_message, message_text
+from livescore.runs import Run, get_assistant_message, get_user_message
 from livescore.scoring import ScoreResult
 
 __all__ = (
@@ -332,10 +333,10 @@ def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[Histo
     ]
 
 
-def _readable(run: Run | None, value: Any, reader: Callable[[Run], str]) -> str:
+def _readable(run: Run | None, value: Any, reader: Callable[[Run], str | None]) -> str:
     try:
         if run is not None:
-            return reader(run)
+            return reader(run) or ""
         return message_text(value)
     except TypeError:  # a value no reader understands: show it as it is
         return "" if value is None else str(value)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from livescore._errors import LivescoreError
+from livescore._errors import BrokerUnavailableError
 
 __all__ = (
     "BrokerUnavailableError",
@@ -28,10 +28,6 @@ __all__ = (
     "Publisher",
     "Requeue",
 )
-
-
-class BrokerUnavailableError(LivescoreError):
-    """The broker (Redis) cannot be reached, or did not answer in time."""
 
 
 class Requeue(Exception):

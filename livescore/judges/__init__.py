@@ -13,7 +13,7 @@ Example:
     'llama3.2'
 """
 
-from livescore.judges._errors import (
+from livescore._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
     JudgeConfigError,
@@ -24,13 +24,13 @@ from livescore.judges._errors import (
     JudgeServerError,
     JudgeTimeoutError,
 )
+from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
 from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
 from livescore.judges._protocol import Judge, ModelT
 from livescore.judges._redaction import redact_url
 from livescore.judges._resolve import resolve_judge
 from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
-from livescore.judges._usage import JudgeReply, JudgeUsage
 from livescore.judges._validation import ask_for_object
 
 __all__ = (

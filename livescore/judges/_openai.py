@@ -26,7 +26,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from livescore.judges._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._protocol import ModelT
 from livescore.judges._redaction import Redactor, redact_url, split_credentials
 from livescore.judges._structured import (
@@ -43,7 +44,6 @@ from livescore.judges._structured import (
     schema_forms,
     structured_request,
 )
-from livescore.judges._usage import JudgeReply, JudgeUsage
 from livescore.judges._validation import ask_for_object
 
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ from typing import Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel
 
 # Re-exported here for the modules that import them from this one.
-from livescore.judges._errors import (
+from livescore._errors import (
     JudgeConfigError,
     JudgeError,
     JudgeResponseError,
 )
-from livescore.judges._usage import JudgeReply, JudgeUsage
+from livescore._usage import JudgeReply, JudgeUsage
 
 __all__ = (
     "Judge",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from livescore.judges._errors import JudgeConfigError
+from livescore._errors import JudgeConfigError
 from livescore.judges._openai import OpenAIJudge
 from livescore.judges._protocol import Judge
 

@@ -41,10 +41,10 @@ import anyio.lowlevel
 import httpx2
 import openai
 
-from livescore.judges._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
+from livescore._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
+from livescore._usage import JudgeUsage
 from livescore.judges._gate import current_request_gate
 from livescore.judges._redaction import Redactor
-from livescore.judges._usage import JudgeUsage
 
 if TYPE_CHECKING:
     from livescore.judges._openai import TransportName

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from livescore.judges._errors import JudgeResponseError
+from livescore._errors import JudgeResponseError
+from livescore._usage import JudgeUsage
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import Answer, Message, describe_problem, parse_object
-from livescore.judges._usage import JudgeUsage
 
 __all__ = ("MAX_QUOTED_ANSWER", "ask_for_object", "correction_messages")
 

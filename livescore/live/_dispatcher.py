@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._executor import (
     Executor,
     InProcessExecutor,
@@ -24,14 +25,7 @@ from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
 from livescore.live._stats import Counts, DispatchStats, total_stats
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
-from livescore.runs import (
-    Run,
-    RunLike,
-    TraceParent,
-    coerce_run,
-    normalize_span_id,
-    normalize_trace_id,
-)
+from livescore.runs import Run, RunLike, TraceParent, coerce_run
 from livescore.scoring import Scorer, ScoreResult
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from livescore._catalog import (
     scorer_span_attributes,
 )
 from livescore._text import dice_similarity
-from livescore.runs import RecordedCall, read_tool_calls
+from livescore._tool_calls import RecordedCall, read_tool_calls
 from livescore.scorers._completeness import (
     COMPLETENESS_LABELS,
     CompletenessReference,

@@ -9,8 +9,9 @@ from collections.abc import Iterable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal, TypeAlias
 
+from livescore._messages import message_text
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
-from livescore.runs import Run, find_user_message, message_text
+from livescore.runs import Run, get_user_message
 
 __all__ = (
     "DEFECT_LABELS",
@@ -244,7 +245,7 @@ def optional_user_text(run: Run, limit: int) -> str | None:
     For scorers that show the question as context only and score runs without one.
     """
     try:
-        text = find_user_message(run)
+        text = get_user_message(run)
     except TypeError:
         return None
     return None if text is None or not text.strip() else text[:limit]

@@ -20,9 +20,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, Field
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._messages import message_text
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import Run, message_text
+from livescore.runs import Run
 from livescore.scorers._judged import (
     JudgeMode,
     check_scale,

@@ -28,9 +28,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
+from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import RecordedCall, describe_calls, read_tool_calls
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,

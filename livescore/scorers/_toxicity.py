@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import find_user_message
+from livescore.runs import get_user_message
 from livescore.scorers._judged import (
     JudgeMode,
     check_scale,
@@ -269,7 +269,7 @@ def create_toxicity_scorer(
     def question(ctx: StepContext) -> str | None:
         # Context for the judge only: a run without a question is still scored.
         try:
-            return find_user_message(ctx.run)
+            return get_user_message(ctx.run)
         except TypeError:
             return None
 

@@ -23,6 +23,7 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
+from livescore._messages import message_text
 from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
@@ -30,9 +31,8 @@ from livescore.runs import (
     RunLike,
     Step,
     coerce_run,
-    find_assistant_message,
-    find_user_message,
-    message_text,
+    get_assistant_message,
+    get_user_message,
 )
 from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
@@ -486,8 +486,8 @@ class Scorer:
         flags = result.flags
         attributes = result.attributes
         try:
-            input_text = find_user_message(run)
-            output_text = find_assistant_message(run)
+            input_text = get_user_message(run)
+            output_text = get_assistant_message(run)
         except TypeError as exc:
             raise TypeError(f"run {run.run_id!r}: input and output must be text: {exc}") from exc
         if input_text is not None:

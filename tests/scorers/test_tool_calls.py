@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from livescore import Run, Step, ToolCall
-from livescore.runs import describe_calls
+from livescore._tool_calls import describe_calls
 from livescore.scorers import RecordedCall, read_tool_calls
 
 
