@@ -252,7 +252,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
 class _WorkersJudge:
     """Stands in for the judge of ``--broker`` runs: the workers judge with their own."""
 
-    model = "(the workers' judge)"
+    model_name = "(the workers' judge)"
 
     async def generate_object(self, **kwargs: Any) -> Any:
         raise RuntimeError("with --broker, scores are judged on the workers")

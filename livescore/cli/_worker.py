@@ -162,8 +162,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore._redaction import redact_url
     from livescore.fleet import FleetWorker, configure_from_env
-    from livescore.judges import redact_url
 
     try:
         worker = FleetWorker(

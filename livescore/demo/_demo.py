@@ -189,7 +189,7 @@ def _choose_judge(
     if options.judge is not None:
         judge = options.judge
         where = getattr(judge, "base_url", None) or "the configured endpoint"
-        return _JudgeChoice(judge, f"{judge.model} at {where}")
+        return _JudgeChoice(judge, f"{judge.model_name} at {where}")
     if options.local_judge:
         return _start_local_judge(options, console, server)
     ready, _ = local_judge_status()

@@ -123,7 +123,7 @@ class BrokerExecutor:
         """Jobs published so far (all workers' lifetimes of this executor)."""
 
     def __repr__(self) -> str:
-        from livescore.judges import redact_url
+        from livescore._redaction import redact_url
 
         return f"BrokerExecutor({redact_url(self.url)!r}, queue={self.queue!r})"
 

@@ -738,7 +738,7 @@ async def _memory_stream() -> tuple[Any, Any]:
 
 
 def _install_gate(gate: Any) -> None:
-    from livescore.judges import use_request_gate
+    from livescore._request_gate import use_request_gate
 
     use_request_gate(gate)
 

@@ -3,13 +3,15 @@
 Importing this package does not import ``openai``: it is loaded when the first
 :class:`OpenAIJudge` is built.
 
-To write a judge of your own, implement :class:`Judge`; :func:`ask_for_object` gives it the
-same parsing, validation and single corrective retry as :class:`OpenAIJudge` (an ``ask``
-function returning an :class:`Answer` for a list of :data:`Message` is all it needs).
+To write a judge of your own, implement :class:`Judge` (``model_name``,
+``generate_object``, ``generate_text``); :func:`ask_for_object` gives it the same parsing,
+validation and single corrective retry as :class:`OpenAIJudge` (an ``ask`` function
+returning an :class:`Answer` for a list of :data:`Message` is all it needs). The judge
+errors are defined in ``livescore._errors``, with the whole exception tree.
 
 Example:
     >>> from livescore.judges import resolve_judge
-    >>> resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1").model
+    >>> resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1").model_name
     'llama3.2'
 """
 
@@ -25,16 +27,13 @@ from livescore._errors import (
     JudgeTimeoutError,
 )
 from livescore._usage import JudgeReply, JudgeUsage
-from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
-from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES, OpenAIJudge, TransportName
-from livescore.judges._protocol import Judge, ModelT
-from livescore.judges._redaction import redact_url
+from livescore.judges._openai import OpenAIJudge
+from livescore.judges._protocol import Judge
 from livescore.judges._resolve import resolve_judge
-from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
+from livescore.judges._structured import Answer, Message
 from livescore.judges._validation import ask_for_object
 
 __all__ = (
-    "DEFAULT_MAX_RESPONSE_BYTES",
     "Answer",
     "Judge",
     "JudgeAuthError",
@@ -49,15 +48,7 @@ __all__ = (
     "JudgeTimeoutError",
     "JudgeUsage",
     "Message",
-    "ModelT",
     "OpenAIJudge",
-    "RequestGate",
-    "StructuredOutputMode",
-    "TransportName",
     "ask_for_object",
-    "current_request_gate",
-    "forget_server",
-    "redact_url",
     "resolve_judge",
-    "use_request_gate",
 )

@@ -27,15 +27,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._redaction import Redactor, redact_url, split_credentials
 from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._protocol import ModelT
-from livescore.judges._redaction import Redactor, redact_url, split_credentials
 from livescore.judges._structured import (
     LADDER,
     Answer,
     Message,
     SchemaForms,
     StructuredOutputMode,
+    forget_server,
     next_rung,
     read_answer,
     rejects_format,
@@ -75,7 +76,7 @@ class OpenAIJudge:
     authentication and never appear in logs, errors or spans.
 
     Args:
-        model: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
+        model_name: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
         client: A ready ``openai.AsyncOpenAI``; it is then used from every event loop as
             is (your responsibility, as are its logging and response sizes), and
             ``base_url`` / ``api_key`` / ``transport`` / ``max_response_bytes`` are ignored.
@@ -107,7 +108,7 @@ class OpenAIJudge:
 
     Example:
         >>> judge = OpenAIJudge("llama3.2", base_url="http://127.0.0.1:8080/v1")
-        >>> judge.model
+        >>> judge.model_name
         'llama3.2'
 
         Then, in a scorer: ``create_hallucination_scorer(model=judge)``, or give the string
@@ -116,7 +117,7 @@ class OpenAIJudge:
 
     def __init__(
         self,
-        model: str,
+        model_name: str,
         *,
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
@@ -135,7 +136,7 @@ class OpenAIJudge:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         transport: TransportName = "auto",
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
+        if not isinstance(model_name, str) or not model_name.strip():
             raise JudgeConfigError(
                 "OpenAIJudge needs a model name, e.g. OpenAIJudge('gpt-4o-mini')"
             )
@@ -165,7 +166,7 @@ class OpenAIJudge:
             raise JudgeConfigError(
                 "transport='aiohttp' needs aiohttp: pip install 'openai[aiohttp]'"
             )
-        self._model = model.strip()
+        self._model = model_name.strip()
         headers = dict(default_headers or {})
         secrets: list[str | None] = [v for k, v in headers.items() if _SENSITIVE_HEADER.search(k)]
         settings: _transport.ClientSettings | None = None
@@ -230,7 +231,7 @@ class OpenAIJudge:
     # -- public surface --------------------------------------------------------------------
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         """The model's name, as sent to the server and shown on score spans."""
         return self._model
 
@@ -239,8 +240,22 @@ class OpenAIJudge:
         """The server's base URL (credentials in it shown as ``***``)."""
         return self._display_url
 
+    @staticmethod
+    def forget_server(base_url: str) -> None:
+        """Forget which structured-output form the server at ``base_url`` accepted.
+
+        Every judge on one server remembers what it took (``json_schema``, ``json_object``
+        or the schema in the prompt), so the next one starts there. Call this after
+        swapping the model behind a URL; :class:`~livescore.testing.OpenAITestServer` calls
+        it on start, since a new server may reuse an old one's port.
+
+        Example:
+            >>> OpenAIJudge.forget_server("http://127.0.0.1:8080/v1")
+        """
+        forget_server(base_url)
+
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self._model!r}, base_url={self.base_url!r})"
+        return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"
 
     # The retry settings live on the transport, which uses them; these read and set them.
 
@@ -334,7 +349,7 @@ class OpenAIJudge:
             _messages(system, prompt),
             schema,
             validate=validate,
-            model=self._model,
+            model_name=self._model,
             usage=usage,
         )
         self._cache_put(cache_key, value.model_dump(mode="json"))

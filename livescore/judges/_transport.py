@@ -42,9 +42,9 @@ import httpx2
 import openai
 
 from livescore._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
+from livescore._redaction import Redactor
+from livescore._request_gate import current_request_gate
 from livescore._usage import JudgeUsage
-from livescore.judges._gate import current_request_gate
-from livescore.judges._redaction import Redactor
 
 if TYPE_CHECKING:
     from livescore.judges._openai import TransportName

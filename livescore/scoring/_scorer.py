@@ -301,7 +301,7 @@ class Scorer:
         self._label = label
 
     def __repr__(self) -> str:
-        judge = f", judge={self.judge.model!r}" if self.judge is not None else ""
+        judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
         return f"Scorer(id={self.id!r}{judge})"
 
     def label_for(self, score: float) -> str | None:
@@ -379,7 +379,7 @@ class Scorer:
             result = ScoreResult(
                 run_id=_run_id_of(run),
                 scorer_id=self.id,
-                judge_model=self.judge.model if self.judge is not None else None,
+                judge_model=self.judge.model_name if self.judge is not None else None,
             )
             _record_failure(result, "input", exc)
             return result
@@ -397,7 +397,7 @@ class Scorer:
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
-            judge_model=self.judge.model if self.judge is not None else None,
+            judge_model=self.judge.model_name if self.judge is not None else None,
         )
         error: BaseException | None = None
         current = "input"

@@ -47,7 +47,7 @@ def test_both_commands_take_the_same_judge_options(command: str) -> None:
     )
     judge = options.resolve()
     assert isinstance(judge, OpenAIJudge)
-    assert judge.model == "llama3.2"
+    assert judge.model_name == "llama3.2"
     assert judge.max_concurrency == 3
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from livescore import Run
 from livescore.judges import JudgeError, OpenAIJudge
-from livescore.judges._redaction import Redactor, split_credentials
+from livescore._redaction import Redactor, split_credentials
 from livescore.scorers import create_hallucination_scorer
 from livescore.testing import OpenAITestServer, Reply
 

@@ -12,14 +12,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from livescore.judges import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    JudgeConfigError,
-    JudgeError,
-    JudgeResponseError,
-    OpenAIJudge,
-    _transport,
-)
+from livescore.judges import JudgeConfigError, JudgeError, JudgeResponseError, OpenAIJudge, _transport
+from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES
 from livescore.testing import OpenAITestServer, Reply
 
 MB = 1_000_000

@@ -890,7 +890,7 @@ def test_model_string_resolves_to_an_openai_judge() -> None:
     )
 
     assert scorer.judge is not None
-    assert scorer.judge.model == "gpt-4o-mini"
+    assert scorer.judge.model_name == "gpt-4o-mini"
     assert scorer.id == "hallucination"
 
 
