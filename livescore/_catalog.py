@@ -84,27 +84,28 @@ class ScorerOptions:
     """What the command line resolved for every scorer it builds.
 
     Attributes:
-        judge: The judge for entries that need one (``None`` when no model is configured;
+        model: The judge for entries that need one (``None`` when no model is configured;
             :func:`build_scorer` refuses judge entries then).
-        mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both forms.
+        judge_mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both
+            forms (their ``judge_mode=``).
 
     Example:
-        >>> ScorerOptions().mode
+        >>> ScorerOptions().judge_mode
         'three_step'
     """
 
-    judge: Judge | None = None
-    mode: JudgeMode = "three_step"
+    model: Judge | None = None
+    judge_mode: JudgeMode = "three_step"
 
-    def require_judge(self) -> Judge:
+    def require_model(self) -> Judge:
         """The judge, for a build function of an entry with ``needs_judge``.
 
         Raises:
             ValueError: No judge (:func:`build_scorer` checks it first).
         """
-        if self.judge is None:
+        if self.model is None:
             raise ValueError("this scorer needs a judge model")
-        return self.judge
+        return self.model
 
 
 BuildFunction = Callable[[str | None, ScorerOptions], "Scorer"]
@@ -120,7 +121,7 @@ class CatalogEntry:
         name: What users type after ``--scorer`` (``"keyword-coverage"``).
         summary: One line for ``--help``: what it measures.
         build: ``build(argument, options) -> Scorer``.
-        needs_judge: Whether it calls an LLM judge (then ``options.judge`` is set).
+        needs_judge: Whether it calls an LLM judge (then ``options.model`` is set).
         argument: What ``NAME:ARG`` means, for ``--help`` (``"REFERENCE: input or
             ground_truth"``); ``None`` when the scorer takes no argument.
         argument_required: Whether ``NAME`` alone is an error.
@@ -482,11 +483,11 @@ def build_scorer(spec: str, options: ScorerOptions | None = None) -> Scorer:
     """Build the scorer that ``spec`` (``"NAME[:ARG]"``) names.
 
     Raises:
-        ValueError: A bad spec or argument, or a judge entry without ``options.judge``.
+        ValueError: A bad spec or argument, or a judge entry without ``options.model``.
     """
     entry, argument = parse_scorer_spec(spec)
     options = options or ScorerOptions()
-    if entry.needs_judge and options.judge is None:
+    if entry.needs_judge and options.model is None:
         raise ValueError(f"the {entry.name} scorer needs a judge model")
     return entry.build(argument, options)
 

@@ -76,11 +76,11 @@ def test_judge_entries_get_the_resolved_judge_and_mode() -> None:
     with pytest.raises(ValueError, match="needs a judge model"):
         build_scorer("hallucination")
     judge = ScriptedJudge([])
-    scorer = build_scorer("hallucination", ScorerOptions(judge=judge, mode="one_call"))
+    scorer = build_scorer("hallucination", ScorerOptions(model=judge, judge_mode="one_call"))
     assert scorer.id == "hallucination"
     assert scorer.judge is judge
     with pytest.raises(ValueError, match="needs a judge model"):
-        ScorerOptions().require_judge()
+        ScorerOptions().require_model()
 
 
 def test_a_plugin_entry_with_a_required_argument(fresh_catalog: _catalog._Catalog) -> None:
@@ -168,7 +168,7 @@ def test_every_built_in_entry_has_a_docs_family_a_factory_and_examples(
     module, _, name = entry.factory.rpartition(".")
     assert callable(getattr(importlib.import_module(module), name))
     assert entry.examples
-    options = ScorerOptions(judge=ScriptedJudge([]) if entry.needs_judge else None)
+    options = ScorerOptions(model=ScriptedJudge([]) if entry.needs_judge else None)
     for spec in entry.examples:
         assert parse_scorer_spec(spec)[0] is entry
         assert build_scorer(spec, options).id in (entry.name, spec)

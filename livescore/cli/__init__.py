@@ -2,7 +2,7 @@
 
 The top layer: it parses options, resolves the judge once for every sub-command
 (``--model``, ``--base-url``, ``--api-key-env``, ``--structured-output``,
-``--judge-concurrency``, ``--judge-timeout``, ``--mode``), builds scorers from the catalog
+``--judge-concurrency``, ``--judge-timeout``, ``--judge-mode``), builds scorers from the catalog
 (:mod:`livescore.scorers`), and calls :mod:`livescore.evals` and :mod:`livescore.demo`,
 which never import it.
 

@@ -234,7 +234,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
             judge = _WorkersJudge()
         if judge is None:
             raise UsageError(judge_options.missing_judge_message(needing[0]))
-    options = ScorerOptions(judge=judge, mode=judge_options.mode)
+    options = ScorerOptions(model=judge, judge_mode=judge_options.judge_mode)
     selected: list[_Selected] = []
     for entry, argument in parsed:
         try:

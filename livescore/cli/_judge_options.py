@@ -75,7 +75,7 @@ def add_judge_arguments(parser: Any) -> None:
         help="timeout of one judge call (default: 60)",
     )
     parser.add_argument(
-        "--mode",
+        "--judge-mode",
         choices=("three_step", "one_call"),
         default="three_step",
         help="judge scorers with several steps: one judge call per step (default) or one "
@@ -94,7 +94,7 @@ class JudgeOptions:
         structured_output: ``auto``, ``json_schema``, ``json_object`` or ``prompt``.
         concurrency: Judge calls in flight at once.
         timeout: Seconds per judge call.
-        mode: ``three_step`` or ``one_call``.
+        judge_mode: ``three_step`` or ``one_call`` (``--judge-mode``).
     """
 
     model: str | None = None
@@ -103,7 +103,7 @@ class JudgeOptions:
     structured_output: str = "auto"
     concurrency: int = 8
     timeout: float = 60.0
-    mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call"] = "three_step"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> JudgeOptions:
@@ -116,7 +116,7 @@ class JudgeOptions:
             structured_output=args.structured_output,
             concurrency=args.judge_concurrency,
             timeout=args.judge_timeout,
-            mode=args.mode,
+            judge_mode=args.judge_mode,
         )
 
     @property

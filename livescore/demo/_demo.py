@@ -47,11 +47,11 @@ class DemoOptions:
     """How to run the demo (``livescore demo`` builds this from its options).
 
     Attributes:
-        judge: The hallucination judge; ``None`` disables hallucination scoring (the demo
-            says so and never makes a score up) unless ``local_judge`` is set.
+        model: The hallucination scorer's judge; ``None`` disables hallucination scoring
+            (the demo says so and never makes a score up) unless ``local_judge`` is set.
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
         judge_timeout: Seconds per judge call (the local judge gets at least 120).
-        mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
+        judge_mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
@@ -68,10 +68,10 @@ class DemoOptions:
         judge_help: How to configure a judge, shown when none is.
     """
 
-    judge: Judge | None = None
+    model: Judge | None = None
     local_judge: bool = False
     judge_timeout: float = 60.0
-    mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None
     questions: Sequence[str] = ()
@@ -141,7 +141,7 @@ def run_demo(
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
-        scorers = _scorers(choice.judge, options.mode)
+        scorers = _scorers(choice.judge, options.judge_mode)
         agent = factory(
             DemoSetup(
                 scorers=scorers,
@@ -186,8 +186,8 @@ def _choose_judge(
 ) -> _JudgeChoice:
     from rich.markup import escape
 
-    if options.judge is not None:
-        judge = options.judge
+    if options.model is not None:
+        judge = options.model
         where = getattr(judge, "base_url", None) or "the configured endpoint"
         return _JudgeChoice(judge, f"{judge.model_name} at {where}")
     if options.local_judge:
@@ -280,7 +280,7 @@ def _scorers(judge: Judge | None, mode: Literal["three_step", "one_call"]) -> li
     if judge is not None:
         # The ground truth is what the tools returned in the run being scored.
         scorers.insert(
-            0, create_hallucination_scorer(model=judge, get_context=get_run_context, mode=mode)
+            0, create_hallucination_scorer(model=judge, get_context=get_run_context, judge_mode=mode)
         )
     return scorers
 

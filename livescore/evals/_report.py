@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,10 +260,7 @@ def render_report(
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
     """Render the report (see :func:`render_report`) and write it to ``path`` (UTF-8).
 
-    Takes its arguments in :func:`render_report`'s order, the destination after the
-    result; ``options`` are :func:`render_report`'s keywords. (The old order,
-    ``write_report(path, result)``, still works for one release with a
-    ``DeprecationWarning``.)
+    ``options`` are :func:`render_report`'s keywords (``title``, ``source``…).
 
     Example:
         >>> import tempfile, pathlib
@@ -273,14 +269,6 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
         >>> out.read_text().startswith("<!DOCTYPE html>")
         True
     """
-    if isinstance(result, str | Path) and isinstance(path, EvalResult):
-        warnings.warn(
-            "write_report(path, result) is deprecated: write write_report(result, path), "
-            "in render_report's order",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        result, path = path, result
     target = Path(path)
     target.write_text(render_report(result, **options), encoding="utf-8")
     return target

@@ -763,7 +763,7 @@ def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
         entry, _ = parse_scorer_spec(sid)
     except ValueError:
         return message
-    options = ", ScorerOptions(judge=...)" if entry.needs_judge else ""
+    options = ", ScorerOptions(model=...)" if entry.needs_judge else ""
     return (
         f"{message}; it is the catalog's {entry.name} scorer: add "
         f"livescore.scorers.build_scorer({sid!r}{options}) to them"

@@ -52,25 +52,21 @@ FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
 """Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
 
 
-def judge_mode_of(judge_mode: object, mode: object = None, *, scorer: str) -> JudgeMode:
-    """The judge mode from ``judge_mode=`` (every judge scorer) or an older ``mode=``.
+def judge_mode_of(judge_mode: object, *, scorer: str) -> JudgeMode:
+    """``judge_mode=`` of a judge scorer, checked.
 
     Raises:
-        ValueError: An unknown value, or both keywords with different values.
+        ValueError: Neither ``"three_step"`` nor ``"one_call"``.
 
     Example:
-        >>> judge_mode_of(None, scorer="x"), judge_mode_of("one_call", scorer="x")
+        >>> judge_mode_of("three_step", scorer="x"), judge_mode_of("one_call", scorer="x")
         ('three_step', 'one_call')
     """
-    for name, value in (("judge_mode", judge_mode), ("mode", mode)):
-        if value is not None and value not in JUDGE_MODES:
-            raise ValueError(f"{scorer}: {name} must be 'three_step' or 'one_call', not {value!r}")
-    if judge_mode is not None and mode is not None and judge_mode != mode:
+    if judge_mode not in JUDGE_MODES:
         raise ValueError(
-            f"{scorer}: judge_mode={judge_mode!r} and mode={mode!r} disagree; give judge_mode only"
+            f"{scorer}: judge_mode must be 'three_step' or 'one_call', not {judge_mode!r}"
         )
-    chosen = judge_mode if judge_mode is not None else mode
-    return "one_call" if chosen == "one_call" else "three_step"
+    return "one_call" if judge_mode == "one_call" else "three_step"
 
 
 def resolve_model(

@@ -19,16 +19,12 @@ from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
 from livescore.scorers._text import reference_text
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = (
     "KEYWORD_COVERAGE_LABELS",

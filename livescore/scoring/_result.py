@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from livescore._errors import NotScorable, ScorerRunError
 from livescore.judges import JudgeUsage
 
-__all__ = ("AttributeValue", "NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
+__all__ = ("AttributeValue", "ScoreResult", "ScoreStatus")
 
 ScoreStatus = Literal["scored", "skipped", "failed"]
 """How a scoring attempt ended (a dropped run never reaches a scorer and has no result)."""

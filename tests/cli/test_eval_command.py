@@ -44,7 +44,7 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         "--out",
         "--report",
         "--threshold",
-        "--mode",
+        "--judge-mode",
     ):
         assert option in eval_help
 

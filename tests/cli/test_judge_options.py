@@ -33,7 +33,7 @@ def test_both_commands_take_the_same_judge_options(command: str) -> None:
         "3",
         "--judge-timeout",
         "12",
-        "--mode",
+        "--judge-mode",
         "one_call",
         command=command,
     )
@@ -43,7 +43,7 @@ def test_both_commands_take_the_same_judge_options(command: str) -> None:
         structured_output="json_object",
         concurrency=3,
         timeout=12.0,
-        mode="one_call",
+        judge_mode="one_call",
     )
     judge = options.resolve()
     assert isinstance(judge, OpenAIJudge)

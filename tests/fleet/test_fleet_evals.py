@@ -144,6 +144,6 @@ def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path
     assert row["scores"]["hallucination"]["error_type"] == "unknown_scorer"
     # The worker read the catalog: it says how to give the workers that scorer.
     assert (
-        "build_scorer('hallucination', ScorerOptions(judge=...))"
+        "build_scorer('hallucination', ScorerOptions(model=...))"
         in (row["scores"]["hallucination"]["error"])
     )

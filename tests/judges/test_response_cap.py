@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from livescore.judges import JudgeConfigError, JudgeError, JudgeResponseError, OpenAIJudge, _transport
+from livescore.judges import (
+    JudgeConfigError,
+    JudgeError,
+    JudgeResponseError,
+    OpenAIJudge,
+    _transport,
+)
 from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES
 from livescore.testing import OpenAITestServer, Reply
 

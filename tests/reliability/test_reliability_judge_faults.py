@@ -128,7 +128,7 @@ FAULTS = {
         "preprocess",
         "verdict",
         judge_calls=2,
-        mode="one_call",
+        judge_mode="one_call",
     ),
     "empty replies": Fault(
         (Reply.empty(),) * 2, "failed", "invalid_response", "preprocess", "empty"
@@ -156,7 +156,7 @@ def test_a_judge_fault_ends_as_a_failed_score_or_a_retried_success(
         scorer = create_hallucination_scorer(
             model=server.judge(**{**FAST_JUDGE, **fault.options}),
             get_context=tool_contexts,
-            mode=fault.mode,
+            judge_mode=fault.mode,
         )
         handler = make_handler([scorer])
 
@@ -239,7 +239,7 @@ def test_a_fault_after_stepping_down_from_json_schema_is_retried_on_the_lower_ru
         [Reply.server_error()], responder=lambda body: answer, reject_json_schema=True
     ) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, mode="one_call"
+            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, judge_mode="one_call"
         )
         handler = make_handler([scorer])
         weather_agent().invoke(question(), config={"callbacks": [handler]})

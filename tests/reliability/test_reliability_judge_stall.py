@@ -72,7 +72,7 @@ def dispatcher_factory(
         scorer = create_hallucination_scorer(
             model=server.judge(timeout=60, max_retries=0),
             context=["It is 21°C in Paris."],
-            mode="one_call",
+            judge_mode="one_call",
         )
         dispatcher = LiveDispatcher(
             [scorer],

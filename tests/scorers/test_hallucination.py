@@ -189,7 +189,7 @@ async def test_fully_supported_output_scores_zero_with_label_none() -> None:
 @pytest.mark.parametrize("output", ["", "   \n\t ", [], [{"role": "assistant", "content": ""}]])
 async def test_empty_output_scores_zero_without_any_judge_call(mode: Any, output: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode=mode)
 
     result = await scorer.run(iphone_run(output))
 
@@ -485,7 +485,7 @@ async def test_get_context_returning_nothing_is_not_scorable(returned: Any) -> N
 @pytest.mark.parametrize("mode", ["three_step", "one_call"])
 async def test_no_context_at_all_is_not_scorable(mode: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, judge_mode=mode)
 
     result = await scorer.run(iphone_run())
 
@@ -569,7 +569,7 @@ async def test_a_million_tiny_context_items_cannot_grow_the_request(mode: Any) -
     )
     judge = ScriptedJudge(answers)
     scorer = create_hallucination_scorer(
-        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, mode=mode
+        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, judge_mode=mode
     )
 
     result = await scorer.run(iphone_run())
@@ -630,7 +630,7 @@ async def test_one_call_mode_gives_the_same_result_shape_in_one_call() -> None:
             }
         ]
     )
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -658,7 +658,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
     bad = {"claims": ["a", "b"], "verdicts": verdicts("yes")["verdicts"], "reason": "r"}
     good = {"claims": ["a", "b"], "verdicts": verdicts("Yes", "no")["verdicts"], "reason": "r"}
     judge = ScriptedJudge([bad, good])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -669,7 +669,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
 @pytest.mark.anyio
 async def test_one_call_mode_with_no_claims() -> None:
     judge = ScriptedJudge([{"claims": [], "verdicts": [], "reason": ""}])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run("Hello!"))
 
@@ -682,7 +682,7 @@ async def test_one_call_mode_all_unsupported_overrides_the_judge_verdicts() -> N
     answer = {"claims": ["a"], "verdicts": verdicts("no")["verdicts"], "reason": "fine"}
     judge = ScriptedJudge([answer])
     scorer = create_hallucination_scorer(
-        model=judge, mode="one_call", on_empty_context="all_unsupported"
+        model=judge, judge_mode="one_call", on_empty_context="all_unsupported"
     )
 
     result = await scorer.run(iphone_run())
@@ -968,7 +968,7 @@ async def test_get_context_from_tool_results_over_http_in_one_call_mode() -> Non
     }
     async with OpenAITestServer([answer]) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(), get_context=get_context, mode="one_call"
+            model=server.judge(), get_context=get_context, judge_mode="one_call"
         )
         result = await scorer.run(run)
 

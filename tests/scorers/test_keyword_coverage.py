@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from livescore import Run, ScorerRunError
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.scorers import (
     KEYWORD_COVERAGE_LABELS,
     create_keyword_coverage_scorer,
     keyword_coverage_label,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS
 
 # The seed's three inputs, with realistic agent answers. Keyword sets derived by hand from
 # the rules (SMART stopwords, Snowball stems, technical and compound terms).

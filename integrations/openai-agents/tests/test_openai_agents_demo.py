@@ -87,7 +87,7 @@ def test_the_demo_runs_the_scenario_on_the_sdk(monkeypatch: pytest.MonkeyPatch) 
     exporter = InMemorySpanExporter()
     with OpenAITestServer(responder=judge_double) as judge_server:
         code = run_demo(
-            DemoOptions(judge=judge_server.judge(), runtime="openai-agents"),
+            DemoOptions(model=judge_server.judge(), runtime="openai-agents"),
             console=console,
             span_exporters=[exporter],
         )
