@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
         judge = create_hallucination_scorer(model=model, get_context=tool_results)
-        scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
+        scorers.append(ScorerConfig(judge, sampling=args.rate))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)
 

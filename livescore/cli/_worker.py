@@ -33,7 +33,7 @@ def add_worker_parser(sub: Any) -> None:
         ),
         epilog=(
             "example: livescore worker myapp.scoring:scorers --broker redis://host:6379/0 \\\n"
-            "  --concurrency 64 --judge-rpm 3000"
+            "  --scorer-concurrency 64 --fleet-judge-rpm 3000"
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
@@ -44,9 +44,10 @@ def add_worker_parser(sub: Any) -> None:
         help="the broker's Redis URL (default: $LIVESCORE_BROKER)",
     )
     p.add_argument(
-        "--concurrency",
+        "--scorer-concurrency",
         type=positive_int,
         default=16,
+        metavar="N",
         help="scores in flight at once per scorer in this process (default: 16); the worker "
         "holds up to twice as many jobs",
     )
@@ -59,10 +60,16 @@ def add_worker_parser(sub: Any) -> None:
     )
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
-        "--judge-rpm", type=positive_float, metavar="N", help="judge requests per minute"
+        "--fleet-judge-rpm",
+        type=positive_float,
+        metavar="N",
+        help="judge requests per minute, all workers together",
     )
     limits.add_argument(
-        "--judge-concurrency", type=positive_int, metavar="N", help="judge requests in flight"
+        "--fleet-judge-concurrency",
+        type=positive_int,
+        metavar="N",
+        help="judge requests in flight, all workers together",
     )
     reliability = p.add_argument_group("reliability")
     reliability.add_argument(
@@ -169,11 +176,11 @@ def run_worker_command(args: argparse.Namespace) -> int:
         worker = FleetWorker(
             scorers,
             broker=args.broker,
-            concurrency=args.concurrency,
+            concurrency=args.scorer_concurrency,
             queue=args.queue,
             sinks=sinks,
-            judge_rpm=args.judge_rpm,
-            judge_concurrency=args.judge_concurrency,
+            judge_rpm=args.fleet_judge_rpm,
+            judge_concurrency=args.fleet_judge_concurrency,
             heartbeat_timeout=args.heartbeat_timeout,
             drain_timeout=args.drain_timeout,
             max_deliveries=args.max_deliveries,
@@ -193,7 +200,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
         f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-        f"{redact_url(args.broker)}, concurrency {args.concurrency}",
+        f"{redact_url(args.broker)}, scorer concurrency {args.scorer_concurrency}",
         soft_wrap=True,
     )
     try:

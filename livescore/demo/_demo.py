@@ -279,9 +279,10 @@ def _scorers(judge: Judge | None, mode: Literal["three_step", "one_call"]) -> li
     scorers = [create_keyword_coverage_scorer()]
     if judge is not None:
         # The ground truth is what the tools returned in the run being scored.
-        scorers.insert(
-            0, create_hallucination_scorer(model=judge, get_context=get_run_context, judge_mode=mode)
+        hallucination = create_hallucination_scorer(
+            model=judge, get_context=get_run_context, judge_mode=mode
         )
+        scorers.insert(0, hallucination)
     return scorers
 
 

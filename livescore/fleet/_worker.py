@@ -28,7 +28,7 @@ from livescore._catalog import parse_scorer_spec
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
-from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
+from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
 from livescore.runs import Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult, create_scorer
@@ -611,10 +611,10 @@ class FleetWorker:
             parent = TraceParent.from_dict(record.get("parent"))
         except Exception:
             parent = None
-        if not isinstance(version, int) or isinstance(version, bool) or version > JOB_FORMAT:
+        if not isinstance(version, int) or isinstance(version, bool) or version > ScoringJob.FORMAT:
             message = (
                 f"this job record has format {version!r}; this worker reads up to "
-                f"{JOB_FORMAT} (upgrade livescore on the workers)"
+                f"{ScoringJob.FORMAT} (upgrade livescore on the workers)"
             )
             for p in pairs:
                 p.config, p.failure = None, ("unsupported_job_format", message)

@@ -2,7 +2,7 @@
 
 An integration (the LangChain handler, the OpenAI Agents SDK processor, the plain-code
 recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
-hands it to a :class:`RunSink`. :func:`dispatcher_for` builds that sink from the keywords
+hands it to a :class:`Dispatcher`. :func:`dispatcher_for` builds one from the keywords
 every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
 OpenTelemetry providers, ``capture_content``), so the rules for combining them are written
 once.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "RunSink", "dispatcher_for")
+__all__ = ("Dispatcher", "EmitRunSpans", "dispatcher_for")
 
 EmitRunSpans = Literal["auto", "always", "never"]
 """When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
@@ -32,14 +32,16 @@ no other span represents it (no instrumentation's span, no span current at the r
 start), ``"always"``, or ``"never"``."""
 
 
-class RunSink(Protocol):
-    """Where an integration hands finished runs: a :class:`~livescore.live.LiveDispatcher`.
+class Dispatcher(Protocol):
+    """Where an integration hands finished runs (its ``dispatcher=``): what a
+    :class:`~livescore.live.LiveDispatcher` offers the hot path. Dashboards' score sinks
+    are another thing (:class:`livescore.sinks.ScoreSink`).
 
     Example:
         >>> from livescore.live import LiveDispatcher
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
-        >>> sink.shutdown()
+        >>> dispatcher: Dispatcher = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> dispatcher.shutdown()
     """
 
     def sample(self, key: str | None) -> SamplingDecision:
@@ -70,7 +72,7 @@ class RunSink(Protocol):
 def dispatcher_for(
     owner: str,
     scorers: Sequence[Scorer | ScorerConfig] | None,
-    dispatcher: RunSink | None,
+    dispatcher: Dispatcher | None,
     *,
     name: str,
     broker: str | None = None,
@@ -78,8 +80,8 @@ def dispatcher_for(
     tracer_provider: TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
-) -> tuple[RunSink, bool]:
-    """The sink an integration hands its runs to, and whether the integration owns it.
+) -> tuple[Dispatcher, bool]:
+    """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
     Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
     ``broker``, ``sinks``, the providers and ``capture_content``) or ``dispatcher`` (used
@@ -103,12 +105,12 @@ def dispatcher_for(
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink, owned = dispatcher_for(
+        >>> dispatcher, owned = dispatcher_for(
         ...     "MyIntegration", [create_keyword_coverage_scorer()], None, name="my-agent"
         ... )
         >>> owned
         True
-        >>> sink.shutdown()
+        >>> dispatcher.shutdown()
     """
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -17,12 +17,11 @@ __all__ = (
     "SamplingSpec",
     "ScorerConfig",
     "sample_fraction",
-    "sample_rate_of",
 )
 
-SamplingSpec: TypeAlias = float | Mapping[str, Any] | Callable[[Run], bool]
-"""How often a scorer runs: a rate in ``[0, 1]``, ``{"type": "ratio", "rate": r}``, or a
-predicate of the finished :class:`~livescore.Run`."""
+SamplingSpec: TypeAlias = float | Callable[[Run], bool]
+"""How often a scorer runs: a rate in ``[0, 1]``, or a predicate of the finished
+:class:`~livescore.Run`."""
 
 _TWO_64 = float(2**64)
 
@@ -45,18 +44,10 @@ def sample_fraction(key: str) -> float:
 
 def _parse_rate(sampling: Any, scorer_id: str) -> float:
     where = f"scorer {scorer_id!r}: sampling"
-    if isinstance(sampling, Mapping):
-        if sampling.get("type") != "ratio" or set(sampling) - {"type", "rate"}:
-            raise ValueError(
-                f'{where} must look like {{"type": "ratio", "rate": 0.1}}, not {dict(sampling)!r}'
-            )
-        if "rate" not in sampling:
-            raise ValueError(f'{where} {{"type": "ratio"}} needs a "rate" between 0 and 1')
-        sampling = sampling["rate"]
     if isinstance(sampling, bool) or not isinstance(sampling, int | float):
         raise TypeError(
-            f"{where} must be a rate between 0 and 1, "
-            f'{{"type": "ratio", "rate": r}} or a function of the run, not {sampling!r}'
+            f"{where} must be a rate between 0 and 1 (sampling=0.1) or a function of the "
+            f"run, not {sampling!r}"
         )
     rate = float(sampling)
     if not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
@@ -70,8 +61,8 @@ class ScorerConfig:
 
     Args:
         scorer: The scorer.
-        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run), Mastra's form
-            ``{"type": "ratio", "rate": r}``, or a predicate ``(run) -> bool``. A rate is
+        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run) or a predicate
+            ``(run) -> bool``. A rate is
             decided from the trace id before the run is captured; a predicate sees the
             finished run and is decided at :meth:`LiveDispatcher.submit` (so the run is
             always captured, and its scores carry no sample rate).
@@ -101,10 +92,7 @@ class ScorerConfig:
         if not isinstance(self.scorer, Scorer):
             raise TypeError(f"ScorerConfig needs a livescore Scorer, not {self.scorer!r}")
         sid = self.scorer.id
-        if callable(self.sampling) and not isinstance(self.sampling, Mapping):
-            rate = None
-        else:
-            rate = _parse_rate(self.sampling, sid)
+        rate = None if callable(self.sampling) else _parse_rate(self.sampling, sid)
         object.__setattr__(self, "rate", rate)
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float):
             raise TypeError(f"scorer {sid!r}: timeout must be a number of seconds")
@@ -127,18 +115,6 @@ class ScorerConfig:
     def __repr__(self) -> str:
         sampling = self.rate if self.rate is not None else "<predicate>"
         return f"ScorerConfig({self.scorer.id!r}, sampling={sampling})"
-
-
-def sample_rate_of(config: ScorerConfig) -> float | None:
-    """The rate a scorer samples at (``None`` for a predicate), as put on its score spans.
-
-    Example:
-        >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sample_rate_of(ScorerConfig(create_keyword_coverage_scorer(), {"type": "ratio",
-        ...     "rate": 0.5}))
-        0.5
-    """
-    return config.rate
 
 
 @dataclass(frozen=True, slots=True)

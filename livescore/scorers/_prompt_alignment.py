@@ -356,14 +356,14 @@ def create_prompt_alignment_scorer(
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
 
     Returns:
-        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system":
-        {...}, "scores": {"user": ..., "system": ...}}`` (the prompts of
-        ``evaluation_mode`` only; each analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``,
-        ``moderate``, ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
-        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode``
-        and ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0
-        without a call. A run without the prompt the evaluation mode needs (no user text; no system
-        prompt given or recorded) is skipped as not scorable.
+        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system": {...},
+        "scores": {"user": ..., "system": ...}}`` (the prompts of ``evaluation_mode`` only; each
+        analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``, ``moderate``,
+        ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
+        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode`` and
+        ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0 without a call.
+        A run without the prompt the evaluation mode needs (no user text; no system prompt given or
+        recorded) is skipped as not scorable.
 
     Raises:
         ValueError: A bad ``evaluation_mode``, ``scale`` or ``judge_mode``, or an empty

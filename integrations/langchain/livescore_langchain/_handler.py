@@ -40,9 +40,9 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 
 from livescore.live import (
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     SamplingDecision,
     dispatcher_for,
     is_scoring,
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
+__all__ = ("LiveScoringHandler",)
 
 logger = logging.getLogger("livescore_langchain")
 
@@ -237,7 +237,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         name: str | None = None,
         per_step: bool = False,
@@ -273,7 +273,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             meter_provider=meter_provider,
             capture_content=capture_content,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.per_step = per_step
         self.score_failed_runs = score_failed_runs

@@ -187,9 +187,7 @@ def test_sampling_rates_pick_the_same_runs_for_every_scorer(make_handler: MakeHa
     handler = make_handler(
         [
             ScorerConfig(recording_scorer(first, "first"), sampling=0.5),
-            ScorerConfig(
-                recording_scorer(second, "second"), sampling={"type": "ratio", "rate": 0.5}
-            ),
+            ScorerConfig(recording_scorer(second, "second"), sampling=0.5),
         ]
     )
 

@@ -39,9 +39,9 @@ from opentelemetry.trace import Span as OTelSpan
 from opentelemetry.trace import TracerProvider
 
 from livescore.live import (
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     dispatcher_for,
     is_scoring,
 )
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringProcessor", "RunSink")
+__all__ = ("NO_CONTENT_REASON", "LiveScoringProcessor")
 
 logger = logging.getLogger("livescore_openai_agents")
 
@@ -211,7 +211,7 @@ class LiveScoringProcessor(TracingProcessor):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         name: str | None = None,
@@ -244,7 +244,7 @@ class LiveScoringProcessor(TracingProcessor):
             meter_provider=meter_provider,
             capture_content=capture_content,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.score_failed_runs = score_failed_runs
         self.max_open_runs = max_open_runs
