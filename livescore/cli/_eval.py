@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from livescore._catalog import parse_scorer_spec
 from livescore.cli._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -24,7 +25,7 @@ from livescore.cli._common import (
 )
 from livescore.cli._export import Export, add_export_arguments
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
-from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
+from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
 
 if TYPE_CHECKING:
     from rich.console import Console

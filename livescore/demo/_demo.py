@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
-from livescore.demo._runtime import DemoAgent, DemoConfigError, DemoSetup, load_demo_agent
+from livescore.demo._runtime import DemoAgent, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
 from livescore.otel import attributes as A
 

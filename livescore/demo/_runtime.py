@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
-from livescore.demo._scenario import QUESTIONS, DemoQuestion
+from livescore.demo._scenario import SCENARIO, DemoScenario
 
 if TYPE_CHECKING:
     from livescore.live import DispatchStats
@@ -31,7 +31,6 @@ __all__ = (
     "DEMO_AGENTS_GROUP",
     "DemoAgent",
     "DemoAgentFactory",
-    "DemoConfigError",
     "DemoReply",
     "DemoSetup",
     "demo_runtimes",
@@ -54,8 +53,10 @@ class DemoSetup:
         tracer_provider: The OpenTelemetry SDK tracer provider the demo reads spans from.
         agent_model: ``"openai/<model>"`` for a real chat model on the OpenAI-compatible
             endpoint of ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``; ``None`` for the scripted
-            model (:func:`~livescore.demo.scripted_turn`).
-        questions: The scenario's questions (the scripted model's plans).
+            model (:meth:`DemoScenario.scripted_turn
+            <livescore.demo.DemoScenario.scripted_turn>`).
+        scenario: The agent to build: its name, instructions, tools, and the questions
+            the scripted model knows how to answer.
         sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
             them to the live scoring the agent attaches (``sinks=``).
     """
@@ -63,7 +64,7 @@ class DemoSetup:
     scorers: Sequence[Scorer]
     tracer_provider: Any
     agent_model: str | None = None
-    questions: Sequence[DemoQuestion] = QUESTIONS
+    scenario: DemoScenario = SCENARIO
     sinks: Sequence[ScoreSink] = ()
 
 

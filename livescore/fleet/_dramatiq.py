@@ -26,7 +26,8 @@ from dramatiq.middleware import CurrentMessage, Retries
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from livescore.fleet._engine import BrokerUnavailableError, Delivery, JobHandler, Requeue
+from livescore._errors import BrokerUnavailableError
+from livescore.fleet._engine import Delivery, JobHandler, Requeue
 
 __all__ = ("ACTOR_NAME", "NAMESPACE", "DramatiqConsumer", "DramatiqPublisher")
 

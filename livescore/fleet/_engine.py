@@ -18,10 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from livescore._errors import BrokerUnavailableError
-
 __all__ = (
-    "BrokerUnavailableError",
     "Consumer",
     "Delivery",
     "JobHandler",

@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from livescore.fleet._engine import BrokerUnavailableError, Publisher
+from livescore._errors import BrokerUnavailableError
+from livescore.fleet._engine import Publisher
 from livescore.live import JobHandle
 
 __all__ = ("BROKER_UNAVAILABLE", "DEFAULT_QUEUE", "BrokerExecutor", "job_record")

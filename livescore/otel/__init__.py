@@ -24,7 +24,6 @@ if TYPE_CHECKING:
         Emitter,
         OTelEmitter,
         QueueDepthSource,
-        run_span_context,
     )
     from livescore.otel._run_spans import (
         current_span,
@@ -44,7 +43,6 @@ __all__ = (
     "current_trace_parent",
     "end_span",
     "parent_span_context",
-    "run_span_context",
     "span_ids",
     "start_agent_span",
     "start_tool_span",
@@ -55,7 +53,6 @@ _LAZY = {
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",
     "QueueDepthSource": "livescore.otel._emitter",
-    "run_span_context": "livescore.otel._emitter",
     "current_trace_parent": "livescore.otel._context",
     "parent_span_context": "livescore.otel._context",
     "current_span": "livescore.otel._run_spans",

@@ -36,9 +36,7 @@ from livescore.sinks._base import ScoreRecord
 __all__ = (
     "BatchingSink",
     "DeliveryResult",
-    "RetryLater",
     "SinkStats",
-    "SkipRecord",
     "deliver_one_by_one",
 )
 

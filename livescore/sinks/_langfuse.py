@@ -7,15 +7,10 @@ import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from livescore._errors import RetryLater, SkipRecord
 from livescore._version import DISTRIBUTION
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import ContentPolicy, score_key, score_metadata, target_span
 
 __all__ = ("LangfuseSink",)

@@ -9,15 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from livescore._errors import RetryLater, SkipRecord
 from livescore._version import __version__
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
 if TYPE_CHECKING:

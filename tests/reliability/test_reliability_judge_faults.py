@@ -27,7 +27,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from livescore.otel import attributes as A
-from livescore.scorers import HallucinationMode, create_hallucination_scorer
+from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._judged import JudgeMode
 from livescore.testing import OpenAITestServer, Reply, ReplyLike
 
 CLAIMS = ["It is 21°C in Paris.", "It is sunny in Paris."]
@@ -51,7 +52,7 @@ class Fault:
     failed_step: str | None = None
     reason_mentions: str = ""
     judge_calls: int | None = None  # on the span: every attempt is counted
-    mode: HallucinationMode = "three_step"
+    mode: JudgeMode = "three_step"
     options: dict[str, object] = field(default_factory=dict)
 
 

@@ -14,12 +14,14 @@ from livescore import Run, Step, ToolCall, extract_tool_results
 from livescore.judges import JudgeConfigError, JudgeReply, JudgeResponseError
 from livescore.judges._protocol import ModelT
 from livescore.otel import attributes as A
-from livescore.scorers import (
+from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._hallucination import (
     HALLUCINATION_LABELS,
-    create_hallucination_scorer,
+    ClaimVerdict,
+    ClaimVerdicts,
+    OneCallAnswer,
     hallucination_label,
 )
-from livescore.scorers._hallucination import ClaimVerdict, ClaimVerdicts, OneCallAnswer
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
     ONE_CALL_SYSTEM,
@@ -847,7 +849,7 @@ def test_invalid_scale_is_rejected_at_creation(scale: Any) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"mode": "two_step"}, "mode"),
+        ({"judge_mode": "two_step"}, "judge_mode"),
         ({"on_empty_context": "ignore"}, "on_empty_context"),
         ({"max_context_chars": 0}, "max_context_chars"),
         ({"max_text_chars": 0}, "max_text_chars"),

@@ -20,8 +20,9 @@ from _judge_support import (
     user_prompt,
 )
 
+from livescore._catalog import get_catalog_entry
 from livescore.otel import attributes as A
-from livescore.scorers import get_catalog_entry, scorer_catalog
+from livescore.scorers import scorer_catalog
 from livescore.scorers._prompting import BLOCK_TAGS
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,8 @@ import pytest
 
 from livescore import Run, ScorerRunError
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
-from livescore.scorers import (
-    KEYWORD_COVERAGE_LABELS,
-    create_keyword_coverage_scorer,
-    keyword_coverage_label,
-)
+from livescore.scorers import create_keyword_coverage_scorer
+from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 
 # The seed's three inputs, with realistic agent answers. Keyword sets derived by hand from
 # the rules (SMART stopwords, Snowball stems, technical and compound terms).

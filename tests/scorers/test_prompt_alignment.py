@@ -11,7 +11,8 @@ from _judge_support import INJECTION, Case, between, score_over_http, user_promp
 
 from livescore import Run, Step
 from livescore.otel import attributes as A
-from livescore.scorers import create_prompt_alignment_scorer, find_system_prompt
+from livescore.scorers import create_prompt_alignment_scorer
+from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -246,7 +247,7 @@ def test_the_system_prompt_is_found_where_integrations_record_it() -> None:
     assert find_system_prompt(developer) == "Dev rules."
 
 
-@pytest.mark.parametrize("options", [{"mode": "assistant"}, {"system_prompt": "  "}])
+@pytest.mark.parametrize("options", [{"evaluation_mode": "assistant"}, {"system_prompt": "  "}])
 def test_bad_options_are_refused(options: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match=r"mode|system_prompt"):
+    with pytest.raises(ValueError, match=r"evaluation_mode|system_prompt"):
         create_prompt_alignment_scorer(model=ScriptedJudge(), **options)
