@@ -12,17 +12,6 @@ Example:
 """
 
 from livescore.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from livescore.cli._judge_options import JUDGE_MODEL_ENV, JudgeOptions, add_judge_arguments
-from livescore.cli._main import build_parser, main
+from livescore.cli._main import main
 
-__all__ = (
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "JUDGE_MODEL_ENV",
-    "JudgeOptions",
-    "add_judge_arguments",
-    "build_parser",
-    "main",
-)
+__all__ = ("EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main")

@@ -458,10 +458,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     try:
         result = _score(args, scorers, target, dataset, err, done, results_file, export)
     except KeyboardInterrupt:
-        from livescore.evals import summarize
+        from livescore.evals import EvalResult
 
         interrupted = True
-        result = summarize([s.id for s in scorers], done)
+        result = EvalResult.from_items([s.id for s in scorers], done)
         err.print(
             f"[yellow]interrupted:[/yellow] {len(done)} of {len(dataset.items)} item(s) were "
             "scored; writing what was scored"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from livescore.cli import JUDGE_MODEL_ENV, JudgeOptions, build_parser
 from livescore.cli._common import UsageError
+from livescore.cli._judge_options import JUDGE_MODEL_ENV, JudgeOptions
+from livescore.cli._main import build_parser
 from livescore.judges import OpenAIJudge
 
 

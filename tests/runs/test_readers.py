@@ -6,17 +6,9 @@ import json
 
 import pytest
 
-from livescore import (
-    Run,
-    Step,
-    ToolCall,
-    extract_retrieved_documents,
-    extract_tool_results,
-    get_assistant_message,
-    get_run_context,
-    get_user_message,
-)
+from livescore import Run, Step, ToolCall, extract_tool_results, get_run_context
 from livescore._messages import message_text
+from livescore.runs import extract_retrieved_documents, get_assistant_message, get_user_message
 
 
 class _Message:

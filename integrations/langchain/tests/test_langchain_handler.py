@@ -31,8 +31,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from livescore import create_scorer, extract_tool_results, get_user_message
+from livescore import create_scorer, extract_tool_results
 from livescore.live import LiveDispatcher, ScorerConfig
+from livescore.runs import get_user_message
 from livescore_langchain import LiveScoringHandler, step_run
 from livescore_langchain.testing import ScriptedChatModel
 
