@@ -52,7 +52,7 @@ class Fault:
     failed_step: str | None = None
     reason_mentions: str = ""
     judge_calls: int | None = None  # on the span: every attempt is counted
-    mode: JudgeMode = "three_step"
+    judge_mode: JudgeMode = "three_step"
     options: dict[str, object] = field(default_factory=dict)
 
 
@@ -157,7 +157,7 @@ def test_a_judge_fault_ends_as_a_failed_score_or_a_retried_success(
         scorer = create_hallucination_scorer(
             model=server.judge(**{**FAST_JUDGE, **fault.options}),
             get_context=tool_contexts,
-            judge_mode=fault.mode,
+            judge_mode=fault.judge_mode,
         )
         handler = make_handler([scorer])
 
