@@ -1,4 +1,4 @@
-"""Score an answer about the first iPhone against known facts (the seed's static-context example).
+"""Score an answer about the first iPhone against known facts (a static context).
 
 Runs against any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama):
 

@@ -1,4 +1,4 @@
-"""How many of the question's keywords does the agent's answer cover? (the seed's example)
+"""How many of the question's keywords does the agent's answer cover?
 
 Three questions go to an agent; ``run_evals`` scores each answer with the keyword coverage
 scorer and prints the score, label and reason of each, then the mean. Keyword coverage is

@@ -773,7 +773,7 @@ def _quality_rows(
         baseline = binary_quality(labels, lengths, threshold=median)
         rows.append(
             QualityRow(
-                name="length-only baseline (REFERENCE)",
+                name="length-only baseline",
                 quality=baseline,
                 coverage=f"predicts {label} when output ≥ {median:.0f} chars (median)",
                 label=label,

@@ -120,9 +120,9 @@ class OneCallAnswer(BaseModel):
 
 
 def hallucination_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a hallucination score, from the seed's interpretation bands.
+    """The label of a hallucination score, from Mastra's interpretation bands.
 
-    The label reads ``score / scale`` so it does not depend on the scale. The seed's bands
+    The label reads ``score / scale`` so it does not depend on the scale. Mastra's bands
     leave gaps (0.3–0.4, 0.5–0.6…); livescore closes them at the midpoints:
 
     ======================  ============  =====================================

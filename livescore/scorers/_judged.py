@@ -159,7 +159,7 @@ def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
 def defect_label(score: float, *, scale: float = 1.0) -> str:
     """The label of a score where higher is worse (hallucination, toxicity, bias).
 
-    Bands on ``score / scale`` (the seed's hallucination bands, gaps closed at midpoints):
+    Bands on ``score / scale`` (Mastra's hallucination bands, gaps closed at midpoints):
     0 → ``none``; below 0.45 → ``low``; below 0.65 → ``mixed``; below 0.85 → ``high``;
     else ``severe``.
 

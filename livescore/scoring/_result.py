@@ -22,7 +22,7 @@ OpenTelemetry span attribute."""
 class ScoreResult:
     """The outcome of one scorer on one run.
 
-    Step results are plain dicts (or whatever a custom step returned), with the seed's keys
+    Step results are plain dicts (or whatever a custom step returned), with Mastra's keys
     in snake_case (``claims``, ``verdicts``, ``reference_keywords``…).
 
     Attributes:

@@ -248,7 +248,7 @@ def test_labelled_hallucination_data_gives_judge_quality(
         "3.00",
     ]
     assert int(cells[9]) > 0
-    assert "length-only baseline (REFERENCE)" in out
+    assert "length-only baseline" in out
     assert "Judge quality" in out
     html = report_path.read_text()
     assert "Judge quality" in html
@@ -280,7 +280,7 @@ def test_help_lists_the_scorer_catalog_and_exit_codes(capsys: pytest.CaptureFixt
         assert option in out
 
 
-# -- new-user defects (issue 9) ---------------------------------------------------------------
+# -- what a new user runs into ---------------------------------------------------------------
 
 
 def test_summedits_is_scored_although_every_question_is_empty(

@@ -1,5 +1,5 @@
 """Judge errors: one class per kind, each with its ``error_type``; messages say what happened
-once and say it right (issue 8 item 6, issue 9 item 12)."""
+once and say it right."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No credential reaches an error, a repr, a traceback or a log record (issue 9, items 3-4)."""
+"""No credential reaches an error, a repr, a traceback or a log record."""
 
 from __future__ import annotations
 

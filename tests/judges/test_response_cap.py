@@ -1,5 +1,5 @@
 """The bytes read per judge response are capped: a hostile or broken server cannot fill the
-memory of the process the agent runs in (issue 9, item 1), on both HTTP transports."""
+memory of the process the agent runs in, on both HTTP transports."""
 
 from __future__ import annotations
 

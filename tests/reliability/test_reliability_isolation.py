@@ -1,6 +1,6 @@
 """Isolation between scores: a blocking hook, a BaseException, a flush from inside a scorer.
 
-Each of these took down or stalled other scorers before (issue 9, items 5, 6 and 8).
+Each of these took down or stalled other scorers before.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The hallucination scorer: the seed's examples, its edge cases, and the fixes to Mastra's."""
+"""The hallucination scorer: Mastra's examples, its edge cases, and the fixes to Mastra's."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def between(prompt: str, tag: str) -> str:
     return prompt.split(opening, 1)[1].split(closing, 1)[0]
 
 
-# -- the seed's static-context example --------------------------------------------------------
+# -- Mastra's static-context example ----------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -300,7 +300,7 @@ def test_answer_schemas_use_the_seed_property_names() -> None:
 
 @pytest.mark.anyio
 async def test_capitalised_verdicts_count_as_hallucinated() -> None:
-    # Mastra compares with "yes" exactly, so "Yes" counted as supported (REFERENCE.md).
+    # Mastra compares with "yes" exactly, so "Yes" counted as supported.
     judge = ScriptedJudge([claims(4), verdicts("Yes", "YES", True, "No"), "why"])
     scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
 

@@ -1,5 +1,5 @@
 """What every LLM-judged scorer does alike, over real HTTP (OpenAITestServer on 127.0.0.1):
-its seed-style example in both judge modes, one-call and three-step agreeing on the same
+its Mastra-style example in both judge modes, one-call and three-step agreeing on the same
 verdicts, a corrective retry on a wrong verdict count then a clear failure, an injection
 attempt inside the output staying data, judge usage per step, and the catalog entry."""
 

@@ -1,6 +1,6 @@
 """The LangChain callback handler that records runs and hands them to the live dispatcher.
 
-Hot-path rules (REFERENCE.md, DESIGN.md decision 3): a sync ``run_inline`` handler costs
+Hot-path rules: a sync ``run_inline`` handler costs
 microseconds per event, where an async handler costs tens to hundreds and makes LangChain
 wait for every task it starts. So every callback here only records references into a small
 per-run record, never blocks, never raises, and the finished run is handed to the

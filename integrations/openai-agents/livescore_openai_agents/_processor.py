@@ -1,6 +1,6 @@
 """The Agents SDK trace processor that records runs and hands them to the live dispatcher.
 
-Hot-path rules (DESIGN.md decision 3): the SDK calls its trace processors synchronously,
+Hot-path rules: the SDK calls its trace processors synchronously,
 on the agent's own thread and event loop, for every span. So each callback here only
 records references into a small per-run record, never blocks and never raises; the
 finished run is handed to the dispatcher with an O(1) ``submit`` when it ends.
