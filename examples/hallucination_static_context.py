@@ -16,9 +16,8 @@ import argparse
 import os
 import sys
 
-from livescore.judges import JudgeConfigError
+from livescore import JudgeConfigError, ScorerRunError
 from livescore.scorers import create_hallucination_scorer
-from livescore.scoring import ScorerRunError
 
 CONTEXT = [
     "The first iPhone was announced on January 9, 2007.",

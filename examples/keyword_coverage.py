@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 
-from livescore.evals import ItemResult, run_evals_sync
+from livescore import ItemResult, run_evals_sync
 from livescore.scorers import create_keyword_coverage_scorer
 
 DATA = [

@@ -36,8 +36,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import get_run_context
-from livescore.live import ScorerConfig
+from livescore import ScorerConfig, get_run_context
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore_langchain import LiveScoringHandler
 

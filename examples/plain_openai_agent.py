@@ -39,9 +39,15 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import Run, Step, extract_tool_results
-from livescore.live import LiveDispatcher, ScorerConfig, record_run
-from livescore.otel import OTelEmitter
+from livescore import (
+    LiveDispatcher,
+    OTelEmitter,
+    Run,
+    ScorerConfig,
+    Step,
+    extract_tool_results,
+    record_run,
+)
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer, Reply
 

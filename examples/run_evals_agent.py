@@ -28,11 +28,15 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from livescore import get_run_context
-from livescore.evals import EvalResult, run_evals_sync, write_report
-from livescore.judges import JudgeConfigError
+from livescore import (
+    EvalResult,
+    JudgeConfigError,
+    Scorer,
+    get_run_context,
+    run_evals_sync,
+    write_report,
+)
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
-from livescore.scoring import Scorer
 
 FACTS = {
     "lyon": {"country": "France", "population": 522_000, "river": ["Rhône", "Saône"]},
