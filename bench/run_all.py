@@ -29,6 +29,7 @@ BENCHMARKS = (
     "sinks.py",
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
     "fleet.py",
+    "traces.py",
 )
 
 

@@ -11,8 +11,9 @@ holds the rest of its part (:mod:`livescore.live`, :mod:`livescore.sinks`,
   :class:`StepContext`, :class:`ScoreResult`, :class:`NotScorable`;
 - the judge: :class:`OpenAIJudge`, :class:`Judge` (any ``model=`` takes either, or the
   string ``"openai/<model>"``);
-- live scoring: :class:`LiveDispatcher`, :class:`ScorerConfig`, :func:`record_run`, and
-  :class:`OTelEmitter`, where the scores go;
+- live scoring: :class:`LiveDispatcher`, :class:`ScorerConfig`, :func:`record_run`,
+  :class:`OTelEmitter` (where the scores go), and :class:`LiveScoringSpanProcessor` for any
+  agent that OpenTelemetry traces;
 - a dataset: :func:`run_evals`, :func:`run_evals_sync`, :class:`EvalResult`,
   :class:`ItemResult`, :func:`write_report`;
 - errors: :class:`LivescoreError`, the base of :class:`JudgeError` (and
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from livescore._errors import JudgeConfigError, JudgeError, LivescoreError, ScorerRunError
     from livescore._version import __version__
+    from livescore.collect import LiveScoringSpanProcessor
     from livescore.evals import EvalResult, ItemResult, run_evals, run_evals_sync, write_report
     from livescore.judges import Judge, OpenAIJudge
     from livescore.live import LiveDispatcher, ScorerConfig, record_run
@@ -64,6 +66,7 @@ __all__ = (
     "JudgeConfigError",
     "JudgeError",
     "LiveDispatcher",
+    "LiveScoringSpanProcessor",
     "LivescoreError",
     "NotScorable",
     "OTelEmitter",
@@ -100,6 +103,7 @@ _LAZY = {
     **dict.fromkeys(("Judge", "OpenAIJudge"), "livescore.judges"),
     **dict.fromkeys(("LiveDispatcher", "ScorerConfig", "record_run"), "livescore.live"),
     "OTelEmitter": "livescore.otel",
+    "LiveScoringSpanProcessor": "livescore.collect",
     **dict.fromkeys(
         ("Run", "Step", "ToolCall", "extract_tool_results", "get_run_context"), "livescore.runs"
     ),

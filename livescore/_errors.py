@@ -15,6 +15,7 @@ The tree::
      │    │    └── JudgeConfigError          "config" (also a ValueError)
      │    ├── ScorerRunError         a scorer step failed (``Scorer.run`` raises it)
      │    ├── BrokerUnavailableError the fleet's broker (Redis) cannot be reached
+     │    ├── OTLPDecodeError        not an OTLP trace export (also a ValueError)
      │    └── DemoConfigError        ``livescore demo`` cannot run as configured
      │
      │   signals: raised by your code, caught by livescore, never reach a user
@@ -26,9 +27,10 @@ The tree::
      └── RequestRefused              an HTTP refusal the judge may adapt its request to
 
 Each is re-exported where users catch or raise it: the judge errors from
-:mod:`livescore.judges`, ``ScorerRunError`` and ``NotScorable`` from :mod:`livescore.scoring`
-(and the root), ``SkipRecord`` and ``RetryLater`` from :mod:`livescore.sinks`,
-``BrokerUnavailableError`` from :mod:`livescore.fleet`, ``DemoConfigError`` from
+:mod:`livescore.judges`, ``ScorerRunError`` and ``NotScorable`` from
+:mod:`livescore.scoring` (and the root), ``SkipRecord`` and ``RetryLater`` from
+:mod:`livescore.sinks`, ``BrokerUnavailableError`` from :mod:`livescore.fleet`,
+``OTLPDecodeError`` from :mod:`livescore.traces`, ``DemoConfigError`` from
 :mod:`livescore.demo`. Programming errors in arguments stay plain ``TypeError`` /
 ``ValueError``. Exceptions that never leave the module raising them (the command line's
 usage error, the fleet's requeue signal) are private to it.
@@ -66,6 +68,7 @@ __all__ = (
     "JudgeTimeoutError",
     "LivescoreError",
     "NotScorable",
+    "OTLPDecodeError",
     "RetryLater",
     "ScorerRunError",
     "SkipRecord",
@@ -241,6 +244,10 @@ class ScorerRunError(LivescoreError):
 
 class BrokerUnavailableError(LivescoreError):
     """The broker (Redis) cannot be reached, or did not answer in time."""
+
+
+class OTLPDecodeError(LivescoreError, ValueError):
+    """A payload that is not an OTLP trace export request (the receiver answers 400)."""
 
 
 class DemoConfigError(LivescoreError):

@@ -6,6 +6,17 @@ from collections.abc import Iterator
 
 import pytest
 
+# A real Phoenix takes ~8 s to start on a quiet machine and over a minute on a loaded 2-core
+# one; the test that starts it (the session fixture's first user) gets that time on top of
+# the suite's per-test timeout.
+PHOENIX_TEST_TIMEOUT_S = 300
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("phoenix") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(PHOENIX_TEST_TIMEOUT_S))
+
 
 @pytest.fixture
 def anyio_backend() -> str:

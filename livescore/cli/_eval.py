@@ -115,7 +115,16 @@ def add_eval_parser(sub: Any) -> None:
             "  --scorer hallucination --model openai/gpt-4o-mini --limit 50 --report report.html"
         ),
     )
-    p.add_argument("data", metavar="DATA.jsonl", help="the dataset, one JSON object per line")
+    p.add_argument(
+        "data", metavar="DATA.jsonl", nargs="?", help="the dataset, one JSON object per line"
+    )
+    p.add_argument(
+        "--traces",
+        metavar="FILE",
+        help="score the agent runs of stored OpenTelemetry traces instead of DATA: OTLP JSON, "
+        "one export request per line (the Collector's file exporter); with --otlp-endpoint "
+        "the scores nest under the stored runs' spans",
+    )
     p.add_argument(
         "--scorer",
         action="append",
@@ -416,16 +425,26 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     from livescore.evals import load_dataset
 
-    path = Path(args.data)
-    try:
-        dataset = load_dataset(
-            path,
-            require_output=target is None,
-            require_input=target is not None,
-            label_fields=[s.label for s in selected if s.label],
-        )
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if bool(args.data) == bool(args.traces):
+        raise UsageError("give a DATA.jsonl file or --traces FILE (one of them)")
+    if args.traces:
+        from livescore.cli._traces import load_traces_dataset
+
+        if target is not None:
+            raise UsageError("--traces holds finished runs: --target does not apply")
+        path = Path(args.traces)
+        dataset = load_traces_dataset(path)
+    else:
+        path = Path(args.data)
+        try:
+            dataset = load_dataset(
+                path,
+                require_output=target is None,
+                require_input=target is not None,
+                label_fields=[s.label for s in selected if s.label],
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
     if args.limit is not None:
         dataset.limit(args.limit)
 

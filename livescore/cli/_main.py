@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+from livescore.cli._collect import add_collect_parser
 from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
 from livescore.cli._demo import add_demo_parser
 from livescore.cli._eval import add_eval_parser
@@ -18,7 +19,7 @@ __all__ = ("build_parser", "main")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``livescore`` argument parser (``eval``, ``demo`` and ``worker`` sub-commands)."""
+    """The ``livescore`` argument parser (``eval``, ``demo``, ``worker``, ``collect``)."""
     from livescore._version import DISTRIBUTION, __version__
 
     parser = argparse.ArgumentParser(
@@ -32,10 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"livescore {__version__} ({DISTRIBUTION})"
     )
-    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker,collect}")
     add_eval_parser(sub)
     add_demo_parser(sub)
     add_worker_parser(sub)
+    add_collect_parser(sub)
     return parser
 
 

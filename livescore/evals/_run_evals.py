@@ -9,6 +9,7 @@ its item and counted, and the evaluation goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import logging
@@ -125,6 +126,7 @@ class _Item:
     id: str | None
     metadata: dict[str, Any]
     unknown_keys: tuple[str, ...] = ()
+    run: Run | None = None  # an item given as a Run: scored whole (its steps, its span)
 
 
 def _parse_item(raw: Any) -> _Item:
@@ -138,6 +140,7 @@ def _parse_item(raw: Any) -> _Item:
             context=context,
             id=None,
             metadata=dict(raw.metadata),
+            run=raw,
         )
     if not isinstance(raw, Mapping):
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
@@ -235,6 +238,18 @@ class _Evaluation:
             result.error = "the item has no 'output' and run_evals was given no target"
             result.error_type = "invalid_item"
             return None
+        stored = item.run
+        if self.invoker is None and stored is not None and stored.span_id is not None:
+            # A run read back from a trace (livescore.traces.load_traces) already has its
+            # span: the scores nest under it, so a dashboard holding the trace shows them.
+            run = dataclasses.replace(stored, metadata=dict(stored.metadata))
+            run.metadata.setdefault("source", "eval")
+            if run.error is not None:
+                result.error = run.error
+                result.error_type = "target_error"
+                result.run = run
+                return None
+            return run
         started = time.perf_counter()
         try:
             produced, trace_ids = await self._call_in_span(item, result.index)
@@ -290,6 +305,9 @@ class _Evaluation:
                 else None
             )
             if self.invoker is None:
+                if item.run is not None:  # keep the run's steps (its tool calls and results)
+                    run = dataclasses.replace(item.run, metadata=dict(item.run.metadata))
+                    return run, ids
                 return item.output, ids
             try:
                 produced = await self.invoker(item.input)

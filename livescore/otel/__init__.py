@@ -1,8 +1,9 @@
 """Scores as OpenTelemetry data: the emitter, and every attribute name in one module.
 
-``livescore.otel.attributes`` imports nothing; the emitter (and OpenTelemetry with it) is
-loaded on first use of the names below, so scorers can name their span attributes without
-loading OpenTelemetry.
+``LiveScoringSpanProcessor`` scores any OpenTelemetry-instrumented agent from its spans
+(see :mod:`livescore.collect`). ``livescore.otel.attributes`` imports nothing; the emitter
+(and OpenTelemetry with it) is loaded on first use of the names below, so scorers can name
+their span attributes without loading OpenTelemetry.
 
 Example:
     >>> from livescore.otel import OTelEmitter, attributes
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from livescore.otel import attributes
 
 if TYPE_CHECKING:
+    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
         ContentCapture,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = (
     "ContentCapture",
     "Emitter",
+    "LiveScoringSpanProcessor",
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
@@ -49,6 +52,9 @@ __all__ = (
 )
 
 _LAZY = {
+    # Built on the live dispatcher (a layer above this one): loaded only when asked for,
+    # so importing livescore.otel stays light and the layers stay acyclic at import time.
+    "LiveScoringSpanProcessor": "livescore.collect",
     "ContentCapture": "livescore.otel._emitter",
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",
