@@ -3,11 +3,11 @@ scorer the catalog has in that family, as ``docs/scorer_tables.py`` renders it."
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from scripts import load_script
 
 from livescore.scorers import SCORER_FAMILIES, scorer_catalog
 
@@ -15,14 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _renderer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "scorer_tables", ROOT / "docs" / "scorer_tables.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "docs" / "scorer_tables.py")
 
 
 @pytest.fixture(scope="module")
