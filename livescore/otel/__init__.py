@@ -1,7 +1,7 @@
 """Scores as OpenTelemetry data: the emitter, and every attribute name in one module.
 
-``LiveScoringSpanProcessor`` scores any OpenTelemetry-instrumented agent from its spans
-(see :mod:`livescore.collect`). ``livescore.otel.attributes`` imports nothing; the emitter
+Scoring any OpenTelemetry-instrumented agent from its spans is :mod:`livescore.collect`'s
+(``LiveScoringSpanProcessor``). ``livescore.otel.attributes`` imports nothing; the emitter
 (and OpenTelemetry with it) is loaded on first use of the names below, so scorers can name
 their span attributes without loading OpenTelemetry.
 
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from livescore.otel import attributes
 
 if TYPE_CHECKING:
-    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
         ContentCapture,
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = (
     "ContentCapture",
     "Emitter",
-    "LiveScoringSpanProcessor",
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
@@ -54,7 +52,6 @@ __all__ = (
 _LAZY = {
     # Built on the live dispatcher (a layer above this one): loaded only when asked for,
     # so importing livescore.otel stays light and the layers stay acyclic at import time.
-    "LiveScoringSpanProcessor": "livescore.collect",
     "ContentCapture": "livescore.otel._emitter",
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",

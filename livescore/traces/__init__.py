@@ -1,7 +1,7 @@
 """Runs from OpenTelemetry traces: any agent that describes its runs as spans.
 
 One place turns spans into :class:`~livescore.Run` records, whichever way they arrive:
-in process (``livescore.otel.LiveScoringSpanProcessor``), over OTLP/HTTP
+in process (``livescore.LiveScoringSpanProcessor``), over OTLP/HTTP
 (``livescore collect``) or from a file of stored traces (:func:`load_traces`,
 ``livescore eval --traces``). It reads both conventions agents are traced with: the
 OpenTelemetry GenAI semantic conventions (``invoke_agent`` / ``chat`` / ``execute_tool``

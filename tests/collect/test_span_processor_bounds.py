@@ -10,8 +10,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.live import DispatchStats, LiveDispatcher, SamplingDecision
-from livescore.otel import LiveScoringSpanProcessor
 from livescore.runs import Run
 from livescore.scorers import create_keyword_coverage_scorer
 
