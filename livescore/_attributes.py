@@ -29,6 +29,18 @@ GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 ERROR_TYPE: Final = "error.type"
 
+# -- GenAI evaluation: open proposals (emitted only with semconv_proposals=True) ----------
+# semantic-conventions-genai PR #359 (evaluator provenance, open): the evaluator's id,
+# version and type ("llm_judge", "deterministic" or "human").
+GEN_AI_EVALUATION_EVALUATOR_ID: Final = "gen_ai.evaluation.evaluator.id"
+GEN_AI_EVALUATION_EVALUATOR_VERSION: Final = "gen_ai.evaluation.evaluator.version"
+GEN_AI_EVALUATION_EVALUATOR_TYPE: Final = "gen_ai.evaluation.evaluator.type"
+EVALUATOR_TYPE_LLM_JUDGE: Final = "llm_judge"
+EVALUATOR_TYPE_DETERMINISTIC: Final = "deterministic"
+# pydantic-evals' extension (no proposal upstream yet): what was evaluated, here the agent's
+# name (Run.name).
+GEN_AI_EVALUATION_TARGET: Final = "gen_ai.evaluation.target"
+
 # -- GenAI semantic conventions: agents, tools, models ----------------------------------
 OPERATION_INVOKE_AGENT: Final = "invoke_agent"
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
@@ -68,6 +80,9 @@ LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
 LIVESCORE_JUDGE_SHARED: Final = "livescore.judge.shared"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
+# Why a score failed (the error message), on a gen_ai.evaluation.result event; the span
+# carries it in its status description instead.
+LIVESCORE_ERROR_MESSAGE: Final = "livescore.error.message"
 LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
 LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)

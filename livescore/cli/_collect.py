@@ -22,7 +22,7 @@ from livescore.cli._common import (
     positive_float,
     positive_int,
 )
-from livescore.cli._export import traces_url
+from livescore.cli._export import add_emit_arguments, logs_url, traces_url
 from livescore.cli._worker import _as_list, load_attribute
 
 __all__ = ("add_collect_parser", "run_collect_command")
@@ -40,9 +40,10 @@ def add_collect_parser(sub: Any) -> None:
             "OpenInference) with the scorers of MODULE:ATTR. Point any OTLP exporter, in\n"
             "any language, or an OpenTelemetry Collector at it. A trace is assembled once\n"
             "it has been quiet for --quiet-period; each score is a span, child of the run's\n"
-            "span, exported to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables\n"
-            "say). SIGTERM or Ctrl-C stops it: it answers no more requests, assembles what\n"
-            "it holds, scores it within --drain-timeout and says what it left."
+            "span, and a gen_ai.evaluation.result event parented to it (--emit), exported\n"
+            "to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables say). SIGTERM\n"
+            "or Ctrl-C stops it: it answers no more requests, assembles what it holds,\n"
+            "scores it within --drain-timeout and says what it left."
         ),
         epilog=(
             "exit codes:\n"
@@ -82,9 +83,10 @@ def add_collect_parser(sub: Any) -> None:
     p.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="export the score spans and metrics to this OTLP/HTTP endpoint (default: "
-        "$OTEL_EXPORTER_OTLP_ENDPOINT when set)",
+        help="export the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
     )
+    add_emit_arguments(p)
     p.add_argument(
         "--sinks",
         metavar="MODULE:ATTR",
@@ -185,22 +187,27 @@ class _Telemetry:
     tracer_provider: Any = None
     meter_provider: Any = None
     where: str = ""
+    logger_provider: Any = None
 
     def shutdown(self) -> None:
-        for provider in (self.tracer_provider, self.meter_provider):
+        for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
             if provider is not None:
                 provider.shutdown()
 
 
-def _telemetry(endpoint: str | None, listen: tuple[str, int]) -> _Telemetry:
-    """Providers for the score spans and metrics, or none when nowhere to send them."""
+def _telemetry(endpoint: str | None, listen: tuple[str, int], events: bool = True) -> _Telemetry:
+    """Providers for the score spans, events and metrics, or none when nowhere to send
+    them."""
     env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
     )
     if endpoint is None and not env:
         return _Telemetry(where="not exported (give --otlp-endpoint URL)")
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import Resource
@@ -212,9 +219,11 @@ def _telemetry(endpoint: str | None, listen: tuple[str, int]) -> _Telemetry:
         metrics_url = spans_url.rsplit("/v1/traces", 1)[0] + "/v1/metrics"
         span_exporter = OTLPSpanExporter(endpoint=spans_url)
         metric_exporter = OTLPMetricExporter(endpoint=metrics_url)
+        log_exporter = OTLPLogExporter(endpoint=logs_url(endpoint))
     else:
         spans_url = str(env)
         span_exporter, metric_exporter = OTLPSpanExporter(), OTLPMetricExporter()
+        log_exporter = OTLPLogExporter()  # OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT
     parts = urlsplit(spans_url)
     if (parts.hostname, parts.port) == listen or (
         parts.port == listen[1] and {parts.hostname, listen[0]} <= {"127.0.0.1", "localhost"}
@@ -231,7 +240,17 @@ def _telemetry(endpoint: str | None, listen: tuple[str, int]) -> _Telemetry:
     meter_provider = MeterProvider(
         resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)]
     )
-    return _Telemetry(tracer_provider, meter_provider, spans_url)
+    logger_provider = None
+    # Without a logs endpoint of their own, the exporter's default (127.0.0.1:4318) could
+    # be this very receiver: no events then.
+    if events and (
+        endpoint is not None
+        or os.environ.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    ):
+        logger_provider = LoggerProvider(resource=resource)
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+    return _Telemetry(tracer_provider, meter_provider, spans_url, logger_provider)
 
 
 def run_collect_command(args: argparse.Namespace) -> int:
@@ -262,18 +281,27 @@ def run_collect_command(args: argparse.Namespace) -> int:
             [] if args.broker else _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
         )
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.collect import OTLPReceiver, SpanPipeline
     from livescore.live import LiveDispatcher
     from livescore.otel import OTelEmitter
     from livescore.traces import AssemblyLimits
 
-    telemetry = _telemetry(args.otlp_endpoint, listen)
+    if args.broker and args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
+    signals = args.emit or DEFAULT_EMIT
+    telemetry = _telemetry(args.otlp_endpoint, listen, events="events" in signals)
     try:
         dispatcher = LiveDispatcher(
             scorers,
             emitter=OTelEmitter(
                 tracer_provider=telemetry.tracer_provider,
                 meter_provider=telemetry.meter_provider,
+                logger_provider=telemetry.logger_provider,
+                emit=signals,
+                semconv_proposals=args.semconv_proposals,
             ),
             sinks=sinks or None,
             broker=args.broker,
@@ -331,7 +359,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore collect (pid {os.getpid()}): receiving OTLP traces on "
         f"{escape(receiver.url)}/v1/traces; scoring {escape(ids)} "
-        f"{escape(where)}; score spans {escape(telemetry.where)}"
+        f"{escape(where)}; scores ({escape(','.join(signals))}) {escape(telemetry.where)}"
         + (f"; forwarding to {escape(forward)}" if forward else ""),
         soft_wrap=True,
     )

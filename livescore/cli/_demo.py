@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.cli._common import EXIT_USAGE, make_console
+from livescore.cli._export import emit_signals
 from livescore.cli._judge_options import (
     JUDGE_MODEL_ENV,
     JudgeOptions,
@@ -70,8 +71,10 @@ def add_demo_parser(sub: Any) -> None:
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="also send the spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:6006 for "
-        "Arize Phoenix; /v1/traces is added when the URL has no path)",
+        help="also send the spans, and the scores' gen_ai.evaluation.result events, to this "
+        "OTLP/HTTP endpoint (e.g. a Collector at http://127.0.0.1:4318; /v1/traces and "
+        "/v1/logs are added when the URL has no path; for Arize Phoenix, which has no logs "
+        "endpoint, use --phoenix)",
     )
     export.add_argument(
         "--phoenix",
@@ -88,6 +91,14 @@ def add_demo_parser(sub: Any) -> None:
         help="also send each score to Langfuse as a score on the run's trace "
         "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the spans "
         "there with --otlp-endpoint)",
+    )
+    export.add_argument(
+        "--emit",
+        metavar="SIGNALS",
+        type=emit_signals,
+        help="spans,events (the default) or spans: whether each score is also a "
+        "gen_ai.evaluation.result event (sent to --otlp-endpoint's /v1/logs); the demo shows "
+        "the score spans, so they are always emitted",
     )
     export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
@@ -126,6 +137,7 @@ def run_demo_command(
         phoenix=args.phoenix,
         langfuse=args.langfuse,
         console_spans=args.console_spans,
+        emit=args.emit or ("spans", "events"),
         endpoint_configured=bool(
             args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")
         ),

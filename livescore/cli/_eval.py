@@ -23,7 +23,7 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
-from livescore.cli._export import Export, add_export_arguments
+from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
 from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
 
@@ -205,6 +205,7 @@ def add_eval_parser(sub: Any) -> None:
     )
     export = p.add_argument_group("export (traces and scores into your dashboards)")
     add_export_arguments(export)
+    add_emit_arguments(export)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_eval_command)
 
@@ -470,6 +471,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "(a `sinks` list beside their scorers, or livescore worker --sinks MODULE:ATTR); "
             "--otlp-endpoint still exports the items' spans from here"
         )
+    if args.broker and args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
     export = Export.from_args(args)
     results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
     done: list[ItemResult] = []
@@ -522,8 +527,16 @@ def _score(
         TimeElapsedColumn,
     )
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.evals import run_evals
+    from livescore.otel import OTelEmitter
 
+    emitter = OTelEmitter(
+        tracer_provider=export.tracer_provider,
+        logger_provider=export.logger_provider,
+        emit=args.emit or DEFAULT_EMIT,
+        semconv_proposals=args.semconv_proposals,
+    )
     progress = Progress(
         TextColumn("[bold]scoring"),
         BarColumn(),
@@ -553,6 +566,7 @@ def _score(
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            emitter=emitter,
             tracer_provider=export.tracer_provider,
             sinks=export.sinks,
             broker=args.broker,

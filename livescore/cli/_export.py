@@ -1,4 +1,6 @@
-"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards."""
+"""``livescore eval``'s export options: spans and events over OTLP/HTTP, scores into
+dashboards; and ``--emit`` / ``--semconv-proposals``, which every command that emits
+scores shares."""
 
 from __future__ import annotations
 
@@ -15,9 +17,51 @@ from livescore.cli._common import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from livescore._emit import EmitSignal
     from livescore.sinks import BatchingSink
 
-__all__ = ("Export", "add_export_arguments", "traces_url")
+__all__ = (
+    "Export",
+    "add_emit_arguments",
+    "add_export_arguments",
+    "emit_signals",
+    "logger_provider",
+    "logs_url",
+    "traces_url",
+)
+
+EMIT_HELP = (
+    "what each score becomes besides its metrics: spans (an evaluation span under the run's "
+    "span: Jaeger, Tempo, Phoenix, Langfuse), events (a gen_ai.evaluation.result log record "
+    "parented to the run's span, as the GenAI semantic conventions define it: a logs "
+    "pipeline) or spans,events (the default)"
+)
+PROPOSALS_HELP = (
+    "also set the attributes of open GenAI convention proposals: "
+    "gen_ai.evaluation.evaluator.id, .version and .type (semantic-conventions-genai PR "
+    "#359) and gen_ai.evaluation.target (the agent's name, as pydantic-evals emits it)"
+)
+
+
+def emit_signals(text: str) -> tuple[EmitSignal, ...]:
+    """An ``argparse`` type for ``--emit``: ``spans``, ``events`` or ``spans,events``.
+
+    Example:
+        >>> emit_signals("events,spans")
+        ('spans', 'events')
+    """
+    from livescore._emit import parse_emit
+
+    try:
+        return parse_emit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("emit: ")) from None
+
+
+def add_emit_arguments(group: Any) -> None:
+    """Add ``--emit`` and ``--semconv-proposals`` to an argument group."""
+    group.add_argument("--emit", metavar="SIGNALS", type=emit_signals, help=EMIT_HELP)
+    group.add_argument("--semconv-proposals", action="store_true", help=PROPOSALS_HELP)
 
 
 def add_export_arguments(group: Any) -> None:
@@ -25,8 +69,9 @@ def add_export_arguments(group: Any) -> None:
     group.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="send each item's trace (its run span and score spans) to this OTLP/HTTP "
-        "endpoint (/v1/traces is added when the URL has no path)",
+        help="send each item's trace (its run span and score spans) and the scores' "
+        "gen_ai.evaluation.result events to this OTLP/HTTP endpoint (/v1/traces and "
+        "/v1/logs are added when the URL has no path)",
     )
     group.add_argument(
         "--phoenix",
@@ -61,13 +106,31 @@ def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
     return endpoint
 
 
+def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
+    """The OTLP/HTTP logs URL beside ``endpoint``'s traces URL (where the events go).
+
+    Example:
+        >>> logs_url("http://127.0.0.1:4318")
+        'http://127.0.0.1:4318/v1/logs'
+        >>> logs_url("http://127.0.0.1:4318/otlp/v1/traces")
+        'http://127.0.0.1:4318/otlp/v1/logs'
+    """
+    url = traces_url(endpoint, option)
+    if url.endswith("/v1/traces"):
+        return url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+
+
 @dataclass
 class Export:
-    """What the export options set up: a tracer provider (or none) and the sinks."""
+    """What the export options set up: a tracer provider (or none), a logger provider for
+    the events (or none) and the sinks."""
 
     tracer_provider: Any = None
     sinks: list[BatchingSink[Any]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    logger_provider: Any = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Export:
@@ -99,6 +162,11 @@ class Export:
                     raise UsageError(f"--langfuse: {exc}") from None
             if export.urls:
                 export.tracer_provider = _tracer_provider(export.urls)
+            # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+            if args.otlp_endpoint and "events" in (getattr(args, "emit", None) or ("events",)):
+                export.logger_provider = logger_provider(
+                    [logs_url(args.otlp_endpoint)], "livescore-eval"
+                )
         except UsageError:
             export.close()
             raise
@@ -117,14 +185,15 @@ class Export:
             )
 
     def close(self) -> None:
-        """Export what is left, then shut the provider and the sinks down."""
-        if self.tracer_provider is not None:
-            self.tracer_provider.shutdown()
+        """Export what is left, then shut the providers and the sinks down."""
+        for provider in (self.tracer_provider, self.logger_provider):
+            if provider is not None:
+                provider.shutdown()
         for sink in self.sinks:
             sink.shutdown(sink.shutdown_timeout)
 
 
-def _tracer_provider(urls: Sequence[str]) -> Any:
+def _require_sdk() -> None:
     if importlib.util.find_spec("opentelemetry.sdk") is None or (
         importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None
     ):
@@ -132,6 +201,10 @@ def _tracer_provider(urls: Sequence[str]) -> Any:
             "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
             f"pip install '{DISTRIBUTION}[sdk]'"
         )
+
+
+def _tracer_provider(urls: Sequence[str]) -> Any:
+    _require_sdk()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -142,4 +215,19 @@ def _tracer_provider(urls: Sequence[str]) -> Any:
     provider = TracerProvider(resource=Resource.create({"service.name": "livescore-eval"}))
     for url in urls:
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    return provider
+
+
+def logger_provider(urls: Sequence[str], service_name: str) -> Any:
+    """An SDK logger provider that sends its log records (the scores' events) to each OTLP/HTTP
+    logs URL: the command's own, not the global one."""
+    _require_sdk()
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+
+    provider = LoggerProvider(resource=Resource.create({"service.name": service_name}))
+    for url in urls:
+        provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=url)))
     return provider

@@ -27,9 +27,10 @@ def add_worker_parser(sub: Any) -> None:
             "Consume the scoring jobs that agents publish with broker=URL and score them\n"
             "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
             "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
-            "a child of the run's span, exported as the OTEL_* variables say (OTLP over\n"
-            "HTTP to OTEL_EXPORTER_OTLP_ENDPOINT by default). Start as many workers, on as\n"
-            "many machines, as the judge allows; SIGTERM stops one gracefully."
+            "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+            "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
+            "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
+            "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully."
         ),
         epilog=(
             "example: livescore worker myapp.scoring:scorers --broker redis://host:6379/0 \\\n"
@@ -58,6 +59,17 @@ def add_worker_parser(sub: Any) -> None:
         help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
         "scorers' module, if it has one)",
     )
+    export = p.add_argument_group("export")
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
+        "variables say)",
+    )
+    from livescore.cli._export import add_emit_arguments
+
+    add_emit_arguments(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
         "--fleet-judge-rpm",
@@ -169,13 +181,22 @@ def run_worker_command(args: argparse.Namespace) -> int:
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore._redaction import redact_url
+    from livescore.cli._export import traces_url
     from livescore.fleet import FleetWorker, configure_from_env
+    from livescore.otel import OTelEmitter
 
+    endpoint = None
+    if args.otlp_endpoint:
+        endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
+    signals = args.emit or DEFAULT_EMIT
     try:
         worker = FleetWorker(
             scorers,
             broker=args.broker,
+            # On the global providers, which configure_from_env installs below.
+            emitter=OTelEmitter(emit=signals, semconv_proposals=args.semconv_proposals),
             concurrency=args.scorer_concurrency,
             queue=args.queue,
             sinks=sinks,
@@ -188,7 +209,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    telemetry = configure_from_env(worker.worker_id)
+    telemetry = configure_from_env(worker.worker_id, events="events" in signals, endpoint=endpoint)
     worker.span_hold = telemetry.held
 
     stop = threading.Event()

@@ -11,8 +11,10 @@ from livescore.live import Dispatcher, DispatchStats, dispatcher_for
 from livescore.traces import AssemblyLimits
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
+    from livescore._emit import EmitSignal
     from livescore.live import ScorerConfig
     from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
@@ -67,6 +69,12 @@ class LiveScoringSpanProcessor:
             ended here) is assembled from what it has; one still busy past it is evicted.
         max_queued_spans: Ended spans waiting for the processor's thread; past it spans
             are refused and counted.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -91,6 +99,8 @@ class LiveScoringSpanProcessor:
         max_bytes: int = 256 * 1024 * 1024,
         max_trace_age: float = 600.0,
         max_queued_spans: int = 100_000,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
     ) -> None:
         limits = AssemblyLimits(
             max_traces=max_traces,
@@ -110,6 +120,8 @@ class LiveScoringSpanProcessor:
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
         )
         self.dispatcher: Dispatcher = sink
         self._pipeline = SpanPipeline(

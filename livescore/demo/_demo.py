@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from rich.console import Console
 
+    from livescore._emit import EmitSignal
     from livescore.judges import Judge
     from livescore.scoring import Scorer
     from livescore.sinks import BatchingSink
@@ -57,13 +58,17 @@ class DemoOptions:
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
         questions: Questions to ask instead of the scenario's.
-        otlp_endpoint: Also send the spans to this OTLP/HTTP endpoint.
+        otlp_endpoint: Also send the spans to this OTLP/HTTP endpoint, and the scores'
+            ``gen_ai.evaluation.result`` events beside them (``/v1/logs``).
         phoenix: Send the spans to Arize Phoenix at this URL and each score as a span
             annotation (its score badges); ``""`` for ``PHOENIX_COLLECTOR_ENDPOINT`` or
             ``http://localhost:6006``; ``None`` for neither.
         langfuse: Also send each score to Langfuse as a score (keys and host from the
             ``LANGFUSE_*`` environment variables).
         console_spans: Also print every span as JSON.
+        emit: ``("spans", "events")`` (the default) or ``("spans",)``: whether each score
+            is also a ``gen_ai.evaluation.result`` event. The demo shows the score spans, so
+            it always emits them.
         endpoint_configured: An OpenAI-compatible endpoint is set but no model (the demo
             points that out).
         judge_help: How to configure a judge, shown when none is.
@@ -80,6 +85,7 @@ class DemoOptions:
     phoenix: str | None = None
     langfuse: bool = False
     console_spans: bool = False
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
     endpoint_configured: bool = False
     judge_help: str = "pass --model openai/<model>"
 
@@ -126,6 +132,11 @@ def run_demo(
         raise DemoConfigError(
             f"the demo exports spans with the OpenTelemetry SDK: pip install '{DISTRIBUTION}[sdk]'"
         )
+    if "spans" not in options.emit:
+        raise DemoConfigError(
+            "--emit: the demo shows each run's score spans, so it emits them: use spans or "
+            "spans,events"
+        )
     factory = load_demo_agent(options.runtime)
     otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
     sinks = _start_sinks(options)
@@ -138,7 +149,10 @@ def run_demo(
         from rich.console import Console
 
         console = Console(highlight=False)
-    telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters)
+    # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+    events = "events" in options.emit
+    logs_urls = [_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
+    telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters, logs_urls)
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
@@ -149,6 +163,8 @@ def run_demo(
                 tracer_provider=telemetry.provider,
                 agent_model=options.agent_model,
                 sinks=sinks,
+                logger_provider=telemetry.logger_provider,
+                emit=options.emit,
             )
         )
         return _Session(options, console, telemetry, choice, scorers, agent, sinks).run()
@@ -299,15 +315,27 @@ def _traces_url(endpoint: str) -> str:
     return endpoint
 
 
+def _logs_url(traces_url: str) -> str:
+    if traces_url.endswith("/v1/traces"):
+        return traces_url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(traces_url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+
+
 @dataclass(slots=True)
 class _Telemetry:
     provider: Any
     memory: Any
     otlp_urls: list[str]
+    logger_provider: Any = None
 
     @classmethod
     def start(
-        cls, otlp_urls: Sequence[str], console_spans: bool, extra: Sequence[SpanExporter]
+        cls,
+        otlp_urls: Sequence[str],
+        console_spans: bool,
+        extra: Sequence[SpanExporter],
+        logs_urls: Sequence[str] = (),
     ) -> _Telemetry:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -331,11 +359,24 @@ class _Telemetry:
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
         if console_spans:
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-        return cls(provider, memory, list(otlp_urls))
+        logger_provider = None
+        if logs_urls:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+            from opentelemetry.sdk._logs import LoggerProvider
+            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+            logger_provider = LoggerProvider(resource=provider.resource)
+            for url in logs_urls:
+                logger_provider.add_log_record_processor(
+                    BatchLogRecordProcessor(OTLPLogExporter(endpoint=url))
+                )
+        return cls(provider, memory, list(otlp_urls), logger_provider)
 
     def close(self) -> None:
         self.provider.force_flush()
         self.provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
 
 
 # -- the run ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from livescore._version import DISTRIBUTION
 from livescore.demo._scenario import SCENARIO, DemoScenario
 
 if TYPE_CHECKING:
+    from livescore._emit import EmitSignal
     from livescore.live import DispatchStats
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
@@ -59,6 +60,11 @@ class DemoSetup:
             the scripted model knows how to answer.
         sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
             them to the live scoring the agent attaches (``sinks=``).
+        logger_provider: Where the scores' ``gen_ai.evaluation.result`` events go (an SDK
+            logger provider exporting to ``--otlp-endpoint``); ``None`` for the global one.
+            Pass it to the live scoring the agent attaches (``logger_provider=``).
+        emit: What each score becomes (``("spans", "events")`` or ``("spans",)``): pass it
+            to the live scoring the agent attaches (``emit=``).
     """
 
     scorers: Sequence[Scorer]
@@ -66,6 +72,8 @@ class DemoSetup:
     agent_model: str | None = None
     scenario: DemoScenario = SCENARIO
     sinks: Sequence[ScoreSink] = ()
+    logger_provider: Any = None
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
 
 
 @dataclass(slots=True)

@@ -22,8 +22,10 @@ from typing import Any
 
 import anyio
 from opentelemetry import trace
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from livescore._emit import DEFAULT_EMIT, EmitSignal
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
@@ -382,6 +384,8 @@ async def run_evals(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -434,8 +438,8 @@ async def run_evals(
             global provider by default.
         meter_provider: Where score metrics go without ``emitter``; the global provider by
             default.
-        capture_content: Without ``emitter``: what user-derived text score spans carry,
-            ``"full"``, ``"truncated"`` or ``"none"``.
+        capture_content: Without ``emitter``: what user-derived text score spans and
+            events carry, ``"full"``, ``"truncated"`` or ``"none"``.
         sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
             :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
             :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
@@ -451,14 +455,21 @@ async def run_evals(
             (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
             ``livescore-ai[fleet]``. Not with ``sinks`` (the workers feed theirs).
         max_pending: With ``broker``: items published and not yet scored, at most.
+        logger_provider: Without ``emitter``: where the ``gen_ai.evaluation.result``
+            events go; the global provider by default.
+        emit: Without ``emitter``: what each score becomes besides metrics,
+            ``"spans"``, ``"events"`` or both (the default): an evaluation span under the
+            item's span, a ``gen_ai.evaluation.result`` event parented to it. With
+            ``broker``, the workers choose (``livescore worker --emit``).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
         order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
 
     Raises:
-        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, or ``emitter``
-            given together with ``meter_provider`` or ``capture_content``.
+        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, ``emitter``
+            given together with ``meter_provider``, ``logger_provider``,
+            ``capture_content`` or ``emit``, or ``emit`` with ``broker``.
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
@@ -480,10 +491,28 @@ async def run_evals(
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     if isinstance(data, Mapping | str | bytes):
         raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
-    if emitter is not None and (meter_provider is not None or capture_content != "full"):
+    if emitter is not None and (
+        meter_provider is not None
+        or logger_provider is not None
+        or capture_content != "full"
+        or emit is not None
+    ):
         raise ValueError(
-            "meter_provider and capture_content configure the default emitter; configure "
-            "the emitter you pass instead"
+            "meter_provider, logger_provider, capture_content and emit configure the default "
+            "emitter; configure the emitter you pass instead"
+        )
+    if broker is not None and emit is not None:
+        raise ValueError(
+            "with broker=, scores are emitted on the workers: choose what they emit there "
+            "(livescore worker --emit)"
+        )
+    if emitter is None:
+        emitter = OTelEmitter(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=DEFAULT_EMIT if emit is None else emit,
         )
     if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
         raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
@@ -505,8 +534,6 @@ async def run_evals(
                 concurrency,
                 emitter,
                 tracer_provider,
-                meter_provider,
-                capture_content,
                 remote,
                 max_pending,
                 sinks,
@@ -519,8 +546,6 @@ async def run_evals(
         concurrency,
         emitter,
         tracer_provider,
-        meter_provider,
-        capture_content,
         None,
         max_pending,
         sinks,
@@ -533,21 +558,13 @@ async def _run_all(
     invoker: AgentTarget | None,
     on_item_complete: OnItemComplete | None,
     concurrency: int,
-    emitter: Emitter | None,
+    emitter: Emitter,
     tracer_provider: trace.TracerProvider | None,
-    meter_provider: Any,
-    capture_content: ContentCapture,
     remote: Any,
     max_pending: int,
     sinks: Sequence[ScoreSink] | None,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if emitter is None:
-        emitter = OTelEmitter(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            capture_content=capture_content,
-        )
     if sinks:
         if not isinstance(sinks, Sequence):
             raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
@@ -626,6 +643,8 @@ def run_evals_sync(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -664,5 +683,7 @@ def run_evals_sync(
         sinks=sinks,
         broker=broker,
         max_pending=max_pending,
+        logger_provider=logger_provider,
+        emit=emit,
     )
     return anyio.run(call)

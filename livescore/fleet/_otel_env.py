@@ -3,20 +3,23 @@
 Read here (anything else the SDK and the OTLP exporters read themselves):
 
 - ``OTEL_SDK_DISABLED=true``: no SDK (scores are still counted on the worker's own stats);
-- ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER``: ``otlp`` (default), ``console`` or
-  ``none``;
-- ``OTEL_EXPORTER_OTLP_PROTOCOL`` (and the ``_TRACES_`` / ``_METRICS_`` forms):
+- ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` / ``OTEL_LOGS_EXPORTER``: ``otlp``
+  (default), ``console`` or ``none`` (the logs carry the ``gen_ai.evaluation.result``
+  events);
+- ``OTEL_EXPORTER_OTLP_PROTOCOL`` (and the ``_TRACES_`` / ``_METRICS_`` / ``_LOGS_`` forms):
   ``http/protobuf`` (default; ``grpc`` needs ``opentelemetry-exporter-otlp-proto-grpc``);
 - ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``: the resource (default service name
   ``livescore-worker``, and a ``service.instance.id`` per process, so a backend keeps the
   counters of several workers apart).
 
 Read by the SDK and the exporters: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (and the per-signal
-``..._TRACES_ENDPOINT`` / ``..._METRICS_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``,
-``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_TRACES_SAMPLER``
-(and ``_ARG``), ``OTEL_METRIC_EXPORT_INTERVAL``. Spans are not batched by a
+``..._TRACES_ENDPOINT`` / ``..._METRICS_ENDPOINT`` / ``..._LOGS_ENDPOINT``),
+``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_EXPORTER_OTLP_TIMEOUT``,
+``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_TRACES_SAMPLER`` (and ``_ARG``),
+``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_BLRP_*``. Spans are not batched by a
 ``BatchSpanProcessor`` (``OTEL_BSP_*`` do not apply): the worker exports them when it commits
-its scores (:func:`held_span_processor`).
+its scores (:func:`held_span_processor`); its events are batched, and each commit
+force-flushes them too.
 """
 
 from __future__ import annotations
@@ -117,9 +120,10 @@ class TelemetrySetup:
     tracer_provider: Any = None
     meter_provider: Any = None
     held: SpanHold | None = None
+    logger_provider: Any = None
 
     def shutdown(self) -> None:
-        for provider in (self.tracer_provider, self.meter_provider):
+        for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
             if provider is not None:
                 provider.shutdown()
 
@@ -135,64 +139,85 @@ def _protocol(signal: str) -> str:
     return value.strip().lower()
 
 
-def _span_exporter() -> Any:
-    name = _exporter_name("TRACES")
+# signal -> (the console exporter's module and names, newest first; the OTLP exporter's
+# module suffix and class; the OTLP/HTTP path).
+_EXPORTERS: dict[str, tuple[str, tuple[str, ...], str, str, str]] = {
+    "TRACES": (
+        "opentelemetry.sdk.trace.export",
+        ("ConsoleSpanExporter",),
+        "trace_exporter",
+        "OTLPSpanExporter",
+        "/v1/traces",
+    ),
+    "METRICS": (
+        "opentelemetry.sdk.metrics.export",
+        ("ConsoleMetricExporter",),
+        "metric_exporter",
+        "OTLPMetricExporter",
+        "/v1/metrics",
+    ),
+    "LOGS": (
+        "opentelemetry.sdk._logs.export",
+        ("ConsoleLogRecordExporter", "ConsoleLogExporter"),
+        "_log_exporter",
+        "OTLPLogExporter",
+        "/v1/logs",
+    ),
+}
+
+
+def _exporter(signal: str, endpoint: str | None = None) -> Any:
+    """The exporter ``OTEL_{signal}_EXPORTER`` names (``None`` for ``none``); ``endpoint``
+    (a base URL) replaces the ``OTEL_EXPORTER_OTLP_*ENDPOINT`` variables."""
+    import importlib
+
+    name = _exporter_name(signal)
     if name == "none":
         return None
+    console_module, console_names, otlp_module, otlp_class, path = _EXPORTERS[signal]
     if name == "console":
-        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
-        return ConsoleSpanExporter()
+        module = importlib.import_module(console_module)
+        # The SDK renamed some console exporters; take the newest name it has.
+        found = next(n for n in console_names if hasattr(module, n))
+        return getattr(module, found)()
     if name != "otlp":
-        raise LivescoreError(f"OTEL_TRACES_EXPORTER={name!r}: use otlp, console or none")
-    if _protocol("TRACES") == "grpc":
+        raise LivescoreError(f"OTEL_{signal}_EXPORTER={name!r}: use otlp, console or none")
+    if _protocol(signal) == "grpc":
         try:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found]
-                OTLPSpanExporter,
+            module = importlib.import_module(
+                f"opentelemetry.exporter.otlp.proto.grpc.{otlp_module}"
             )
         except ImportError:
             raise LivescoreError(
                 "OTLP over gRPC needs opentelemetry-exporter-otlp-proto-grpc installed"
             ) from None
-        return OTLPSpanExporter()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-    return OTLPSpanExporter()
-
-
-def _metric_exporter() -> Any:
-    name = _exporter_name("METRICS")
-    if name == "none":
-        return None
-    if name == "console":
-        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
-
-        return ConsoleMetricExporter()
-    if name != "otlp":
-        raise LivescoreError(f"OTEL_METRICS_EXPORTER={name!r}: use otlp, console or none")
-    if _protocol("METRICS") == "grpc":
-        try:
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (  # type: ignore[import-not-found]
-                OTLPMetricExporter,
-            )
-        except ImportError:
-            raise LivescoreError(
-                "OTLP over gRPC needs opentelemetry-exporter-otlp-proto-grpc installed"
-            ) from None
-        return OTLPMetricExporter()
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-    return OTLPMetricExporter()
+        return getattr(module, otlp_class)(**({"endpoint": endpoint} if endpoint else {}))
+    module = importlib.import_module(f"opentelemetry.exporter.otlp.proto.http.{otlp_module}")
+    url = endpoint.rstrip("/") + path if endpoint else None
+    return getattr(module, otlp_class)(**({"endpoint": url} if url else {}))
 
 
-def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
-    """Install SDK tracer and meter providers from ``OTEL_*`` variables, unless the
-    application (the scorers module) already installed its own."""
-    from opentelemetry import metrics, trace
+def configure_from_env(
+    worker_id: str | None = None, *, events: bool = True, endpoint: str | None = None
+) -> TelemetrySetup:
+    """Install SDK tracer, logger and meter providers from ``OTEL_*`` variables, unless the
+    application (the scorers module) already installed its own.
+
+    Args:
+        worker_id: The ``service.instance.id`` of the resource (a random one by default).
+        events: Install a logger provider for the ``gen_ai.evaluation.result`` events
+            (``False`` when the worker emits spans only: then nothing is sent to a logs
+            endpoint).
+        endpoint: An OTLP/HTTP base URL for all three signals (``livescore worker
+            --otlp-endpoint``), in place of the ``OTEL_EXPORTER_OTLP_*ENDPOINT`` variables.
+    """
+    from opentelemetry import _logs, metrics, trace
 
     setup = TelemetrySetup()
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return setup
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
@@ -208,15 +233,23 @@ def configure_from_env(worker_id: str | None = None) -> TelemetrySetup:
 
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         tracer_provider = TracerProvider(resource=resource)
-        span_exporter = _span_exporter()
+        span_exporter = _exporter("TRACES", endpoint)
         if span_exporter is not None:
             held = held_span_processor(span_exporter)
             tracer_provider.add_span_processor(held)
             setup.held = held
         trace.set_tracer_provider(tracer_provider)
         setup.tracer_provider = tracer_provider
+    if events and not isinstance(_logs.get_logger_provider(), LoggerProvider):
+        logger_provider = LoggerProvider(resource=resource)
+        log_exporter = _exporter("LOGS", endpoint)
+        if log_exporter is not None:
+            # Batched; the worker's commit force-flushes it before marking its pairs done.
+            logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+        _logs.set_logger_provider(logger_provider)
+        setup.logger_provider = logger_provider
     if not isinstance(metrics.get_meter_provider(), MeterProvider):
-        metric_exporter = _metric_exporter()
+        metric_exporter = _exporter("METRICS", endpoint)
         readers = [PeriodicExportingMetricReader(metric_exporter)] if metric_exporter else []
         meter_provider = MeterProvider(resource=resource, metric_readers=readers)
         metrics.set_meter_provider(meter_provider)

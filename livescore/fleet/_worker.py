@@ -25,6 +25,7 @@ import anyio
 import anyio.from_thread
 
 from livescore._catalog import parse_scorer_spec
+from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
@@ -210,6 +211,9 @@ class FleetWorker:
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default (``livescore worker`` configures an SDK from the
             ``OTEL_*`` variables first).
+        emit: What the default emitter makes of each score besides metrics: ``"spans"``,
+            ``"events"`` or both (the default); see ``LiveDispatcher(emit=...)``. With
+            ``emitter=``, set it on that emitter.
         judge_rpm: Judge requests per minute across every worker on this broker.
         judge_concurrency: Judge requests in flight across every worker on this broker.
         heartbeat_timeout: Seconds of silence after which a worker counts as dead and its
@@ -244,6 +248,7 @@ class FleetWorker:
         queue: str = DEFAULT_QUEUE,
         sinks: Sequence[ScoreSink] | None = None,
         emitter: Emitter | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
         judge_rpm: float | None = None,
         judge_concurrency: int | None = None,
         heartbeat_timeout: float = 60.0,
@@ -287,6 +292,13 @@ class FleetWorker:
         self.concurrency = concurrency
         self.queue = queue
         self.sinks = tuple(sinks or ())
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
+        self.signals: tuple[EmitSignal, ...] = parse_emit(DEFAULT_EMIT if emit is None else emit)
+        """What the default emitter makes of each score (``emit``)."""
         self._emitter_given = emitter
         self.emitter: Emitter = emitter  # type: ignore[assignment]  # set in run()
         self.judge_rpm = judge_rpm
@@ -328,7 +340,7 @@ class FleetWorker:
         if self._emitter_given is None:
             from livescore.otel import OTelEmitter
 
-            base: Emitter = OTelEmitter()
+            base: Emitter = OTelEmitter(emit=self.signals)
         else:
             base = self._emitter_given
         self.emitter = with_sinks(base, self.sinks)
@@ -529,6 +541,8 @@ class FleetWorker:
             exported = self.span_hold.export(spans)
         else:
             exported = _force_flush_traces(timeout)
+        # The pairs' gen_ai.evaluation.result events leave before their marks too.
+        exported = _force_flush_logs(timeout) and exported
         if marks:
             ledger = self._ledger
             assert ledger is not None
@@ -721,6 +735,13 @@ def _force_flush_traces(timeout: float) -> bool:
     from opentelemetry import trace
 
     force_flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
+
+
+def _force_flush_logs(timeout: float) -> bool:
+    from opentelemetry import _logs
+
+    force_flush = getattr(_logs.get_logger_provider(), "force_flush", None)
     return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore._emit import EmitSignal
 from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._executor import (
     Executor,
@@ -153,6 +154,12 @@ class LiveDispatcher:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        emit: What the default emitter makes of each score besides its metrics:
+            ``("spans", "events")`` (the default, also written ``"spans,events"``), an
+            evaluation span under the run's span and a ``gen_ai.evaluation.result`` event
+            parented to it; ``"spans"`` or ``"events"`` alone. With ``emitter=``, set it on
+            that emitter (``OTelEmitter(emit=...)``); with ``broker=``, on the workers
+            (``livescore worker --emit``).
         sinks: Dashboards each finished score also goes to
             (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
             after the emitter and off the agent's path (each sink queues and delivers on
@@ -222,6 +229,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        emit: str | Iterable[EmitSignal] | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
@@ -250,7 +258,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
         if broker is not None:
+            if emit is not None:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: choose what they emit "
+                    "there (livescore worker --emit, or FleetWorker(emit=...))"
+                )
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
             if sinks:
@@ -282,7 +300,7 @@ class LiveDispatcher:
         if emitter is None:
             from livescore.otel import OTelEmitter
 
-            emitter = OTelEmitter()
+            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
         elif not isinstance(emitter, Emitter):
             missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
             raise TypeError(

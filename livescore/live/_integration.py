@@ -4,8 +4,8 @@ An integration (the LangChain handler, the OpenAI Agents SDK processor, the plai
 recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
 hands it to a :class:`Dispatcher`. :func:`dispatcher_for` builds one from the keywords
 every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
-OpenTelemetry providers, ``capture_content``), so the rules for combining them are written
-once.
+OpenTelemetry providers, ``capture_content``, ``emit``), so the rules for combining them are
+written once.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from livescore.live._stats import DispatchStats
 from livescore.runs import Run
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
+    from livescore._emit import EmitSignal
     from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
@@ -80,13 +82,15 @@ def dispatcher_for(
     tracer_provider: TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> tuple[Dispatcher, bool]:
     """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
     Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
-    ``broker``, ``sinks``, the providers and ``capture_content``) or ``dispatcher`` (used
-    as it is: its own broker, sinks and emitter apply, so giving ``broker`` or ``sinks``
-    too is an error).
+    ``broker``, ``sinks``, the providers, ``capture_content`` and ``emit``) or
+    ``dispatcher`` (used as it is: its own broker, sinks and emitter apply, so giving
+    ``broker``, ``sinks`` or ``emit`` too is an error).
 
     Args:
         owner: The integration's class name, for error messages.
@@ -97,11 +101,15 @@ def dispatcher_for(
         sinks: Dashboards each score also goes to.
         tracer_provider: Where the score spans go (the global provider by default).
         meter_provider: Where the metrics go (the global provider by default).
-        capture_content: What user text the score spans carry.
+        capture_content: What user text the score spans and events carry.
+        logger_provider: Where the ``gen_ai.evaluation.result`` events go (the global
+            provider by default).
+        emit: What each score becomes: ``"spans"``, ``"events"`` or both (the default).
 
     Raises:
-        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker`` or
-            ``sinks`` with ``dispatcher``.
+        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker``,
+            ``sinks`` or ``emit`` with ``dispatcher``; ``emit`` with ``broker`` (the
+            workers emit).
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -118,6 +126,7 @@ def dispatcher_for(
         for keyword, what, example, value in (
             ("broker", "broker", "broker=...", broker),
             ("sinks", "sinks", "sinks=[...]", sinks),
+            ("emit", "emitter", "emitter=OTelEmitter(emit=...)", emit),
         ):
             if value:
                 raise ValueError(
@@ -126,14 +135,22 @@ def dispatcher_for(
                     f"(LiveDispatcher(..., {example}))"
                 )
         return dispatcher, False
+    from livescore._emit import DEFAULT_EMIT
     from livescore.live._dispatcher import LiveDispatcher
     from livescore.otel import OTelEmitter
 
     assert scorers is not None
+    if broker is not None and emit is not None:
+        raise ValueError(
+            f"{owner}: with broker=, scores are emitted on the workers: choose what they "
+            "emit there (livescore worker --emit)"
+        )
     emitter = OTelEmitter(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        logger_provider=logger_provider,
+        emit=DEFAULT_EMIT if emit is None else emit,
     )
     made = LiveDispatcher(scorers, emitter=emitter, broker=broker, sinks=sinks, name=name)
     return made, True

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from livescore import _attributes as A
 from livescore._messages import message_text
 from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
 from livescore.traces import _conventions as conv
@@ -82,6 +83,7 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
     answer_from_tool: str | None = None
     first_model_input: list[dict[str, Any]] | None = None
     last_model_answer: str | None = None
+    last_answer_response_id: str | None = None
     redacted_tools = 0
     for span in descendants:
         kind = conv.span_kind(span)
@@ -108,6 +110,7 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
             )
             if text:
                 last_model_answer = text
+                last_answer_response_id = _response_id(span)
         elif kind == "tool":
             call = conv.tool_call_of(span)
             if call.call_id is None:
@@ -184,7 +187,14 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
         steps=steps,
         error=error,
         metadata=metadata,
+        # The evaluated completion: the run span's own, else the model call that answered.
+        response_id=_response_id(root) or last_answer_response_id,
     )
+
+
+def _response_id(span: SpanRecord) -> str | None:
+    value = span.attributes.get(A.GEN_AI_RESPONSE_ID)
+    return value if isinstance(value, str) and value else None
 
 
 def _match(pending: list[ToolCall], call: ToolCall) -> str | None:

@@ -49,6 +49,38 @@ def test_a_run_sent_over_otlp_is_scored_and_sigterm_drains_it(tmp_path: Path) ->
         assert scores[0].attributes["gen_ai.evaluation.score.value"] == 1.0
         assert scores[0].parent_span_id == scores[0].attributes["livescore.run.id"]
         assert {s.service_name for s in scores} == {"livescore-collect"}
+        # The same score as a gen_ai.evaluation.result event, on the run's span.
+        (event,) = backend.events()
+        assert event.span_id == scores[0].parent_span_id
+        assert event.trace_id == scores[0].trace_id
+        assert event.attributes["gen_ai.evaluation.name"] == "grounded"
+        assert event.attributes["gen_ai.evaluation.score.value"] == 1.0
+        assert event.attributes["gen_ai.response.id"] == "chatcmpl-answers"
+        assert event.service_name == "livescore-collect"
+
+
+def test_emit_events_sends_events_without_score_spans(tmp_path: Path) -> None:
+    with OTLPTestReceiver() as backend:
+        process, url = start_collect(
+            tmp_path,
+            "--otlp-endpoint",
+            backend.url,
+            "--quiet-period",
+            "60",
+            "--emit",
+            "events",
+            "--semconv-proposals",
+        )
+        try:
+            export(url)
+        finally:
+            code, err = stop(process)
+        assert code == 0, err
+        assert not [s for s in backend.spans if s.name.startswith("evaluation ")]
+        (event,) = backend.events()
+        assert event.attributes["gen_ai.evaluation.evaluator.id"] == "grounded"
+        assert event.attributes["gen_ai.evaluation.evaluator.type"] == "deterministic"
+        assert event.attributes["gen_ai.evaluation.target"] == "weather"
 
 
 def test_the_drain_deadline_says_what_it_left(tmp_path: Path) -> None:
@@ -80,12 +112,22 @@ def test_usage_errors_are_one_line_with_exit_code_2(
             "this receiver itself",
         ),
         (["--listen", "127.0.0.1:0", "--forward", "ftp://x"], "--forward must be an http(s) URL"),
+        (
+            ["--listen", "127.0.0.1:0", "--broker", "redis://127.0.0.1:1/0", "--emit", "spans"],
+            "the workers emit the scores",
+        ),
     ]
     for extra, message in cases:
         assert main(["collect", "collect_scorers:scorers", *extra]) == 2
         err = capsys.readouterr().err
         assert message in err
         assert err.count("\n") == 1, err
+    with pytest.raises(SystemExit) as exited:  # argparse's own error: usage, then the reason
+        main(["collect", "collect_scorers:scorers", "--emit", "logs"])
+    assert exited.value.code == 2
+    assert "argument --emit: unknown signal 'logs'; use spans, events or both" in (
+        capsys.readouterr().err
+    )
     assert main(["collect", "missing_module:scorers"]) == 2
     assert "cannot import 'missing_module'" in capsys.readouterr().err
     with socket.socket() as taken:

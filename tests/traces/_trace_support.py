@@ -75,6 +75,7 @@ def genai_tool_run(provider: TracerProvider, *, question: str, answer: str) -> N
             attributes={
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": "gpt-test",
+                "gen_ai.response.id": "chatcmpl-asks-for-the-tool",
                 GENAI_INPUT: user(question),
                 GENAI_OUTPUT: json.dumps([{"role": "assistant", "parts": call}]),
             },
@@ -96,6 +97,7 @@ def genai_tool_run(provider: TracerProvider, *, question: str, answer: str) -> N
             attributes={
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": "gpt-test",
+                "gen_ai.response.id": "chatcmpl-answers",
                 GENAI_OUTPUT: assistant(answer),
             },
         ):

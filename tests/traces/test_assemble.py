@@ -56,6 +56,53 @@ def test_a_genai_tool_run_becomes_one_run_with_its_tool_result_as_context() -> N
     assert run.trace_id == format(root.context.trace_id, "032x")
 
 
+def test_the_response_id_is_the_run_spans_else_the_answering_model_calls() -> None:
+    provider, exporter = memory_provider()
+    genai_tool_run(provider, question="Weather in Lyon?", answer="Sunny in Lyon.")
+    spans = [from_readable_span(s) for s in exporter.get_finished_spans()]
+    (run,) = runs_from_spans([s for s in spans if s is not None])
+    assert run.response_id == "chatcmpl-answers"  # not the turn that asked for the tool
+    assert run.to_dict()["response_id"] == "chatcmpl-answers"  # it travels to a worker
+    own = span(
+        "a",
+        None,
+        0,
+        **{
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.response.id": "resp_agent",
+            "gen_ai.input.messages": user("q"),
+            "gen_ai.output.messages": assistant("a"),
+        },
+    )
+    answer = span(
+        "b",
+        "a",
+        1,
+        **{
+            "gen_ai.operation.name": "chat",
+            "gen_ai.response.id": "chatcmpl-b",
+            "gen_ai.output.messages": assistant("a"),
+        },
+    )
+    (run,) = runs_from_spans([own, answer])
+    assert run.response_id == "resp_agent"
+    (run,) = runs_from_spans(
+        [
+            span(
+                "c",
+                None,
+                0,
+                **{
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.input.messages": user("q"),
+                    "gen_ai.output.messages": assistant("a"),
+                },
+            )
+        ]
+    )
+    assert run.response_id is None
+
+
 def test_the_otlp_json_form_gives_the_same_run() -> None:
     provider, exporter = memory_provider()
     genai_tool_run(provider, question="Weather in Lyon?", answer="Sunny in Lyon.")

@@ -173,6 +173,8 @@ class LangChainDemoAgent:
             tracer_provider=setup.tracer_provider,
             name=setup.scenario.agent_name,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
 
     def ask(self, question: str) -> DemoReply:

@@ -55,8 +55,10 @@ from livescore_langchain._version import __version__
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
+    from opentelemetry._logs import LoggerProvider
 
     from livescore.live import ScorerConfig
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -220,6 +222,12 @@ class LiveScoringHandler(BaseCallbackHandler):
             run (see :func:`livescore.live.is_scoring`). On by default;
             :func:`~livescore_langchain.capture_run` turns it off, since nothing it records
             offline is a judge's call.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -250,6 +258,8 @@ class LiveScoringHandler(BaseCallbackHandler):
         score_failed_runs: bool = False,
         ignore_scorer_calls: bool = True,
         sinks: Sequence[ScoreSink] | None = None,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -272,6 +282,8 @@ class LiveScoringHandler(BaseCallbackHandler):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
         )
         self.dispatcher: Dispatcher = dispatcher
         self.name = name

@@ -138,6 +138,8 @@ class OpenAIAgentsDemoAgent:
             tracer_provider=setup.tracer_provider,
             name=setup.scenario.agent_name,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
         set_trace_processors([self._processor])
         self._portal_cm = start_blocking_portal()

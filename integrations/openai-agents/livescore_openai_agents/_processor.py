@@ -58,7 +58,10 @@ from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
 from livescore_openai_agents import _capture, _spans
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+
     from livescore.live import ScorerConfig
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -95,6 +98,7 @@ class _OpenRun:
         "open_steps",
         "pending_calls",
         "redacted",
+        "response_ids",
         "sampled",
         "sdk_trace_id",
         "span",
@@ -130,6 +134,8 @@ class _OpenRun:
         self.metadata: dict[str, Any] = {}
         self.span: OTelSpan | None = None  # livescore's own invoke_agent span, to end
         self.tool_spans: dict[str, OTelSpan] = {}
+        # Responses API turns: the response id of each model step, by the step's id().
+        self.response_ids: dict[int, str] = {}
         self.trace_id: str | None = None
         self.span_id: str | None = None
         self.trace_flags = 1
@@ -199,6 +205,12 @@ class LiveScoringProcessor(TracingProcessor):
         score_failed_runs: Hand runs that ended in an error (the run raised, was cancelled,
             or stopped without an answer) to the scorers too, with ``Run.error`` set and
             no output. By default they are counted as dropped with reason ``"run_error"``.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -222,6 +234,8 @@ class LiveScoringProcessor(TracingProcessor):
         emit_run_spans: EmitRunSpans = "auto",
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -243,6 +257,8 @@ class LiveScoringProcessor(TracingProcessor):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
         )
         self.dispatcher: Dispatcher = dispatcher
         self.name = name
@@ -401,6 +417,8 @@ class LiveScoringProcessor(TracingProcessor):
                 self._model_ended(run, level, step, span, response.input, turn)
                 if response.response is not None:
                     step.name = response.response.model or step.name
+                    if run.sampled and isinstance(response.response.id, str):
+                        run.response_ids[id(step)] = response.response.id
                 self._note_redaction(run, span, response.usage, response.response)
         elif kind == "function":
             self._tool_ended(run, span, cast(FunctionSpanData, data))
@@ -630,6 +648,8 @@ class LiveScoringProcessor(TracingProcessor):
             steps=steps,
             error=error,
             metadata=metadata,
+            # The response that answered (Responses API), for the evaluation events.
+            response_id=run.response_ids.get(id(run.last)) if answer is not None else None,
         )
 
 
