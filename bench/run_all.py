@@ -28,6 +28,7 @@ BENCHMARKS = (
     "code_scorers.py",
     "sinks.py",
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
+    "judge_cost.py",
     "fleet.py",
     "traces.py",
 )

@@ -78,6 +78,16 @@ LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
 # Judge answers this score reused from another scorer's identical request on the same run
 # (livescore.scoring.RunMemo): calls it did not make. Absent when none was shared.
 LIVESCORE_JUDGE_SHARED: Final = "livescore.judge.shared"
+# What the score's judge calls cost in US dollars, at the judge's price (absent when the
+# judge's model has no known price), and the prompt tokens the server served from its cache.
+LIVESCORE_JUDGE_COST: Final = "livescore.judge.cost_usd"
+LIVESCORE_JUDGE_CACHED_INPUT_TOKENS: Final = "livescore.judge.cached_input_tokens"
+# The judge budget a score was admitted by (its name); a score the budget could not pay is
+# skipped before any judge call and carries livescore.judge.budget_exhausted = true.
+LIVESCORE_JUDGE_BUDGET: Final = "livescore.judge.budget"
+LIVESCORE_JUDGE_BUDGET_EXHAUSTED: Final = "livescore.judge.budget_exhausted"
+# The budget's fallback scored it ("judge" for the cheaper judge, or the judge mode).
+LIVESCORE_JUDGE_FALLBACK: Final = "livescore.judge.fallback"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
 # Why a score failed (the error message), on a gen_ai.evaluation.result event; the span
@@ -146,6 +156,8 @@ METRIC_SCORE: Final = "livescore.score"
 METRIC_RUNS: Final = "livescore.runs"
 METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
 METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
+# counter, USD, by livescore.scorer.id and livescore.judge.model
+METRIC_JUDGE_COST: Final = "livescore.judge.cost"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
 # counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
 METRIC_SINK_RECORDS: Final = "livescore.sink.records"

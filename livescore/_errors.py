@@ -15,6 +15,7 @@ The tree::
      │    │    └── JudgeConfigError          "config" (also a ValueError)
      │    ├── ScorerRunError         a scorer step failed (``Scorer.run`` raises it)
      │    ├── BrokerUnavailableError the fleet's broker (Redis) cannot be reached
+     │    ├── BudgetLedgerError      a judge budget's ledger (Redis) cannot answer
      │    ├── OTLPDecodeError        not an OTLP trace export (also a ValueError)
      │    └── DemoConfigError        ``livescore demo`` cannot run as configured
      │
@@ -26,8 +27,8 @@ The tree::
      │   internal: never leaves the judge
      └── RequestRefused              an HTTP refusal the judge may adapt its request to
 
-Each is re-exported where users catch or raise it: the judge errors from
-:mod:`livescore.judges`, ``ScorerRunError`` and ``NotScorable`` from
+Each is re-exported where users catch or raise it: the judge errors and
+``BudgetLedgerError`` from :mod:`livescore.judges`, ``ScorerRunError`` and ``NotScorable`` from
 :mod:`livescore.scoring` (and the root), ``SkipRecord`` and ``RetryLater`` from
 :mod:`livescore.sinks`, ``BrokerUnavailableError`` from :mod:`livescore.fleet`,
 ``OTLPDecodeError`` from :mod:`livescore.traces`, ``DemoConfigError`` from
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "BrokerUnavailableError",
+    "BudgetLedgerError",
     "DemoConfigError",
     "JudgeAuthError",
     "JudgeBadRequestError",
@@ -244,6 +246,13 @@ class ScorerRunError(LivescoreError):
 
 class BrokerUnavailableError(LivescoreError):
     """The broker (Redis) cannot be reached, or did not answer in time."""
+
+
+class BudgetLedgerError(LivescoreError):
+    """A judge budget's ledger cannot answer (its Redis is unreachable).
+
+    A score that cannot reserve is skipped, never run unchecked: a budget fails closed.
+    """
 
 
 class OTLPDecodeError(LivescoreError, ValueError):

@@ -8,7 +8,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
+from livescore.cli._cost import CostPlan, Estimate, add_eval_cost_arguments, apply_judge_prices
 from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
 from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
@@ -105,8 +106,9 @@ def add_eval_parser(sub: Any) -> None:
             "exit codes:\n"
             "  0    scored, and every --fail-* check passed\n"
             "  1    nothing could be scored (every score failed or was skipped, or no usable\n"
-            "       line), a --fail-on-error / --fail-under / --fail-over check failed, or an\n"
-            "       output could not be written (the others still are)\n"
+            "       line), a --fail-on-error / --fail-under / --fail-over check failed, an\n"
+            "       output could not be written (the others still are), or --max-cost\n"
+            "       refused to start or stopped the run (its outputs are marked partial)\n"
             "  2    usage error: bad option or scorer, no judge model, unreadable data,\n"
             "       an output path that cannot be written (checked before scoring)\n"
             "  130  interrupted (Ctrl-C): the items scored so far are in --out, and --report\n"
@@ -134,6 +136,8 @@ def add_eval_parser(sub: Any) -> None:
     )
     judge = p.add_argument_group("judge (for the scorers marked [judge])")
     add_judge_arguments(judge)
+    cost = p.add_argument_group("judge cost")
+    add_eval_cost_arguments(cost)
     p.add_argument(
         "--keyword-reference",
         choices=("input", "ground_truth"),
@@ -410,6 +414,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     out, err = make_console(), make_console(stderr=True)
+    apply_judge_prices(args.judge_prices)  # before any judge is built
     judge_options = JudgeOptions.from_args(args)
     bounds = [Bound.parse(b, over=False) for b in args.fail_under]
     bounds += [Bound.parse(b, over=True) for b in args.fail_over]
@@ -475,12 +480,25 @@ def run_eval_command(args: argparse.Namespace) -> int:
         raise UsageError(
             "--emit: with --broker the workers emit the scores: give it to livescore worker"
         )
+    plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
     results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
     done: list[ItemResult] = []
     interrupted = False
+    partial = ""
     try:
-        result = _score(args, scorers, target, dataset, err, done, results_file, export)
+        if plan.wanted:
+            outcome = _estimate_first(
+                args, scorers, target, dataset, out, err, done, results_file, export, plan
+            )
+            if isinstance(outcome, int):  # estimated, and stopped there
+                if results_file is not None:
+                    results_file.finish(in_data_order=True)
+                return outcome
+            result = outcome
+            partial = plan.stop_reason(len(result.items), len(dataset.items))
+        else:
+            result = _score(args, scorers, target, dataset, err, done, results_file, export)
     except KeyboardInterrupt:
         from livescore.evals import EvalResult
 
@@ -498,10 +516,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
     _print_results(out, result, dataset, selected)
     quality = _print_quality(out, result, dataset, selected, args.threshold)
     outputs_ok = _write_outputs(
-        out, err, result, dataset, path, results_file, report_path, quality, interrupted
+        out, err, result, dataset, path, results_file, report_path, quality, interrupted, partial
     )
     if interrupted:
         return EXIT_INTERRUPTED
+    if partial:
+        err.print(f"[yellow]stopped:[/yellow] {escape(partial)}")
+        return EXIT_FAILED
     failures = _check_result(result, selected, bounds, fail_on_error=args.fail_on_error)
     for failure in failures:
         err.print(f"[red]check failed:[/red] {escape(failure)}")
@@ -517,7 +538,10 @@ def _score(
     done: list[ItemResult],
     results_file: _ResultsFile | None,
     export: Export,
+    indices: Sequence[int] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> EvalResult:
+    """Score the items at ``indices`` (all by default), feeding no more once ``stop()``."""
     import anyio
     from rich.progress import (
         BarColumn,
@@ -547,11 +571,19 @@ def _score(
         transient=True,
         disable=args.quiet,
     )
-    task = progress.add_task("scoring", total=len(dataset.items), failed="")
+    chosen = list(range(len(dataset.items))) if indices is None else list(indices)
+    task = progress.add_task("scoring", total=len(chosen), failed="")
     failed = 0
+
+    def items() -> Iterator[Any]:
+        for i in chosen:
+            if stop is not None and stop():
+                return
+            yield dataset.items[i]
 
     def advance(item: ItemResult) -> None:
         nonlocal failed
+        item.index = chosen[item.index]  # run_evals numbers what it was given
         done.append(item)
         if results_file is not None:
             results_file.add(item)
@@ -561,7 +593,7 @@ def _score(
 
     async def evaluate() -> EvalResult:
         return await run_evals(
-            dataset.items,
+            items(),
             scorers,
             target=target,
             on_item_complete=advance,
@@ -581,6 +613,48 @@ def _score(
             if isinstance(exc, BrokerUnavailableError):
                 raise UsageError(f"--broker: {exc}") from exc
             raise
+
+
+def _estimate_first(
+    args: argparse.Namespace,
+    scorers: list[Scorer],
+    target: Any,
+    dataset: Dataset,
+    out: Console,
+    err: Console,
+    done: list[ItemResult],
+    results_file: _ResultsFile | None,
+    export: Export,
+    plan: CostPlan,
+) -> EvalResult | int:
+    """``--estimate`` / ``--max-cost``: score a sample, print the estimate; then stop (an
+    exit code) or score the rest under the ``--max-cost`` budget (the whole result)."""
+    from livescore.cli._cost import sample_indices
+    from livescore.evals import EvalResult
+
+    total = len(dataset.items)
+    sample = sample_indices(total, plan.items)
+    err.print(f"estimating from {len(sample)} of {total} item(s)")
+    first = _score(args, scorers, target, dataset, err, done, results_file, export, sample)
+    estimate = Estimate.of(first.items, total=total, concurrency=args.concurrency)
+    for line in estimate.lines():
+        out.print(line)
+    refusal = plan.refuses(estimate)
+    if plan.estimate_only:
+        if refusal is not None:
+            out.print(f"with --max-cost: {refusal}")
+        return EXIT_OK
+    if refusal is not None:
+        err.print(f"[red]{refusal}[/red]")
+        return EXIT_FAILED
+    picked = set(sample)
+    rest = [i for i in range(total) if i not in picked]
+    second = _score(
+        args, scorers, target, dataset, err, done, results_file, export, rest, plan.spent
+    )
+    result = EvalResult.from_items([s.id for s in scorers], done)
+    result.duration_s = first.duration_s + second.duration_s
+    return result
 
 
 def _check_result(
@@ -622,6 +696,7 @@ def _write_outputs(
     report_path: Path | None,
     quality: list[QualityRow],
     interrupted: bool,
+    stopped: str = "",
 ) -> bool:
     """Write ``--report`` (``--out`` was written as items finished); one output failing
     never stops the other. Returns whether every output was written."""
@@ -644,7 +719,7 @@ def _write_outputs(
             f"the evaluation was interrupted after {len(result.items)} of "
             f"{len(dataset.items)} item(s)"
             if interrupted
-            else ""
+            else stopped
         )
         try:
             write_report(
@@ -691,7 +766,7 @@ def _print_results(
             out.print(f"  [yellow]{agg.scorer_id} skipped {n} item(s)[/yellow]: {escape(reason)}")
     out.print(
         f"{len(result.items)} item(s) in {result.duration_s:.1f} s; judge calls "
-        f"{result.usage.calls}, tokens {result.usage.total_tokens}"
+        f"{result.usage.calls}, tokens {result.usage.total_tokens}" + _cost_text(result)
     )
 
 
@@ -821,10 +896,13 @@ def _summary_table(result: EvalResult) -> Table:
 
     table = Table(title="Scores", title_justify="left")
     table.add_column("scorer", justify="left")
+    priced = any(agg.usage.cost_usd is not None for agg in result.scores.values())
     for name in ("mean", "scored", "failed", "skipped", "judge calls", "tokens"):
         table.add_column(name, justify="right")
+    if priced:
+        table.add_column("cost (USD)", justify="right")
     for sid, agg in result.scores.items():
-        table.add_row(
+        row = [
             sid,
             "–" if agg.mean is None else f"{agg.mean:.3f}",
             str(agg.scored),
@@ -832,8 +910,26 @@ def _summary_table(result: EvalResult) -> Table:
             f"[yellow]{agg.skipped}[/yellow]" if agg.skipped else "0",
             str(agg.usage.calls),
             str(agg.usage.total_tokens),
-        )
+        ]
+        if priced:
+            row.append(_usd(agg.usage.cost_usd))
+        table.add_row(*row)
     return table
+
+
+def _usd(value: float | None) -> str:
+    from livescore._usage import format_usd
+
+    return format_usd(value)
+
+
+def _cost_text(result: EvalResult) -> str:
+    """``", judge cost $X ($Y per item)"`` when the judge has a price, else nothing."""
+    cost = result.usage.cost_usd
+    if cost is None:
+        return ""
+    per_item = cost / len(result.items) if result.items else None
+    return f", judge cost {_usd(cost)} ({_usd(per_item)} per item)"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

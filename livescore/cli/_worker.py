@@ -13,6 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from livescore.cli._common import EXIT_OK, UsageError, make_console, positive_float, positive_int
+from livescore.cli._cost import (
+    add_judge_budget_arguments,
+    apply_judge_prices,
+    attach_budget,
+    judge_budget_from_args,
+)
 
 __all__ = ("add_worker_parser", "load_attribute", "run_worker_command")
 
@@ -34,7 +40,7 @@ def add_worker_parser(sub: Any) -> None:
         ),
         epilog=(
             "example: livescore worker myapp.scoring:scorers --broker redis://host:6379/0 \\\n"
-            "  --scorer-concurrency 64 --fleet-judge-rpm 3000"
+            "  --scorer-concurrency 64 --fleet-judge-rpm 3000 --judge-budget 20/day"
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
@@ -83,6 +89,7 @@ def add_worker_parser(sub: Any) -> None:
         metavar="N",
         help="judge requests in flight, all workers together",
     )
+    add_judge_budget_arguments(limits)
     reliability = p.add_argument_group("reliability")
     reliability.add_argument(
         "--drain-timeout",
@@ -169,6 +176,7 @@ def run_worker_command(args: argparse.Namespace) -> int:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
+    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
     logging.basicConfig(
         level=getattr(logging, args.log_level),
@@ -191,6 +199,12 @@ def run_worker_command(args: argparse.Namespace) -> int:
     if args.otlp_endpoint:
         endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
     signals = args.emit or DEFAULT_EMIT
+
+    budget = judge_budget_from_args(args, args.broker)
+    if budget is not None:
+        judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
+        attach_budget(judges, budget, "--judge-budget")
+
     try:
         worker = FleetWorker(
             scorers,
@@ -221,7 +235,8 @@ def run_worker_command(args: argparse.Namespace) -> int:
     err.print(
         f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
         f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-        f"{redact_url(args.broker)}, scorer concurrency {args.scorer_concurrency}",
+        f"{redact_url(args.broker)}, scorer concurrency {args.scorer_concurrency}"
+        + (f"; {budget.describe()} shared by the fleet" if budget is not None else ""),
         soft_wrap=True,
     )
     try:
@@ -235,7 +250,13 @@ def run_worker_command(args: argparse.Namespace) -> int:
         f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s); scored {s.scored}, "
         f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
         f"{s.duplicates}; handed back to the queue {s.requeued}; scoring-loop CPU "
-        f"{s.loop_cpu_s:.3f} s",
+        f"{s.loop_cpu_s:.3f} s"
+        + (
+            f"; judge budget: {budget.stats.admitted} admitted, {budget.stats.exhausted} "
+            f"skipped (budget_exhausted), ${budget.stats.settled_usd:.6f} spent here"
+            if budget is not None
+            else ""
+        ),
         soft_wrap=True,
     )
     return EXIT_OK

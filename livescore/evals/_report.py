@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livescore._messages import message_text
+from livescore._usage import format_usd
 
 from ._quality import BinaryQuality
 from ._result import EvalResult, ItemResult, ScoreAggregate
@@ -183,6 +184,7 @@ def _item_view(item: ItemResult, line: int | None, label: int | None) -> dict[st
                 ),
                 "calls": res.usage.calls,
                 "tokens": res.usage.total_tokens,
+                "cost": res.usage.cost_usd,
                 **_details([res.preprocess_step_result, res.analyze_step_result]),
             }
         )
@@ -254,7 +256,7 @@ def render_report(
         partial=partial,
     )
     template = _environment().get_template("report.html.j2")
-    return template.render(r=view, fmt=_fmt)
+    return template.render(r=view, fmt=_fmt, usd=format_usd)
 
 
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:

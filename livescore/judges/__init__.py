@@ -3,6 +3,11 @@
 Importing this package does not import ``openai``: it is loaded when the first
 :class:`OpenAIJudge` is built.
 
+A judge knows what its tokens cost from a :class:`Price` (``OpenAIJudge(model,
+prices=...)``, ``$LIVESCORE_JUDGE_PRICES``, :data:`DEFAULT_PRICES`), and spends from a
+:class:`JudgeBudget` when it has one: a score the budget cannot pay is skipped before any
+judge call.
+
 To write a judge of your own, implement :class:`Judge` (``model_name``,
 ``generate_object``, ``generate_text``); :func:`ask_for_object` gives it the same parsing,
 validation and single corrective retry as :class:`OpenAIJudge` (an ``ask`` function
@@ -16,6 +21,7 @@ Example:
 """
 
 from livescore._errors import (
+    BudgetLedgerError,
     JudgeAuthError,
     JudgeBadRequestError,
     JudgeConfigError,
@@ -27,17 +33,48 @@ from livescore._errors import (
     JudgeTimeoutError,
 )
 from livescore._usage import JudgeReply, JudgeUsage
+from livescore.judges._budget import (
+    Admission,
+    BudgetLedger,
+    BudgetPeriod,
+    BudgetStats,
+    BudgetTicket,
+    JudgeBudget,
+    LocalBudgetLedger,
+    Reservation,
+    budget_of,
+)
 from livescore.judges._openai import OpenAIJudge
+from livescore.judges._prices import (
+    DEFAULT_PRICES,
+    DEFAULT_PRICES_AS_OF,
+    PRICES_ENV,
+    Price,
+    PriceLike,
+    PriceTable,
+    load_prices,
+    price_of,
+)
 from livescore.judges._protocol import Judge
 from livescore.judges._resolve import resolve_judge
 from livescore.judges._structured import Answer, Message
 from livescore.judges._validation import ask_for_object
 
 __all__ = (
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICES_AS_OF",
+    "PRICES_ENV",
+    "Admission",
     "Answer",
+    "BudgetLedger",
+    "BudgetLedgerError",
+    "BudgetPeriod",
+    "BudgetStats",
+    "BudgetTicket",
     "Judge",
     "JudgeAuthError",
     "JudgeBadRequestError",
+    "JudgeBudget",
     "JudgeConfigError",
     "JudgeConnectionError",
     "JudgeError",
@@ -47,8 +84,16 @@ __all__ = (
     "JudgeServerError",
     "JudgeTimeoutError",
     "JudgeUsage",
+    "LocalBudgetLedger",
     "Message",
     "OpenAIJudge",
+    "Price",
+    "PriceLike",
+    "PriceTable",
+    "Reservation",
     "ask_for_object",
+    "budget_of",
+    "load_prices",
+    "price_of",
     "resolve_judge",
 )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
 from livescore._redaction import Redactor, redact_url, split_credentials
 from livescore._usage import JudgeReply, JudgeUsage
+from livescore.judges._prices import Price, PriceLike, PriceTable, resolve_price
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import (
     LADDER,
@@ -49,6 +50,8 @@ from livescore.judges._validation import ask_for_object
 
 if TYPE_CHECKING:
     import openai
+
+    from livescore.judges._budget import JudgeBudget
 
 __all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "OpenAIJudge", "TransportName")
 
@@ -105,6 +108,14 @@ class OpenAIJudge:
         transport: The HTTP transport under the ``openai`` client: ``"auto"`` uses aiohttp
             on asyncio loops when it is installed (``openai[aiohttp]``, a dependency of
             livescore; about half the CPU per call), else httpx; or force one.
+        prices: What this judge's tokens cost, in USD per million tokens: one price,
+            ``(input, output)`` or ``(input, output, cached_input)``, or a price table
+            ``{model_name: (input, output[, cached_input])}``. Without it the price comes
+            from the budget's ``prices``, ``$LIVESCORE_JUDGE_PRICES`` or
+            :data:`~livescore.judges.DEFAULT_PRICES`; a model none of them names has no
+            price, and its scores carry no cost.
+        budget: A :class:`~livescore.judges.JudgeBudget` every scorer using this judge
+            spends from: a score it cannot pay is skipped before any judge call.
 
     Example:
         >>> judge = OpenAIJudge("llama3.2", base_url="http://127.0.0.1:8080/v1")
@@ -135,6 +146,8 @@ class OpenAIJudge:
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         transport: TransportName = "auto",
+        prices: PriceLike | PriceTable | None = None,
+        budget: JudgeBudget | None = None,
     ) -> None:
         if not isinstance(model_name, str) or not model_name.strip():
             raise JudgeConfigError(
@@ -227,6 +240,12 @@ class OpenAIJudge:
         self._cache_size = max(0, cache_size)
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
+        # Checked now: a malformed table fails here, not on the first score.
+        self._prices_given = prices
+        self._price = resolve_price(self._model, prices)
+        self._budget: JudgeBudget | None = None
+        if budget is not None:
+            self.budget = budget
 
     # -- public surface --------------------------------------------------------------------
 
@@ -253,6 +272,31 @@ class OpenAIJudge:
             >>> OpenAIJudge.forget_server("http://127.0.0.1:8080/v1")
         """
         forget_server(base_url)
+
+    @property
+    def price(self) -> Price | None:
+        """What this judge's tokens cost (``None``: unknown, its scores carry no cost)."""
+        return self._price
+
+    @property
+    def budget(self) -> JudgeBudget | None:
+        """The budget every scorer using this judge spends from (``None``: no limit).
+
+        Settable; a USD budget needs a price for the model (else ``JudgeConfigError``).
+        """
+        return self._budget
+
+    @budget.setter
+    def budget(self, value: JudgeBudget | None) -> None:
+        from livescore.judges._budget import JudgeBudget
+
+        if value is not None and not isinstance(value, JudgeBudget):
+            raise JudgeConfigError(f"budget must be a JudgeBudget, not {value!r}")
+        price = resolve_price(self._model, self._prices_given, value.prices if value else None)
+        self._price = price
+        if value is not None:
+            value.check_judge(self)
+        self._budget = value
 
     def __repr__(self) -> str:
         return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"

@@ -505,6 +505,9 @@ def _add_tokens(usage: JudgeUsage, completion: Mapping[str, Any]) -> None:
     if isinstance(reported, Mapping):
         usage.input_tokens += _count(reported.get("prompt_tokens"))
         usage.output_tokens += _count(reported.get("completion_tokens"))
+        details = reported.get("prompt_tokens_details")
+        if isinstance(details, Mapping):
+            usage.cached_input_tokens += _count(details.get("cached_tokens"))
 
 
 def _count(value: Any) -> int:

@@ -41,10 +41,11 @@ from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
 from livescore.live._integration import Dispatcher, EmitRunSpans, dispatcher_for
 from livescore.live._recorder import RunRecorder, record_run
-from livescore.live._sampling import SamplingDecision, ScorerConfig
+from livescore.live._sampling import BudgetSampling, SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
+    "BudgetSampling",
     "DispatchStats",
     "Dispatcher",
     "EmitRunSpans",

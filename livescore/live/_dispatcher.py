@@ -89,6 +89,15 @@ class _Job:
         self._dispatcher._end_pairs(self, _indices(self, index), _HANDED_OFF, None)
 
 
+def _applied_rates(
+    configs: list[ScorerConfig], rates: list[float | None]
+) -> tuple[float | None, ...] | None:
+    """The rates a job carries: only when one differs from its scorer's fixed rate."""
+    if all(rate == config.rate for config, rate in zip(configs, rates, strict=True)):
+        return None
+    return tuple(rates)
+
+
 def _indices(job: _Job, index: int | None) -> Iterable[int]:
     if index is None:
         return range(len(job.done))
@@ -280,7 +289,7 @@ class LiveDispatcher:
             if max_judge_concurrency is not None:
                 raise ValueError(
                     "max_judge_concurrency limits in-process scoring; with broker=, the "
-                    "workers' --concurrency and --judge-concurrency apply"
+                    "workers' --scorer-concurrency and --fleet-judge-concurrency apply"
                 )
         if max_judge_concurrency is not None:
             _check_int("max_judge_concurrency", max_judge_concurrency)
@@ -372,7 +381,8 @@ class LiveDispatcher:
         predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
         id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
-        run's ``trace_id`` the same way.
+        run's ``trace_id`` the same way. A scorer with a
+        :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -425,11 +435,13 @@ class LiveDispatcher:
             else:
                 decision = self.sample(run.trace_id or run.run_id)
         configs = list(decision.scorers)
+        rates = [decision.rate_of(i) for i in range(len(configs))]
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
             try:
                 if config.sampling(run):  # type: ignore[operator]
                     configs.append(config)
+                    rates.append(None)
             except Exception:
                 _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
                 broken.append(config)
@@ -460,7 +472,8 @@ class LiveDispatcher:
                     self._count_drop(config.scorer_id, "queue_full")
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
-                evicted = q.put_locked(_Job(self, ScoringJob(run, tuple(configs), parent)))
+                job = ScoringJob(run, tuple(configs), parent, _applied_rates(configs, rates))
+                evicted = q.put_locked(_Job(self, job))
                 if evicted is not None:
                     self._drop_job(evicted, "queue_full")
                 for config in configs:
@@ -698,6 +711,7 @@ class LiveDispatcher:
                     return
                 job.done[index] = True
                 config = job.job.scorers[index]
+                config.record_score(result)  # a budget-following rate learns the cost
                 counts = self._counts_of(config.scorer_id)
                 counts.in_flight -= 1
                 if result.status == "scored":
@@ -715,7 +729,7 @@ class LiveDispatcher:
             self.emitter.emit(
                 job.job.run,
                 result,
-                sample_rate=config.rate,
+                sample_rate=job.job.rate_of(index),
                 source="live",
                 scorer_version=config.scorer.version,
                 start_time_ns=start_time_ns,

@@ -96,6 +96,15 @@ class ScoringJob:
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
+    rates: tuple[float | None, ...] | None = field(default=None)
+    """The rate that sampled each scorer's pair, when it is not the scorer's fixed rate (a
+    :class:`~livescore.live.BudgetSampling` adjusts its rate); ``None``: the fixed rates."""
+
+    def rate_of(self, index: int) -> float | None:
+        """The sampling rate of the pair at ``index``, as its score span carries it."""
+        if self.rates is not None and index < len(self.rates):
+            return self.rates[index]
+        return self.scorers[index].rate
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
@@ -108,10 +117,10 @@ class ScoringJob:
                 {
                     "id": c.scorer_id,
                     "version": c.scorer.version,
-                    "sample_rate": c.rate,
+                    "sample_rate": self.rate_of(i),
                     "timeout": c.timeout,
                 }
-                for c in self.scorers
+                for i, c in enumerate(self.scorers)
             ],
         }
 

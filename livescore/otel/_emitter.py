@@ -152,8 +152,10 @@ class OTelEmitter:
 
     Metrics (meter ``livescore``, always): ``livescore.score`` (histogram),
     ``livescore.runs`` (counter by ``livescore.status``), ``livescore.judge.latency``
-    (histogram, seconds), ``livescore.judge.tokens`` (counter by ``gen_ai.token.type``) and
-    ``livescore.queue.depth`` (gauge).
+    (histogram, seconds), ``livescore.judge.tokens`` (counter by ``gen_ai.token.type``),
+    ``livescore.judge.cost`` (counter, USD, by scorer and judge model, for judges with a
+    price) and ``livescore.queue.depth`` (gauge). A score a judge budget could not pay counts
+    as skipped with ``livescore.reason = "budget_exhausted"``.
 
     Args:
         tracer_provider: Where spans go; the global provider by default (resolved lazily,
@@ -243,6 +245,11 @@ class OTelEmitter:
             A.METRIC_JUDGE_TOKENS,
             unit="{token}",
             description="Tokens the judge consumed, by gen_ai.token.type",
+        )
+        self._judge_cost = meter.create_counter(
+            A.METRIC_JUDGE_COST,
+            unit="USD",
+            description="What judge calls cost in US dollars, by scorer and judge model",
         )
         self._queue_sources: list[weakref.ref[Any] | Callable[[], Any]] = []
         self._queue_lock = threading.Lock()
@@ -588,6 +595,8 @@ class OTelEmitter:
         outcome: dict[str, str] = {**scorer, A.LIVESCORE_STATUS: result.status}
         if result.status == "failed":
             outcome[A.ERROR_TYPE] = result.error_type or "error"
+        elif result.attributes.get(A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED) is True:
+            outcome[A.LIVESCORE_REASON] = "budget_exhausted"
         self._runs.add(1, outcome)
         if result.status == "scored" and result.score is not None:
             self._score.record(
@@ -605,6 +614,8 @@ class OTelEmitter:
                 self._judge_tokens.add(
                     usage.output_tokens, {**judge, A.GEN_AI_TOKEN_TYPE: "output"}
                 )
+            if usage.cost_usd:
+                self._judge_cost.add(float(usage.cost_usd), judge)
 
 
 def _event_body(result: ScoreResult) -> str:

@@ -318,7 +318,7 @@ def build_verdict_scorer(
             )
         generate_reason = one_call_reason
 
-    return create_scorer(
+    scorer = create_scorer(
         id=id,
         description=description,
         model=judge,
@@ -332,3 +332,20 @@ def build_verdict_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
     )
+    if judge_mode == "three_step":
+        # What a judge budget's fallback="one_call" switches to when the budget runs low.
+        scorer.offer_judge_mode(
+            "one_call",
+            lambda: build_verdict_scorer(
+                parts,
+                id=id,
+                description=description,
+                judge=judge,
+                judge_mode="one_call",
+                label=label,
+                context=context,
+                get_context=get_context,
+                max_text_chars=max_text_chars,
+            ),
+        )
+    return scorer

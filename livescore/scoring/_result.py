@@ -154,7 +154,16 @@ def _usage_of(data: Mapping[str, Any]) -> JudgeUsage:
         output_tokens=int(data.get("output_tokens") or 0),
         latency_s=float(data.get("latency_s") or 0.0),
         cached=int(data.get("cached") or 0),
+        shared=int(data.get("shared") or 0),
+        cached_input_tokens=int(data.get("cached_input_tokens") or 0),
+        cost_usd=_cost_of(data.get("cost_usd")),
     )
+
+
+def _cost_of(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
@@ -165,6 +174,8 @@ def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
         "latency_s": usage.latency_s,
         "cached": usage.cached,
         "shared": usage.shared,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "cost_usd": usage.cost_usd,
     }
 
 

@@ -25,7 +25,15 @@ from livescore import _attributes as A
 from livescore._errors import NotScorable, ScorerRunError
 from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
-from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
+from livescore.judges import (
+    BudgetTicket,
+    Judge,
+    JudgeError,
+    JudgeReply,
+    JudgeUsage,
+    budget_of,
+    price_of,
+)
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
     Run,
@@ -294,6 +302,8 @@ class Scorer:
         self._context = list(context) if context is not None else None
         self._get_context = get_context
         self._label = label
+        self._judge_modes: dict[str, Callable[[], Scorer]] = {}
+        self._built_modes: dict[str, Scorer] = {}
 
     def __repr__(self) -> str:
         judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
@@ -302,6 +312,33 @@ class Scorer:
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
         return self._label(score) if self._label is not None else None
+
+    def offer_judge_mode(self, mode: str, build: Callable[[], Scorer]) -> None:
+        """Say that this scorer can also run in judge mode ``mode`` (``"one_call"``).
+
+        ``build`` makes the same scorer in that mode; it is called once, when a judge
+        budget's ``fallback="one_call"`` first needs it. The prebuilt verdict scorers
+        (hallucination, faithfulness…) offer ``"one_call"`` when built in ``"three_step"``.
+
+        Example:
+            >>> from livescore.scorers import create_hallucination_scorer
+            >>> from livescore.testing import ScriptedJudge
+            >>> scorer = create_hallucination_scorer(model=ScriptedJudge([]))
+            >>> scorer.judge_modes
+            ('one_call',)
+        """
+        self._judge_modes[mode] = build
+
+    @property
+    def judge_modes(self) -> tuple[str, ...]:
+        """The other judge modes this scorer offers (see :meth:`offer_judge_mode`)."""
+        return tuple(self._judge_modes)
+
+    def _in_mode(self, mode: str) -> Scorer:
+        built = self._built_modes.get(mode)
+        if built is None:
+            built = self._built_modes[mode] = self._judge_modes[mode]()
+        return built
 
     async def run(
         self, run: RunLike, *, step: Step | None = None, memo: RunMemo | None = None
@@ -398,6 +435,9 @@ class Scorer:
         current = "input"
         overran: str | None = None  # the step during which the time ran out
         ctx: StepContext | None = None
+        judge = self.judge
+        pipeline = self  # the budget's fallback may run the same scorer in another mode
+        ticket: BudgetTicket | None = None
 
         def check_time() -> None:
             nonlocal overran
@@ -407,31 +447,41 @@ class Scorer:
 
         # move_on_after, not fail_after: a step that raises TimeoutError itself is that
         # step's failure, not the scorer's timeout.
-        with anyio.move_on_after(timeout) as scope:
-            try:
-                ctx = self._start(run, step, result)
-                current = "get_context"
-                ctx.context = await self._resolve_context(run, ctx.step)
-                check_time()
-                for current in _STEP_NAMES:
-                    await self._run_step(current, ctx, result, memo)
-                    _check_step_end(ctx, current, result)
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                try:
+                    ctx = self._start(run, step, result)
+                    if judge is not None and budget_of(judge) is not None:
+                        current = "budget"
+                        ticket, judge, pipeline = await self._admit(judge, result)
+                    current = "get_context"
+                    ctx.context = await self._resolve_context(run, ctx.step)
                     check_time()
-            except NotScorable as skip:
-                result.status = "skipped"
-                result.reason = skip.reason
-                result.score = None
-                result.label = None
-            except Exception as exc:
-                error = exc
-                _record_failure(result, current, exc)
-            except BaseException as exc:
-                if _ends_the_caller(exc):
-                    raise
-                # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised by
-                # the scorer's own code: that score fails, nothing else does.
-                error = exc
-                _record_failure(result, current, exc)
+                    for current in _STEP_NAMES:
+                        await pipeline._run_step(current, ctx, result, memo, judge)
+                        _check_step_end(ctx, current, result)
+                        check_time()
+                except NotScorable as skip:
+                    result.status = "skipped"
+                    result.reason = skip.reason
+                    result.score = None
+                    result.label = None
+                except Exception as exc:
+                    error = exc
+                    _record_failure(result, current, exc)
+                except BaseException as exc:
+                    if _ends_the_caller(exc):
+                        raise
+                    # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised
+                    # by the scorer's own code: that score fails, nothing else does.
+                    error = exc
+                    _record_failure(result, current, exc)
+        finally:
+            # Priced and settled even when the caller is cancelled: the calls were paid.
+            if judge is not None:
+                _price_usage(result, judge)
+            if ticket is not None:
+                await ticket.settle(result.usage, record=result.status != "skipped")
         result.duration_s = time.perf_counter() - started
         if scope.cancelled_caught:
             overran = current
@@ -446,6 +496,22 @@ class Scorer:
             _record_failure(result, overran, error)
             result.error_type = "timeout"
         return result, error
+
+    async def _admit(self, judge: Judge, result: ScoreResult) -> tuple[BudgetTicket, Judge, Scorer]:
+        """Ask the judge's budget for this score: what to run it on, or a skip."""
+        budget = budget_of(judge)
+        assert budget is not None
+        ticket = await budget.admit(self.id, judge, one_call="one_call" in self._judge_modes)
+        result.attributes[A.LIVESCORE_JUDGE_BUDGET] = budget.name
+        if not ticket.admitted:
+            result.attributes[A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED] = True
+            raise NotScorable(ticket.reason)
+        used = ticket.judge if ticket.judge is not None else judge
+        pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
+        if ticket.fallback is not None:
+            result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
+            result.judge_model = used.model_name
+        return ticket, used, pipeline
 
     def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
         """Score one run from synchronous code: scripts, and notebooks too.
@@ -508,7 +574,12 @@ class Scorer:
         return _context_list(value)
 
     async def _run_step(
-        self, name: str, ctx: StepContext, result: ScoreResult, memo: RunMemo | None
+        self,
+        name: str,
+        ctx: StepContext,
+        result: ScoreResult,
+        memo: RunMemo | None,
+        judge: Judge | None,
     ) -> None:
         step = self._steps[name]
         if step is None:
@@ -520,7 +591,8 @@ class Scorer:
             value = await _call_hook(skip_result, ctx, in_thread=in_thread) if skip_result else None
             prompt = None
         elif isinstance(step, PromptStep):
-            value, prompt = await self._ask_judge(name, step, ctx, result, memo)
+            assert judge is not None  # checked in __init__
+            value, prompt = await self._ask_judge(name, step, ctx, result, memo, judge)
         else:
             value, prompt = await _call_hook(step, ctx, in_thread=in_thread), None
         if name == "preprocess":
@@ -544,9 +616,8 @@ class Scorer:
         ctx: StepContext,
         result: ScoreResult,
         memo: RunMemo | None,
+        judge: Judge,
     ) -> tuple[Any, str]:
-        judge = self.judge
-        assert judge is not None  # checked in __init__
         prompt = step.create_prompt(ctx)
         usage = result.step_usage.setdefault(name, JudgeUsage())
         check = step.validate
@@ -747,6 +818,20 @@ def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
     result.error_type = exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
     if isinstance(exc, JudgeError):
         result.usage.add(exc.usage)
+
+
+def _price_usage(result: ScoreResult, judge: Judge) -> None:
+    """Put the cost of the score's judge calls on it, when the judge knows its price."""
+    price = price_of(judge)
+    usage = result.usage
+    if usage.cached_input_tokens:
+        result.attributes[A.LIVESCORE_JUDGE_CACHED_INPUT_TOKENS] = usage.cached_input_tokens
+    if price is None:
+        return
+    for step_usage in result.step_usage.values():
+        step_usage.cost_usd = price.cost(step_usage)
+    usage.cost_usd = price.cost(usage)
+    result.attributes[A.LIVESCORE_JUDGE_COST] = usage.cost_usd
 
 
 def _run_id_of(run: object) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from otlp_receiver import OTLPTestReceiver, ReceivedSpan
 
+from livescore import Run
 from livescore.testing import RedisTestServer
 
 HERE = Path(__file__).resolve().parent
@@ -146,3 +147,38 @@ def span_by_pair(spans: Iterable[ReceivedSpan]) -> dict[tuple[str, str], Receive
         (str(s.attributes["livescore.run.id"]), str(s.attributes["livescore.scorer.id"])): s
         for s in spans
     }
+
+
+def publish_jobs(
+    url: str,
+    indices: Iterable[int],
+    scorer_id: str,
+    output: Callable[[int], str] = lambda i: "a",
+) -> set[tuple[str, str]]:
+    """Publish one job per index (run ``run-{i}``, answer ``output(i)``) for ``scorer_id``,
+    as an agent's broker executor does; the (run id, scorer id) pairs."""
+    from livescore.fleet._dramatiq import DramatiqPublisher
+
+    publisher = DramatiqPublisher(url, "livescore")
+    pairs = set()
+    for i in indices:
+        run = Run(
+            input="q",
+            output=output(i),
+            run_id=f"run-{i}",
+            trace_id=f"{i + 1:032x}",
+            span_id=f"{i + 1:016x}",
+            trace_flags=1,
+        )
+        publisher.publish(
+            {
+                "format": 1,
+                "id": f"job-{i}",
+                "run": run.to_dict(),
+                "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
+                "scorers": [{"id": scorer_id, "sample_rate": 1.0}],
+            }
+        )
+        pairs.add((run.run_id, scorer_id))
+    publisher.close()
+    return pairs

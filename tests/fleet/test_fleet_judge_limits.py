@@ -10,39 +10,15 @@ from typing import Any
 
 import pytest
 import redis
-from fleet_support import Fleet, wait_for
+from fleet_support import Fleet, publish_jobs, wait_for
 
-from livescore import Run
-from livescore.fleet._dramatiq import DramatiqPublisher
 from livescore.testing import OpenAITestServer, Reply
 
 pytestmark = pytest.mark.slow
 
 
 def _publish(fleet: Fleet, first: int, count: int) -> set[tuple[str, str]]:
-    publisher = DramatiqPublisher(fleet.url, "livescore")
-    pairs = set()
-    for i in range(first, first + count):
-        run = Run(
-            input="q",
-            output="a",
-            run_id=f"run-{i}",
-            trace_id=f"{i + 1:032x}",
-            span_id=f"{i + 1:016x}",
-            trace_flags=1,
-        )
-        publisher.publish(
-            {
-                "format": 1,
-                "id": f"job-{i}",
-                "run": run.to_dict(),
-                "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
-                "scorers": [{"id": "judged", "sample_rate": 1.0}],
-            }
-        )
-        pairs.add((run.run_id, "judged"))
-    publisher.close()
-    return pairs
+    return publish_jobs(fleet.url, range(first, first + count), "judged")
 
 
 class _Clock:
