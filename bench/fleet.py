@@ -121,6 +121,7 @@ class Worker:
             stderr=subprocess.PIPE,
         )
         assert self.process.stderr is not None
+        self.stop_line = ""
         line = self.process.stderr.readline().decode()  # "livescore worker ...: scoring"
         if "scoring" not in line:
             raise RuntimeError(f"the worker did not start: {line!r}")
@@ -137,7 +138,8 @@ class Worker:
         self.process.wait(timeout=10)
 
     def stop(self) -> float:
-        """Stop it gracefully; the CPU seconds of its scoring loop (0 if unknown)."""
+        """Stop it gracefully; the CPU seconds of its scoring loop (0 if unknown). Its stop
+        line is kept in ``stop_line``."""
         loop_cpu = 0.0
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -148,6 +150,10 @@ class Worker:
                 _, err = self.process.communicate()
             found = re.search(rb"scoring-loop\s+CPU\s+([0-9.]+) s", err or b"")
             loop_cpu = float(found.group(1)) if found else 0.0
+            lines = [
+                x for x in (err or b"").decode(errors="replace").splitlines() if " stopped: " in x
+            ]
+            self.stop_line = lines[-1] if lines else ""
         self.log.close()
         return loop_cpu
 

@@ -30,6 +30,7 @@ BENCHMARKS = (
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
     "judge_cost.py",
     "fleet.py",
+    "fleet_faults.py",
     "traces.py",
 )
 

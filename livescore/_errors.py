@@ -14,7 +14,8 @@ The tree::
      │    │    ├── JudgeResponseError        "invalid_response"
      │    │    └── JudgeConfigError          "config" (also a ValueError)
      │    ├── ScorerRunError         a scorer step failed (``Scorer.run`` raises it)
-     │    ├── BrokerUnavailableError the fleet's broker (Redis) cannot be reached
+     │    ├── BrokerUnavailableError the fleet's broker (Redis) cannot be reached or take jobs
+     │    ├── JobTooLargeError       a job over the publisher's size cap (not sent)
      │    ├── BudgetLedgerError      a judge budget's ledger (Redis) cannot answer
      │    ├── OTLPDecodeError        not an OTLP trace export (also a ValueError)
      │    └── DemoConfigError        ``livescore demo`` cannot run as configured
@@ -59,6 +60,7 @@ __all__ = (
     "BrokerUnavailableError",
     "BudgetLedgerError",
     "DemoConfigError",
+    "JobTooLargeError",
     "JudgeAuthError",
     "JudgeBadRequestError",
     "JudgeConfigError",
@@ -245,7 +247,33 @@ class ScorerRunError(LivescoreError):
 
 
 class BrokerUnavailableError(LivescoreError):
-    """The broker (Redis) cannot be reached, or did not answer in time."""
+    """The broker (Redis) cannot be reached, did not answer in time, or cannot take jobs
+    now (out of memory, read-only during a failover).
+
+    Attributes:
+        published: From a publisher's ``publish_many``: the positions of the records that
+            were enqueued before the broker refused the rest (the others were not).
+    """
+
+    def __init__(self, message: str, *, published: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.published = published
+
+
+class JobTooLargeError(LivescoreError):
+    """A job record is larger than the publisher's cap (``max_job_bytes``): it is not sent.
+
+    The dispatcher counts the run as dropped (``job_too_large``); it never reaches the agent.
+
+    Attributes:
+        size: The record's encoded size in bytes.
+        limit: The cap.
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the job is {size:,} bytes encoded, over the {limit:,}-byte cap")
+        self.size = size
+        self.limit = limit
 
 
 class BudgetLedgerError(LivescoreError):

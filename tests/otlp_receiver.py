@@ -72,16 +72,37 @@ def _value(any_value: Any) -> Any:
     return getattr(any_value, kind) if kind else None
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when an exporter's process dies mid-connection (a test kills workers)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class OTLPTestReceiver:
     """A minimal OTLP/HTTP (protobuf) receiver: keeps every span (``/v1/traces``) and log
     record (``/v1/logs``) it is sent, and the latest value of every counter data point per
-    process (``/v1/metrics``)."""
+    process (``/v1/metrics``).
+
+    To play a collector in trouble: while ``refuse`` is set it answers every export with
+    ``503 Service Unavailable`` and keeps nothing (``refused`` counts them); while ``gate``
+    is cleared it holds each answer until the gate is set again (it keeps the data first).
+    """
 
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
         self.logs: list[ReceivedLogRecord] = []
         self.counters: dict[tuple[str, tuple[tuple[str, Any], ...], str | None], float] = {}
         self.requests = 0
+        self.refuse = threading.Event()
+        self.refused = 0
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held = 0
         self._lock = threading.Lock()
         receiver = self
 
@@ -91,6 +112,13 @@ class OTLPTestReceiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if receiver.refuse.is_set() and self.path in ("/v1/metrics", "/v1/traces"):
+                    with receiver._lock:
+                        receiver.refused += 1
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if self.path == "/v1/metrics":
                     receiver._collect_metrics(body)
                     reply = ExportMetricsServiceResponse().SerializeToString()
@@ -105,6 +133,10 @@ class OTLPTestReceiver:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                if not receiver.gate.is_set():
+                    with receiver._lock:
+                        receiver.held += 1
+                    receiver.gate.wait(60)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(reply)))
@@ -114,7 +146,7 @@ class OTLPTestReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 return None
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

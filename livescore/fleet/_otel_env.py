@@ -24,10 +24,12 @@ force-flushes them too.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,13 +41,36 @@ __all__ = ("SpanHold", "TelemetrySetup", "configure_from_env", "held_span_proces
 class SpanHold(Protocol):
     """What the worker's commit needs of its span processor (see :func:`held_span_processor`)."""
 
+    export_timeout: float
+    """The longest one :meth:`export` may take, its exporter's retries included (seconds)."""
+
     def take(self) -> list[Any]:
         """The spans held now (they are no longer held)."""
+        ...
+
+    def capture(self, into: list[Any]) -> contextlib.AbstractContextManager[None]:
+        """For the length of the block, spans that end on this thread go to ``into``
+        instead of being held (the worker keeps each score's span with its pair)."""
         ...
 
     def export(self, spans: list[Any]) -> bool:
         """Export ``spans``; ``False`` when the exporter failed."""
         ...
+
+
+def _export_timeout() -> float:
+    """``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` / ``OTEL_EXPORTER_OTLP_TIMEOUT`` (seconds; the
+    OTLP exporters' default is 10): how long one export may take, retries included."""
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        text = os.environ.get(name, "").strip()
+        if text:
+            try:
+                value = float(text)
+            except ValueError:
+                continue
+            if value > 0:
+                return value
+    return 10.0
 
 
 @functools.cache
@@ -60,11 +85,26 @@ def _held_class() -> type[Any]:
         def __init__(self, exporter: SpanExporter, max_held: int = 100_000) -> None:
             self.exporter = exporter
             self.max_held = max_held
+            self.export_timeout = _export_timeout()
             self._lock = threading.Lock()
             self._spans: list[ReadableSpan] = []
+            self._local = threading.local()
             self.export_failures = 0
 
+        @contextlib.contextmanager
+        def capture(self, into: list[ReadableSpan]) -> Iterator[None]:
+            """Spans ending on this thread in the block go to ``into``."""
+            self._local.into = into
+            try:
+                yield
+            finally:
+                self._local.into = None
+
         def on_end(self, span: ReadableSpan) -> None:
+            into = getattr(self._local, "into", None)
+            if into is not None:
+                into.append(span)
+                return
             overflow: list[ReadableSpan] = []
             with self._lock:
                 self._spans.append(span)
@@ -104,11 +144,15 @@ def _held_class() -> type[Any]:
 def held_span_processor(exporter: Any, max_held: int = 100_000) -> Any:
     """A span processor that holds ended spans until the worker's commit exports them.
 
-    In place of a ``BatchSpanProcessor``: the worker exports exactly the spans of the pairs
-    it is about to mark done, in one batch per commit (at most every 100 ms), so that a
-    crash never leaves a pair marked done whose span did not leave, and leaves at most the
-    pairs of one commit exported but not yet marked. ``force_flush`` and ``shutdown``
-    export whatever is held; past ``max_held`` spans the oldest are exported at once.
+    In place of a ``BatchSpanProcessor``: the worker keeps each score's span with its pair
+    (:meth:`capture`) and exports exactly the spans of the pairs it is about to mark done,
+    in one batch per commit (at most every 100 ms), once it checked in Redis that their
+    claims are still its own. So a crash never leaves a pair marked done whose span did not
+    leave, a worker whose claim lapsed (frozen, cut off) never exports a score another
+    worker made again, and at most the pairs of one commit are exported but not yet marked.
+    Other spans (a scorer's own) are held and go out with the next commit. ``force_flush``
+    and ``shutdown`` export whatever is held; past ``max_held`` spans the oldest are
+    exported at once.
     """
     return _held_class()(exporter, max_held)
 

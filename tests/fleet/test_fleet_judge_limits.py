@@ -50,7 +50,7 @@ def test_a_429_pauses_every_worker(fleet: Fleet) -> None:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         fleet.env["FLEET_TEST_JUDGE_RETRIES"] = "5"
         # No limit configured: the pause after a 429 is always shared.
-        # Small prefetch (Dramatiq takes twice its threads, which are twice --concurrency),
+        # Small prefetch (Dramatiq takes twice its threads, which are twice --scorer-concurrency),
         # so that both workers hold jobs while the fleet is paused.
         workers = [fleet.start_worker("--scorer-concurrency", "2") for _ in range(2)]
         first = _publish(fleet, 0, 1)

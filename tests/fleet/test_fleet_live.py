@@ -6,21 +6,10 @@ import json
 from pathlib import Path
 
 from fleet_support import Fleet, span_by_pair, wait_for
+from fleet_support import make_run as _run
 
-from livescore import Run
 from livescore.live import LiveDispatcher, ScorerConfig
 from livescore.scorers import create_keyword_coverage_scorer
-
-
-def _run(i: int, output: str = "Ownership in Rust") -> Run:
-    return Run(
-        input="Rust ownership",
-        output=output,
-        run_id=f"run-{i}",
-        trace_id=f"{i + 1:032x}",
-        span_id=f"{i + 1:016x}",
-        trace_flags=1,
-    )
 
 
 def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(
