@@ -25,8 +25,11 @@ The tree::
      ├── SkipRecord                  from ``BatchingSink.prepare``: nothing to deliver
      ├── RetryLater                  from ``BatchingSink.deliver``: try the batch later
      │
-     │   internal: never leaves the judge
-     └── RequestRefused              an HTTP refusal the judge may adapt its request to
+     │   internal: never reach a user
+     ├── RequestRefused              an HTTP refusal the judge may adapt its request to
+     └── UnreadableResponse          a response body past its cap or its deadline
+          ├── ResponseTooLarge       (the judge fails ``invalid_response``, a sink
+          └── ResponseDeadline        counts the batch failed or retries it)
 
 Each is re-exported where users catch or raise it: the judge errors and
 ``BudgetLedgerError`` from :mod:`livescore.judges`, ``ScorerRunError`` and ``NotScorable`` from
@@ -36,6 +39,8 @@ Each is re-exported where users catch or raise it: the judge errors and
 :mod:`livescore.demo`. Programming errors in arguments stay plain ``TypeError`` /
 ``ValueError``. Exceptions that never leave the module raising them (the command line's
 usage error, the fleet's requeue signal) are private to it.
+
+:func:`exception_message` reads any exception's message, even one whose ``__str__`` raises.
 
 The ``error_type`` strings of the judge errors are what score spans carry as
 ``error.type`` (users filter dashboards on them), so they never change. This module imports
@@ -73,9 +78,13 @@ __all__ = (
     "LivescoreError",
     "NotScorable",
     "OTLPDecodeError",
+    "ResponseDeadline",
+    "ResponseTooLarge",
     "RetryLater",
     "ScorerRunError",
     "SkipRecord",
+    "UnreadableResponse",
+    "exception_message",
     "judge_error",
 )
 
@@ -361,3 +370,39 @@ class RequestRefused(Exception):
         self.status = status
         self.detail = detail
         self.error = error
+
+
+class UnreadableResponse(Exception):
+    """Internal: the response cannot be read within its bounds (see the subclasses).
+
+    Raised by ``livescore/_http.py`` while the judge's transport or a sink reads a body;
+    each turns it into its own failure, so it never reaches a user.
+    """
+
+
+class ResponseTooLarge(UnreadableResponse):
+    """The body is larger than the cap, or compressed in a way it cannot be read bounded."""
+
+
+class ResponseDeadline(UnreadableResponse):
+    """The body was still arriving when the request's deadline passed."""
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``).
+
+    Whatever reads an exception that is not its own (the agent's, a tool's, a scorer's)
+    reads it through this: one raising ``__str__`` must not lose the run it ended.
+
+    Example:
+        >>> class Broken(Exception):
+        ...     def __str__(self):
+        ...         raise RuntimeError("no message")
+        >>> exception_message(ValueError("bad")), exception_message(Broken())
+        ('bad', 'Broken (its message could not be read)')
+    """
+    try:
+        text = str(exc)
+    except BaseException:  # anything at all: the message is not worth the run
+        return f"{type(exc).__name__} (its message could not be read)"
+    return text if isinstance(text, str) else type(exc).__name__

@@ -52,7 +52,9 @@ def _text_of(value: Any) -> str | None:
     content = getattr(value, "content", None)
     if content is not None:
         return message_text(content)
-    raise TypeError(f"cannot read text from a {type(value).__name__}")
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    raise TypeError(f"cannot read text from {article} {name}")
 
 
 # LangChain's message types (a message's "type"); a content part's "type" ("text",

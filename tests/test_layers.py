@@ -209,7 +209,9 @@ def subpackages(package_dir: Path) -> set[str]:
 
 
 def private_root_modules(package_dir: Path) -> set[str]:
-    return {p.stem for p in package_dir.glob("_*.py") if p.name != "__init__.py"}
+    # Dunder modules (__init__, __main__: the command as `python -m livescore`) are entry
+    # points, not helpers.
+    return {p.stem for p in package_dir.glob("_*.py") if not p.stem.startswith("__")}
 
 
 # -- the rules --------------------------------------------------------------------------------

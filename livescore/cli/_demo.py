@@ -33,13 +33,20 @@ def add_demo_parser(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
         help="watch an agent being scored live (the README's main command)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Run a small agent with real tools over a handful of questions, with live "
-            "hallucination and keyword-coverage scoring attached, and show each run's trace "
-            "with its tool calls and evaluation spans as they were exported. Exit codes: 0 "
-            "ran; 1 the judge failed (its local process died, or every judge score failed); "
-            "2 usage error (including a missing integration or SDK: the message says what to "
-            "install)."
+            "Run a small agent with real tools over a handful of questions, with live\n"
+            "hallucination and keyword-coverage scoring attached, and show each run's trace\n"
+            "with its tool calls and evaluation spans as they were exported.\n\n"
+            "exit codes:\n"
+            "  0    ran: the questions were answered and scored, and everything sent to\n"
+            "       --otlp-endpoint, --phoenix or --langfuse got there\n"
+            "  1    the judge failed (its local process died, or every judge score failed);\n"
+            "       the agent failed on every question; or spans or scores were not\n"
+            "       delivered (one line says how many, where, and why)\n"
+            "  2    usage error: a bad option, an unknown --runtime, a missing integration\n"
+            "       or SDK (the message says what to install)\n"
+            "  130  interrupted (Ctrl-C)"
         ),
     )
     judge = p.add_argument_group("judge (the model that checks the answers)")

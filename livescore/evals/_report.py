@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from livescore._files import write_text_atomically
 from livescore._messages import message_text
+from livescore._text import replace_lone_surrogates
 from livescore._usage import format_usd
 
 from ._quality import BinaryQuality
@@ -262,7 +264,10 @@ def render_report(
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
     """Render the report (see :func:`render_report`) and write it to ``path`` (UTF-8).
 
-    ``options`` are :func:`render_report`'s keywords (``title``, ``source``…).
+    The page goes to a temporary file beside ``path`` and replaces it when complete, so a
+    failed write leaves the previous report as it was; a ``path`` that is a symbolic link
+    is followed (the file it points to is replaced, the link stays). ``options`` are
+    :func:`render_report`'s keywords (``title``, ``source``…).
 
     Example:
         >>> import tempfile, pathlib
@@ -271,6 +276,7 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
         >>> out.read_text().startswith("<!DOCTYPE html>")
         True
     """
-    target = Path(path)
-    target.write_text(render_report(result, **options), encoding="utf-8")
-    return target
+    # Lone surrogates (a JSON "\\ud800" escape in the data) cannot be written as UTF-8.
+    html = replace_lone_surrogates(render_report(result, **options))
+    write_text_atomically(path, html)
+    return Path(path)

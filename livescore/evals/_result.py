@@ -85,8 +85,18 @@ class ItemResult:
     def to_dict(self, *, include_run: bool = False) -> dict[str, Any]:
         """A JSON-safe dict of the item (one line of ``livescore eval --out``).
 
+        Each text is stored once: ``output`` as the target returned it, ``output_text``
+        only when that is not already plain text (a list of chat messages), and the run's
+        ``steps`` without repeating its input and output. A dataset line in this shape is
+        read back by ``livescore eval`` and ``run_evals`` (``steps`` included).
+
         Args:
-            include_run: Also include the full run trace (steps, tool calls and results).
+            include_run: Also include the run's ``steps`` (model turns, tool calls with
+                their results, retrievals) and the agent's name (``agent``).
+
+        Example:
+            >>> ItemResult(index=0, input="2+2?", output="4").to_dict()["output"]
+            '4'
         """
         # The run's own JSON conversion (message objects become role/content dicts).
         safe = Run(
@@ -100,7 +110,6 @@ class ItemResult:
             "id": self.id,
             "input": safe["input"],
             "output": safe["output"],
-            "output_text": self.output_text,
             "ground_truth": safe["ground_truth"],
             "context": self.context,
             "metadata": safe["metadata"],
@@ -110,12 +119,18 @@ class ItemResult:
             "callback_error": self.callback_error,
             "scores": {sid: result.to_dict() for sid, result in self.scores.items()},
         }
+        if not isinstance(self.output, str) and self.output is not None:
+            data["output_text"] = self.output_text
         if self.run is not None:
             data["run_id"] = self.run.run_id
             data["trace_id"] = self.run.trace_id
             data["span_id"] = self.run.span_id
             if include_run:
-                data["run"] = self.run.to_dict()
+                run = self.run.to_dict()
+                if run["steps"]:
+                    data["steps"] = run["steps"]
+                if run["name"]:
+                    data["agent"] = run["name"]
         return data
 
 

@@ -48,8 +48,13 @@ __all__ = (
 
 logger = logging.getLogger("livescore.evals")
 
-ITEM_KEYS = frozenset({"input", "output", "ground_truth", "context", "id", "metadata"})
-"""The keys a dataset item may have; any other key is kept in the item's ``metadata``."""
+ITEM_KEYS = frozenset(
+    {"input", "question", "output", "ground_truth", "context", "id", "metadata", "steps"}
+)
+"""The keys a dataset item may have; any other key is kept in the item's ``metadata``.
+
+``question`` is another name for ``input`` (the hallucination benchmark's), read only when
+the item has no ``input``, exactly as ``livescore eval`` reads a dataset line."""
 
 Target = Callable[[Any], Any] | Any
 """A callable ``(input) -> output``, or an agent an installed integration can run (a
@@ -67,15 +72,25 @@ LIVESCORE_EVAL_ITEM_ID = "livescore.eval.item.id"
 def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split an item into its known keys and the others (which become metadata).
 
-    One rule for ``run_evals`` and ``livescore eval``: an unknown key never fails an item;
-    it travels in the item's ``metadata`` and one warning names every unknown key.
+    One rule for ``run_evals`` and ``livescore eval``: an unknown key never fails an item
+    by itself; it travels in the item's ``metadata`` and one warning names every unknown
+    key. ``question`` is the input when there is no ``input``; with both, ``input`` is the
+    input and ``question`` stays in the metadata.
 
     Example:
         >>> split_item_keys({"input": "q", "output": "a", "source": "faq"})
         ({'input': 'q', 'output': 'a'}, {'source': 'faq'})
+        >>> split_item_keys({"question": "q", "output": "a"})
+        ({'input': 'q', 'output': 'a'}, {})
     """
-    known = {k: v for k, v in raw.items() if k in ITEM_KEYS}
+    # ``question`` stands for ``input`` only where there is none (and keeps its place).
+    alias = "input" not in raw
+    known = {
+        ("input" if alias and k == "question" else k): v for k, v in raw.items() if k in ITEM_KEYS
+    }
     unknown = {str(k): v for k, v in raw.items() if k not in ITEM_KEYS}
+    if not alias and "question" in known:
+        unknown["question"] = known.pop("question")
     return known, unknown
 
 
@@ -115,7 +130,9 @@ def _check_scorers(scorers: Sequence[Scorer]) -> list[Scorer]:
 
 
 class _InvalidItem(ValueError):
-    pass
+    def __init__(self, message: str, unknown_keys: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.unknown_keys = tuple(unknown_keys)
 
 
 @dataclass(slots=True)
@@ -128,6 +145,7 @@ class _Item:
     id: str | None
     metadata: dict[str, Any]
     unknown_keys: tuple[str, ...] = ()
+    steps: list[Step] | None = None
     run: Run | None = None  # an item given as a Run: scored whole (its steps, its span)
 
 
@@ -148,18 +166,22 @@ def _parse_item(raw: Any) -> _Item:
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
     raw, unknown = split_item_keys(raw)
     if "input" not in raw:
-        raise _InvalidItem("the item has no 'input'")
+        # The likeliest cause is a typo: name the keys that were not read.
+        names = ", ".join(repr(k) for k in list(unknown)[:5])
+        hint = f" (it has unknown key(s) {names}: a typo?)" if unknown else ""
+        raise _InvalidItem(f"the item has no 'input'{hint}", tuple(unknown))
     context = raw.get("context")
     if context is not None:
         if isinstance(context, str):
             context = [context]
         elif not isinstance(context, Sequence) or not all(isinstance(c, str) for c in context):
-            raise _InvalidItem("'context' must be a string or a list of strings")
+            raise _InvalidItem("'context' must be a string or a list of strings", tuple(unknown))
         else:
             context = list(context)
     metadata = raw.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
-        raise _InvalidItem("'metadata' must be a mapping")
+        raise _InvalidItem("'metadata' must be a mapping", tuple(unknown))
+    steps = _item_steps(raw.get("steps"), tuple(unknown))
     item_id = raw.get("id")
     return _Item(
         input=raw["input"],
@@ -171,7 +193,30 @@ def _parse_item(raw: Any) -> _Item:
         # The item's own metadata wins over an unknown key of the same name.
         metadata={**unknown, **(metadata or {})},
         unknown_keys=tuple(unknown),
+        steps=steps,
     )
+
+
+def _item_steps(value: Any, unknown: tuple[str, ...]) -> list[Step] | None:
+    """An item's ``steps``: :class:`~livescore.runs.Step` objects or their dict form."""
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise _InvalidItem("'steps' must be a list of steps", unknown)
+    steps: list[Step] = []
+    for entry in value:
+        if isinstance(entry, Step):
+            steps.append(entry)
+            continue
+        if not isinstance(entry, Mapping):
+            raise _InvalidItem("'steps' must be a list of Step objects or step dicts", unknown)
+        try:
+            steps.extend(Run.from_dict({"steps": [entry]}).steps)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise _InvalidItem(
+                f"'steps' holds a step that cannot be read: {exc}", unknown
+            ) from None
+    return steps
 
 
 async def _iterate(data: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[Any]:
@@ -210,6 +255,8 @@ class _Evaluation:
         try:
             item = _parse_item(raw)
         except _InvalidItem as exc:
+            for key in exc.unknown_keys:  # named in the warning even when the item fails
+                self.unknown_keys[key] = self.unknown_keys.get(key, 0) + 1
             result = ItemResult(index=index, error=str(exc), error_type="invalid_item")
             await self._complete(result)
             return result
@@ -261,7 +308,14 @@ class _Evaluation:
             result.duration_s = time.perf_counter() - started
             return None
         result.duration_s = time.perf_counter() - started
-        run = produced if isinstance(produced, Run) else Run(output=produced)
+        if isinstance(produced, Run):
+            run = produced
+        else:
+            # A ready output may come with the steps that led to it (a dataset line's
+            # ``steps``, an earlier ``--out`` record): tool scorers read them.
+            run = Run(output=produced)
+            if self.invoker is None and item.steps:
+                run.steps = list(item.steps)
         if run.input is None:
             run.input = item.input
         if run.ground_truth is None:
@@ -389,11 +443,15 @@ async def run_evals(
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
-    Each item is a mapping with ``input`` and any of ``output`` (a ready answer),
-    ``ground_truth``, ``context`` (a string or list of strings: static ground truth), ``id``
-    and ``metadata``. Any other key is kept in the item's metadata, and one
+    Each item is a mapping with ``input`` (or ``question``, the benchmark files' name for
+    it) and any of ``output`` (a ready answer), ``ground_truth``, ``context`` (a string or
+    list of strings: static ground truth), ``id``, ``metadata`` and ``steps`` (the steps
+    behind a ready output, :class:`~livescore.runs.Step` objects or ``Run.to_dict`` step
+    dicts, for tool scorers). Any other key is kept in the item's metadata, and one
     ``UserWarning`` per call names every such key (a typo such as ``"inptu"`` shows up
-    there). A :class:`~livescore.Run` is accepted as an item too.
+    there, also when it leaves the item without an input, which fails the item as
+    ``invalid_item`` with an error naming it). A :class:`~livescore.Run` is accepted as an
+    item too. These are the rules ``livescore eval`` reads a dataset line by.
 
     Context: the ground truth judge scorers read by default is
     :func:`livescore.get_run_context`: the item's ``context`` when it has one (kept in

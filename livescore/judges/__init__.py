@@ -44,7 +44,7 @@ from livescore.judges._budget import (
     Reservation,
     budget_of,
 )
-from livescore.judges._openai import OpenAIJudge
+from livescore.judges._openai import DEFAULT_TIMEOUT, OpenAIJudge
 from livescore.judges._prices import (
     DEFAULT_PRICES,
     DEFAULT_PRICES_AS_OF,
@@ -63,6 +63,7 @@ from livescore.judges._validation import ask_for_object
 __all__ = (
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
+    "DEFAULT_TIMEOUT",
     "PRICES_ENV",
     "Admission",
     "Answer",

@@ -8,7 +8,8 @@ Ollama, LiteLLM). The work is split by job:
 - :mod:`._structured`: the structured-output ladder, remembered per server, and parsing;
 - :mod:`._validation`: local validation and the one corrective retry (shared with
   :class:`~livescore.testing.ScriptedJudge`);
-- :mod:`._redaction`: keeping credentials out of errors, logs and reprs;
+- :mod:`livescore._redaction`: keeping credentials out of errors, logs and reprs (shared
+  with the dashboard sinks);
 - this module: the judge's settings, the request body (and adapting it to what a model
   refuses), the optional cache.
 
@@ -20,14 +21,16 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
+from livescore import _http
 from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
-from livescore._redaction import Redactor, redact_url, split_credentials
+from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
+from livescore._text import replace_lone_surrogates
 from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._prices import Price, PriceLike, PriceTable, resolve_price
 from livescore.judges._protocol import ModelT
@@ -53,19 +56,24 @@ if TYPE_CHECKING:
 
     from livescore.judges._budget import JudgeBudget
 
-__all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "OpenAIJudge", "TransportName")
+__all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "OpenAIJudge", "TransportName")
 
 _log = logging.getLogger("livescore.judges")
 
-DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+DEFAULT_MAX_RESPONSE_BYTES = _http.DEFAULT_MAX_RESPONSE_BYTES
 """The most bytes :class:`OpenAIJudge` reads of one response by default (1 MB)."""
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds one judge request may take by default, for the library and ``--judge-timeout``
+alike. A live score's own timeout is 60 s (``ScorerConfig.timeout``), so one slow request
+still leaves room for its retry; a judge that hangs no longer costs a timeout per call, as
+the circuit breaker opens after the first few."""
 
 TransportName = Literal["auto", "aiohttp", "httpx"]
 """The HTTP transport under the ``openai`` client (see :class:`OpenAIJudge`)."""
 
 _OFFICIAL_HOST = "api.openai.com"
 _LOCAL_KEY = "not-needed"  # local servers ignore the key, but the client insists on one
-_SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|password|signature", re.I)
 _TRANSPORTS = ("auto", "aiohttp", "httpx")
 
 
@@ -108,6 +116,14 @@ class OpenAIJudge:
         transport: The HTTP transport under the ``openai`` client: ``"auto"`` uses aiohttp
             on asyncio loops when it is installed (``openai[aiohttp]``, a dependency of
             livescore; about half the CPU per call), else httpx; or force one.
+        circuit_failures: Attempts in a row that do not reach the server (a refused or
+            dropped connection, a timeout) after which the judge stops calling it: every
+            call then fails at once as ``connection_error`` (``error.type`` on its score),
+            instead of each one waiting through its retries, while one probe every
+            ``circuit_probe_interval`` seconds checks whether the server is back (its
+            success closes the circuit). Any HTTP answer, even an error, ends a streak.
+            ``None`` never opens it. :attr:`unreachable` says when it is open.
+        circuit_probe_interval: Seconds between probes while the circuit is open.
         prices: What this judge's tokens cost, in USD per million tokens: one price,
             ``(input, output)`` or ``(input, output, cached_input)``, or a price table
             ``{model_name: (input, output[, cached_input])}``. Without it the price comes
@@ -133,7 +149,7 @@ class OpenAIJudge:
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 3,
         max_concurrency: int = 8,
         cache: bool | int = False,
@@ -146,6 +162,8 @@ class OpenAIJudge:
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         transport: TransportName = "auto",
+        circuit_failures: int | None = 5,
+        circuit_probe_interval: float = 5.0,
         prices: PriceLike | PriceTable | None = None,
         budget: JudgeBudget | None = None,
     ) -> None:
@@ -172,6 +190,16 @@ class OpenAIJudge:
             raise JudgeConfigError(
                 f"transport must be 'auto', 'aiohttp' or 'httpx', got {transport!r}"
             )
+        if circuit_failures is not None and (
+            isinstance(circuit_failures, bool) or circuit_failures < 1
+        ):
+            raise JudgeConfigError(
+                f"circuit_failures must be 1 or more (or None), got {circuit_failures!r}"
+            )
+        if not circuit_probe_interval > 0:
+            raise JudgeConfigError(
+                f"circuit_probe_interval must be positive, got {circuit_probe_interval!r}"
+            )
         # Imported here, not at module level: ``import livescore`` must not load ``openai``.
         from livescore.judges import _transport
 
@@ -181,7 +209,7 @@ class OpenAIJudge:
             )
         self._model = model_name.strip()
         headers = dict(default_headers or {})
-        secrets: list[str | None] = [v for k, v in headers.items() if _SENSITIVE_HEADER.search(k)]
+        secrets: list[str | None] = list(header_secrets(headers))
         settings: _transport.ClientSettings | None = None
         if client is None:
             raw_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -195,6 +223,7 @@ class OpenAIJudge:
                     )
                 key = _LOCAL_KEY
             raw_url = (raw_url or f"https://{_OFFICIAL_HOST}/v1").rstrip("/")
+            _check_base_url(raw_url)
             # The HTTP client never sees credentials in the URL, so its logs cannot show them.
             url, authorization, url_secrets = split_credentials(raw_url)
             if authorization is not None:
@@ -235,6 +264,7 @@ class OpenAIJudge:
             backoff_base=float(backoff_base),
             backoff_max=float(backoff_max),
             retry_after_max=float(retry_after_max),
+            breaker=_transport.CircuitBreaker(circuit_failures, float(circuit_probe_interval)),
         )
         cache_size = 1024 if cache is True else int(cache)
         self._cache_size = max(0, cache_size)
@@ -300,6 +330,13 @@ class OpenAIJudge:
 
     def __repr__(self) -> str:
         return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why the server cannot be reached (``"connection refused"``) while the circuit
+        is open and calls fail at once; ``None`` while it is closed."""
+        breaker = self._transport.breaker
+        return (breaker.reason or "unreachable") if breaker.open else None
 
     # The retry settings live on the transport, which uses them; these read and set them.
 
@@ -503,9 +540,11 @@ class OpenAIJudge:
     def _request_body(
         self, messages: list[Message], response_format: dict[str, Any] | None
     ) -> dict[str, Any]:
+        # A lone surrogate (a broken decoder upstream) cannot be encoded as UTF-8: the
+        # HTTP client would fail the request before sending anything.
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [{**m, "content": _valid_unicode(m["content"])} for m in messages],
+            "messages": [{**m, "content": replace_lone_surrogates(m["content"])} for m in messages],
         }
         if self.temperature is not None and self._send_temperature:
             body["temperature"] = self.temperature
@@ -560,18 +599,21 @@ class OpenAIJudge:
                 self._cache.popitem(last=False)
 
 
+def _check_base_url(url: str) -> None:
+    """A judge URL is http(s) with a host; anything else fails now, not at each call."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise JudgeConfigError(
+            f"the judge's base URL {redact_url(url)!r} is not valid: {exc}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeConfigError(
+            f"the judge's base URL must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+            f"not {redact_url(url)!r}"
+        )
+
+
 def _messages(system: str, prompt: str) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _valid_unicode(text: str) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD.
-
-    A broken decoder upstream (``errors="surrogateescape"``, a bad JSON escape) can leave
-    lone surrogates in an agent's output or a tool result; the HTTP client cannot encode
-    them as UTF-8 and would fail the request before sending anything.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)

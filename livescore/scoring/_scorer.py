@@ -22,7 +22,7 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
-from livescore._errors import NotScorable, ScorerRunError
+from livescore._errors import NotScorable, ScorerRunError, exception_message
 from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import (
@@ -156,6 +156,18 @@ class StepContext:
         return self._output_text
 
 
+def _a(noun: str) -> str:
+    """``"an int"``, ``"a float"``: the article a type name takes."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _text_or_none(find: Callable[[Run], str | None], run: Run) -> str | None:
+    try:
+        return find(run)
+    except TypeError:
+        return None
+
+
 def _missing_reason(value: Any, where: str, what: str) -> str:
     if value is None:
         found = f"the run has no {where}"
@@ -163,10 +175,10 @@ def _missing_reason(value: Any, where: str, what: str) -> str:
         keys = sorted(str(k) for k in value)
         shown = ", ".join(repr(k) for k in keys[:8]) + (", …" if len(keys) > 8 else "")
         found = f"its {where} is a mapping with keys [{shown}]"
-    elif isinstance(value, Sequence):
+    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         found = f"its {where} is a list of {len(value)} items with no {what.split()[0]} message"
     else:
-        found = f"its {where} is a {type(value).__name__}"
+        found = f"its {where} is {_a(type(value).__name__)}"
     return (
         f"no {what} found in the run: {found}, not text, a chat message or a list of "
         "messages (this scorer reads it)"
@@ -546,11 +558,10 @@ class Scorer:
             raise NotScorable(str(not_scorable))
         flags = result.flags
         attributes = result.attributes
-        try:
-            input_text = get_user_message(run)
-            output_text = get_assistant_message(run)
-        except TypeError as exc:
-            raise TypeError(f"run {run.run_id!r}: input and output must be text: {exc}") from exc
+        # A value that is not text at all (a number, bytes) is read as "no text": the steps
+        # that need it skip the score with the reason, as for a mapping of prompt variables.
+        input_text = _text_or_none(get_user_message, run)
+        output_text = _text_or_none(get_assistant_message, run)
         if input_text is not None:
             input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
         if output_text is not None:
@@ -801,12 +812,7 @@ def _event_loop_running() -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``)."""
-    try:
-        text = str(exc)
-    except BaseException:
-        return f"{type(exc).__name__} (its message could not be read)"
-    return text or type(exc).__name__
+    return exception_message(exc) or type(exc).__name__
 
 
 def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:

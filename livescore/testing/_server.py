@@ -403,11 +403,15 @@ class OpenAITestServer:
 
         Keyword arguments go to ``OpenAIJudge``. Test-friendly defaults: ``api_key="test-key"``,
         ``timeout=5.0`` and ``backoff_base=0.01`` (retries do not slow a test down; a scripted
-        ``retry-after`` is still honoured).
+        ``retry-after`` is still honoured), and ``circuit_failures=None``: a script of
+        stalls or dropped connections is tried reply by reply, however many come in a row
+        (and however slow the machine), instead of opening the judge's circuit. Pass
+        ``circuit_failures=`` to test the circuit itself.
         """
         kwargs.setdefault("api_key", "test-key")
         kwargs.setdefault("timeout", 5.0)
         kwargs.setdefault("backoff_base", 0.01)
+        kwargs.setdefault("circuit_failures", None)
         return OpenAIJudge(model, base_url=self.base_url, **kwargs)
 
     # -- serving (runs on handler threads) --------------------------------------------------

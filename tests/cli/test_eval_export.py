@@ -156,7 +156,7 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
     assert code == 0, capsys.readouterr().err
     assert "phoenix: sent 2 · failed 0 · skipped 0 · dropped 0" in capsys.readouterr().err
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    span_ids = {r["run"]["span_id"]: r for r in results}
+    span_ids = {r["span_id"]: r for r in results}
     query = "&".join(f"span_ids={s}" for s in span_ids)
     annotations: list[dict[str, Any]] = get_json(
         f"{phoenix_url}/v1/projects/default/span_annotations?{query}&limit=100"
@@ -170,3 +170,41 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
         assert annotation["result"]["score"] == pytest.approx(score["score"])
         assert annotation["result"]["label"] == score["label"]
         assert annotation["metadata"]["livescore.source"] == "eval"
+
+
+# -- what was not delivered --------------------------------------------------------------------
+
+
+def test_spans_an_endpoint_refused_are_one_line_and_exit_1(
+    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    code = main(["eval", str(data), "--quiet", "--otlp-endpoint", refused_url])
+    err = capfd.readouterr().err
+    # Before: exit 0, the exporter's raw "Transient error …" lines, and no summary.
+    assert code == 1
+    assert "Transient error" not in err
+    lines = [line for line in err.splitlines() if "not delivered" in line]
+    assert lines == [
+        f"traces: 4 of 4 span(s) not delivered to {refused_url}/v1/traces (connection refused)"
+    ]
+
+
+def test_a_dead_phoenix_is_said_and_exits_1(
+    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    # Before: 61 s for two items (60 s of retries), then exit 0.
+    code = main(["eval", str(data), "--quiet", "--phoenix", refused_url])
+    err = capfd.readouterr().err
+    assert code == 1
+    assert "Transient error" not in err
+    assert f"span(s) not delivered to {refused_url}/v1/traces (connection refused)" in err
+    assert "phoenix: sent 0 · failed 2" in err
+
+
+def test_spans_that_arrived_are_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver() as collector:
+        assert main(["eval", str(data), "--quiet", "--otlp-endpoint", collector.url]) == 0
+    assert f"traces: 4 span(s) sent to {collector.url}/v1/traces" in capsys.readouterr().err

@@ -85,7 +85,7 @@ def test_stored_runs_are_scored_and_the_scores_nest_under_their_spans(
     assert by_parent[roots["It is snowing WRONG in Lyon."]] == 1.0
     assert not [s for s in backend.spans if s.name == "eval_item"]  # no new run spans
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sorted(r["run"]["span_id"] for r in results) == sorted(roots.values())
+    assert sorted(r["span_id"] for r in results) == sorted(roots.values())
 
 
 def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,20 +48,7 @@ class Labels(BaseModel):
     labels: dict[str, int]
 
 
-@pytest.fixture(autouse=True)
-def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
-def http_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs on both transports under the openai client."""
-    if request.param == "httpx":
-        monkeypatch.setattr(_transport, "aiohttp_installed", lambda: False)
-    elif not _transport.aiohttp_installed():
-        pytest.skip("aiohttp is not installed")
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("no_openai_env", "http_transport")
 
 
 @pytest.fixture

@@ -151,7 +151,7 @@ def test_message_list_without_assistant_gives_no_text() -> None:
 
 
 def test_non_text_values_raise_clear_errors() -> None:
-    with pytest.raises(TypeError, match="cannot read text from a int"):
+    with pytest.raises(TypeError, match="cannot read text from an int"):
         message_text(42)
     assert message_text(None) == ""
 

@@ -815,14 +815,14 @@ def test_system_prompts_state_the_judging_rules() -> None:
 
 
 @pytest.mark.anyio
-async def test_non_text_output_is_a_clear_input_error() -> None:
+async def test_non_text_output_is_skipped_before_any_judge_call() -> None:
     judge = ScriptedJudge([])
     scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
 
-    with pytest.raises(ScorerRunError, match="must be text") as info:
-        await scorer.run(iphone_run(12345))
+    result = await scorer.score(iphone_run(12345))
 
-    assert info.value.step == "input"
+    assert result.status == "skipped"
+    assert "its output is an int" in (result.reason or "")
     assert judge.prompts == []
 
 

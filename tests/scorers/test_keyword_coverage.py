@@ -368,13 +368,11 @@ def test_large_ground_truth_is_truncated_and_flagged() -> None:
 
 
 @pytest.mark.parametrize("output", [42, b"bytes", object()])
-def test_non_text_output_fails_in_the_input_step(output: object) -> None:
+def test_non_text_output_is_skipped_with_its_type(output: object) -> None:
     scorer = create_keyword_coverage_scorer()
-    with pytest.raises(ScorerRunError) as info:
-        scorer.run_sync(Run(input="Redis", output=output))
-    assert info.value.step == "input"
-    assert "must be text" in str(info.value)
-    assert info.value.result.status == "failed"
+    result = scorer.run_sync(Run(input="Redis", output=output))
+    assert result.status == "skipped"
+    assert type(output).__name__ in (result.reason or "")
 
 
 @pytest.mark.parametrize("scale", [0, -1, math.nan, math.inf, True, "1", None])

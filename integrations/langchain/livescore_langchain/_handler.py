@@ -900,7 +900,10 @@ def _model_name(
 
 
 def _error_text(error: BaseException) -> str:
-    text = str(error)
+    try:
+        text = str(error)
+    except Exception:  # a broken __str__ must not lose the run it ended
+        text = "(its message could not be read)"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
