@@ -7,15 +7,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.collect._pipeline import PipelineStats, SpanPipeline
-from livescore.live import DispatchStats, RunSink, dispatcher_for
+from livescore.live import Dispatcher, DispatchStats, dispatcher_for
 from livescore.traces import AssemblyLimits
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
+    from livescore._emit import EmitSignal
     from livescore.live import ScorerConfig
-    from livescore.otel import ContentCapture, EmitSignal
+    from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -86,7 +87,7 @@ class LiveScoringSpanProcessor:
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         tracer_provider: TracerProvider | None = None,
@@ -122,7 +123,7 @@ class LiveScoringSpanProcessor:
             logger_provider=logger_provider,
             emit=emit,
         )
-        self.dispatcher: RunSink = sink
+        self.dispatcher: Dispatcher = sink
         self._pipeline = SpanPipeline(
             sink,
             limits,

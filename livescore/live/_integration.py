@@ -2,7 +2,7 @@
 
 An integration (the LangChain handler, the OpenAI Agents SDK processor, the plain-code
 recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
-hands it to a :class:`RunSink`. :func:`dispatcher_for` builds that sink from the keywords
+hands it to a :class:`Dispatcher`. :func:`dispatcher_for` builds one from the keywords
 every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
 OpenTelemetry providers, ``capture_content``, ``emit``), so the rules for combining them are
 written once.
@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
-    from livescore.otel import ContentCapture, EmitSignal
+    from livescore._emit import EmitSignal
+    from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "RunSink", "dispatcher_for")
+__all__ = ("Dispatcher", "EmitRunSpans", "dispatcher_for")
 
 EmitRunSpans = Literal["auto", "always", "never"]
 """When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
@@ -33,14 +34,16 @@ no other span represents it (no instrumentation's span, no span current at the r
 start), ``"always"``, or ``"never"``."""
 
 
-class RunSink(Protocol):
-    """Where an integration hands finished runs: a :class:`~livescore.live.LiveDispatcher`.
+class Dispatcher(Protocol):
+    """Where an integration hands finished runs (its ``dispatcher=``): what a
+    :class:`~livescore.live.LiveDispatcher` offers the hot path. Dashboards' score sinks
+    are another thing (:class:`livescore.sinks.ScoreSink`).
 
     Example:
         >>> from livescore.live import LiveDispatcher
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
-        >>> sink.shutdown()
+        >>> dispatcher: Dispatcher = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> dispatcher.shutdown()
     """
 
     def sample(self, key: str | None) -> SamplingDecision:
@@ -71,7 +74,7 @@ class RunSink(Protocol):
 def dispatcher_for(
     owner: str,
     scorers: Sequence[Scorer | ScorerConfig] | None,
-    dispatcher: RunSink | None,
+    dispatcher: Dispatcher | None,
     *,
     name: str,
     broker: str | None = None,
@@ -81,8 +84,8 @@ def dispatcher_for(
     capture_content: ContentCapture = "full",
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
-) -> tuple[RunSink, bool]:
-    """The sink an integration hands its runs to, and whether the integration owns it.
+) -> tuple[Dispatcher, bool]:
+    """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
     Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
     ``broker``, ``sinks``, the providers, ``capture_content`` and ``emit``) or
@@ -110,12 +113,12 @@ def dispatcher_for(
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink, owned = dispatcher_for(
+        >>> dispatcher, owned = dispatcher_for(
         ...     "MyIntegration", [create_keyword_coverage_scorer()], None, name="my-agent"
         ... )
         >>> owned
         True
-        >>> sink.shutdown()
+        >>> dispatcher.shutdown()
     """
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
@@ -132,8 +135,9 @@ def dispatcher_for(
                     f"(LiveDispatcher(..., {example}))"
                 )
         return dispatcher, False
+    from livescore._emit import DEFAULT_EMIT
     from livescore.live._dispatcher import LiveDispatcher
-    from livescore.otel import DEFAULT_EMIT, OTelEmitter
+    from livescore.otel import OTelEmitter
 
     assert scorers is not None
     if broker is not None and emit is not None:

@@ -12,7 +12,6 @@ import inspect
 import math
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +22,9 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
-from livescore._errors import exception_message
+from livescore._errors import NotScorable, ScorerRunError, exception_message
+from livescore._messages import message_text
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import (
     BudgetTicket,
     Judge,
@@ -39,15 +40,13 @@ from livescore.runs import (
     RunLike,
     Step,
     coerce_run,
-    find_assistant_message,
-    find_user_message,
-    message_text,
+    get_assistant_message,
+    get_user_message,
 )
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
+from livescore.scoring._result import AttributeValue, ScoreResult
 
 __all__ = (
-    "DEFAULT_MAX_TEXT_CHARS",
     "SYNC_HOOK_THREADS",
     "ContextFunction",
     "PipelineStep",
@@ -61,11 +60,6 @@ __all__ = (
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-
-DEFAULT_MAX_TEXT_CHARS = 50_000
-"""Longest input, output or context text (in characters) a scorer reads before truncating.
-
-Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
 SYNC_HOOK_THREADS = 16
 """Synchronous ``get_context`` functions and steps running at once, per event loop.
@@ -262,7 +256,7 @@ class Scorer:
         description: What the scorer measures.
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
-        sync_steps: Where synchronous code steps run (see :data:`SyncSteps`).
+        sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
     """
 
     def __init__(
@@ -271,7 +265,7 @@ class Scorer:
         id: str,
         description: str,
         generate_score: PipelineStep,
-        judge: Judge | None = None,
+        model: Judge | None = None,
         preprocess: PipelineStep | None = None,
         analyze: PipelineStep | None = None,
         generate_reason: PipelineStep | None = None,
@@ -295,7 +289,7 @@ class Scorer:
         for name, step in steps.items():
             if step is not None and not (isinstance(step, PromptStep) or callable(step)):
                 raise TypeError(f"{name} must be a function or a PromptStep, not {step!r}")
-            if isinstance(step, PromptStep) and judge is None:
+            if isinstance(step, PromptStep) and model is None:
                 raise ValueError(
                     f"scorer {id!r}: {name} is a PromptStep, so the scorer needs a judge "
                     "(model='openai/<model>' or a Judge object)"
@@ -312,7 +306,7 @@ class Scorer:
             raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
         self.id = id
         self.description = description
-        self.judge = judge
+        self.judge = model
         self.version = version
         self.max_text_chars = max_text_chars
         self.sync_steps: SyncSteps = sync_steps
@@ -324,7 +318,7 @@ class Scorer:
         self._built_modes: dict[str, Scorer] = {}
 
     def __repr__(self) -> str:
-        judge = f", judge={self.judge.model!r}" if self.judge is not None else ""
+        judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
         return f"Scorer(id={self.id!r}{judge})"
 
     def label_for(self, score: float) -> str | None:
@@ -429,7 +423,7 @@ class Scorer:
             result = ScoreResult(
                 run_id=_run_id_of(run),
                 scorer_id=self.id,
-                judge_model=self.judge.model if self.judge is not None else None,
+                judge_model=self.judge.model_name if self.judge is not None else None,
             )
             _record_failure(result, "input", exc)
             return result
@@ -447,7 +441,7 @@ class Scorer:
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
-            judge_model=self.judge.model if self.judge is not None else None,
+            judge_model=self.judge.model_name if self.judge is not None else None,
         )
         error: BaseException | None = None
         current = "input"
@@ -528,7 +522,7 @@ class Scorer:
         pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
         if ticket.fallback is not None:
             result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
-            result.judge_model = used.model
+            result.judge_model = used.model_name
         return ticket, used, pipeline
 
     def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
@@ -566,8 +560,8 @@ class Scorer:
         attributes = result.attributes
         # A value that is not text at all (a number, bytes) is read as "no text": the steps
         # that need it skip the score with the reason, as for a mapping of prompt variables.
-        input_text = _text_or_none(find_user_message, run)
-        output_text = _text_or_none(find_assistant_message, run)
+        input_text = _text_or_none(get_user_message, run)
+        output_text = _text_or_none(get_assistant_message, run)
         if input_text is not None:
             input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
         if output_text is not None:
@@ -893,7 +887,6 @@ def create_scorer(
     version: str = "1",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
-    judge: Judge | str | None = None,
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -909,7 +902,7 @@ def create_scorer(
         context: Static ground truth, as ``ctx.context``.
         get_context: ``get_context(run, step)`` resolving ground truth at scoring time; it
             overrides ``context`` and runs once per score. A synchronous one runs in a
-            worker thread (at most :data:`SYNC_HOOK_THREADS` at once), so it may block.
+            worker thread (at most 16 at once per event loop), so it may block.
         label: Maps a score to a low-cardinality label.
         version: Recorded on every score.
         max_text_chars: Input and output text beyond this length is truncated (and flagged).
@@ -917,8 +910,6 @@ def create_scorer(
             step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
             worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
             of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
-        judge: Deprecated spelling of ``model`` (a ``DeprecationWarning``; removed in the
-            next release).
 
     Example:
         >>> scorer = create_scorer(
@@ -929,16 +920,6 @@ def create_scorer(
         >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
         0.5
     """
-    if judge is not None:
-        if model is not None:
-            raise TypeError("give create_scorer model=..., not both model= and judge=")
-        warnings.warn(
-            "create_scorer(judge=...) is deprecated: use model=... (the keyword of every "
-            "prebuilt scorer)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        model = judge
     resolved: Judge | None = None
     if model is not None:
         from livescore.judges import resolve_judge
@@ -948,7 +929,7 @@ def create_scorer(
         id=id,
         description=description,
         generate_score=generate_score,
-        judge=resolved,
+        model=resolved,
         preprocess=preprocess,
         analyze=analyze,
         generate_reason=generate_reason,
