@@ -497,12 +497,17 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
                 heapq.heappush(self._retrying, (entry.due, entry))
 
     def _finish(self, entry: _Entry, outcome: str, reason: str, detail: str | None = None) -> None:
+        if outcome == FAILED:
+            # Logged before the entry is finished: a flush() that returns has every failure
+            # it waited for said already (not said a moment later, on this thread).
+            with self._lock:
+                if not self._q.is_unfinished_locked(entry):
+                    return  # a shutdown already counted it as dropped
+            self._log_first(FAILED, reason, detail=detail)
         with self._lock:
             if not self._q.finish_locked(entry):
-                return  # a shutdown already counted it as dropped
+                return  # a shutdown counted it as dropped meanwhile
             self._count_locked(outcome, reason)
-        if outcome == FAILED:
-            self._log_first(FAILED, reason, detail=detail)
 
     # -- counting ---------------------------------------------------------------------------
 
