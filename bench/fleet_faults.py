@@ -182,7 +182,7 @@ def faults(judge: str, kind: str, rounds: int, jobs: int, seed: int = 7) -> dict
     rng = random.Random(seed)
     with RedisTestServer() as redis_server, OTLPTestReceiver() as receiver:
         env = _judge_env(judge)
-        args = ("--concurrency", "16", "--heartbeat-timeout", "2")
+        args = ("--scorer-concurrency", "16", "--heartbeat-timeout", "2")
         workers = [Worker(redis_server.url, receiver.url, env, *args) for _ in range(2)]
         publisher = DramatiqPublisher(redis_server.url, "livescore")
         fenced = 0

@@ -130,7 +130,7 @@ def bench_on_end(calls: int) -> list[dict[str, Any]]:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from livescore.otel import LiveScoringSpanProcessor
+    from livescore.collect import LiveScoringSpanProcessor
 
     provider = TracerProvider()
     keep = InMemorySpanExporter()
@@ -202,7 +202,7 @@ def bench_traced_runs(runs: int) -> list[dict[str, Any]]:
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from livescore.otel import LiveScoringSpanProcessor
+    from livescore.collect import LiveScoringSpanProcessor
 
     rows = []
     configurations: list[tuple[str, Any]] = [
@@ -280,7 +280,7 @@ def bench_smolagents(runs: int) -> list[dict[str, Any]]:
         MessageRole,
     )
 
-    from livescore.otel import LiveScoringSpanProcessor
+    from livescore.collect import LiveScoringSpanProcessor
 
     class ScriptedModel(smolagents.Model):
         """A test double of the model: the weather tool, then the final answer."""

@@ -36,8 +36,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import get_run_context
-from livescore.live import ScorerConfig
+from livescore import ScorerConfig, get_run_context
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore_langchain import LiveScoringHandler
 
@@ -137,7 +136,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
         judge = create_hallucination_scorer(model=model, get_context=get_run_context)
-        scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
+        scorers.append(ScorerConfig(judge, sampling=args.rate))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)
 

@@ -39,9 +39,15 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import Run, Step, extract_tool_results
-from livescore.live import LiveDispatcher, ScorerConfig, record_run
-from livescore.otel import OTelEmitter
+from livescore import (
+    LiveDispatcher,
+    OTelEmitter,
+    Run,
+    ScorerConfig,
+    Step,
+    extract_tool_results,
+    record_run,
+)
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer, Reply
 
@@ -197,7 +203,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
         judge = create_hallucination_scorer(model=model, get_context=tool_results)
-        scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
+        scorers.append(ScorerConfig(judge, sampling=args.rate))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)
 

@@ -23,11 +23,10 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from livescore._errors import ResponseDeadline, ResponseTooLarge
+
 __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
-    "ResponseDeadline",
-    "ResponseTooLarge",
-    "UnreadableResponse",
     "async_response_cap",
     "check_max_response_bytes",
     "sync_response_hooks",
@@ -40,18 +39,6 @@ answer is a few KB."""
 
 _DEADLINE = "livescore.deadline"
 _CUT = "livescore.cut"
-
-
-class UnreadableResponse(Exception):
-    """The response cannot be read within its bounds (see the subclasses)."""
-
-
-class ResponseTooLarge(UnreadableResponse):
-    """The body is larger than the cap, or compressed in a way it cannot be read bounded."""
-
-
-class ResponseDeadline(UnreadableResponse):
-    """The body was still arriving when the request's deadline passed."""
 
 
 def check_max_response_bytes(value: int) -> int:

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 
 __all__ = (
+    "DEFAULT_MAX_TEXT_CHARS",
     "DROP_WHITESPACE",
     "JS_WHITESPACE",
     "collapse_whitespace",
@@ -25,6 +26,11 @@ __all__ = (
     "replace_lone_surrogates",
     "utf16_units",
 )
+
+DEFAULT_MAX_TEXT_CHARS = 50_000
+"""Longest input, output or context text (in characters) a scorer reads before truncating.
+
+Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
 # JavaScript's \s (ECMAScript WhiteSpace and LineTerminator): string-similarity removes these
 # before comparing. Python's \s differs (it has \x1c-\x1f and \x85, lacks \ufeff), so the set is

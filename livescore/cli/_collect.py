@@ -289,9 +289,10 @@ def run_collect_command(args: argparse.Namespace) -> int:
             [] if args.broker else _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
         )
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.collect import OTLPReceiver, SpanPipeline
     from livescore.live import DEFAULT_CONVERSATION_IDLE_TIMEOUT, LiveDispatcher
-    from livescore.otel import DEFAULT_EMIT, OTelEmitter
+    from livescore.otel import OTelEmitter
     from livescore.traces import AssemblyLimits
 
     if args.broker and args.emit is not None:
@@ -363,7 +364,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
         stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    from livescore.judges import redact_url
+    from livescore._redaction import redact_url
 
     where = f"on the fleet at {redact_url(args.broker)}" if args.broker else "here"
 

@@ -183,7 +183,7 @@ def attach_budget(judges: Iterable[Judge | None], budget: JudgeBudget, option: s
             raise UsageError(f"{option}: {exc}") from None
         except AttributeError:
             raise UsageError(
-                f"{option}: judge {judge.model!r} ({type(judge).__name__}) cannot carry a "
+                f"{option}: judge {judge.model_name!r} ({type(judge).__name__}) cannot carry a "
                 "budget (give it a settable `budget` attribute)"
             ) from None
     return len(seen)
@@ -286,7 +286,7 @@ class Estimate:
 
     def lines(self) -> list[str]:
         """The estimate, as the command prints it."""
-        from livescore.evals import format_usd
+        from livescore._usage import format_usd
 
         head = f"estimate from {self.sample} of {self.total} item(s):"
         if self.cost is not None:
@@ -354,7 +354,7 @@ class CostPlan:
 
     def refuses(self, estimate: Estimate) -> str | None:
         """Why the run must not start (the estimate is above ``--max-cost``), if it must not."""
-        from livescore.evals import format_usd
+        from livescore._usage import format_usd
 
         if self.max_cost is None or estimate.cost is None or estimate.cost <= self.max_cost:
             return None
@@ -369,7 +369,7 @@ class CostPlan:
 
     def stop_reason(self, scored: int, total: int) -> str:
         """The partial mark of a run that ``--max-cost`` stopped ("" when it did not stop)."""
-        from livescore.evals import format_usd
+        from livescore._usage import format_usd
 
         if not self.spent() or scored >= total:
             return ""

@@ -133,10 +133,10 @@ def run_demo_command(
     judge_options = JudgeOptions.from_args(args)
     agent_model = args.agent_model or os.environ.get(AGENT_MODEL_ENV) or None
     options = DemoOptions(
-        judge=judge_options.resolve(),
+        model=judge_options.resolve(),
         local_judge=args.local_judge,
         judge_timeout=judge_options.timeout,
-        mode=judge_options.mode,
+        judge_mode=judge_options.judge_mode,
         runtime=args.runtime,
         agent_model=judge_model_string(agent_model) if agent_model else None,
         questions=tuple(args.question or ()),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from livescore._catalog import parse_scorer_spec
 from livescore._files import AtomicFile, output_target
 from livescore._text import escape_lone_surrogates
 from livescore.cli._common import (
@@ -31,7 +32,7 @@ from livescore.cli._cost import CostPlan, Estimate, add_eval_cost_arguments, app
 from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._interrupt import CANCEL_GRACE_S, BackgroundRun, Interrupts
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
-from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
+from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -277,7 +278,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
             judge = _WorkersJudge()
         if judge is None:
             raise UsageError(judge_options.missing_judge_message(needing[0]))
-    options = ScorerOptions(judge=judge, mode=judge_options.mode)
+    options = ScorerOptions(model=judge, judge_mode=judge_options.judge_mode)
     selected: list[_Selected] = []
     for entry, argument in parsed:
         try:
@@ -295,7 +296,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
 class _WorkersJudge:
     """Stands in for the judge of ``--broker`` runs: the workers judge with their own."""
 
-    model = "(the workers' judge)"
+    model_name = "(the workers' judge)"
 
     async def generate_object(self, **kwargs: Any) -> Any:
         raise RuntimeError("with --broker, scores are judged on the workers")
@@ -621,9 +622,9 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
             args, selected, target, dataset, results_file, export, interrupts, err, done, stop
         )
     if result is None:
-        from livescore.evals import summarize
+        from livescore.evals import EvalResult
 
-        result = summarize([s.id for s in scorers], done)
+        result = EvalResult.from_items([s.id for s in scorers], done)
         result.duration_s = time.monotonic() - started
     if stop.interrupted:
         err.print(
@@ -720,8 +721,9 @@ def _score(
         TimeElapsedColumn,
     )
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.evals import run_evals
-    from livescore.otel import DEFAULT_EMIT, OTelEmitter
+    from livescore.otel import OTelEmitter
 
     emitter = OTelEmitter(
         tracer_provider=export.tracer_provider,
@@ -832,7 +834,7 @@ def _unreachable_judge(judges: Sequence[Any]) -> str | None:
         if reason:
             where = getattr(judge, "base_url", None)
             return (
-                f"the judge {judge.model}{f' at {where}' if where else ''} is unreachable "
+                f"the judge {judge.model_name}{f' at {where}' if where else ''} is unreachable "
                 f"({reason})"
             )
     return None
@@ -856,7 +858,7 @@ def _estimate_first(
     exit code) or score the rest under the ``--max-cost`` budget (the whole result, or
     ``None`` when scoring ended early: ``stop`` says why)."""
     from livescore.cli._cost import sample_indices
-    from livescore.evals import summarize
+    from livescore.evals import EvalResult
 
     total = len(dataset.items)
     sample = sample_indices(total, plan.items)
@@ -895,7 +897,7 @@ def _estimate_first(
     )
     if second is None:
         return None
-    result = summarize([s.scorer.id for s in selected], done)
+    result = EvalResult.from_items([s.scorer.id for s in selected], done)
     result.duration_s = first.duration_s + second.duration_s
     return result
 
@@ -1199,7 +1201,7 @@ def _summary_table(result: EvalResult) -> Table:
 
 
 def _usd(value: float | None) -> str:
-    from livescore.evals import format_usd
+    from livescore._usage import format_usd
 
     return format_usd(value)
 
@@ -1222,7 +1224,7 @@ def _output_length(item: ItemResult) -> int:
     if item.conversation is not None:
         from livescore.runs import get_assistant_message
 
-        return sum(len(get_assistant_message(run)) for run in item.conversation.runs)
+        return sum(len(get_assistant_message(run) or "") for run in item.conversation.runs)
     return len(item.output_text)
 
 

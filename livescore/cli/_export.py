@@ -23,7 +23,7 @@ from livescore.cli._common import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from livescore.otel import EmitSignal
+    from livescore._emit import EmitSignal
     from livescore.sinks import BatchingSink
 
 __all__ = (
@@ -60,7 +60,7 @@ def emit_signals(text: str) -> tuple[EmitSignal, ...]:
         >>> emit_signals("events,spans")
         ('spans', 'events')
     """
-    from livescore.otel import parse_emit
+    from livescore._emit import parse_emit
 
     try:
         return parse_emit(text)

@@ -83,7 +83,7 @@ def add_judge_arguments(parser: Any) -> None:
         "dropped, timed out) later calls fail at once, and livescore eval stops",
     )
     parser.add_argument(
-        "--mode",
+        "--judge-mode",
         choices=("three_step", "one_call"),
         default="three_step",
         help="judge scorers with several steps: one judge call per step (default) or one "
@@ -102,7 +102,7 @@ class JudgeOptions:
         structured_output: ``auto``, ``json_schema``, ``json_object`` or ``prompt``.
         concurrency: Judge calls in flight at once.
         timeout: Seconds per judge call.
-        mode: ``three_step`` or ``one_call``.
+        judge_mode: ``three_step`` or ``one_call`` (``--judge-mode``).
     """
 
     model: str | None = None
@@ -111,7 +111,7 @@ class JudgeOptions:
     structured_output: str = "auto"
     concurrency: int = 8
     timeout: float = DEFAULT_JUDGE_TIMEOUT
-    mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call"] = "three_step"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> JudgeOptions:
@@ -124,7 +124,7 @@ class JudgeOptions:
             structured_output=args.structured_output,
             concurrency=args.judge_concurrency,
             timeout=args.judge_timeout,
-            mode=args.mode,
+            judge_mode=args.judge_mode,
         )
 
     @property

@@ -81,8 +81,8 @@ def add_worker_parser(sub: Any) -> None:
         ),
         epilog=(
             "example: LIVESCORE_BROKER=redis://:secret@host:6379/0 \\\n"
-            "  livescore worker myapp.scoring:scorers --concurrency 64 --judge-rpm 3000 \\\n"
-            "  --judge-budget 20/day\n\n" + _EXIT_CODES
+            "  livescore worker myapp.scoring:scorers --scorer-concurrency 64 \\\n"
+            "  --fleet-judge-rpm 3000 --judge-budget 20/day\n\n" + _EXIT_CODES
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
@@ -98,9 +98,10 @@ def add_worker_parser(sub: Any) -> None:
         help="read the broker's URL from the environment variable NAME",
     )
     p.add_argument(
-        "--concurrency",
+        "--scorer-concurrency",
         type=positive_int,
         default=16,
+        metavar="N",
         help="scores in flight at once per scorer in this process (default: 16); the worker "
         "holds up to twice as many jobs",
     )
@@ -124,10 +125,16 @@ def add_worker_parser(sub: Any) -> None:
     add_emit_arguments(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
-        "--judge-rpm", type=positive_float, metavar="N", help="judge requests per minute"
+        "--fleet-judge-rpm",
+        type=positive_float,
+        metavar="N",
+        help="judge requests per minute, all workers together",
     )
     limits.add_argument(
-        "--judge-concurrency", type=positive_int, metavar="N", help="judge requests in flight"
+        "--fleet-judge-concurrency",
+        type=positive_int,
+        metavar="N",
+        help="judge requests in flight, all workers together",
     )
     add_judge_budget_arguments(limits)
     reliability = p.add_argument_group("reliability")
@@ -411,7 +418,7 @@ class _Watchdog:
 
 
 def _broker_url(args: argparse.Namespace, log: _Logging) -> str:
-    from livescore.judges import redact_url
+    from livescore._redaction import redact_url
 
     if args.broker_env:
         url = os.environ.get(args.broker_env)
@@ -464,7 +471,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
-    from livescore.judges import redact_url
+    from livescore._redaction import redact_url
 
     watchdog.broker = redact_url(broker)
     watchdog.phase = f"loading {args.scorers}"
@@ -478,9 +485,9 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.cli._export import traces_url
     from livescore.fleet import FleetWorker, configure_from_env
-    from livescore.otel import DEFAULT_EMIT
 
     endpoint = None
     if args.otlp_endpoint:
@@ -500,11 +507,11 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
             # below: their spans are held and fenced by the commit.
             emit=signals,
             semconv_proposals=args.semconv_proposals,
-            concurrency=args.concurrency,
+            concurrency=args.scorer_concurrency,
             queue=args.queue,
             sinks=sinks,
-            judge_rpm=args.judge_rpm,
-            judge_concurrency=args.judge_concurrency,
+            judge_rpm=args.fleet_judge_rpm,
+            judge_concurrency=args.fleet_judge_concurrency,
             heartbeat_timeout=args.heartbeat_timeout,
             drain_timeout=args.drain_timeout,
             max_deliveries=args.max_deliveries,
@@ -539,7 +546,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
             log.say(
                 f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
                 f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-                f"{redact_url(broker)}, concurrency {args.concurrency}"
+                f"{redact_url(broker)}, scorer concurrency {args.scorer_concurrency}"
                 + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
             )
 

@@ -1,6 +1,6 @@
 """Score any agent from its OpenTelemetry spans: in its process, or beside it over OTLP.
 
-- :class:`LiveScoringSpanProcessor` (also ``livescore.otel.LiveScoringSpanProcessor``):
+- :class:`LiveScoringSpanProcessor` (also ``livescore.LiveScoringSpanProcessor``):
   add it to the application's tracer provider; every agent run its spans describe is
   assembled into a :class:`~livescore.Run` and scored in the background.
 - :class:`OTLPReceiver` (what ``livescore collect`` serves): an OTLP/HTTP trace receiver

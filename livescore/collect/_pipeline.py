@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from livescore.live import RunSink, sample_turn
+from livescore.live import Dispatcher, sample_turn
 from livescore.runs import Run
 from livescore.traces import (
     AssemblyLimits,
@@ -98,7 +98,7 @@ class SpanPipeline:
 
     def __init__(
         self,
-        sink: RunSink,
+        sink: Dispatcher,
         limits: AssemblyLimits,
         *,
         finish_on_root: bool,

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from livescore.collect._pipeline import PipelineStats, SpanPipeline
 from livescore.live import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    Dispatcher,
     DispatchStats,
-    RunSink,
     dispatcher_for,
 )
 from livescore.traces import AssemblyLimits
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
+    from livescore._emit import EmitSignal
     from livescore.live import ScorerConfig
-    from livescore.otel import ContentCapture, EmitSignal
+    from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
@@ -94,7 +95,7 @@ class LiveScoringSpanProcessor:
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         tracer_provider: TracerProvider | None = None,
@@ -132,7 +133,7 @@ class LiveScoringSpanProcessor:
             emit=emit,
             conversation_idle_timeout=conversation_idle_timeout,
         )
-        self.dispatcher: RunSink = sink
+        self.dispatcher: Dispatcher = sink
         self._pipeline = SpanPipeline(
             sink,
             limits,

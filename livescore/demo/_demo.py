@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from livescore._delivery import SdkLogCapture, SpanDelivery
+from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
-from livescore.demo._runtime import DemoAgent, DemoConfigError, DemoSetup, load_demo_agent
+from livescore.demo._runtime import DemoAgent, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
 from livescore.judges import DEFAULT_TIMEOUT
 from livescore.otel import attributes as A
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from rich.console import Console
 
+    from livescore._emit import EmitSignal
     from livescore.judges import Judge
-    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import BatchingSink
 
@@ -54,12 +55,12 @@ class DemoOptions:
     """How to run the demo (``livescore demo`` builds this from its options).
 
     Attributes:
-        judge: The hallucination judge; ``None`` disables hallucination scoring (the demo
-            says so and never makes a score up) unless ``local_judge`` is set.
+        model: The hallucination scorer's judge; ``None`` disables hallucination scoring
+            (the demo says so and never makes a score up) unless ``local_judge`` is set.
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
         judge_timeout: Seconds per judge request (the library's default; the local judge
             gets at least 120).
-        mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
+        judge_mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
@@ -80,10 +81,10 @@ class DemoOptions:
         judge_help: How to configure a judge, shown when none is.
     """
 
-    judge: Judge | None = None
+    model: Judge | None = None
     local_judge: bool = False
     judge_timeout: float = DEFAULT_TIMEOUT
-    mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None
     questions: Sequence[str] = ()
@@ -165,7 +166,7 @@ def run_demo(
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
-        scorers = _scorers(choice.judge, options.mode)
+        scorers = _scorers(choice.judge, options.judge_mode)
         agent = factory(
             DemoSetup(
                 scorers=scorers,
@@ -212,10 +213,10 @@ def _choose_judge(
 ) -> _JudgeChoice:
     from rich.markup import escape
 
-    if options.judge is not None:
-        judge = options.judge
+    if options.model is not None:
+        judge = options.model
         where = getattr(judge, "base_url", None) or "the configured endpoint"
-        return _JudgeChoice(judge, f"{judge.model} at {where}")
+        return _JudgeChoice(judge, f"{judge.model_name} at {where}")
     if options.local_judge:
         return _start_local_judge(options, console, server)
     ready, _ = local_judge_status()
@@ -305,9 +306,10 @@ def _scorers(judge: Judge | None, mode: Literal["three_step", "one_call"]) -> li
     scorers = [create_keyword_coverage_scorer()]
     if judge is not None:
         # The ground truth is what the tools returned in the run being scored.
-        scorers.insert(
-            0, create_hallucination_scorer(model=judge, get_context=get_run_context, mode=mode)
+        hallucination = create_hallucination_scorer(
+            model=judge, get_context=get_run_context, judge_mode=mode
         )
+        scorers.insert(0, hallucination)
     return scorers
 
 

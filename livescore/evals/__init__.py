@@ -11,15 +11,9 @@ Example:
     1.0
 """
 
-from livescore.evals._dataset import (
-    LABEL_FIELD,
-    Dataset,
-    DatasetProblem,
-    load_dataset,
-    parse_line,
-)
-from livescore.evals._quality import BinaryQuality, auroc, binary_quality
-from livescore.evals._report import QualityRow, format_usd, render_report, write_report
+from livescore.evals._dataset import Dataset, DatasetProblem, load_dataset
+from livescore.evals._quality import BinaryQuality, binary_quality
+from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.evals._result import (
     EvalResult,
     HistogramBin,
@@ -28,30 +22,10 @@ from livescore.evals._result import (
     ScoreAggregate,
     ScoreDistribution,
 )
-from livescore.evals._run_evals import (
-    CONTEXT_METADATA_KEY,
-    ITEM_KEYS,
-    OnItemComplete,
-    Target,
-    get_item_context,
-    run_evals,
-    run_evals_sync,
-    split_item_keys,
-    summarize,
-)
-from livescore.evals._targets import (
-    TARGETS_GROUP,
-    AgentTarget,
-    TargetAdapter,
-    register_target_adapter,
-    resolve_target,
-)
+from livescore.evals._run_evals import OnItemComplete, Target, run_evals, run_evals_sync
+from livescore.evals._targets import AgentTarget, TargetAdapter, resolve_target
 
 __all__ = (
-    "CONTEXT_METADATA_KEY",
-    "ITEM_KEYS",
-    "LABEL_FIELD",
-    "TARGETS_GROUP",
     "AgentTarget",
     "BinaryQuality",
     "Dataset",
@@ -66,18 +40,11 @@ __all__ = (
     "ScoreDistribution",
     "Target",
     "TargetAdapter",
-    "auroc",
     "binary_quality",
-    "format_usd",
-    "get_item_context",
     "load_dataset",
-    "parse_line",
-    "register_target_adapter",
     "render_report",
     "resolve_target",
     "run_evals",
     "run_evals_sync",
-    "split_item_keys",
-    "summarize",
     "write_report",
 )

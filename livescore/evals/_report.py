@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livescore._files import write_text_atomically
+from livescore._messages import message_text
 from livescore._text import replace_lone_surrogates
-from livescore.runs import message_text
+from livescore._usage import format_usd
 
 from ._quality import BinaryQuality
 from ._result import EvalResult, ItemResult, ScoreAggregate
@@ -25,7 +25,7 @@ from ._result import EvalResult, ItemResult, ScoreAggregate
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ("QualityRow", "format_usd", "render_report", "write_report")
+__all__ = ("QualityRow", "render_report", "write_report")
 
 _CHART_W = 320
 _CHART_H = 120
@@ -87,20 +87,6 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "–"
     return f"{value:.{digits}f}"
-
-
-def format_usd(value: float | None) -> str:
-    """A judge cost as shown in reports and on the command line: four significant digits.
-
-    Example:
-        >>> format_usd(0.00123456), format_usd(12.5), format_usd(None)
-        ('$0.001235', '$12.50', '–')
-    """
-    if value is None:
-        return "–"
-    if value >= 1 or value == 0:
-        return f"${value:,.2f}"
-    return f"${value:.4g}" if value >= 0.0001 else f"${value:.2e}"
 
 
 def _chart(agg: ScoreAggregate) -> dict[str, Any]:
@@ -280,12 +266,8 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
 
     The page goes to a temporary file beside ``path`` and replaces it when complete, so a
     failed write leaves the previous report as it was; a ``path`` that is a symbolic link
-    is followed (the file it points to is replaced, the link stays).
-
-    Takes its arguments in :func:`render_report`'s order, the destination after the
-    result; ``options`` are :func:`render_report`'s keywords. (The old order,
-    ``write_report(path, result)``, still works for one release with a
-    ``DeprecationWarning``.)
+    is followed (the file it points to is replaced, the link stays). ``options`` are
+    :func:`render_report`'s keywords (``title``, ``source``…).
 
     Example:
         >>> import tempfile, pathlib
@@ -294,14 +276,6 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
         >>> out.read_text().startswith("<!DOCTYPE html>")
         True
     """
-    if isinstance(result, str | Path) and isinstance(path, EvalResult):
-        warnings.warn(
-            "write_report(path, result) is deprecated: write write_report(result, path), "
-            "in render_report's order",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        result, path = path, result
     # Lone surrogates (a JSON "\\ud800" escape in the data) cannot be written as UTF-8.
     html = replace_lone_surrogates(render_report(result, **options))
     write_text_atomically(path, html)

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from livescore._messages import message_text
 from livescore.judges import JudgeUsage
-from livescore.runs import Conversation, Run, get_assistant_message, get_user_message, message_text
+from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scoring import ScoreResult
 
 __all__ = (
@@ -315,6 +316,28 @@ class EvalResult:
     duration_s: float = 0.0
     item_failures: list[ItemFailure] = field(default_factory=list)
 
+    @classmethod
+    def from_items(cls, scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
+        """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
+        evaluation that was collected through ``on_item_complete``.
+
+        Example:
+            >>> EvalResult.from_items(["short"], []).scores["short"].scored
+            0
+        """
+        result = cls(items=sorted(items, key=lambda it: it.index))
+        for sid in scorer_ids:
+            pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
+            agg = ScoreAggregate.from_results(sid, pairs)
+            result.scores[sid] = agg
+            result.usage.add(agg.usage)
+        result.item_failures = [
+            ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
+            for it in result.items
+            if it.error is not None
+        ]
+        return result
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (aggregates, usage, failures; not the items)."""
         return {
@@ -380,10 +403,10 @@ def _turn_record(run: Run) -> dict[str, Any]:
     return turn
 
 
-def _readable(run: Run | None, value: Any, reader: Callable[[Run], str]) -> str:
+def _readable(run: Run | None, value: Any, reader: Callable[[Run], str | None]) -> str:
     try:
         if run is not None:
-            return reader(run)
+            return reader(run) or ""
         return message_text(value)
     except TypeError:  # a value no reader understands: show it as it is
         return "" if value is None else str(value)

@@ -25,13 +25,14 @@ from opentelemetry import trace
 from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from livescore.otel import DEFAULT_EMIT, ContentCapture, EmitSignal, Emitter, OTelEmitter
+from livescore._emit import DEFAULT_EMIT, EmitSignal
+from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
-from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
+from ._result import EvalResult, ItemResult
 from ._targets import AgentTarget, resolve_target
 
 __all__ = (
@@ -43,7 +44,6 @@ __all__ = (
     "run_evals",
     "run_evals_sync",
     "split_item_keys",
-    "summarize",
 )
 
 logger = logging.getLogger("livescore.evals")
@@ -781,34 +781,14 @@ async def _run_all(
             UserWarning,
             stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
         )
-    result = summarize([s.id for s in checked], [item for item in slots if item is not None])
+    result = EvalResult.from_items(
+        [s.id for s in checked], [item for item in slots if item is not None]
+    )
     if sinks:
         # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
         # thread, as a flush waits on other threads' deliveries.
         await anyio.to_thread.run_sync(emitter.flush, None)
     result.duration_s = time.perf_counter() - started
-    return result
-
-
-def summarize(scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
-    """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
-    evaluation that was collected through ``on_item_complete``.
-
-    Example:
-        >>> summarize(["short"], []).scores["short"].scored
-        0
-    """
-    result = EvalResult(items=sorted(items, key=lambda it: it.index))
-    for sid in scorer_ids:
-        pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
-        agg = ScoreAggregate.from_results(sid, pairs)
-        result.scores[sid] = agg
-        result.usage.add(agg.usage)
-    result.item_failures = [
-        ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
-        for it in result.items
-        if it.error is not None
-    ]
     return result
 
 

@@ -20,8 +20,8 @@ Example:
 
 from typing import TYPE_CHECKING
 
-from livescore.fleet._engine import BrokerUnavailableError, Delivery, Requeue
-from livescore.fleet._executor import BROKER_UNAVAILABLE, DEFAULT_QUEUE, BrokerExecutor
+from livescore._errors import BrokerUnavailableError
+from livescore.fleet._executor import BrokerExecutor
 from livescore.fleet._worker import FleetWorker, WorkerStats
 
 if TYPE_CHECKING:
@@ -30,15 +30,11 @@ if TYPE_CHECKING:
     from livescore.fleet._remote import open_remote_scoring
 
 __all__ = (
-    "BROKER_UNAVAILABLE",
-    "DEFAULT_QUEUE",
     "BrokerExecutor",
     "BrokerUnavailableError",
-    "Delivery",
     "FleetWorker",
     "RedisBudgetLedger",
     "RedisJudgeGate",
-    "Requeue",
     "WorkerStats",
     "configure_from_env",
     "open_remote_scoring",

@@ -50,14 +50,13 @@ from dramatiq.common import compute_backoff
 from dramatiq.errors import ConnectionClosed
 from dramatiq.middleware import CurrentMessage, Middleware
 
+from livescore._errors import BrokerUnavailableError, JobTooLargeError
 from livescore.fleet._engine import (
     DEFAULT_MAX_JOB_BYTES,
-    BrokerUnavailableError,
     DeadLetter,
     DeadLetterHandler,
     Delivery,
     JobHandler,
-    JobTooLargeError,
     Requeue,
 )
 from livescore.fleet._redis import OutageLog, check_eviction_policy, outage_reason, redis_client

@@ -20,17 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from livescore._errors import LivescoreError
-
 __all__ = (
     "DEFAULT_MAX_JOB_BYTES",
-    "BrokerUnavailableError",
     "Consumer",
     "DeadLetter",
     "DeadLetterHandler",
     "Delivery",
     "JobHandler",
-    "JobTooLargeError",
     "Publisher",
     "Requeue",
 )
@@ -40,34 +36,6 @@ DEFAULT_MAX_JOB_BYTES = 1_048_576
 """The largest job message published by default (1 MiB encoded): a larger run is dropped,
 counted as ``job_too_large``, rather than sent to a Redis that may close the connection on
 it (and so block every job behind it)."""
-
-
-class BrokerUnavailableError(LivescoreError):
-    """The broker (Redis) cannot be reached, did not answer in time, or cannot take jobs
-    now (out of memory, read-only during a failover).
-
-    Attributes:
-        published: From :meth:`Publisher.publish_many`: the positions of the records that
-            were enqueued before the broker refused the rest (the others were not).
-    """
-
-    def __init__(self, message: str, *, published: tuple[int, ...] = ()) -> None:
-        super().__init__(message)
-        self.published = published
-
-
-class JobTooLargeError(LivescoreError):
-    """A job record is larger than the publisher's cap (``max_job_bytes``): it is not sent.
-
-    Attributes:
-        size: The record's encoded size in bytes.
-        limit: The cap.
-    """
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"the job is {size:,} bytes encoded, over the {limit:,}-byte cap")
-        self.size = size
-        self.limit = limit
 
 
 class Requeue(Exception):

@@ -14,12 +14,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from livescore.fleet._engine import (
-    DEFAULT_MAX_JOB_BYTES,
-    BrokerUnavailableError,
-    JobTooLargeError,
-    Publisher,
-)
+from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore.fleet._engine import DEFAULT_MAX_JOB_BYTES, Publisher
 from livescore.live import JobHandle
 
 __all__ = ("BROKER_UNAVAILABLE", "DEFAULT_QUEUE", "JOB_TOO_LARGE", "BrokerExecutor", "job_record")
@@ -158,7 +154,7 @@ class BrokerExecutor:
         """Jobs published so far (all workers' lifetimes of this executor)."""
 
     def __repr__(self) -> str:
-        from livescore.judges import redact_url
+        from livescore._redaction import redact_url
 
         return f"BrokerExecutor({redact_url(self.url)!r}, queue={self.queue!r})"
 

@@ -7,10 +7,10 @@ judge request:
 - a pause: after a 429 any worker sets ``pause`` for the ``retry-after`` the judge asked for
   (1 s when it named none), and every worker waits it out before its next request: the
   whole fleet backs off, not the one worker that was told;
-- requests per minute (``--judge-rpm``): a fixed-window counter over windows of at least
+- requests per minute (``--fleet-judge-rpm``): a fixed-window counter over windows of at least
   one second, sized so each window allows a whole number of requests (bursts stay within a
   second's share, as providers enforce per-minute limits in sub-minute slices);
-- concurrent requests (``--judge-concurrency``): leases in a sorted set, each expiring
+- concurrent requests (``--fleet-judge-concurrency``): leases in a sorted set, each expiring
   after the request timeout, so a worker killed mid-request holds its slot only that long.
 
 Why not Dramatiq's rate limiters: they are synchronous (a thread hop per request from the
@@ -97,7 +97,7 @@ def rpm_window(rpm: float) -> tuple[int, int]:
 
 
 class RedisJudgeGate:
-    """A :class:`~livescore.judges.RequestGate` shared by every worker through Redis.
+    """The judge's request gate, shared by every worker through Redis.
 
     Args:
         url: The Redis URL.
@@ -384,6 +384,6 @@ class RedisBudgetLedger:
 
 
 def _display(url: str) -> str:
-    from livescore.judges import redact_url
+    from livescore._redaction import redact_url
 
     return redact_url(url)

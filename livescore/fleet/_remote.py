@@ -20,7 +20,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from livescore.fleet._engine import BrokerUnavailableError, JobTooLargeError, Publisher
+from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore.fleet._engine import Publisher
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.fleet._ledger import PREFIX
 from livescore.live import ScorerConfig, ScoringJob

@@ -45,11 +45,12 @@ import anyio
 import anyio.from_thread
 
 from livescore._catalog import parse_scorer_spec
+from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
 from livescore.fleet._barrier import ExportBarrier
 from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
-from livescore.live import JOB_FORMAT, InProcessExecutor, ScorerConfig, ScoringJob
-from livescore.otel import DEFAULT_EMIT, EmitSignal, Emitter, parse_emit
+from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
+from livescore.otel import Emitter
 from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
@@ -1148,10 +1149,10 @@ class FleetWorker:
             parent = TraceParent.from_dict(record.get("parent"))
         except Exception:
             parent = None
-        if not isinstance(version, int) or isinstance(version, bool) or version > JOB_FORMAT:
+        if not isinstance(version, int) or isinstance(version, bool) or version > ScoringJob.FORMAT:
             message = (
                 f"this job record has format {version!r}; this worker reads up to "
-                f"{JOB_FORMAT} (upgrade livescore on the workers)"
+                f"{ScoringJob.FORMAT} (upgrade livescore on the workers)"
             )
             for p in pairs:
                 p.config, p.failure = None, ("unsupported_job_format", message)
@@ -1273,7 +1274,7 @@ class _Slice:
 
 
 def _redacted(url: str) -> str:
-    from livescore.judges import redact_url
+    from livescore._redaction import redact_url
 
     return redact_url(url)
 
@@ -1306,7 +1307,7 @@ async def _memory_stream() -> tuple[Any, Any]:
 
 
 def _install_gate(gate: Any) -> None:
-    from livescore.judges import use_request_gate
+    from livescore._request_gate import use_request_gate
 
     use_request_gate(gate)
 
@@ -1331,7 +1332,7 @@ def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
         entry, _ = parse_scorer_spec(sid)
     except ValueError:
         return message
-    options = ", ScorerOptions(judge=...)" if entry.needs_judge else ""
+    options = ", ScorerOptions(model=...)" if entry.needs_judge else ""
     return (
         f"{message}; it is the catalog's {entry.name} scorer: add "
         f"livescore.scorers.build_scorer({sid!r}{options}) to them"

@@ -8,30 +8,20 @@ prices=...)``, ``$LIVESCORE_JUDGE_PRICES``, :data:`DEFAULT_PRICES`), and spends 
 :class:`JudgeBudget` when it has one: a score the budget cannot pay is skipped before any
 judge call.
 
-To write a judge of your own, implement :class:`Judge`; :func:`ask_for_object` gives it the
-same parsing, validation and single corrective retry as :class:`OpenAIJudge` (an ``ask``
-function returning an :class:`Answer` for a list of :data:`Message` is all it needs).
+To write a judge of your own, implement :class:`Judge` (``model_name``,
+``generate_object``, ``generate_text``); :func:`ask_for_object` gives it the same parsing,
+validation and single corrective retry as :class:`OpenAIJudge` (an ``ask`` function
+returning an :class:`Answer` for a list of :data:`Message` is all it needs). The judge
+errors are defined in ``livescore._errors``, with the whole exception tree.
 
 Example:
     >>> from livescore.judges import resolve_judge
-    >>> resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1").model
+    >>> resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1").model_name
     'llama3.2'
 """
 
-from livescore._redaction import redact_url
-from livescore.judges._budget import (
-    Admission,
-    BudgetLedger,
+from livescore._errors import (
     BudgetLedgerError,
-    BudgetPeriod,
-    BudgetStats,
-    BudgetTicket,
-    JudgeBudget,
-    LocalBudgetLedger,
-    Reservation,
-    budget_of,
-)
-from livescore.judges._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
     JudgeConfigError,
@@ -42,13 +32,19 @@ from livescore.judges._errors import (
     JudgeServerError,
     JudgeTimeoutError,
 )
-from livescore.judges._gate import RequestGate, current_request_gate, use_request_gate
-from livescore.judges._openai import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_TIMEOUT,
-    OpenAIJudge,
-    TransportName,
+from livescore._usage import JudgeReply, JudgeUsage
+from livescore.judges._budget import (
+    Admission,
+    BudgetLedger,
+    BudgetPeriod,
+    BudgetStats,
+    BudgetTicket,
+    JudgeBudget,
+    LocalBudgetLedger,
+    Reservation,
+    budget_of,
 )
+from livescore.judges._openai import DEFAULT_TIMEOUT, OpenAIJudge
 from livescore.judges._prices import (
     DEFAULT_PRICES,
     DEFAULT_PRICES_AS_OF,
@@ -59,14 +55,12 @@ from livescore.judges._prices import (
     load_prices,
     price_of,
 )
-from livescore.judges._protocol import Judge, ModelT
+from livescore.judges._protocol import Judge
 from livescore.judges._resolve import resolve_judge
-from livescore.judges._structured import Answer, Message, StructuredOutputMode, forget_server
-from livescore.judges._usage import JudgeReply, JudgeUsage
+from livescore.judges._structured import Answer, Message
 from livescore.judges._validation import ask_for_object
 
 __all__ = (
-    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_PRICES",
     "DEFAULT_PRICES_AS_OF",
     "DEFAULT_TIMEOUT",
@@ -93,22 +87,14 @@ __all__ = (
     "JudgeUsage",
     "LocalBudgetLedger",
     "Message",
-    "ModelT",
     "OpenAIJudge",
     "Price",
     "PriceLike",
     "PriceTable",
-    "RequestGate",
     "Reservation",
-    "StructuredOutputMode",
-    "TransportName",
     "ask_for_object",
     "budget_of",
-    "current_request_gate",
-    "forget_server",
     "load_prices",
     "price_of",
-    "redact_url",
     "resolve_judge",
-    "use_request_gate",
 )

@@ -48,10 +48,9 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import anyio
 
-from livescore._errors import LivescoreError
-from livescore.judges._errors import JudgeConfigError
+from livescore._errors import BudgetLedgerError, JudgeConfigError
+from livescore._usage import JudgeUsage
 from livescore.judges._prices import Price, PriceTable, price_of, price_table
-from livescore.judges._usage import JudgeUsage
 
 if TYPE_CHECKING:
     from livescore.judges._protocol import Judge
@@ -61,7 +60,6 @@ __all__ = (
     "HISTORY",
     "Admission",
     "BudgetLedger",
-    "BudgetLedgerError",
     "BudgetPeriod",
     "BudgetStats",
     "BudgetTicket",
@@ -91,13 +89,6 @@ _MAX_POLL_S = 0.1
 
 
 # -- the ledger seam ------------------------------------------------------------------------
-
-
-class BudgetLedgerError(LivescoreError):
-    """A budget's ledger cannot answer (its Redis is unreachable).
-
-    A score that cannot reserve is skipped, never run unchecked: a budget fails closed.
-    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,9 +462,9 @@ class JudgeBudget:
         ``judge``."""
         if self.usd is not None and price_of(judge) is None:
             raise JudgeConfigError(
-                f"{self.describe()} counts dollars, but judge model {judge.model!r} has no "
+                f"{self.describe()} counts dollars, but judge model {judge.model_name!r} has no "
                 f"known price: give OpenAIJudge(..., prices=(input, output)) or "
-                f"JudgeBudget(prices={{{judge.model!r}: (input, output)}}) in USD per "
+                f"JudgeBudget(prices={{{judge.model_name!r}: (input, output)}}) in USD per "
                 "million tokens, or set LIVESCORE_JUDGE_PRICES"
             )
 
@@ -499,7 +490,7 @@ class JudgeBudget:
         if self.fallback == "one_call" and one_call:
             options.append(("one_call", judge, "one_call"))
         elif self.fallback is not None and not isinstance(self.fallback, str):
-            options.append((f"judge:{self.fallback.model}", self.fallback, "judge"))
+            options.append((f"judge:{self.fallback.model_name}", self.fallback, "judge"))
         low_share = self.fallback_below if len(options) > 1 else 0.0
         last: Admission | None = None
         for index, (variant, candidate, fallback) in enumerate(options):

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from livescore import _http
+from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
 from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
 from livescore._text import replace_lone_surrogates
-from livescore.judges._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._prices import Price, PriceLike, PriceTable, resolve_price
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import (
@@ -39,6 +40,7 @@ from livescore.judges._structured import (
     Message,
     SchemaForms,
     StructuredOutputMode,
+    forget_server,
     next_rung,
     read_answer,
     rejects_format,
@@ -47,7 +49,6 @@ from livescore.judges._structured import (
     schema_forms,
     structured_request,
 )
-from livescore.judges._usage import JudgeReply, JudgeUsage
 from livescore.judges._validation import ask_for_object
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class OpenAIJudge:
     authentication and never appear in logs, errors or spans.
 
     Args:
-        model: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
+        model_name: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
         client: A ready ``openai.AsyncOpenAI``; it is then used from every event loop as
             is (your responsibility, as are its logging and response sizes), and
             ``base_url`` / ``api_key`` / ``transport`` / ``max_response_bytes`` are ignored.
@@ -134,7 +135,7 @@ class OpenAIJudge:
 
     Example:
         >>> judge = OpenAIJudge("llama3.2", base_url="http://127.0.0.1:8080/v1")
-        >>> judge.model
+        >>> judge.model_name
         'llama3.2'
 
         Then, in a scorer: ``create_hallucination_scorer(model=judge)``, or give the string
@@ -143,7 +144,7 @@ class OpenAIJudge:
 
     def __init__(
         self,
-        model: str,
+        model_name: str,
         *,
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
@@ -166,7 +167,7 @@ class OpenAIJudge:
         prices: PriceLike | PriceTable | None = None,
         budget: JudgeBudget | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
+        if not isinstance(model_name, str) or not model_name.strip():
             raise JudgeConfigError(
                 "OpenAIJudge needs a model name, e.g. OpenAIJudge('gpt-4o-mini')"
             )
@@ -206,7 +207,7 @@ class OpenAIJudge:
             raise JudgeConfigError(
                 "transport='aiohttp' needs aiohttp: pip install 'openai[aiohttp]'"
             )
-        self._model = model.strip()
+        self._model = model_name.strip()
         headers = dict(default_headers or {})
         secrets: list[str | None] = list(header_secrets(headers))
         settings: _transport.ClientSettings | None = None
@@ -279,7 +280,7 @@ class OpenAIJudge:
     # -- public surface --------------------------------------------------------------------
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         """The model's name, as sent to the server and shown on score spans."""
         return self._model
 
@@ -287,6 +288,20 @@ class OpenAIJudge:
     def base_url(self) -> str:
         """The server's base URL (credentials in it shown as ``***``)."""
         return self._display_url
+
+    @staticmethod
+    def forget_server(base_url: str) -> None:
+        """Forget which structured-output form the server at ``base_url`` accepted.
+
+        Every judge on one server remembers what it took (``json_schema``, ``json_object``
+        or the schema in the prompt), so the next one starts there. Call this after
+        swapping the model behind a URL; :class:`~livescore.testing.OpenAITestServer` calls
+        it on start, since a new server may reuse an old one's port.
+
+        Example:
+            >>> OpenAIJudge.forget_server("http://127.0.0.1:8080/v1")
+        """
+        forget_server(base_url)
 
     @property
     def price(self) -> Price | None:
@@ -314,7 +329,7 @@ class OpenAIJudge:
         self._budget = value
 
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self._model!r}, base_url={self.base_url!r})"
+        return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"
 
     @property
     def unreachable(self) -> str | None:
@@ -415,7 +430,7 @@ class OpenAIJudge:
             _messages(system, prompt),
             schema,
             validate=validate,
-            model=self._model,
+            model_name=self._model,
             usage=usage,
         )
         self._cache_put(cache_key, value.model_dump(mode="json"))

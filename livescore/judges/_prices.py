@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from livescore.judges._errors import JudgeConfigError
+from livescore._errors import JudgeConfigError
 
 if TYPE_CHECKING:
-    from livescore.judges._usage import JudgeUsage
+    from livescore._usage import JudgeUsage
 
 __all__ = (
     "DEFAULT_PRICES",

@@ -7,23 +7,9 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-# Re-exported here for the modules that import them from this one.
-from livescore.judges._errors import (
-    JudgeConfigError,
-    JudgeError,
-    JudgeResponseError,
-)
-from livescore.judges._usage import JudgeReply, JudgeUsage
+from livescore._usage import JudgeReply
 
-__all__ = (
-    "Judge",
-    "JudgeConfigError",
-    "JudgeError",
-    "JudgeReply",
-    "JudgeResponseError",
-    "JudgeUsage",
-    "ModelT",
-)
+__all__ = ("Judge", "ModelT")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -37,7 +23,7 @@ class Judge(Protocol):
     """
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         """The model's name, as it appears on score spans (``gen_ai.request.model``)."""
         ...
 
@@ -53,7 +39,8 @@ class Judge(Protocol):
 
         ``validate`` may raise ``ValueError`` to reject a well-formed but wrong answer (a
         verdict count that does not match the claims); the judge then asks once more with
-        the problem spelled out, and raises :class:`JudgeResponseError` if that fails too.
+        the problem spelled out, and raises :class:`~livescore.judges.JudgeResponseError`
+        if that fails too.
         """
         ...
 

@@ -68,10 +68,8 @@ _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|schema|structured
 
 
 def forget_server(base_url: str) -> None:
-    """Forget which structured-output rung the server at ``base_url`` accepted.
-
-    :class:`~livescore.testing.OpenAITestServer` calls it on start, since a new server may
-    reuse an old one's port; call it yourself after swapping the model behind a URL.
+    """Forget which structured-output rung the server at ``base_url`` accepted
+    (:meth:`OpenAIJudge.forget_server <livescore.judges.OpenAIJudge.forget_server>`).
 
     Example:
         >>> forget_server("http://127.0.0.1:8080/v1")

@@ -45,11 +45,17 @@ import anyio
 import anyio.lowlevel
 import openai
 
-from livescore._http import UnreadableResponse, async_response_cap
+from livescore._errors import (
+    JudgeConfigError,
+    JudgeError,
+    RequestRefused,
+    UnreadableResponse,
+    judge_error,
+)
+from livescore._http import async_response_cap
 from livescore._redaction import Redactor
-from livescore.judges._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
-from livescore.judges._gate import current_request_gate
-from livescore.judges._usage import JudgeUsage
+from livescore._request_gate import current_request_gate
+from livescore._usage import JudgeUsage
 
 if TYPE_CHECKING:
     from livescore.judges._openai import TransportName

@@ -26,7 +26,7 @@ Example:
     >>> from livescore.live import LiveDispatcher, ScorerConfig
     >>> from livescore.scorers import create_keyword_coverage_scorer
     >>> with LiveDispatcher(
-    ...     [ScorerConfig(create_keyword_coverage_scorer(), sampling={"type": "ratio", "rate": 1})],
+    ...     [ScorerConfig(create_keyword_coverage_scorer(), sampling=1.0)],
     ...     register_atexit=False,
     ... ) as dispatcher:
     ...     dispatcher.submit(Run(input="Rust ownership", output="Ownership in Rust"))
@@ -40,53 +40,35 @@ from livescore.live._conversations import (
     ConversationLimits,
     ConversationStats,
 )
-from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
-from livescore.live._executor import (
-    JOB_FORMAT,
-    ConversationTurn,
-    Executor,
-    InProcessExecutor,
-    JobHandle,
-    ScoringJob,
-)
+from livescore.live._dispatcher import LiveDispatcher
+from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
 from livescore.live._integration import (
+    Dispatcher,
     EmitRunSpans,
-    RunSink,
     conversation_id_of,
     dispatcher_for,
     sample_turn,
 )
 from livescore.live._recorder import RunRecorder, record_run
-from livescore.live._sampling import (
-    BudgetSampling,
-    SamplingDecision,
-    SamplingSpec,
-    ScorerConfig,
-    sample_fraction,
-    sample_rate_of,
-)
+from livescore.live._sampling import BudgetSampling, SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
     "DEFAULT_CONVERSATION_IDLE_TIMEOUT",
-    "JOB_FORMAT",
     "BudgetSampling",
     "ConversationLimits",
     "ConversationStats",
-    "ConversationTurn",
     "DispatchStats",
+    "Dispatcher",
     "EmitRunSpans",
     "Executor",
     "InProcessExecutor",
     "JobHandle",
     "LiveDispatcher",
-    "OverflowPolicy",
     "RunRecorder",
-    "RunSink",
     "SamplingDecision",
-    "SamplingSpec",
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
@@ -95,7 +77,5 @@ __all__ = (
     "install_sigterm_handler",
     "is_scoring",
     "record_run",
-    "sample_fraction",
-    "sample_rate_of",
     "sample_turn",
 )

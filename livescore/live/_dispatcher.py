@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore._emit import EmitSignal
+from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._conversations import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ConversationDue,
@@ -33,16 +35,9 @@ from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide, decide_conversation
 from livescore.live._stats import Counts, DispatchStats, total_stats
-from livescore.otel import EmitSignal, Emitter, current_trace_parent
+from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
-from livescore.runs import (
-    Run,
-    RunLike,
-    TraceParent,
-    coerce_run,
-    normalize_span_id,
-    normalize_trace_id,
-)
+from livescore.runs import Run, RunLike, TraceParent, coerce_run
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 
 if TYPE_CHECKING:
@@ -375,7 +370,7 @@ class LiveDispatcher:
             if max_judge_concurrency is not None:
                 raise ValueError(
                     "max_judge_concurrency limits in-process scoring; with broker=, the "
-                    "workers' --concurrency and --judge-concurrency apply"
+                    "workers' --scorer-concurrency and --fleet-judge-concurrency apply"
                 )
         if max_judge_concurrency is not None:
             _check_int("max_judge_concurrency", max_judge_concurrency)

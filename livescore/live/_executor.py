@@ -43,7 +43,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
 
@@ -64,12 +64,6 @@ __all__ = (
 )
 
 _log = logging.getLogger("livescore.live")
-
-JOB_FORMAT = 2
-"""The newest version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones.
-
-A job of one run keeps format 1 (so older workers still score it); a conversation's
-evaluation or turn is format 2."""
 
 EXECUTORS_GROUP = "livescore.executors"
 """The entry point group whose ``broker`` entry builds the executor of ``broker=URL``."""
@@ -158,6 +152,11 @@ class ScoringJob:
         ('r1', '00f067aa0ba902b7')
     """
 
+    FORMAT: ClassVar[int] = 2
+    """The newest version of :meth:`to_dict`'s record; a worker refuses newer ones. A job of
+    one run keeps format 1 (so older workers still score it); a conversation's evaluation
+    or turn is format 2."""
+
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
@@ -202,10 +201,10 @@ class ScoringJob:
             ValueError: The record comes from a newer livescore (its ``format``).
         """
         version = data.get("format", 1)
-        if not isinstance(version, int) or version > JOB_FORMAT:
+        if not isinstance(version, int) or version > cls.FORMAT:
             raise ValueError(
                 f"this job record has format {version!r}; this livescore reads up to "
-                f"{JOB_FORMAT} (upgrade the worker)"
+                f"{cls.FORMAT} (upgrade the worker)"
             )
         configs = []
         for entry in data.get("scorers") or ():

@@ -2,7 +2,7 @@
 
 An integration (the LangChain handler, the OpenAI Agents SDK processor, the plain-code
 recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
-hands it to a :class:`RunSink`. :func:`dispatcher_for` builds that sink from the keywords
+hands it to a :class:`Dispatcher`. :func:`dispatcher_for` builds one from the keywords
 every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
 OpenTelemetry providers, ``capture_content``, ``emit``), so the rules for combining them are
 written once.
@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
-    from livescore.otel import ContentCapture, EmitSignal
+    from livescore._emit import EmitSignal
+    from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "RunSink", "conversation_id_of", "dispatcher_for", "sample_turn")
+__all__ = ("Dispatcher", "EmitRunSpans", "conversation_id_of", "dispatcher_for", "sample_turn")
 
 CONVERSATION_KEYS = ("conversation_id", "thread_id", "session_id")
 """The metadata keys an integration reads a run's conversation id from, in this order."""
@@ -37,14 +38,16 @@ no other span represents it (no instrumentation's span, no span current at the r
 start), ``"always"``, or ``"never"``."""
 
 
-class RunSink(Protocol):
-    """Where an integration hands finished runs: a :class:`~livescore.live.LiveDispatcher`.
+class Dispatcher(Protocol):
+    """Where an integration hands finished runs (its ``dispatcher=``): what a
+    :class:`~livescore.live.LiveDispatcher` offers the hot path. Dashboards' score sinks
+    are another thing (:class:`livescore.sinks.ScoreSink`).
 
     Example:
         >>> from livescore.live import LiveDispatcher
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
-        >>> sink.shutdown()
+        >>> dispatcher: Dispatcher = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> dispatcher.shutdown()
     """
 
     def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
@@ -80,7 +83,7 @@ class RunSink(Protocol):
 def dispatcher_for(
     owner: str,
     scorers: Sequence[Scorer | ScorerConfig] | None,
-    dispatcher: RunSink | None,
+    dispatcher: Dispatcher | None,
     *,
     name: str,
     broker: str | None = None,
@@ -91,8 +94,8 @@ def dispatcher_for(
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
     conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
-) -> tuple[RunSink, bool]:
-    """The sink an integration hands its runs to, and whether the integration owns it.
+) -> tuple[Dispatcher, bool]:
+    """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
     Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
     ``broker``, ``sinks``, the providers, ``capture_content`` and ``emit``) or
@@ -122,12 +125,12 @@ def dispatcher_for(
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink, owned = dispatcher_for(
+        >>> dispatcher, owned = dispatcher_for(
         ...     "MyIntegration", [create_keyword_coverage_scorer()], None, name="my-agent"
         ... )
         >>> owned
         True
-        >>> sink.shutdown()
+        >>> dispatcher.shutdown()
     """
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
@@ -151,8 +154,9 @@ def dispatcher_for(
                     f"(LiveDispatcher(..., {example}))"
                 )
         return dispatcher, False
+    from livescore._emit import DEFAULT_EMIT
     from livescore.live._dispatcher import LiveDispatcher
-    from livescore.otel import DEFAULT_EMIT, OTelEmitter
+    from livescore.otel import OTelEmitter
 
     assert scorers is not None
     if broker is not None and emit is not None:
@@ -197,7 +201,7 @@ def conversation_id_of(metadata: Any) -> str | None:
     return None
 
 
-def sample_turn(sink: RunSink, key: str | None, conversation_id: str | None) -> SamplingDecision:
+def sample_turn(sink: Dispatcher, key: str | None, conversation_id: str | None) -> SamplingDecision:
     """``sink.sample(key)``, asking for the conversation's scorers too when the run is a turn.
 
     Example:

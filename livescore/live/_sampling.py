@@ -7,7 +7,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -20,7 +20,6 @@ __all__ = (
     "SamplingSpec",
     "ScorerConfig",
     "sample_fraction",
-    "sample_rate_of",
 )
 
 _TWO_64 = float(2**64)
@@ -47,7 +46,7 @@ class BudgetSampling:
     replica aims at the target on its own: divide it by the replicas.
 
     Written in a :class:`ScorerConfig` as ``sampling=BudgetSampling(scores=600, per="hour")``
-    or ``sampling={"type": "budget", "usd": 5, "per": "day"}``.
+    or ``sampling=BudgetSampling(usd=5, per="day")``.
 
     Args:
         scores: Scores per window to aim at.
@@ -62,7 +61,7 @@ class BudgetSampling:
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
         >>> config = ScorerConfig(create_keyword_coverage_scorer(),
-        ...                       sampling={"type": "budget", "scores": 100, "per": "minute"})
+        ...                       sampling=BudgetSampling(scores=100, per="minute"))
         >>> config.rate is None, config.budget_sampling is not None
         (True, True)
     """
@@ -99,10 +98,9 @@ class BudgetSampling:
             raise ValueError(f"steps must be a positive int, not {self.steps!r}")
 
 
-SamplingSpec: TypeAlias = float | Mapping[str, Any] | BudgetSampling | Callable[[Run], bool]
-"""How often a scorer runs: a rate in ``[0, 1]``, ``{"type": "ratio", "rate": r}``, a
-:class:`BudgetSampling` (or ``{"type": "budget", ...}``), or a predicate of the finished
-:class:`~livescore.Run`."""
+SamplingSpec: TypeAlias = float | BudgetSampling | Callable[[Run], bool]
+"""How often a scorer runs: a rate in ``[0, 1]``, a :class:`BudgetSampling` (a number of
+scores or a judge spend per window), or a predicate of the finished :class:`~livescore.Run`."""
 
 
 class _BudgetRate:
@@ -194,34 +192,12 @@ def sample_fraction(key: str) -> float:
     return int.from_bytes(digest[:8], "big") / _TWO_64
 
 
-def _parse_budget(sampling: Mapping[str, Any], scorer_id: str) -> BudgetSampling:
-    options = {k: v for k, v in sampling.items() if k != "type"}
-    known = {"scores", "usd", "per", "initial_rate", "min_rate", "steps", "expected_cost"}
-    if set(options) - known:
-        raise ValueError(
-            f"scorer {scorer_id!r}: sampling {{'type': 'budget'}} takes {', '.join(sorted(known))}"
-            f", not {', '.join(sorted(set(options) - known))}"
-        )
-    try:
-        return BudgetSampling(**options)
-    except ValueError as exc:
-        raise ValueError(f"scorer {scorer_id!r}: sampling: {exc}") from None
-
-
 def _parse_rate(sampling: Any, scorer_id: str) -> float:
     where = f"scorer {scorer_id!r}: sampling"
-    if isinstance(sampling, Mapping):
-        if sampling.get("type") != "ratio" or set(sampling) - {"type", "rate"}:
-            raise ValueError(
-                f'{where} must look like {{"type": "ratio", "rate": 0.1}}, not {dict(sampling)!r}'
-            )
-        if "rate" not in sampling:
-            raise ValueError(f'{where} {{"type": "ratio"}} needs a "rate" between 0 and 1')
-        sampling = sampling["rate"]
     if isinstance(sampling, bool) or not isinstance(sampling, int | float):
         raise TypeError(
-            f"{where} must be a rate between 0 and 1, "
-            f'{{"type": "ratio", "rate": r}} or a function of the run, not {sampling!r}'
+            f"{where} must be a rate between 0 and 1 (sampling=0.1) or a function of the "
+            f"run, not {sampling!r}"
         )
     rate = float(sampling)
     if not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
@@ -235,11 +211,10 @@ class ScorerConfig:
 
     Args:
         scorer: The scorer.
-        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run), Mastra's form
-            ``{"type": "ratio", "rate": r}``, a :class:`BudgetSampling` that aims at a
-            number of scores or a judge spend per window (``{"type": "budget", ...}``),
-            or a predicate ``(run) -> bool``. A rate is decided from the trace id before
-            the run is captured; a predicate sees the finished run and is decided at
+        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run), a
+            :class:`BudgetSampling` that aims at a number of scores or a judge spend per
+            window, or a predicate ``(run) -> bool``. A rate is decided from the trace id
+            before the run is captured; a predicate sees the finished run and is decided at
             :meth:`LiveDispatcher.submit` (so the run is always captured, and its scores
             carry no sample rate).
         timeout: Seconds one score may take (judge calls included) before it is recorded as
@@ -273,13 +248,11 @@ class ScorerConfig:
             raise TypeError(f"ScorerConfig needs a livescore Scorer, not {self.scorer!r}")
         sid = self.scorer.id
         sampling = self.sampling
-        if isinstance(sampling, Mapping) and sampling.get("type") == "budget":
-            sampling = _parse_budget(sampling, sid)
         rate = None
         if isinstance(sampling, BudgetSampling):
             object.__setattr__(self, "budget_sampling", sampling)
             object.__setattr__(self, "_budget_rate", _BudgetRate(sampling))
-        elif not (callable(sampling) and not isinstance(sampling, Mapping)):
+        elif not callable(sampling):
             rate = _parse_rate(sampling, sid)
         object.__setattr__(self, "rate", rate)
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float):
@@ -319,19 +292,6 @@ class ScorerConfig:
         """Tell a :class:`BudgetSampling` what one of its scores cost (others ignore it)."""
         if self._budget_rate is not None and result.status != "skipped":
             self._budget_rate.observe(result.usage.cost_usd)
-
-
-def sample_rate_of(config: ScorerConfig) -> float | None:
-    """The rate a scorer samples at (``None`` for a predicate; the current one of a
-    :class:`BudgetSampling`), as put on its score spans.
-
-    Example:
-        >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sample_rate_of(ScorerConfig(create_keyword_coverage_scorer(), {"type": "ratio",
-        ...     "rate": 0.5}))
-        0.5
-    """
-    return config.current_rate()
 
 
 @dataclass(frozen=True, slots=True)

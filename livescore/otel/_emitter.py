@@ -26,6 +26,7 @@ from opentelemetry.trace import (
     StatusCode,
 )
 
+from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
 from livescore._version import __version__
 from livescore.otel import attributes as A
 from livescore.otel._context import parent_span_context
@@ -33,29 +34,16 @@ from livescore.runs import Run, TraceParent
 from livescore.scoring import ScoreResult
 
 __all__ = (
-    "DEFAULT_EMIT",
     "ContentCapture",
-    "EmitSignal",
     "Emitter",
     "OTelEmitter",
     "QueueDepthSource",
-    "parse_emit",
     "run_span_context",
 )
 
 ContentCapture = Literal["full", "truncated", "none"]
 """What user-derived text (explanations, error messages, skip reasons) scores carry."""
 
-EmitSignal = Literal["spans", "events"]
-"""What a score becomes besides its metrics: ``"spans"``, an evaluation span under the
-run's span (what Jaeger, Tempo, Phoenix and Langfuse show); ``"events"``, a
-``gen_ai.evaluation.result`` log record parented to the run's span (the form the GenAI
-semantic conventions define, read through an OTLP logs pipeline)."""
-
-DEFAULT_EMIT: tuple[EmitSignal, ...] = ("spans", "events")
-"""Both: every score is an evaluation span and a ``gen_ai.evaluation.result`` event."""
-
-_SIGNALS: tuple[EmitSignal, ...] = ("spans", "events")
 # Scores are usually in [0, 1]; the SDK's default buckets (0, 5, 10, ...) would put every
 # score in one bucket.
 _SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
@@ -117,35 +105,6 @@ class Emitter(Protocol):
     def flush(self, timeout: float | None = None) -> bool:
         """Push out what the emitter buffers, within ``timeout`` seconds; ``False`` if not."""
         ...
-
-
-def parse_emit(value: str | Iterable[str]) -> tuple[EmitSignal, ...]:
-    """The signals ``value`` names: ``"spans"``, ``"events"``, or both.
-
-    Takes the CLI's comma-separated form (``"spans,events"``) or any iterable of names, and
-    returns them in a fixed order without repeats.
-
-    Raises:
-        ValueError: An unknown name, or none at all.
-
-    Example:
-        >>> parse_emit("events,spans")
-        ('spans', 'events')
-        >>> parse_emit(["events"])
-        ('events',)
-    """
-    names = value.split(",") if isinstance(value, str) else list(value)
-    wanted = set()
-    for name in names:
-        text = name.strip().lower() if isinstance(name, str) else name
-        if text == "":
-            continue
-        if text not in _SIGNALS:
-            raise ValueError(f"emit: unknown signal {name!r}; use spans, events or both")
-        wanted.add(text)
-    if not wanted:
-        raise ValueError("emit names no signal: use spans, events or both (spans,events)")
-    return tuple(signal for signal in _SIGNALS if signal in wanted)
 
 
 def run_span_context(run: Run) -> SpanContext | None:

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from livescore.otel import attributes as A
-from livescore.runs import Conversation, Run, find_assistant_message, find_user_message
+from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scorers._claims import Claims, clean_items
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import NotScorable, PromptStep, StepContext
@@ -87,13 +87,13 @@ def _text(read: Any, run: Run) -> str:
 
 def user_messages(conversation: Conversation) -> list[tuple[int, str]]:
     """``(turn, the user's message)`` for every turn with one."""
-    found = [(n, _text(find_user_message, run)) for n, run in conversation.turns()]
+    found = [(n, _text(get_user_message, run)) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
 
 
 def assistant_replies(conversation: Conversation) -> list[tuple[int, str]]:
     """``(turn, the agent's reply)`` for every turn with one."""
-    found = [(n, _text(find_assistant_message, run)) for n, run in conversation.turns()]
+    found = [(n, _text(get_assistant_message, run)) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
 
 
@@ -208,8 +208,8 @@ def render_transcript(
         rows.append(
             (
                 number,
-                _text(find_user_message, run),
-                _text(find_assistant_message, run) if assistant else "",
+                _text(get_user_message, run),
+                _text(get_assistant_message, run) if assistant else "",
             )
         )
     total = sum(len(u) + len(a) for _, u, a in rows)

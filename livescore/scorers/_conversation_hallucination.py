@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.runs import Conversation, get_run_context
 from livescore.scorers._claims import EXTRACT_SYSTEM, Claims, ExtractedClaims, extract_prompt
@@ -66,7 +67,6 @@ from livescore.scorers._verdicts import (
     tally,
 )
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
     PromptStep,
     Scorer,
@@ -439,5 +439,5 @@ def create_conversation_hallucination_scorer(
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     return create_conversation_hallucination_scorer(
-        model=options.require_judge(), judge_mode=options.mode
+        model=options.require_model(), judge_mode=options.judge_mode
     )

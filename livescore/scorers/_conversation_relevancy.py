@@ -18,8 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.runs import Conversation, find_assistant_message, find_user_message
+from livescore.runs import Conversation, get_assistant_message, get_user_message
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
     assistant_replies,
@@ -46,7 +47,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, NotScorable, Scorer, StepContext
+from livescore.scoring import NotScorable, Scorer, StepContext
 
 __all__ = (
     "DEFAULT_WINDOW",
@@ -169,15 +170,15 @@ def replies_block(
         for earlier in range(max(conversation.first_turn, turn - window), turn):
             before = runs[earlier]
             lines.append(
-                f'<turn index="{earlier}">\n<user>{cut(_text(find_user_message, before))}'
-                f"</user>\n<assistant>{cut(_text(find_assistant_message, before))}"
+                f'<turn index="{earlier}">\n<user>{cut(_text(get_user_message, before))}'
+                f"</user>\n<assistant>{cut(_text(get_assistant_message, before))}"
                 "</assistant>\n</turn>"
             )
         lines.append(
-            f'<turn index="{turn}">\n<user>{cut(_text(find_user_message, run))}</user>\n</turn>'
+            f'<turn index="{turn}">\n<user>{cut(_text(get_user_message, run))}</user>\n</turn>'
         )
         lines.append("</window>")
-        lines.append(f"<assistant>{cut(_text(find_assistant_message, run))}</assistant>")
+        lines.append(f"<assistant>{cut(_text(get_assistant_message, run))}</assistant>")
         lines.append("</reply>")
         parts.append("\n".join(lines))
     return "<replies>\n" + "\n".join(parts) + "\n</replies>"
@@ -390,5 +391,5 @@ def _window_of(argument: str | None) -> int:
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     return create_conversation_relevancy_scorer(
-        model=options.require_judge(), window=_window_of(argument), judge_mode=options.mode
+        model=options.require_model(), window=_window_of(argument), judge_mode=options.judge_mode
     )

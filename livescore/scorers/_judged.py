@@ -9,8 +9,9 @@ from collections.abc import Iterable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal, TypeAlias
 
+from livescore._messages import message_text
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
-from livescore.runs import Run, find_user_message, message_text
+from livescore.runs import Run, get_user_message
 
 __all__ = (
     "DEFECT_LABELS",
@@ -51,25 +52,21 @@ FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
 """Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
 
 
-def judge_mode_of(judge_mode: object, mode: object = None, *, scorer: str) -> JudgeMode:
-    """The judge mode from ``judge_mode=`` (every judge scorer) or an older ``mode=``.
+def judge_mode_of(judge_mode: object, *, scorer: str) -> JudgeMode:
+    """``judge_mode=`` of a judge scorer, checked.
 
     Raises:
-        ValueError: An unknown value, or both keywords with different values.
+        ValueError: Neither ``"three_step"`` nor ``"one_call"``.
 
     Example:
-        >>> judge_mode_of(None, scorer="x"), judge_mode_of("one_call", scorer="x")
+        >>> judge_mode_of("three_step", scorer="x"), judge_mode_of("one_call", scorer="x")
         ('three_step', 'one_call')
     """
-    for name, value in (("judge_mode", judge_mode), ("mode", mode)):
-        if value is not None and value not in JUDGE_MODES:
-            raise ValueError(f"{scorer}: {name} must be 'three_step' or 'one_call', not {value!r}")
-    if judge_mode is not None and mode is not None and judge_mode != mode:
+    if judge_mode not in JUDGE_MODES:
         raise ValueError(
-            f"{scorer}: judge_mode={judge_mode!r} and mode={mode!r} disagree; give judge_mode only"
+            f"{scorer}: judge_mode must be 'three_step' or 'one_call', not {judge_mode!r}"
         )
-    chosen = judge_mode if judge_mode is not None else mode
-    return "one_call" if chosen == "one_call" else "three_step"
+    return "one_call" if judge_mode == "one_call" else "three_step"
 
 
 def resolve_model(
@@ -162,7 +159,7 @@ def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
 def defect_label(score: float, *, scale: float = 1.0) -> str:
     """The label of a score where higher is worse (hallucination, toxicity, bias).
 
-    Bands on ``score / scale`` (the seed's hallucination bands, gaps closed at midpoints):
+    Bands on ``score / scale`` (Mastra's hallucination bands, gaps closed at midpoints):
     0 → ``none``; below 0.45 → ``low``; below 0.65 → ``mixed``; below 0.85 → ``high``;
     else ``severe``.
 
@@ -244,7 +241,7 @@ def optional_user_text(run: Run, limit: int) -> str | None:
     For scorers that show the question as context only and score runs without one.
     """
     try:
-        text = find_user_message(run)
+        text = get_user_message(run)
     except TypeError:
         return None
     return None if text is None or not text.strip() else text[:limit]

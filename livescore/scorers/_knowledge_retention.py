@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.scorers._claims import Claims
 from livescore.scorers._conversation import (
@@ -47,7 +48,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, NotScorable, Scorer, StepContext
+from livescore.scoring import NotScorable, Scorer, StepContext
 
 __all__ = (
     "RetentionOneCallAnswer",
@@ -322,4 +323,6 @@ def create_knowledge_retention_scorer(
     examples=("knowledge-retention",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_knowledge_retention_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_knowledge_retention_scorer(
+        model=options.require_model(), judge_mode=options.judge_mode
+    )

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
@@ -51,7 +52,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, NotScorable, Scorer, StepContext
+from livescore.scoring import NotScorable, Scorer, StepContext
 
 __all__ = (
     "RoleOneCallAnswer",
@@ -347,5 +348,5 @@ def create_role_adherence_scorer(
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     return create_role_adherence_scorer(
-        model=options.require_judge(), role=argument, judge_mode=options.mode
+        model=options.require_model(), role=argument, judge_mode=options.judge_mode
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.scorers._conversation import (
     conversation_of,
     record_turns,
@@ -15,7 +16,6 @@ from livescore.scorers._conversation import (
 from livescore.scorers._judged import round2
 from livescore.scorers._tone import sentence_tones
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
     Scorer,
     StepContext,

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, field_validator
 
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
     PromptStep,
     Scorer,

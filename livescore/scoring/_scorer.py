@@ -12,7 +12,6 @@ import inspect
 import math
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +22,9 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
-from livescore._errors import exception_message
+from livescore._errors import NotScorable, ScorerRunError, exception_message
+from livescore._messages import message_text
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import (
     BudgetTicket,
     Judge,
@@ -42,21 +43,13 @@ from livescore.runs import (
     Step,
     coerce_conversation,
     coerce_run,
-    find_assistant_message,
-    find_user_message,
-    message_text,
+    get_assistant_message,
+    get_user_message,
 )
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import (
-    AttributeValue,
-    CoveredTurns,
-    NotScorable,
-    ScoreResult,
-    ScorerRunError,
-)
+from livescore.scoring._result import AttributeValue, CoveredTurns, ScoreResult
 
 __all__ = (
-    "DEFAULT_MAX_TEXT_CHARS",
     "SYNC_HOOK_THREADS",
     "ContextFunction",
     "PipelineStep",
@@ -71,11 +64,6 @@ __all__ = (
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-
-DEFAULT_MAX_TEXT_CHARS = 50_000
-"""Longest input, output or context text (in characters) a scorer reads before truncating.
-
-Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
 SYNC_HOOK_THREADS = 16
 """Synchronous ``get_context`` functions and steps running at once, per event loop.
@@ -287,7 +275,7 @@ class Scorer:
         description: What the scorer measures.
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
-        sync_steps: Where synchronous code steps run (see :data:`SyncSteps`).
+        sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
         level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
     """
 
@@ -297,7 +285,7 @@ class Scorer:
         id: str,
         description: str,
         generate_score: PipelineStep,
-        judge: Judge | None = None,
+        model: Judge | None = None,
         preprocess: PipelineStep | None = None,
         analyze: PipelineStep | None = None,
         generate_reason: PipelineStep | None = None,
@@ -322,7 +310,7 @@ class Scorer:
         for name, step in steps.items():
             if step is not None and not (isinstance(step, PromptStep) or callable(step)):
                 raise TypeError(f"{name} must be a function or a PromptStep, not {step!r}")
-            if isinstance(step, PromptStep) and judge is None:
+            if isinstance(step, PromptStep) and model is None:
                 raise ValueError(
                     f"scorer {id!r}: {name} is a PromptStep, so the scorer needs a judge "
                     "(model='openai/<model>' or a Judge object)"
@@ -342,7 +330,7 @@ class Scorer:
         self.id = id
         self.level: ScorerLevel = level
         self.description = description
-        self.judge = judge
+        self.judge = model
         self.version = version
         self.max_text_chars = max_text_chars
         self.sync_steps: SyncSteps = sync_steps
@@ -354,7 +342,7 @@ class Scorer:
         self._built_modes: dict[str, Scorer] = {}
 
     def __repr__(self) -> str:
-        judge = f", judge={self.judge.model!r}" if self.judge is not None else ""
+        judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
         level = ", level='conversation'" if self.level == "conversation" else ""
         return f"Scorer(id={self.id!r}{judge}{level})"
 
@@ -467,7 +455,7 @@ class Scorer:
             result = ScoreResult(
                 run_id=_run_id_of(run),
                 scorer_id=self.id,
-                judge_model=self.judge.model if self.judge is not None else None,
+                judge_model=self.judge.model_name if self.judge is not None else None,
             )
             _record_failure(result, "input", exc)
             return result
@@ -498,7 +486,7 @@ class Scorer:
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
-            judge_model=self.judge.model if self.judge is not None else None,
+            judge_model=self.judge.model_name if self.judge is not None else None,
         )
         if conversation is not None:
             result.turns = CoveredTurns.of(conversation)
@@ -584,7 +572,7 @@ class Scorer:
         pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
         if ticket.fallback is not None:
             result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
-            result.judge_model = used.model
+            result.judge_model = used.model_name
         return ticket, used, pipeline
 
     def run_sync(self, run: RunLike | ConversationLike, *, step: Step | None = None) -> ScoreResult:
@@ -630,8 +618,8 @@ class Scorer:
         attributes = result.attributes
         # A value that is not text at all (a number, bytes) is read as "no text": the steps
         # that need it skip the score with the reason, as for a mapping of prompt variables.
-        input_text = _text_or_none(find_user_message, run)
-        output_text = _text_or_none(find_assistant_message, run)
+        input_text = _text_or_none(get_user_message, run)
+        output_text = _text_or_none(get_assistant_message, run)
         if input_text is not None:
             input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
         if output_text is not None:
@@ -1001,7 +989,6 @@ def create_scorer(
     version: str = "1",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
-    judge: Judge | str | None = None,
     level: ScorerLevel = "run",
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
@@ -1018,7 +1005,7 @@ def create_scorer(
         context: Static ground truth, as ``ctx.context``.
         get_context: ``get_context(run, step)`` resolving ground truth at scoring time; it
             overrides ``context`` and runs once per score. A synchronous one runs in a
-            worker thread (at most :data:`SYNC_HOOK_THREADS` at once), so it may block.
+            worker thread (at most 16 at once per event loop), so it may block.
         label: Maps a score to a low-cardinality label.
         version: Recorded on every score.
         max_text_chars: Input and output text beyond this length is truncated (and flagged).
@@ -1026,8 +1013,6 @@ def create_scorer(
             step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
             worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
             of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
-        judge: Deprecated spelling of ``model`` (a ``DeprecationWarning``; removed in the
-            next release).
         level: ``"run"`` (default) scores one run; ``"conversation"`` scores a whole
             :class:`~livescore.runs.Conversation`: the steps read ``ctx.conversation``
             (``ctx.run`` is its last turn), ``get_context`` is called as
@@ -1055,16 +1040,6 @@ def create_scorer(
         >>> result.score, result.turns.count
         (2.0, 2)
     """
-    if judge is not None:
-        if model is not None:
-            raise TypeError("give create_scorer model=..., not both model= and judge=")
-        warnings.warn(
-            "create_scorer(judge=...) is deprecated: use model=... (the keyword of every "
-            "prebuilt scorer)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        model = judge
     resolved: Judge | None = None
     if model is not None:
         from livescore.judges import resolve_judge
@@ -1074,7 +1049,7 @@ def create_scorer(
         id=id,
         description=description,
         generate_score=generate_score,
-        judge=resolved,
+        model=resolved,
         preprocess=preprocess,
         analyze=analyze,
         generate_reason=generate_reason,

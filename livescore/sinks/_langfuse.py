@@ -8,10 +8,9 @@ import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
 from livescore._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    ResponseDeadline,
-    UnreadableResponse,
     check_max_response_bytes,
     sync_response_hooks,
     was_cut,
@@ -19,13 +18,7 @@ from livescore._http import (
 from livescore._redaction import Redactor
 from livescore._version import DISTRIBUTION
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import (
     ContentPolicy,
     conversation_key,

@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
 from livescore._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    ResponseDeadline,
-    UnreadableResponse,
     check_max_response_bytes,
     sync_response_hooks,
     was_cut,
@@ -20,13 +19,7 @@ from livescore._http import (
 from livescore._redaction import Redactor, header_secrets
 from livescore._version import __version__
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
-from livescore.judges import OpenAIJudge, forget_server
+from livescore.judges import OpenAIJudge
 
 __all__ = ("OpenAITestServer", "Reply", "ReplyLike")
 
@@ -317,7 +317,7 @@ class OpenAITestServer:
         )
         self._thread.start()
         # A new server may reuse an old one's port: what the old one accepted is no guide.
-        forget_server(self.base_url)
+        OpenAIJudge.forget_server(self.base_url)
         return self
 
     def close(self) -> None:

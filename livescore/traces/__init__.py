@@ -1,7 +1,7 @@
 """Runs from OpenTelemetry traces: any agent that describes its runs as spans.
 
 One place turns spans into :class:`~livescore.Run` records, whichever way they arrive:
-in process (``livescore.otel.LiveScoringSpanProcessor``), over OTLP/HTTP
+in process (``livescore.LiveScoringSpanProcessor``), over OTLP/HTTP
 (``livescore collect``) or from a file of stored traces (:func:`load_traces`,
 ``livescore eval --traces``). It reads both conventions agents are traced with: the
 OpenTelemetry GenAI semantic conventions (``invoke_agent`` / ``chat`` / ``execute_tool``
@@ -20,6 +20,7 @@ Example:
     [('What is 2+2?', '4')]
 """
 
+from livescore._errors import OTLPDecodeError
 from livescore.traces._assemble import (
     NO_CONTENT_REASON,
     AssemblyLimits,
@@ -31,7 +32,6 @@ from livescore.traces._assemble import (
 from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces
 from livescore.traces._otlp import (
     DecodedSpans,
-    OTLPDecodeError,
     decode_otlp_json,
     decode_otlp_protobuf,
     from_readable_span,

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livescore import _attributes as A
-from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall, message_text
+from livescore._messages import message_text
+from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
 from livescore.traces import _conventions as conv
 from livescore.traces._span import SpanRecord
 

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from livescore._errors import OTLPDecodeError
 from livescore.runs import Run
 from livescore.traces._assemble import runs_from_spans
-from livescore.traces._otlp import OTLPDecodeError, decode_otlp_json
+from livescore.traces._otlp import decode_otlp_json
 from livescore.traces._span import SpanRecord
 
 __all__ = ("StoredTraces", "TraceFileProblem", "load_traces")

@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from livescore.runs import normalize_span_id, normalize_trace_id
+from livescore._errors import OTLPDecodeError
+from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.traces._span import SpanEvent, SpanRecord
 
 __all__ = (
     "DecodedSpans",
-    "OTLPDecodeError",
     "decode_otlp_json",
     "decode_otlp_protobuf",
     "from_readable_span",
@@ -36,10 +36,6 @@ _IS_REMOTE = 0x200
 # A span that was exported was recorded: its trace is sampled, whatever flags an exporter
 # wrote (several write none at all).
 _SAMPLED = 0x01
-
-
-class OTLPDecodeError(ValueError):
-    """A payload that is not an OTLP trace export request (the receiver answers 400)."""
 
 
 @dataclass(slots=True)

@@ -44,7 +44,7 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         "--out",
         "--report",
         "--threshold",
-        "--mode",
+        "--judge-mode",
     ):
         assert option in eval_help
 
@@ -251,7 +251,6 @@ def test_labelled_hallucination_data_gives_judge_quality(
     ]
     assert int(cells[9]) > 0
     assert "length-only baseline " in out
-    assert "(REFERENCE)" not in out
     assert "Judge quality" in out
     html = report_path.read_text()
     assert "Judge quality" in html
@@ -283,7 +282,7 @@ def test_help_lists_the_scorer_catalog_and_exit_codes(capsys: pytest.CaptureFixt
         assert option in out
 
 
-# -- new-user defects (issue 9) ---------------------------------------------------------------
+# -- what a new user runs into ---------------------------------------------------------------
 
 
 def test_summedits_is_scored_although_every_question_is_empty(

@@ -26,7 +26,7 @@ from _collect_support import (
     judge_saw,
 )
 
-from livescore.otel import LiveScoringSpanProcessor
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer, Reply
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.live import DispatchStats, LiveDispatcher, SamplingDecision
-from livescore.otel import LiveScoringSpanProcessor
 from livescore.runs import Run
 from livescore.scorers import create_keyword_coverage_scorer
 
@@ -29,7 +29,7 @@ def test_on_end_never_raises_whatever_it_is_given() -> None:
 
 
 class BlockingSinkDouble:
-    """A test double of a RunSink whose sample() blocks until released."""
+    """A test double of a Dispatcher whose sample() blocks until released."""
 
     def __init__(self) -> None:
         self.entered = threading.Event()

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from livescore.otel import LiveScoringSpanProcessor
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.scorers import create_keyword_coverage_scorer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))

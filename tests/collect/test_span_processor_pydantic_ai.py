@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from livescore.otel import LiveScoringSpanProcessor
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer
 
 pydantic_ai = pytest.importorskip("pydantic_ai")

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from livescore.otel import LiveScoringSpanProcessor
+from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer, Reply
 
 smolagents = pytest.importorskip("smolagents")

@@ -16,7 +16,7 @@ from otlp_receiver import OTLPTestReceiver
 from rich.console import Console
 
 from livescore.cli import main
-from livescore.demo import local_judge_status
+from livescore.demo._local_judge import local_judge_status
 from livescore.testing import OpenAITestServer
 
 COUNTRIES = "Which countries does Parcelly deliver to?"

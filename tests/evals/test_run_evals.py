@@ -11,7 +11,8 @@ import pytest
 from _evals_support import InMemoryTracing, context_echo_scorer, length_scorer
 
 from livescore import Run, Step, StepContext, ToolCall, create_scorer, extract_tool_results
-from livescore.evals import ItemResult, get_item_context, run_evals, run_evals_sync
+from livescore.evals import ItemResult, run_evals, run_evals_sync
+from livescore.evals._run_evals import get_item_context
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -594,7 +595,8 @@ async def test_a_framework_target_without_its_adapter_says_what_to_install(
 def test_the_langchain_adapter_is_found_through_its_entry_point() -> None:
     from importlib.metadata import entry_points
 
-    from livescore.evals import TARGETS_GROUP, resolve_target
+    from livescore.evals import resolve_target
+    from livescore.evals._targets import TARGETS_GROUP
 
     names = {ep.name for ep in entry_points(group=TARGETS_GROUP)}
     assert "langchain" in names

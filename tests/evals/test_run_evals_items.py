@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from livescore import Scorer, create_scorer
-from livescore.evals import load_dataset, run_evals_sync, split_item_keys
+from livescore.evals import load_dataset, run_evals_sync
+from livescore.evals._run_evals import split_item_keys
 from livescore.runs import Step, ToolCall
 from livescore.scorers import create_keyword_coverage_scorer
 

@@ -11,8 +11,8 @@ import pytest
 from fleet_support import wait_for
 
 from livescore import Run
+from livescore._errors import JobTooLargeError
 from livescore.fleet import BrokerExecutor, BrokerUnavailableError
-from livescore.fleet._engine import JobTooLargeError
 from livescore.live import LiveDispatcher, ScorerConfig
 from livescore.scorers import create_keyword_coverage_scorer
 

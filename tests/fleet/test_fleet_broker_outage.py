@@ -24,7 +24,7 @@ def test_a_broker_outage_costs_counted_drops_and_publishing_resumes(fleet: Fleet
     raiser = next(
         s for s in __import__("fleet_scorers").scorers if isinstance(s, Scorer) and s.id == "raiser"
     )
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer(), raiser], BrokerExecutor(fleet.url, max_buffer=BUFFER)
     )

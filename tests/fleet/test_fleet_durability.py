@@ -23,7 +23,7 @@ def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: F
     judge = SlowJudge(hold=4)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        doomed = fleet.start_worker("--concurrency", "4")
+        doomed = fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [_run(i) for i in range(8)]
         for i, run in enumerate(runs):
@@ -34,7 +34,7 @@ def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: F
         wait_for(lambda: done_pairs(fleet.url, "keyword-coverage") >= 4, 30, "quick pairs done")
         doomed.kill()
         judge.release.set()
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         pairs = {(r.run_id, sid) for r in runs for sid in ("judged", "keyword-coverage")}
         fleet.wait_for_pairs(pairs, timeout=60)
         counts = fleet.pair_counts()
@@ -47,8 +47,8 @@ def test_a_job_delivered_twice_is_scored_once(fleet: Fleet) -> None:
     judge = SlowJudge(hold=2)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        fleet.start_worker("--concurrency", "4")
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         run = _run(1)
         record = _record(run, "judged", job_id="job-twice")
@@ -74,7 +74,7 @@ def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -
     judge = SlowJudge(hold=2)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        stopping = fleet.start_worker("--concurrency", "2", "--drain-timeout", "20")
+        stopping = fleet.start_worker("--scorer-concurrency", "2", "--drain-timeout", "20")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [_run(i) for i in range(10)]
         for i, run in enumerate(runs):
@@ -89,7 +89,7 @@ def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -
         before = fleet.pair_counts()
         assert len(before) == 4, stopping.output()
         # The rest went back to the queue: another worker scores them, nothing twice.
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         pairs = {(r.run_id, "judged") for r in runs}
         fleet.wait_for_pairs(pairs)
         counts = fleet.pair_counts()
@@ -102,7 +102,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
     judge = SlowJudge(hold=1)  # the first judge call hangs past the drain deadline
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        stopping = fleet.start_worker("--concurrency", "1", "--drain-timeout", "1")
+        stopping = fleet.start_worker("--scorer-concurrency", "1", "--drain-timeout", "1")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         run = _run(1)
         publisher.publish(_record(run, "judged", "keyword-coverage", job_id="job-1"))
@@ -111,7 +111,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
         assert "handed back to the queue 1" in stopping.output(), stopping.output()
         judge.release.set()
         # Its quick pair was kept; the judged one is scored by the next worker, once.
-        fleet.start_worker("--concurrency", "1")
+        fleet.start_worker("--scorer-concurrency", "1")
         fleet.wait_for_pairs({(run.run_id, "judged"), (run.run_id, "keyword-coverage")})
         counts = fleet.pair_counts()
         assert counts == {(run.run_id, "judged"): 1, (run.run_id, "keyword-coverage"): 1}
@@ -119,7 +119,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
 
 
 def test_bad_jobs_become_failed_scores_with_a_clear_error_type(fleet: Fleet) -> None:
-    fleet.start_worker("--concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
     publisher = DramatiqPublisher(fleet.url, "livescore")
     run = _run(1, output="POISON in the answer")
     publisher.publish(_record(run, "raiser", "no-such-scorer", job_id="job-1"))

@@ -21,7 +21,9 @@ DATA = [
 
 def test_a_jobs_events_are_exported_before_its_results_come_back(fleet: Fleet) -> None:
     # A batch delay no test waits for: only the worker's commit can export the events.
-    worker = fleet.start_worker("--concurrency", "4", env={"OTEL_BLRP_SCHEDULE_DELAY": "600000"})
+    worker = fleet.start_worker(
+        "--scorer-concurrency", "4", env={"OTEL_BLRP_SCHEDULE_DELAY": "600000"}
+    )
     provider = TracerProvider()  # the items get spans of their own, here
     result = anyio.run(
         lambda: run_evals(

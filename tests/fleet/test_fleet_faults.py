@@ -84,7 +84,7 @@ def _dead_letters(client: redis.Redis) -> int:
 
 def test_a_commit_cut_off_by_a_redis_outage_is_retried_by_itself(fleet: Fleet) -> None:
     fleet.env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "30"
-    worker = fleet.start_worker("--concurrency", "1")  # two engine threads
+    worker = fleet.start_worker("--scorer-concurrency", "1")  # two engine threads
     publisher = DramatiqPublisher(fleet.url, "livescore")
     # The collector takes the spans but holds its answer: the commit waits in its export.
     fleet.receiver.gate.clear()
@@ -124,7 +124,7 @@ def test_a_commit_cut_off_by_a_redis_outage_is_retried_by_itself(fleet: Fleet) -
 def test_jobs_wait_unacknowledged_while_the_collector_refuses_their_spans(fleet: Fleet) -> None:
     fleet.env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "1"  # one export attempt gives up within 1 s
     fleet.receiver.refuse.set()  # 503 to every export
-    worker = fleet.start_worker("--concurrency", "4")
+    worker = fleet.start_worker("--scorer-concurrency", "4")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer()], BrokerExecutor(fleet.url)
     )
@@ -149,7 +149,7 @@ def test_jobs_wait_unacknowledged_while_the_collector_refuses_their_spans(fleet:
 def test_past_the_export_deadline_the_jobs_go_back_to_the_queue(fleet: Fleet) -> None:
     fleet.env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "1"
     fleet.receiver.refuse.set()
-    worker = fleet.start_worker("--concurrency", "2", "--export-deadline", "2")
+    worker = fleet.start_worker("--scorer-concurrency", "2", "--export-deadline", "2")
     publisher = DramatiqPublisher(fleet.url, "livescore")
     runs = [make_run(i) for i in range(4)]
     for i, run in enumerate(runs):
@@ -176,7 +176,7 @@ def test_a_full_redis_is_an_outage_every_run_is_counted_once(
     client = _client(fleet)
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", "2mb")
-    worker = fleet.start_worker("--concurrency", "8")
+    worker = fleet.start_worker("--scorer-concurrency", "8")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer()], BrokerExecutor(fleet.url, max_buffer=300)
     )
@@ -215,7 +215,7 @@ def test_a_full_redis_is_an_outage_every_run_is_counted_once(
 
 def test_a_failover_read_only_window_loses_no_run(fleet: Fleet, redis_binary: str) -> None:
     client = _client(fleet)
-    worker = fleet.start_worker("--concurrency", "4")
+    worker = fleet.start_worker("--scorer-concurrency", "4")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer()], BrokerExecutor(fleet.url)
     )
@@ -266,7 +266,7 @@ def test_a_worker_started_against_a_full_redis_waits_and_says_why(fleet: Fleet) 
 def test_a_job_may_not_name_a_foreign_key_as_its_reply_to(fleet: Fleet) -> None:
     client = _client(fleet)
     client.set("someones:session", "precious")
-    worker = fleet.start_worker("--concurrency", "2")
+    worker = fleet.start_worker("--scorer-concurrency", "2")
     publisher = DramatiqPublisher(fleet.url, "livescore")
     bad = make_run(0)
     record = job_record(bad, KC, job_id="job-bad")
@@ -299,7 +299,7 @@ def _tool_run(i: int, result: Any) -> Any:
 
 
 def test_a_run_too_deep_or_self_referential_is_dropped_alone(fleet: Fleet) -> None:
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer()], BrokerExecutor(fleet.url)
     )
@@ -325,7 +325,7 @@ def test_a_run_too_deep_or_self_referential_is_dropped_alone(fleet: Fleet) -> No
 def test_a_run_too_large_for_redis_is_dropped_and_the_rest_published(fleet: Fleet) -> None:
     client = _client(fleet)
     client.config_set("proto-max-bulk-len", "1mb")  # Redis closes the connection past it
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     dispatcher, reader = agent_with_metrics(
         [create_keyword_coverage_scorer()], BrokerExecutor(fleet.url)
     )
@@ -356,7 +356,7 @@ def _judged(fleet: Fleet, judge: SlowJudge) -> Iterator[OpenAITestServer]:
 def test_the_same_message_twice_on_one_worker_is_scored_once(fleet: Fleet) -> None:
     judge = SlowJudge(hold=1)
     with _judged(fleet, judge):
-        worker = fleet.start_worker("--concurrency", "4")
+        worker = fleet.start_worker("--scorer-concurrency", "4")
         client = _client(fleet)
         broker = RedisBroker(client=client, namespace="livescore", middleware=[])
         run = make_run(1)
@@ -391,7 +391,7 @@ def test_the_same_message_twice_on_one_worker_is_scored_once(fleet: Fleet) -> No
 def test_a_worker_frozen_past_its_heartbeat_exports_nothing_when_it_resumes(fleet: Fleet) -> None:
     judge = SlowJudge(hold=4)
     with _judged(fleet, judge):
-        frozen = fleet.start_worker("--concurrency", "4")
+        frozen = fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [make_run(i) for i in range(4)]
         for i, run in enumerate(runs):
@@ -400,7 +400,7 @@ def test_a_worker_frozen_past_its_heartbeat_exports_nothing_when_it_resumes(flee
         frozen.process.send_signal(signal.SIGSTOP)  # a VM pause, a stop-the-world
         try:
             judge.release.set()  # its answers wait in its sockets
-            other = fleet.start_worker("--concurrency", "4")
+            other = fleet.start_worker("--scorer-concurrency", "4")
             # Its heartbeat (2 s) lapses: the other worker takes the jobs over and scores them.
             fleet.wait_for_pairs({(r.run_id, "judged") for r in runs}, timeout=60)
         finally:
@@ -421,10 +421,13 @@ def test_heartbeats_are_stamped_with_redis_time_whatever_a_workers_clock_says(
     judge = SlowJudge(hold=2)
     with _judged(fleet, judge):
         behind = fleet.start_worker(
-            "--concurrency", "2", module="skewed_clock", env={"FLEET_TEST_CLOCK_SKEW": "-120"}
+            "--scorer-concurrency",
+            "2",
+            module="skewed_clock",
+            env={"FLEET_TEST_CLOCK_SKEW": "-120"},
         )
         ahead = fleet.start_worker(
-            "--concurrency", "2", module="skewed_clock", env={"FLEET_TEST_CLOCK_SKEW": "120"}
+            "--scorer-concurrency", "2", module="skewed_clock", env={"FLEET_TEST_CLOCK_SKEW": "120"}
         )
         client = _client(fleet)
         wait_for(lambda: client.zcard("livescore:__heartbeats__") >= 2, 30, "two heartbeats")
@@ -461,7 +464,7 @@ def test_an_undecodable_message_is_dead_lettered_and_the_jobs_fetched_with_it_go
     runs = [make_run(i) for i in range(10)]
     for i, run in enumerate(runs):
         _raw_message(client, _message(job_record(run, KC, job_id=f"job-{i}")))
-    worker = fleet.start_worker("--concurrency", "2")  # fetches the lot at once
+    worker = fleet.start_worker("--scorer-concurrency", "2")  # fetches the lot at once
     fleet.wait_for_pairs({(r.run_id, KC) for r in runs}, timeout=30)
     wait_for(lambda: _dead_letters(client) == 1, 10, "the dead letter")
     wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "the good jobs acknowledged")
@@ -484,7 +487,7 @@ def test_malformed_messages_are_dead_lettered_once_and_counted(fleet: Fleet) -> 
     runs = [make_run(i) for i in range(3)]
     for i, run in enumerate(runs):
         _raw_message(client, _message(job_record(run, KC, job_id=f"job-{i}")))
-    worker = fleet.start_worker("--concurrency", "2")
+    worker = fleet.start_worker("--scorer-concurrency", "2")
     fleet.wait_for_pairs({(r.run_id, KC) for r in runs}, timeout=30)
     wait_for(lambda: _dead_letters(client) == 4, 30, "four dead letters")
     wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "nothing left unacknowledged")

@@ -56,7 +56,7 @@ def test_two_workers_share_one_judge_budget(fleet: Fleet) -> None:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         workers = [
             fleet.start_worker(
-                "--concurrency",
+                "--scorer-concurrency",
                 "4",
                 "--judge-budget",
                 f"{BUDGET}/day",

@@ -16,7 +16,7 @@ def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(
     fleet: Fleet, tmp_path: Path
 ) -> None:
     sink_file = tmp_path / "sink.jsonl"
-    fleet.start_worker("--concurrency", "8", env={"FLEET_TEST_SINK_FILE": str(sink_file)})
+    fleet.start_worker("--scorer-concurrency", "8", env={"FLEET_TEST_SINK_FILE": str(sink_file)})
     with LiveDispatcher(
         [ScorerConfig(create_keyword_coverage_scorer(), sampling=0.5)],
         broker=fleet.url,

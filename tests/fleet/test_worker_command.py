@@ -38,9 +38,9 @@ def test_worker_is_listed_in_the_help(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     for option in (
         "--broker",
-        "--concurrency",
-        "--judge-rpm",
-        "--judge-concurrency",
+        "--scorer-concurrency",
+        "--fleet-judge-rpm",
+        "--fleet-judge-concurrency",
         "--judge-budget",
         "--judge-token-budget",
         "--judge-prices",

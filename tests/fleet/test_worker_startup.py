@@ -120,7 +120,7 @@ def test_logs_are_quiet_by_default(fleet: Fleet) -> None:
     judge = SlowJudge(hold=0)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        worker = fleet.start_worker("--concurrency", "4")
+        worker = fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [make_run(i) for i in range(30)]
         for i, run in enumerate(runs):
@@ -140,7 +140,7 @@ def test_a_full_stderr_never_blocks_the_worker(fleet: Fleet) -> None:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         # Every library's DEBUG lines, into a pipe nobody reads: it fills after 64 KB.
         worker = fleet.start_worker(
-            "--concurrency", "8", "--log-level", "DEBUG", wait=False, stderr_pipe=True
+            "--scorer-concurrency", "8", "--log-level", "DEBUG", wait=False, stderr_pipe=True
         )
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [make_run(i) for i in range(150)]
@@ -163,7 +163,7 @@ def test_the_broker_password_stays_out_of_the_command_line(
     client.config_set("requirepass", "s3cret-pw")
     url = f"redis://:s3cret-pw@127.0.0.1:{redis_server.port}/0"
     worker = fleet.start_worker(
-        "--concurrency", "2", broker_args=("--broker-env", "MY_REDIS"), env={"MY_REDIS": url}
+        "--scorer-concurrency", "2", broker_args=("--broker-env", "MY_REDIS"), env={"MY_REDIS": url}
     )
     cmdline = Path(f"/proc/{worker.pid}/cmdline").read_bytes()
     assert b"s3cret-pw" not in cmdline
@@ -174,7 +174,7 @@ def test_the_broker_password_stays_out_of_the_command_line(
     fleet.wait_for_pairs({(run.run_id, "keyword-coverage")})
     assert worker.terminate() == 0
     # Given on the command line, it works, and the worker says where it belongs.
-    visible = fleet.start_worker("--concurrency", "2", broker_args=("--broker", url))
+    visible = fleet.start_worker("--scorer-concurrency", "2", broker_args=("--broker", url))
     assert "visible to every user" in visible.output()
     assert "s3cret-pw" not in visible.output()
     assert visible.terminate() == 0

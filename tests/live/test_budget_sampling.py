@@ -11,14 +11,8 @@ from _live_support import FakeEmitter, constant_scorer, make_run
 
 from livescore import ScoreResult
 from livescore.judges import JudgeUsage
-from livescore.live import (
-    BudgetSampling,
-    LiveDispatcher,
-    ScorerConfig,
-    ScoringJob,
-    sample_fraction,
-)
-from livescore.live._sampling import decide
+from livescore.live import BudgetSampling, LiveDispatcher, ScorerConfig, ScoringJob
+from livescore.live._sampling import decide, sample_fraction
 
 
 class Clock:
@@ -68,11 +62,6 @@ def test_the_next_window_starts_afresh() -> None:
 
 def test_a_spend_target_counts_each_score_at_its_recent_cost() -> None:
     clock = Clock()
-    written = ScorerConfig(
-        constant_scorer(),
-        {"type": "budget", "usd": 1.0, "per": "minute", "expected_cost": 0.02},
-    )
-    assert written.budget_sampling == BudgetSampling(usd=1.0, per="minute", expected_cost=0.02)
     config = ScorerConfig(
         constant_scorer(),
         BudgetSampling(usd=1.0, per="minute", expected_cost=0.02, clock=clock),
@@ -140,15 +129,20 @@ def test_every_score_carries_the_rate_that_sampled_it() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sampling", "match"),
+    ("options", "match"),
     [
-        ({"type": "budget"}, "scores=N or usd=X"),
-        ({"type": "budget", "scores": 5, "usd": 1}, "one of them"),
-        ({"type": "budget", "scores": 5, "per": "week"}, "per must be"),
-        ({"type": "budget", "scores": 5, "sometimes": True}, "not sometimes"),
-        ({"type": "budget", "usd": -1}, "positive number of dollars"),
+        ({}, "scores=N or usd=X"),
+        ({"scores": 5, "usd": 1}, "one of them"),
+        ({"scores": 5, "per": "week"}, "per must be"),
+        ({"usd": -1}, "positive number of dollars"),
     ],
 )
-def test_bad_budget_sampling_is_rejected_clearly(sampling: Any, match: str) -> None:
+def test_bad_budget_sampling_is_rejected_clearly(options: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        ScorerConfig(constant_scorer(), sampling)
+        ScorerConfig(constant_scorer(), BudgetSampling(**options))
+
+
+def test_budget_sampling_has_one_spelling() -> None:
+    # A dict is not a sampling: BudgetSampling(...) is the one way to write it.
+    with pytest.raises(TypeError, match=r"rate between 0 and 1 \(sampling=0.1\)"):
+        ScorerConfig(constant_scorer(), {"type": "budget", "scores": 5})  # type: ignore[arg-type]

@@ -25,8 +25,8 @@ from livescore.live import (
     LiveDispatcher,
     ScorerConfig,
     record_run,
-    sample_fraction,
 )
+from livescore.live._sampling import sample_fraction
 from livescore.runs import Conversation
 from livescore.scoring import Scorer, ScoreResult
 

@@ -20,8 +20,9 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, InMemoryLogR
 from opentelemetry.trace import TraceFlags
 
 from livescore import Run, ScoreResult
+from livescore._emit import parse_emit
 from livescore.judges import JudgeUsage
-from livescore.otel import OTelEmitter, parse_emit
+from livescore.otel import OTelEmitter
 from livescore.runs import TraceParent
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from _judge_support import INJECTION, Case, between, score_over_http, user_prompt
 
+from livescore._catalog import get_catalog_entry
 from livescore.otel import attributes as A
 from livescore.runs import Conversation
 from livescore.scorers import (
@@ -21,7 +22,6 @@ from livescore.scorers import (
     create_tool_error_rate_scorer,
     create_turn_count_scorer,
     create_user_frustration_scorer,
-    get_catalog_entry,
 )
 from livescore.scoring import RunMemo
 from livescore.testing import OpenAITestServer
@@ -494,6 +494,6 @@ def test_every_conversation_scorer_is_a_conversation_level_scorer() -> None:
     entries = [e for e in scorer_catalog() if e.family == "conversation"]
     assert len(entries) == 8
     for entry in entries:
-        options = ScorerOptions(judge=ScriptedJudge([]) if entry.needs_judge else None)
+        options = ScorerOptions(model=ScriptedJudge([]) if entry.needs_judge else None)
         for spec in entry.examples:
             assert build_scorer(spec, options).level == "conversation", spec

@@ -1,4 +1,4 @@
-"""The hallucination scorer: the seed's examples, its edge cases, and the fixes to Mastra's."""
+"""The hallucination scorer: Mastra's examples, its edge cases, and the fixes to Mastra's."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from livescore import Run, Step, ToolCall, extract_tool_results
 from livescore.judges import JudgeConfigError, JudgeReply, JudgeResponseError
 from livescore.judges._protocol import ModelT
 from livescore.otel import attributes as A
-from livescore.scorers import (
+from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._hallucination import (
     HALLUCINATION_LABELS,
-    create_hallucination_scorer,
+    ClaimVerdict,
+    ClaimVerdicts,
+    OneCallAnswer,
     hallucination_label,
 )
-from livescore.scorers._hallucination import ClaimVerdict, ClaimVerdicts, OneCallAnswer
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
     ONE_CALL_SYSTEM,
@@ -131,7 +133,7 @@ def between(prompt: str, tag: str) -> str:
     return prompt.split(opening, 1)[1].split(closing, 1)[0]
 
 
-# -- the seed's static-context example --------------------------------------------------------
+# -- Mastra's static-context example ----------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -189,7 +191,7 @@ async def test_fully_supported_output_scores_zero_with_label_none() -> None:
 @pytest.mark.parametrize("output", ["", "   \n\t ", [], [{"role": "assistant", "content": ""}]])
 async def test_empty_output_scores_zero_without_any_judge_call(mode: Any, output: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode=mode)
 
     result = await scorer.run(iphone_run(output))
 
@@ -298,7 +300,7 @@ def test_answer_schemas_use_the_seed_property_names() -> None:
 
 @pytest.mark.anyio
 async def test_capitalised_verdicts_count_as_hallucinated() -> None:
-    # Mastra compares with "yes" exactly, so "Yes" counted as supported (REFERENCE.md).
+    # Mastra compares with "yes" exactly, so "Yes" counted as supported.
     judge = ScriptedJudge([claims(4), verdicts("Yes", "YES", True, "No"), "why"])
     scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
 
@@ -485,7 +487,7 @@ async def test_get_context_returning_nothing_is_not_scorable(returned: Any) -> N
 @pytest.mark.parametrize("mode", ["three_step", "one_call"])
 async def test_no_context_at_all_is_not_scorable(mode: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, judge_mode=mode)
 
     result = await scorer.run(iphone_run())
 
@@ -569,7 +571,7 @@ async def test_a_million_tiny_context_items_cannot_grow_the_request(mode: Any) -
     )
     judge = ScriptedJudge(answers)
     scorer = create_hallucination_scorer(
-        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, mode=mode
+        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, judge_mode=mode
     )
 
     result = await scorer.run(iphone_run())
@@ -630,7 +632,7 @@ async def test_one_call_mode_gives_the_same_result_shape_in_one_call() -> None:
             }
         ]
     )
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -658,7 +660,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
     bad = {"claims": ["a", "b"], "verdicts": verdicts("yes")["verdicts"], "reason": "r"}
     good = {"claims": ["a", "b"], "verdicts": verdicts("Yes", "no")["verdicts"], "reason": "r"}
     judge = ScriptedJudge([bad, good])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -669,7 +671,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
 @pytest.mark.anyio
 async def test_one_call_mode_with_no_claims() -> None:
     judge = ScriptedJudge([{"claims": [], "verdicts": [], "reason": ""}])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run("Hello!"))
 
@@ -682,7 +684,7 @@ async def test_one_call_mode_all_unsupported_overrides_the_judge_verdicts() -> N
     answer = {"claims": ["a"], "verdicts": verdicts("no")["verdicts"], "reason": "fine"}
     judge = ScriptedJudge([answer])
     scorer = create_hallucination_scorer(
-        model=judge, mode="one_call", on_empty_context="all_unsupported"
+        model=judge, judge_mode="one_call", on_empty_context="all_unsupported"
     )
 
     result = await scorer.run(iphone_run())
@@ -847,7 +849,7 @@ def test_invalid_scale_is_rejected_at_creation(scale: Any) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"mode": "two_step"}, "mode"),
+        ({"judge_mode": "two_step"}, "judge_mode"),
         ({"on_empty_context": "ignore"}, "on_empty_context"),
         ({"max_context_chars": 0}, "max_context_chars"),
         ({"max_text_chars": 0}, "max_text_chars"),
@@ -890,7 +892,7 @@ def test_model_string_resolves_to_an_openai_judge() -> None:
     )
 
     assert scorer.judge is not None
-    assert scorer.judge.model == "gpt-4o-mini"
+    assert scorer.judge.model_name == "gpt-4o-mini"
     assert scorer.id == "hallucination"
 
 
@@ -968,7 +970,7 @@ async def test_get_context_from_tool_results_over_http_in_one_call_mode() -> Non
     }
     async with OpenAITestServer([answer]) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(), get_context=get_context, mode="one_call"
+            model=server.judge(), get_context=get_context, judge_mode="one_call"
         )
         result = await scorer.run(run)
 

@@ -1,4 +1,4 @@
-"""The keyword coverage scorer: the seed's examples, edge cases, options and bad input."""
+"""The keyword coverage scorer: Mastra's examples, edge cases, options and bad input."""
 
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ from typing import Any
 import pytest
 
 from livescore import Run, ScorerRunError
-from livescore.scorers import (
-    KEYWORD_COVERAGE_LABELS,
-    create_keyword_coverage_scorer,
-    keyword_coverage_label,
-)
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.scorers import create_keyword_coverage_scorer
+from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 
-# The seed's three inputs, with realistic agent answers. Keyword sets derived by hand from
+# Mastra's three inputs, with realistic agent answers. Keyword sets derived by hand from
 # the rules (SMART stopwords, Snowball stems, technical and compound terms).
 REACT_Q = "JavaScript frameworks like React and Vue"
 REACT_A = "The most popular JavaScript framework choices are React.js and Vue.js."
@@ -47,7 +44,7 @@ def score(run: dict[str, Any], **options: Any) -> Any:
     return create_keyword_coverage_scorer(**options).run_sync(run)
 
 
-# -- the seed's examples --------------------------------------------------------------------
+# -- Mastra's examples ----------------------------------------------------------------------
 
 
 def test_frameworks_example_word_forms_and_js_names() -> None:

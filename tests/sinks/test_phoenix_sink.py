@@ -13,7 +13,8 @@ import pytest
 from _sink_support import make_record, span_id
 from score_api_doubles import PhoenixAnnotationsTestDouble, Recorded, Reply
 
-from livescore.sinks import PhoenixSink, phoenix_endpoint, phoenix_headers
+from livescore.sinks import PhoenixSink
+from livescore.sinks._phoenix import phoenix_endpoint, phoenix_headers
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The LangChain callback handler that records runs and hands them to the live dispatcher.
 
-Hot-path rules (REFERENCE.md, DESIGN.md decision 3): a sync ``run_inline`` handler costs
+Hot-path rules: a sync ``run_inline`` handler costs
 microseconds per event, where an async handler costs tens to hundreds and makes LangChain
 wait for every task it starts. So every callback here only records references into a small
 per-run record, never blocks, never raises, and the finished run is handed to the
@@ -41,9 +41,9 @@ from opentelemetry.trace import Span, TracerProvider
 
 from livescore.live import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     SamplingDecision,
     conversation_id_of,
     dispatcher_for,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
+__all__ = ("LiveScoringHandler",)
 
 logger = logging.getLogger("livescore_langchain")
 
@@ -260,7 +260,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         name: str | None = None,
         per_step: bool = False,
@@ -302,7 +302,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             emit=emit,
             conversation_idle_timeout=conversation_idle_timeout,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.per_step = per_step
         self.score_failed_runs = score_failed_runs

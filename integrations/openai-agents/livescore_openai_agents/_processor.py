@@ -1,6 +1,6 @@
 """The Agents SDK trace processor that records runs and hands them to the live dispatcher.
 
-Hot-path rules (DESIGN.md decision 3): the SDK calls its trace processors synchronously,
+Hot-path rules: the SDK calls its trace processors synchronously,
 on the agent's own thread and event loop, for every span. So each callback here only
 records references into a small per-run record, never blocks and never raises; the
 finished run is handed to the dispatcher with an O(1) ``submit`` when it ends.
@@ -40,9 +40,9 @@ from opentelemetry.trace import TracerProvider
 
 from livescore.live import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     dispatcher_for,
     is_scoring,
     sample_turn,
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringProcessor", "RunSink")
+__all__ = ("NO_CONTENT_REASON", "LiveScoringProcessor")
 
 logger = logging.getLogger("livescore_openai_agents")
 
@@ -235,7 +235,7 @@ class LiveScoringProcessor(TracingProcessor):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         name: str | None = None,
@@ -274,7 +274,7 @@ class LiveScoringProcessor(TracingProcessor):
             emit=emit,
             conversation_idle_timeout=conversation_idle_timeout,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.score_failed_runs = score_failed_runs
         self.max_open_runs = max_open_runs

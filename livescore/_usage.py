@@ -1,11 +1,12 @@
-"""What a judge call returns and costs: :class:`JudgeReply` and :class:`JudgeUsage`."""
+"""What a judge call returns and costs: :class:`JudgeReply`, :class:`JudgeUsage`, and
+:func:`format_usd`, how a cost is shown."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ("JudgeReply", "JudgeUsage")
+__all__ = ("JudgeReply", "JudgeUsage", "format_usd")
 
 T = TypeVar("T")
 
@@ -75,3 +76,17 @@ class JudgeReply(Generic[T]):
 
     value: T
     usage: JudgeUsage = field(default_factory=JudgeUsage)
+
+
+def format_usd(value: float | None) -> str:
+    """A judge cost as shown in reports and on the command line: four significant digits.
+
+    Example:
+        >>> format_usd(0.00123456), format_usd(12.5), format_usd(None)
+        ('$0.001235', '$12.50', '–')
+    """
+    if value is None:
+        return "–"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.4g}" if value >= 0.0001 else f"${value:.2e}"
