@@ -115,7 +115,7 @@ def test_a_conversation_from_two_agents_is_scored_once_per_turn_count_through_a_
     judge = _HoldFirst()
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        doomed = fleet.start_worker("--concurrency", "2")
+        doomed = fleet.start_worker("--scorer-concurrency", "2")
         # Turns 1 and 2 from this process, turn 3 from another agent process.
         agent = _agent(fleet, "judged-conversation", idle=None)
         for number in (1, 2):
@@ -127,7 +127,7 @@ def test_a_conversation_from_two_agents_is_scored_once_per_turn_count_through_a_
         # in the judge call. Another worker starts; the first is killed mid-score.
         assert agent.end_conversation("c-1")
         wait_for(lambda: judge.arrived >= 1, 60, "the conversation's score to start")
-        fleet.start_worker("--concurrency", "2")
+        fleet.start_worker("--scorer-concurrency", "2")
         doomed.kill()
         judge.release.set()
         wait_for(lambda: _by_turns(fleet)[("c-1", 3)] >= 1, 90, "the score of three turns")
@@ -157,8 +157,8 @@ def test_a_conversation_from_two_agents_is_scored_once_per_turn_count_through_a_
 def test_a_quiet_conversation_is_scored_by_the_fleet_and_again_when_it_resumes(
     fleet: Fleet,
 ) -> None:
-    fleet.start_worker("--concurrency", "2")
-    fleet.start_worker("--concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
     # The first two turns from an agent without an idle timeout, kept before the third
     # comes: however late a loaded machine delivers them, the conversation is not quiet
     # before its third turn.

@@ -152,7 +152,7 @@ def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path
 def test_run_evals_scores_a_conversation_item_on_the_workers(fleet: Fleet) -> None:
     from livescore import create_scorer
 
-    fleet.start_worker("--concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
     # The workers hold the "turns" conversation scorer; here it only names itself.
     turns = create_scorer(
         id="turns", description="turns covered", level="conversation", generate_score=lambda c: 0.0
