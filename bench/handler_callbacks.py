@@ -90,7 +90,7 @@ class NullSink:
         self._scorers = scorers
         self.submitted = 0
 
-    def sample(self, key: str | None) -> SamplingDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
         return SamplingDecision(key, self._scorers)
 
     def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:

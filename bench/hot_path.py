@@ -251,7 +251,7 @@ class KeepRuns:
     def __init__(self) -> None:
         self.runs = 0
 
-    def sample(self, key: str | None) -> KeepRuns:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> KeepRuns:
         return self
 
     def submit(self, run: Run, decision: Any = None) -> bool:

@@ -664,6 +664,46 @@ def code_scorers_agreement() -> str:
     )
 
 
+def conversations() -> str:
+    document = load("conversations")
+    r = document["results"]
+    memory = ", ".join(
+        f"{m['held_bytes_per_conversation'] / 1024:.1f} KiB at {m['turns_per_conversation']}"
+        for m in r["memory"]
+    )
+    bookkeeping = " · ".join(
+        f"{m['bookkeeping_bytes_per_turn']:,} B at {m['turns_per_conversation']}"
+        for m in r["memory"]
+    )
+    timers = " / ".join(f"{t['turn_us']:.0f}" for t in r["timers"])
+    opens = " / ".join(f"{t['open']:,}" for t in r["timers"])
+    submit, idle, e2e = r["submit"], r["idle_worker"], r["end_to_end"]
+    chars = r["memory"][0]["chars_per_turn"]
+    rows = [
+        [
+            f"memory held per open conversation, by turns (support turns of {chars} characters)",
+            memory,
+        ],
+        ["of which the dispatcher's own bookkeeping, per turn", bookkeeping],
+        [
+            "`submit()` of a turn on the agent's thread, p50 (a run outside any conversation)",
+            f"{submit['turn']['p50_us']:.1f} µs ({submit['run']['p50_us']:.1f} µs)",
+        ],
+        [f"recording a turn on the worker, its timer included, with {opens} open", f"{timers} µs"],
+        [
+            f"the worker with {idle['open']:,} open, quiet conversations",
+            f"{idle['worker_cpu_ms_per_s']} ms of CPU per second",
+        ],
+        [
+            f"the worker's CPU per conversation scored ({e2e['conversations']:,} conversations "
+            f"of {e2e['turns_each']} turns, a code score; {e2e['scored']:,} scores)",
+            f"{e2e['worker_cpu_us_per_conversation']} µs (a single run's code score: "
+            f"{e2e['worker_cpu_us_per_run_score']} µs)",
+        ],
+    ]
+    return table(["what", "figure"], rows) + "\n\n" + source(document)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "hot_path.steady.langchain": lambda: hot_path_steady("langchain"),
     "hot_path.steady.openai-agents": lambda: hot_path_steady("openai-agents"),
@@ -683,6 +723,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
+    "conversations": conversations,
 }
 
 

@@ -32,6 +32,7 @@ BENCHMARKS = (
     "fleet.py",
     "fleet_faults.py",
     "traces.py",
+    "conversations.py",
 )
 
 

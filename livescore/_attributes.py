@@ -60,6 +60,9 @@ OPENINFERENCE_EVAL_NAME: Final = "evaluations.0.evaluation.name"
 OPENINFERENCE_EVAL_SCORE: Final = "evaluations.0.evaluation.score"
 OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
 OPENINFERENCE_EVAL_EXPLANATION: Final = "evaluations.0.evaluation.explanation"
+# OpenInference's session: a conversation's score carries it, so Phoenix files the score's
+# trace under the conversation's session.
+OPENINFERENCE_SESSION_ID: Final = "session.id"
 
 # -- livescore extras ---------------------------------------------------------------------
 LIVESCORE_SCORER_ID: Final = "livescore.scorer.id"
@@ -101,6 +104,13 @@ LIVESCORE_SINK: Final = "livescore.sink"  # a dashboard sink's name ("phoenix", 
 # what became of a score a sink was given: sent | failed | dropped | skipped
 LIVESCORE_SINK_OUTCOME: Final = "livescore.sink.outcome"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # "input" or "output" (token counter)
+# A conversation's score (gen_ai.conversation.id names the conversation): the turns it
+# covers (how many, the first and the last, numbered from 1), and how many earlier turns
+# were let go to keep memory bounded before it was scored (first_turn - 1).
+LIVESCORE_CONVERSATION_TURNS: Final = "livescore.conversation.turns"
+LIVESCORE_CONVERSATION_FIRST_TURN: Final = "livescore.conversation.first_turn"
+LIVESCORE_CONVERSATION_LAST_TURN: Final = "livescore.conversation.last_turn"
+LIVESCORE_CONVERSATION_TURNS_FORGOTTEN: Final = "livescore.conversation.turns_forgotten"
 
 # -- set by scorers, through ScoreResult.attributes ----------------------------------------
 # The prebuilt scorers' names, kept here for code that reads them. Each scorer declares its
@@ -148,6 +158,10 @@ LIVESCORE_TOOLS_MISSING: Final = "livescore.tools.missing"
 # Criteria: checks of the criterion judged, and how many the answer meets.
 LIVESCORE_CHECKS_TOTAL: Final = "livescore.checks.total"
 LIVESCORE_CHECKS_MET: Final = "livescore.checks.met"
+# Conversation scorers: the turns at fault ("2,5"), and how many items (facts, intentions,
+# replies, claims: the scorer's own) were judged.
+LIVESCORE_TURNS_AT_FAULT: Final = "livescore.conversation.turns_at_fault"
+LIVESCORE_CONVERSATION_ITEMS: Final = "livescore.conversation.items_judged"
 
 # -- metrics --------------------------------------------------------------------------------
 METRIC_SCORE: Final = "livescore.score"

@@ -238,12 +238,15 @@ class BackgroundQueue(Generic[ItemT]):
             return True
         return self.overflow == "drop_oldest" and bool(self.queue)
 
-    def put_locked(self, item: ItemT) -> ItemT | None:
+    def put_locked(self, item: ItemT, *, bounded: bool = True) -> ItemT | None:
         """Queue ``item`` (after :meth:`admits_locked`); returns the item it evicted, if any.
 
-        O(1). Call :meth:`start_pending` once the lock is released.
+        O(1). Call :meth:`start_pending` once the lock is released. ``bounded=False`` queues
+        a small control item behind the others even when the queue is full (it evicts
+        nothing).
         """
-        evicted = self.queue.popleft() if len(self._bounded) >= self.max_items else None
+        full = bounded and len(self._bounded) >= self.max_items
+        evicted = self.queue.popleft() if full else None
         self._seq += 1
         item.seq = self._seq
         self.queue.append(item)
@@ -257,6 +260,18 @@ class BackgroundQueue(Generic[ItemT]):
             self._idle = False
             self._wake.notify()
         return evicted
+
+    def track_locked(self, item: ItemT) -> None:
+        """Count ``item`` as unfinished without queueing it: work the thread made itself.
+
+        The thread hands such an item to its work at once (no put, no bound); it is
+        finished with :meth:`finish_locked`, and given back by shutdown and
+        :meth:`discard_locked` like any other. A :meth:`flush` that started earlier does
+        not wait for it.
+        """
+        self._seq += 1
+        item.seq = self._seq
+        self._unfinished[item.seq] = item
 
     def start_pending(self) -> bool:
         """Start the thread a put made (outside the lock). ``False``: it could not start.

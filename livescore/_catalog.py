@@ -72,6 +72,7 @@ SCORER_FAMILIES: Mapping[str, str] = {
     "tools": "Tool use: the right tools, in the right order",
     "text": "Text comparison (code): keywords, completeness, similarity, tone",
     "checks": "Quick checks: pass/fail assertions on the answer and the tool calls",
+    "conversation": "Conversations: whole sessions, scored when they go quiet",
 }
 """The scorer families, in the order the catalog and the docs list them: ``family`` →
 the title of its page, ``docs/scorers/<family>.md``. A plugin's entry may name another

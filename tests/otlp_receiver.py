@@ -33,6 +33,7 @@ class ReceivedSpan:
     parent_span_id: str
     attributes: dict[str, Any]
     service_name: str | None
+    links: tuple[tuple[str, str], ...] = ()  # (trace id, span id) of each linked span
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,9 @@ class OTLPTestReceiver:
                             parent_span_id=span.parent_span_id.hex(),
                             attributes={a.key: _value(a.value) for a in span.attributes},
                             service_name=resource.get("service.name"),
+                            links=tuple(
+                                (link.trace_id.hex(), link.span_id.hex()) for link in span.links
+                            ),
                         )
                     )
         with self._lock:

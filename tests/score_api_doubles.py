@@ -141,23 +141,30 @@ class RecordingServer:
 
 
 class PhoenixAnnotationsTestDouble(RecordingServer):
-    """A test double of Phoenix's ``POST /v1/span_annotations?sync=true``.
+    """A test double of Phoenix's ``POST /v1/span_annotations?sync=true`` and
+    ``POST /v1/session_annotations?sync=true``.
 
     Like Phoenix 20: 400 when an annotation is named ``note`` (a reserved name) and 404
     with "Spans with IDs … do not exist." when any span of the batch is unknown (nothing of
-    the batch is stored either way), else an upsert on (name, span id, identifier).
-    ``spans`` are the known span ids; ``scripted`` replies, when given, answer the next
-    requests first; ``on_post(request)`` runs before each answer.
+    the batch is stored either way), else an upsert on (name, span id, identifier); the
+    same for sessions ("Sessions with IDs … do not exist.", ``session_annotations`` keyed
+    by name, session id and identifier). ``spans`` and ``sessions`` are the known ids;
+    ``scripted`` replies, when given, answer the next requests first; ``on_post(request)``
+    runs before each answer.
     """
 
     def __init__(self, spans: set[str] | None = None) -> None:
         super().__init__()
         self.spans: set[str] = set(spans or ())
+        self.sessions: set[str] = set()
         self.annotations: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.session_annotations: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.scripted: list[Reply] = []
         self.on_post: Callable[[Recorded], None] | None = None
 
     def answer(self, request: Recorded) -> Reply:
+        if request.method == "POST" and request.path == "/v1/session_annotations":
+            return self._sessions(request)
         if request.method != "POST" or request.path != "/v1/span_annotations":
             return Reply(404, '{"detail":"Not Found"}')
         if self.on_post is not None:
@@ -175,6 +182,17 @@ class PhoenixAnnotationsTestDouble(RecordingServer):
                 key = (item["name"], item["span_id"], item.get("identifier", ""))
                 self.annotations[key] = item
         return Reply(200, {"data": [{"id": f"SpanAnnotation:{i}"} for i in range(len(data))]})
+
+    def _sessions(self, request: Recorded) -> Reply:
+        with self.lock:
+            data = request.body["data"]
+            missing = sorted({a["session_id"] for a in data} - self.sessions)
+            if missing:
+                return Reply(404, f"Sessions with IDs {', '.join(missing)} do not exist.")
+            for item in data:
+                key = (item["name"], item["session_id"], item.get("identifier", ""))
+                self.session_annotations[key] = item
+        return Reply(200, {"data": [{"id": f"SessionAnnotation:{i}"} for i in range(len(data))]})
 
     def posted_batches(self) -> list[list[dict[str, Any]]]:
         with self.lock:

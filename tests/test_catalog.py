@@ -48,7 +48,7 @@ def fresh_catalog(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_built_in_entries() -> None:
     names = [entry.name for entry in scorer_catalog()]
     assert names[:2] == ["faithfulness", "hallucination"]  # grounding comes first
-    assert len(BUILT_IN) == 29
+    assert len(BUILT_IN) == 37
     hallucination = get_catalog_entry("hallucination")
     assert hallucination.needs_judge
     assert not hallucination.higher_is_better

@@ -94,6 +94,14 @@ def add_collect_parser(sub: Any) -> None:
         "scorers' module, if it has one)",
     )
     p.add_argument(
+        "--conversation-idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="score a conversation (the runs sharing gen_ai.conversation.id or session.id) "
+        "once it has been quiet this long (default: 300)",
+    )
+    p.add_argument(
         "--score-failed-runs",
         action="store_true",
         help="score runs whose span ended in an error too (by default they are counted "
@@ -283,7 +291,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
 
     from livescore._emit import DEFAULT_EMIT
     from livescore.collect import OTLPReceiver, SpanPipeline
-    from livescore.live import LiveDispatcher
+    from livescore.live import DEFAULT_CONVERSATION_IDLE_TIMEOUT, LiveDispatcher
     from livescore.otel import OTelEmitter
     from livescore.traces import AssemblyLimits
 
@@ -308,6 +316,11 @@ def run_collect_command(args: argparse.Namespace) -> int:
             max_queue=args.max_queue,
             name="livescore-collect",
             register_atexit=False,
+            conversation_idle_timeout=(
+                args.conversation_idle_timeout
+                if args.conversation_idle_timeout is not None
+                else DEFAULT_CONVERSATION_IDLE_TIMEOUT
+            ),
         )
         limits = AssemblyLimits(
             max_traces=args.max_traces,

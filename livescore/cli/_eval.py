@@ -97,7 +97,9 @@ def add_eval_parser(sub: Any) -> None:
         description=(
             "Score each line of DATA with the chosen scorers. A line is a JSON object with\n"
             "input and output (ready answers) plus optional context (string or list),\n"
-            "ground_truth and id; or, with --target, just the input. The hallucination\n"
+            "ground_truth and id; or, with --target, just the input. A line with turns (a list\n"
+            "of input/output objects, each with optional tool_calls) is a conversation: the\n"
+            "conversation scorers judge it whole, the others its last turn. The hallucination\n"
             "benchmark format (question, context, output, hallucinated 0/1) is read too, and\n"
             "its labels give judge-quality figures (accuracy, precision, recall, F1, AUROC);\n"
             "so do other 0/1 defect labels a scorer predicts (toxic, biased, irrelevant) or\n"
@@ -680,8 +682,11 @@ def _print_problems(err: Console, path: Path, dataset: Dataset) -> None:
             f"[yellow]skipped[/yellow] {hidden} more line(s) of {escape(str(path))} (--report "
             "lists them all; --fail-on-bad-lines fails the run on any)"
         )
-    if dataset.unknown_fields:
-        names = list(dataset.unknown_fields.items())
+    # A label another catalog scorer predicts (a dataset labelled for several) is no typo.
+    labels = {entry.predicts for entry in scorer_catalog() if entry.predicts}
+    unknown = {k: n for k, n in dataset.unknown_fields.items() if k not in labels}
+    if unknown:
+        names = list(unknown.items())
         fields = ", ".join(f"{k!r} ({n} line(s))" for k, n in names[:_MAX_FIELDS_SHOWN])
         if len(names) > _MAX_FIELDS_SHOWN:
             fields += f" and {len(names) - _MAX_FIELDS_SHOWN} more"
@@ -1072,10 +1077,15 @@ def _print_quality(
     for name, column in dataset.label_columns.items():
         if name in by_label or all(value is None for value in column):
             continue
-        # A score that rises with the defect first (hallucination before faithfulness).
+        # A score that rises with the defect first (hallucination before faithfulness);
+        # for conversations, a conversation scorer first.
+        conversations = bool(dataset.formats.get("conversation"))
         predicting = [
             e.name
-            for e in sorted(scorer_catalog(), key=lambda e: e.higher_is_better)
+            for e in sorted(
+                scorer_catalog(),
+                key=lambda e: (conversations != (e.family == "conversation"), e.higher_is_better),
+            )
             if e.predicts == name
         ]
         if predicting and predicting[0] in running:
@@ -1149,7 +1159,7 @@ def _quality_rows(
     if rows:
         # HaluEval's hallucinated answers are longer: a judge must beat output length alone.
         labels = [int(column[it.index] or 0) for it in labelled]
-        lengths = [float(len(it.output_text)) for it in labelled]
+        lengths = [float(_output_length(it)) for it in labelled]
         median = sorted(lengths)[len(lengths) // 2]
         baseline = binary_quality(labels, lengths, threshold=median)
         rows.append(
@@ -1207,6 +1217,15 @@ def _cost_text(result: EvalResult) -> str:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _output_length(item: ItemResult) -> int:
+    """The agent's text length: over every turn for a conversation."""
+    if item.conversation is not None:
+        from livescore.runs import get_assistant_message
+
+        return sum(len(get_assistant_message(run) or "") for run in item.conversation.runs)
+    return len(item.output_text)
 
 
 def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from livescore.live import Dispatcher
+from livescore.live import Dispatcher, sample_turn
 from livescore.runs import Run
 from livescore.traces import (
     AssemblyLimits,
@@ -113,6 +113,7 @@ class SpanPipeline:
         if max_queued_spans < 1:
             raise ValueError(f"max_queued_spans must be at least 1, not {max_queued_spans}")
         self.sink = sink
+        self._conversations = bool(getattr(sink, "scores_conversations", False))
         self.score_failed_runs = score_failed_runs
         self.max_queued_spans = max_queued_spans
         self.name = name
@@ -374,7 +375,9 @@ class SpanPipeline:
         return self._backlogged
 
     def _keep_trace(self, trace_id: str) -> bool:
-        return self.sink.sample(trace_id).sampled
+        # Whether a trace is a turn of a sampled conversation is known only once it is
+        # assembled (its spans carry the conversation id): with conversation scorers, keep it.
+        return self.sink.sample(trace_id).sampled or self._conversations
 
     def _on_evict(self, trace_id: str, reason: str, looked_like_agent: bool) -> None:
         if looked_like_agent:
@@ -384,7 +387,7 @@ class SpanPipeline:
 
     def _submit(self, run: Run) -> None:
         try:
-            decision = self.sink.sample(run.trace_id)
+            decision = sample_turn(self.sink, run.trace_id, run.conversation_id)
             if not decision.sampled:
                 with self._lock:
                     self._not_sampled += 1

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.collect._pipeline import PipelineStats, SpanPipeline
-from livescore.live import Dispatcher, DispatchStats, dispatcher_for
+from livescore.live import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    Dispatcher,
+    DispatchStats,
+    dispatcher_for,
+)
 from livescore.traces import AssemblyLimits
 
 if TYPE_CHECKING:
@@ -75,6 +80,9 @@ class LiveScoringSpanProcessor:
             ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
             ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
             dispatcher's emitter instead.
+        conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
+            (the runs sharing ``gen_ai.conversation.id`` or OpenInference's ``session.id``)
+            must be quiet before its conversation scorers run.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -101,6 +109,7 @@ class LiveScoringSpanProcessor:
         max_queued_spans: int = 100_000,
         logger_provider: LoggerProvider | None = None,
         emit: str | Sequence[EmitSignal] | None = None,
+        conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         limits = AssemblyLimits(
             max_traces=max_traces,
@@ -122,6 +131,7 @@ class LiveScoringSpanProcessor:
             capture_content=capture_content,
             logger_provider=logger_provider,
             emit=emit,
+            conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: Dispatcher = sink
         self._pipeline = SpanPipeline(
@@ -192,6 +202,14 @@ class LiveScoringSpanProcessor:
     def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped pairs."""
         return self.dispatcher.stats()
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now instead of when it goes quiet.
+
+        Example:
+            >>> # processor.end_conversation("session-42")
+        """
+        return self.dispatcher.end_conversation(conversation_id)
 
     def trace_stats(self) -> PipelineStats:
         """What became of the spans: queued, refused, assembled into runs, evicted."""

@@ -1,6 +1,6 @@
 """Reading ``livescore eval`` datasets: JSON lines, one item per line.
 
-Three line formats are understood:
+Four line formats are understood:
 
 * livescore items: ``input`` (required), ``output`` (required unless a target produces it),
   ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``, and
@@ -11,7 +11,12 @@ Three line formats are understood:
   the provenance fields ``dataset``, ``task`` and ``meta``;
 * ``livescore eval --out`` records (a line with ``index`` and a ``scores`` object): read as
   livescore items, so a results file can be scored again; the earlier run's own fields
-  (``index``, ``line``, ``scores``, ``error``, ``run_id``…) are left out.
+  (``index``, ``line``, ``scores``, ``error``, ``run_id``…) are left out;
+* conversations: ``turns`` (a list of ``{"input", "output"}`` objects, each with optional
+  ``tool_calls``: ``[{"name", "args", "result"}]``, ``"error"`` for a call that failed),
+  ``id``, ``metadata`` and the labels; scored by conversation scorers as a whole (run
+  scorers score its last turn). The outputs are in the data: a target does not replay a
+  conversation.
 
 ``input`` and ``question`` are the same field (``input`` wins when both are there), the
 same rule as ``run_evals``. Any other field is kept in the item's ``metadata`` (and named in
@@ -45,7 +50,7 @@ LABEL_FIELD = "hallucinated"
 MAX_DEPTH = 100
 """The deepest nesting of objects and lists a line may have."""
 
-LineFormat = Literal["livescore", "hallucination", "results"]
+LineFormat = Literal["livescore", "hallucination", "results", "conversation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +128,7 @@ _FORMAT_FIELDS = frozenset(
 )
 # The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
 _PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
-_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata"}
+_KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata", "turns"}
 # What a ``livescore eval --out`` record adds to an item: the earlier run's results.
 _RESULT_FIELDS = frozenset(
     {
@@ -139,6 +144,8 @@ _RESULT_FIELDS = frozenset(
         "span_id",
         "output_text",
         "agent",
+        "conversation_id",
+        "conversation",
     }
 )
 
@@ -197,6 +204,11 @@ def parse_line(
     if results:
         for name in _RESULT_FIELDS:
             data.pop(name, None)
+    if "turns" in data:
+        if results:  # the earlier run's view of the last turn: the turns hold it
+            for name in ("input", "output", "ground_truth", "context"):
+                data.pop(name, None)
+        return _parse_conversation(data, require_output=require_output)
     if "input" in data:
         # ``input`` wins over ``question``: the question then stays metadata.
         fmt = "results" if results else "livescore"
@@ -258,6 +270,40 @@ def parse_line(
     if merged:
         item["metadata"] = merged
     return item, label, fmt
+
+
+def _parse_conversation(
+    data: dict[str, Any], *, require_output: bool
+) -> tuple[dict[str, Any], int | None, LineFormat]:
+    from livescore.runs import Conversation
+
+    if not require_output:
+        raise _LineError(
+            "a line with 'turns' carries its outputs: --target does not replay conversations"
+        )
+    turns = data.pop("turns")
+    if not isinstance(turns, list) or not turns:
+        raise _LineError("'turns' must be a non-empty list of {input, output} objects")
+    try:
+        Conversation.from_turns(turns, id="check")  # its errors name the turn
+    except ValueError as exc:
+        raise _LineError(str(exc)) from None
+    item: dict[str, Any] = {"turns": turns}
+    if "id" in data:
+        item_id = data.pop("id")
+        if item_id is not None:
+            item["id"] = str(item_id)
+    label: int | None = None
+    if LABEL_FIELD in data:
+        label = _label(data, LABEL_FIELD)
+    metadata = data.pop("metadata", None)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise _LineError("'metadata' must be an object")
+    merged = dict(metadata or {})
+    merged.update(data)  # labels and provenance travel as metadata, as for other lines
+    if merged:
+        item["metadata"] = merged
+    return item, label, "conversation"
 
 
 def load_dataset(

@@ -10,7 +10,7 @@ from typing import Any
 
 from livescore._messages import message_text
 from livescore.judges import JudgeUsage
-from livescore.runs import Run, get_assistant_message, get_user_message
+from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scoring import ScoreResult
 
 __all__ = (
@@ -39,7 +39,10 @@ class ItemResult:
         id: The item's ``id``, when given.
         metadata: The item's ``metadata``, when given.
         run: The run the scorers saw (tool calls and results included for agent targets);
-            ``None`` when the target failed before producing one.
+            ``None`` when the target failed before producing one. For an item with
+            ``turns``: its last turn (what run scorers judge).
+        conversation: For an item with ``turns``: the conversation its conversation
+            scorers judged (each turn with its span); ``None`` otherwise.
         scores: Every scorer's result, by scorer id, with its step results.
         error: Why the item could not be scored (the target raised, the item is malformed);
             ``None`` when it ran.
@@ -61,6 +64,7 @@ class ItemResult:
     id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     run: Run | None = None
+    conversation: Conversation | None = None
     scores: dict[str, ScoreResult] = field(default_factory=dict)
     error: str | None = None
     error_type: str | None = None
@@ -121,6 +125,12 @@ class ItemResult:
         }
         if not isinstance(self.output, str) and self.output is not None:
             data["output_text"] = self.output_text
+        if self.conversation is not None:
+            data["conversation_id"] = self.conversation.id
+            # The dataset form: a results file is a dataset again.
+            data["turns"] = [_turn_record(run) for run in self.conversation.runs]
+            if include_run:
+                data["conversation"] = self.conversation.to_dict()
         if self.run is not None:
             data["run_id"] = self.run.run_id
             data["trace_id"] = self.run.trace_id
@@ -368,6 +378,29 @@ def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[Histo
         )
         for i, n in enumerate(counts)
     ]
+
+
+def _turn_record(run: Run) -> dict[str, Any]:
+    """A conversation's turn in the dataset form (``Conversation.from_turns`` reads it)."""
+    safe = Run(input=run.input, output=run.output).to_dict()
+    turn: dict[str, Any] = {"input": safe["input"], "output": safe["output"]}
+    calls = []
+    for step in run.steps:
+        call = step.tool_call
+        if call is None:
+            continue
+        record: dict[str, Any] = {"name": call.name, "args": call.args}
+        if call.error is not None:
+            record["error"] = call.error
+        else:
+            record["result"] = call.result
+        calls.append(record)
+    if calls:
+        turn["tool_calls"] = calls
+    extra = {k: v for k, v in run.metadata.items() if k not in ("source", "item")}
+    if extra:
+        turn["metadata"] = Run(metadata=extra).to_dict()["metadata"]
+    return turn
 
 
 def _readable(run: Run | None, value: Any, reader: Callable[[Run], str | None]) -> str:

@@ -28,7 +28,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from livescore._emit import DEFAULT_EMIT, EmitSignal
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
-from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
+from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
@@ -49,7 +49,7 @@ __all__ = (
 logger = logging.getLogger("livescore.evals")
 
 ITEM_KEYS = frozenset(
-    {"input", "question", "output", "ground_truth", "context", "id", "metadata", "steps"}
+    {"input", "question", "output", "ground_truth", "context", "id", "metadata", "steps", "turns"}
 )
 """The keys a dataset item may have; any other key is kept in the item's ``metadata``.
 
@@ -67,6 +67,8 @@ EVAL_ITEM_SPAN = "eval_item"
 LIVESCORE_EVAL_ID = "livescore.eval.id"
 LIVESCORE_EVAL_ITEM_INDEX = "livescore.eval.item.index"
 LIVESCORE_EVAL_ITEM_ID = "livescore.eval.item.id"
+EVAL_TURN_SPAN = "eval_turn"
+LIVESCORE_EVAL_TURN = "livescore.eval.turn"
 
 
 def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -147,6 +149,7 @@ class _Item:
     unknown_keys: tuple[str, ...] = ()
     steps: list[Step] | None = None
     run: Run | None = None  # an item given as a Run: scored whole (its steps, its span)
+    conversation: Conversation | None = None  # an item with ``turns``
 
 
 def _parse_item(raw: Any) -> _Item:
@@ -165,6 +168,8 @@ def _parse_item(raw: Any) -> _Item:
     if not isinstance(raw, Mapping):
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
     raw, unknown = split_item_keys(raw)
+    if "turns" in raw:
+        return _parse_conversation_item(raw, unknown)
     if "input" not in raw:
         # The likeliest cause is a typo: name the keys that were not read.
         names = ", ".join(repr(k) for k in list(unknown)[:5])
@@ -194,6 +199,35 @@ def _parse_item(raw: Any) -> _Item:
         metadata={**unknown, **(metadata or {})},
         unknown_keys=tuple(unknown),
         steps=steps,
+    )
+
+
+def _parse_conversation_item(raw: Mapping[str, Any], unknown: dict[str, Any]) -> _Item:
+    """An item with ``turns``: a conversation, its last turn standing for its run."""
+    metadata = raw.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise _InvalidItem("'metadata' must be a mapping", tuple(unknown))
+    item_id = raw.get("id")
+    turns = raw["turns"]
+    if not isinstance(turns, Sequence) or isinstance(turns, str | bytes) or not turns:
+        raise _InvalidItem(
+            "'turns' must be a non-empty list of {input, output} objects", tuple(unknown)
+        )
+    try:
+        conversation = Conversation.from_turns(turns, id=None if item_id is None else str(item_id))
+    except ValueError as exc:
+        raise _InvalidItem(str(exc), tuple(unknown)) from None
+    last = conversation.runs[-1]
+    return _Item(
+        input=last.input,
+        output=last.output,
+        has_output=True,
+        ground_truth=last.ground_truth,
+        context=None,
+        id=None if item_id is None else str(item_id),
+        metadata={**unknown, **(metadata or {})},
+        unknown_keys=tuple(unknown),
+        conversation=conversation,
     )
 
 
@@ -271,6 +305,8 @@ class _Evaluation:
             id=item.id,
             metadata=item.metadata,
         )
+        if item.conversation is not None:
+            result.conversation = item.conversation
         run = await self._produce_run(item, result)
         if self.remote is not None and release is not None:
             # The fleet scores it: the item's slot goes to the next item's target now.
@@ -278,11 +314,13 @@ class _Evaluation:
         if run is not None:
             result.run = run
             result.output = run.output
-            await self._score(run, result)
+            await self._score(run, result, result.conversation)
         await self._complete(result)
         return result
 
     async def _produce_run(self, item: _Item, result: ItemResult) -> Run | None:
+        if item.conversation is not None:
+            return self._conversation_run(item, result)
         if self.invoker is None and not item.has_output:
             result.error = "the item has no 'output' and run_evals was given no target"
             result.error_type = "invalid_item"
@@ -336,6 +374,55 @@ class _Evaluation:
             return None
         return run
 
+    def _conversation_run(self, item: _Item, result: ItemResult) -> Run | None:
+        """Trace a conversation item (its span, a child span per turn) and return its last
+        turn, the run its scores nest under."""
+        conversation = item.conversation
+        assert conversation is not None
+        if self.invoker is not None:
+            result.error = (
+                "an item with 'turns' carries its outputs: run_evals does not replay "
+                "conversations through a target"
+            )
+            result.error_type = "invalid_item"
+            return None
+        session = {
+            attrs.GEN_AI_CONVERSATION_ID: conversation.id,
+            attrs.OPENINFERENCE_SESSION_ID: conversation.id,
+            attrs.LIVESCORE_SOURCE: "eval",
+        }
+        span_attrs: dict[str, str | int] = {
+            **session,
+            LIVESCORE_EVAL_ID: self.eval_id,
+            LIVESCORE_EVAL_ITEM_INDEX: result.index,
+        }
+        if item.id is not None:
+            span_attrs[LIVESCORE_EVAL_ITEM_ID] = item.id
+        runs: list[Run] = []
+        with self.tracer.start_as_current_span(
+            EVAL_ITEM_SPAN, kind=SpanKind.INTERNAL, attributes=span_attrs
+        ):
+            for number, turn in conversation.turns():
+                run = dataclasses.replace(turn, metadata=dict(turn.metadata))
+                run.metadata.setdefault("source", "eval")
+                if item.metadata:
+                    run.metadata.setdefault("item", item.metadata)
+                # Each turn has a span, as a live turn has its run span: the conversation's
+                # scores link to every one, and nest under the last.
+                with self.tracer.start_as_current_span(
+                    f"{EVAL_TURN_SPAN} {number}",
+                    kind=SpanKind.INTERNAL,
+                    attributes={**session, LIVESCORE_EVAL_TURN: number},
+                ) as span:
+                    ctx = span.get_span_context()
+                    if ctx.is_valid:
+                        run.trace_id = format(ctx.trace_id, "032x")
+                        run.span_id = format(ctx.span_id, "016x")
+                        run.trace_flags = int(ctx.trace_flags)
+                runs.append(run)
+        result.conversation = dataclasses.replace(conversation, runs=runs)
+        return runs[-1]
+
     async def _call_in_span(
         self, item: _Item, index: int
     ) -> tuple[Any, tuple[str, str, int] | None]:
@@ -373,7 +460,9 @@ class _Evaluation:
                 raise
             return produced, ids
 
-    async def _score(self, run: Run, result: ItemResult) -> None:
+    async def _score(
+        self, run: Run, result: ItemResult, conversation: Conversation | None = None
+    ) -> None:
         if self.remote is not None:
             # The workers emit and count each score; here, what was handed to them.
             for scorer in self.scorers:
@@ -382,7 +471,7 @@ class _Evaluation:
                     self.emitter.record_handed_off(scorer.id)
                 except Exception:
                     logger.exception("could not count the hand-off of %s", scorer.id)
-            scored = await self.remote.score(run)
+            scored = await self.remote.score(run, conversation)
             result.scores = {s.id: scored[s.id] for s in self.scorers}
             return
         scores: dict[str, ScoreResult] = {}
@@ -391,8 +480,13 @@ class _Evaluation:
         memo = RunMemo()
 
         async def score_one(scorer: Scorer) -> None:
-            # The one non-raising call: a failure comes back as a failed result.
-            scores[scorer.id] = await scorer.score(run, memo=memo)
+            # The one non-raising call: a failure comes back as a failed result. A
+            # conversation scorer judges the whole conversation (a plain item: a
+            # conversation of one turn); a run scorer, the conversation's last turn.
+            subject: Run | Conversation = run
+            if scorer.level == "conversation" and conversation is not None:
+                subject = conversation
+            scores[scorer.id] = await scorer.score(subject, memo=memo)
 
         # Scorers are independent: on one item they run side by side.
         async with anyio.create_task_group() as tg:
@@ -452,6 +546,17 @@ async def run_evals(
     there, also when it leaves the item without an input, which fails the item as
     ``invalid_item`` with an error naming it). A :class:`~livescore.Run` is accepted as an
     item too. These are the rules ``livescore eval`` reads a dataset line by.
+
+    Conversations: an item with ``turns`` (a list of ``{"input", "output"}`` objects, each
+    with optional ``tool_calls``, read by :meth:`Conversation.from_turns
+    <livescore.runs.Conversation.from_turns>`; ``id`` becomes the conversation id) is a
+    whole conversation. Conversation scorers (``level="conversation"``) judge it whole, as
+    live when it goes quiet; run scorers judge its last turn. Its span (``eval_item``) has
+    a child span per turn (``eval_turn N``), both with ``gen_ai.conversation.id`` and
+    ``session.id``; its conversation scores nest under the last turn's span and link to
+    every turn's. A conversation scorer given a plain item judges it as a conversation of
+    one turn. The outputs come from the data: with a ``target``, such an item fails
+    (``invalid_item``).
 
     Context: the ground truth judge scorers read by default is
     :func:`livescore.get_run_context`: the item's ``context`` when it has one (kept in

@@ -104,6 +104,11 @@ class BrokerExecutor:
         >>> dispatcher.shutdown()
     """
 
+    tracks_conversations = True
+    """Conversations are kept in Redis, not by the agent's dispatcher: each turn a
+    conversation scorer sampled is published (``"turn"`` in its job's record), and any
+    worker keeps it and runs its quiet timer (see :mod:`livescore.fleet`)."""
+
     def __init__(
         self,
         url: str,

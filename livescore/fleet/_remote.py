@@ -25,7 +25,7 @@ from livescore.fleet._engine import Publisher
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.fleet._ledger import PREFIX
 from livescore.live import ScorerConfig, ScoringJob
-from livescore.runs import Run, TraceParent
+from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult
 
 __all__ = ("RemoteScoring", "open_remote_scoring")
@@ -56,10 +56,15 @@ class RemoteScoring:
         self._pending: dict[str, _Pending] = {}
         self.published = 0
 
-    async def score(self, run: Run) -> dict[str, ScoreResult]:
-        """Publish ``run`` to every scorer and wait for the workers' results."""
+    async def score(
+        self, run: Run, conversation: Conversation | None = None
+    ) -> dict[str, ScoreResult]:
+        """Publish ``run`` to every scorer and wait for the workers' results; with a
+        ``conversation`` (``run`` its last turn), conversation scorers judge it whole."""
         job_id = uuid.uuid4().hex
-        record = ScoringJob(run, self._configs, TraceParent.of_run(run)).to_dict()
+        record = ScoringJob(
+            run, self._configs, TraceParent.of_run(run), conversation=conversation
+        ).to_dict()
         record.update(id=job_id, source="eval", reply_to=self.reply_to)
         pending = self._pending[job_id] = _Pending(frozenset(s.id for s in self.scorers))
         try:

@@ -51,11 +51,12 @@ from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
-from livescore.runs import Run, TraceParent
+from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
+    from livescore.fleet._conversations import ConversationStore
     from livescore.fleet._ledger import Ledger
     from livescore.fleet._otel_env import SpanHold
     from livescore.fleet._redis import OutageLog
@@ -307,6 +308,14 @@ class FleetWorker:
             them (``livescore worker`` installs one; see :meth:`_commit`). Without it, a
             commit force-flushes the tracer provider: spans cannot be fenced, and a crash
             between another flush and the commit can duplicate a score.
+        conversation_poll: With conversation scorers among ``scorers``: seconds between
+            looks at the conversations due in Redis (how late, at most, a quiet
+            conversation's evaluation is published past its idle timeout).
+
+    Conversations: a job that carries a conversation's turn appends it to the
+    conversation in Redis (see :mod:`livescore.fleet`); with conversation scorers, every
+    worker also runs a timer that publishes the evaluation of each conversation gone
+    quiet, which any worker then scores like another job, once.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -336,6 +345,7 @@ class FleetWorker:
         export_deadline: float = 300.0,
         consumer: Consumer | None = None,
         span_hold: SpanHold | None = None,
+        conversation_poll: float = 0.2,
     ) -> None:
         from livescore.fleet._redis import validate_url
 
@@ -400,6 +410,12 @@ class FleetWorker:
         self.gate: Any = None
         self._consumer = consumer
         self.span_hold = span_hold
+        if not (isinstance(conversation_poll, int | float) and 0 < conversation_poll <= 60):
+            raise ValueError(
+                f"conversation_poll must be from 0 to 60 seconds, not {conversation_poll!r}"
+            )
+        self.conversation_poll = float(conversation_poll)
+        self._conversations: ConversationStore | None = None
         self._lock = threading.Lock()
         self._commit_lock = threading.Lock()  # span emission + queueing of a mark, vs a commit
         self._pending: list[_Mark] = []
@@ -449,6 +465,7 @@ class FleetWorker:
             redis.AuthenticationError: The broker refused the credentials.
             redis.RedisError: The broker answered with an error that waiting cannot fix.
         """
+        from livescore.fleet._conversations import ConversationStore, ConversationTimer
         from livescore.fleet._dramatiq import DramatiqConsumer
         from livescore.fleet._ledger import Ledger
         from livescore.fleet._redis import OutageLog, redis_client
@@ -475,6 +492,20 @@ class FleetWorker:
                 return
             ledger.start_heartbeat()
             stack.callback(ledger.stop_heartbeat)
+            self._conversations = ConversationStore(client)
+            if any(c.scorer.level == "conversation" for c in self.scorers.values()):
+                from livescore.fleet._dramatiq import DramatiqPublisher
+
+                publisher = DramatiqPublisher(self.broker, self.queue)
+                stack.callback(publisher.close)
+                timer = ConversationTimer(
+                    self._conversations,
+                    publisher.publish,
+                    poll=self.conversation_poll,
+                    lease=max(c.timeout for c in self.scorers.values()) + 30.0,
+                )
+                timer.start()
+                stack.callback(timer.stop)
             barrier = self._barrier = ExportBarrier(self._commit)
             stack.callback(barrier.stop)
             portal = self._portal = stack.enter_context(
@@ -659,9 +690,14 @@ class FleetWorker:
             raise DeadLetter("too_many_deliveries")
         raw_id = record.get("id")
         job_id = raw_id if valid_job_id(raw_id) else delivery.message_id
-        run, parent, pairs = self._plan(record)
+        turn = record.get("turn")
+        if turn is not None:
+            # Kept before anything is scored: a redelivered job keeps it once (idempotent).
+            self._redis(lambda: self._keep_turn(turn, record))
+        run, parent, pairs, conversation = self._plan(record)
         if not pairs:
-            _log.error("livescore worker: job %s names no scorer; ignored", job_id)
+            if turn is None:
+                _log.error("livescore worker: job %s names no scorer; ignored", job_id)
             self._redis(lambda: ledger.complete(delivery.message_id))
             return
         lease = max((p.config.timeout if p.config else 60.0) for p in pairs) + 60.0
@@ -696,7 +732,7 @@ class FleetWorker:
             )
             for p in mine:
                 p.config, p.failure = None, ("poisoned_job", message)
-        handle = self._feed(job_id, owner, run, parent, mine, source, reply_to)
+        handle = self._feed(job_id, owner, run, parent, mine, source, reply_to, conversation)
         while not handle.settled.wait(0.2):
             if handle.abandoned.is_set():
                 self._hand_back(delivery, owner, export=True)
@@ -1063,8 +1099,27 @@ class FleetWorker:
             _log.debug("releasing claims failed", exc_info=True)
         handle.abandoned.set()
 
-    def _plan(self, record: Mapping[str, Any]) -> tuple[Run, TraceParent | None, list[_Pair]]:
-        """The run, its parent span and each pair: to score, or to fail at once (why)."""
+    def _keep_turn(self, turn: Any, record: Mapping[str, Any]) -> None:
+        """A conversation's turn (or end request) goes to Redis. Idempotent: a turn
+        delivered twice is kept once. A Redis error raises (the caller waits it out)."""
+        store = self._conversations
+        if store is None:
+            return
+        if not isinstance(turn, Mapping) or not isinstance(turn.get("id"), str):
+            _log.error("livescore worker: a job's conversation turn is malformed; ignored")
+            return
+        if turn.get("end"):
+            store.end(turn["id"])
+            return
+        run = record.get("run")
+        if isinstance(run, Mapping):
+            store.add_turn(turn, run, record.get("parent"))
+
+    def _plan(
+        self, record: Mapping[str, Any]
+    ) -> tuple[Run, TraceParent | None, list[_Pair], Conversation | None]:
+        """The run, its parent span, each pair (to score, or to fail at once, why) and the
+        conversation a conversation's evaluation judges."""
         from livescore.fleet._ledger import valid_reply_to
 
         entries = record.get("scorers")
@@ -1101,7 +1156,7 @@ class FleetWorker:
             )
             for p in pairs:
                 p.config, p.failure = None, ("unsupported_job_format", message)
-            return fallback, parent, pairs
+            return fallback, parent, pairs, None
         reply_to = record.get("reply_to")
         if reply_to is not None and not valid_reply_to(reply_to):
             message = (
@@ -1110,15 +1165,19 @@ class FleetWorker:
             )
             for p in pairs:
                 p.config, p.failure = None, ("invalid_job", message)
-            return fallback, parent, pairs
+            return fallback, parent, pairs, None
+        conversation: Conversation | None = None
         try:
             run = Run.from_dict(raw_run)  # type: ignore[arg-type]
+            raw_conversation = record.get("conversation")
+            if raw_conversation is not None:
+                conversation = Conversation.from_dict(raw_conversation)
         except Exception as exc:
             message = f"the job's run could not be read: {type(exc).__name__}: {exc}"
             for p in pairs:
                 p.config, p.failure = None, ("invalid_job", message)
-            return fallback, parent, pairs
-        return run, parent, pairs
+            return fallback, parent, pairs, None
+        return run, parent, pairs, conversation
 
     def _feed(
         self,
@@ -1129,6 +1188,7 @@ class FleetWorker:
         pairs: Sequence[_Pair],
         source: str,
         reply_to: str | None,
+        conversation: Conversation | None = None,
     ) -> _WorkerJob:
         """Hand the pairs to score to the scoring loop; fail the others at once."""
         from livescore.fleet._ledger import valid_reply_to
@@ -1137,7 +1197,7 @@ class FleetWorker:
         to_fail = [p for p in pairs if p.config is None]
         configs = tuple(p.config for p in to_score if p.config is not None)
         failing_configs = tuple(ScorerConfig(_placeholder_scorer(p.scorer_id)) for p in to_fail)
-        job = ScoringJob(run, configs + failing_configs, parent)
+        job = ScoringJob(run, configs + failing_configs, parent, conversation=conversation)
         handle = _WorkerJob(
             self,
             job_id,
@@ -1161,7 +1221,7 @@ class FleetWorker:
                 ),
             )
         if configs:
-            scoring = ScoringJob(run, configs, parent)
+            scoring = ScoringJob(run, configs, parent, conversation=conversation)
             # The executor sees only the pairs it scores; the handle knows them all.
             assert self._portal is not None
             self._portal.call(self._send.send_nowait, _Slice(handle, scoring))

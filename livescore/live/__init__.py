@@ -35,17 +35,31 @@ Example:
     True
 """
 
+from livescore.live._conversations import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    ConversationLimits,
+    ConversationStats,
+)
 from livescore.live._dispatcher import LiveDispatcher
 from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
-from livescore.live._integration import Dispatcher, EmitRunSpans, dispatcher_for
+from livescore.live._integration import (
+    Dispatcher,
+    EmitRunSpans,
+    conversation_id_of,
+    dispatcher_for,
+    sample_turn,
+)
 from livescore.live._recorder import RunRecorder, record_run
 from livescore.live._sampling import BudgetSampling, SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
+    "DEFAULT_CONVERSATION_IDLE_TIMEOUT",
     "BudgetSampling",
+    "ConversationLimits",
+    "ConversationStats",
     "DispatchStats",
     "Dispatcher",
     "EmitRunSpans",
@@ -58,8 +72,10 @@ __all__ = (
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
+    "conversation_id_of",
     "dispatcher_for",
     "install_sigterm_handler",
     "is_scoring",
     "record_run",
+    "sample_turn",
 )

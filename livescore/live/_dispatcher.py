@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -13,7 +16,15 @@ import anyio
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
 from livescore._emit import EmitSignal
 from livescore._trace_ids import normalize_span_id, normalize_trace_id
+from livescore.live._conversations import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+    ConversationDue,
+    ConversationLimits,
+    ConversationStats,
+    ConversationTracker,
+)
 from livescore.live._executor import (
+    ConversationTurn,
     Executor,
     InProcessExecutor,
     JobHandle,
@@ -22,12 +33,12 @@ from livescore.live._executor import (
 )
 from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
-from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
+from livescore.live._sampling import SamplingDecision, ScorerConfig, decide, decide_conversation
 from livescore.live._stats import Counts, DispatchStats, total_stats
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
 from livescore.runs import Run, RunLike, TraceParent, coerce_run
-from livescore.scoring import Scorer, ScoreResult
+from livescore.scoring import RunMemo, Scorer, ScoreResult
 
 if TYPE_CHECKING:
     from livescore.sinks import ScoreSink
@@ -62,22 +73,69 @@ _SAMPLED, _DROPPED, _HANDED_OFF = "sampled", "dropped", "handed_off"
 _LINGER_S = 0.02
 
 
+class _TurnInfo:
+    """What a job carries of a conversation: a turn to record, or a request to end it."""
+
+    __slots__ = ("at", "configs", "conversation_id", "end")
+
+    def __init__(
+        self,
+        conversation_id: str | None,
+        configs: tuple[ScorerConfig, ...],
+        at: float,
+        end: str | None = None,
+    ) -> None:
+        self.conversation_id = conversation_id  # None: every conversation (at shutdown)
+        self.configs = configs
+        self.at = at  # when it was submitted (monotonic): the conversation's last activity
+        self.end = end  # for an end request, why ("ended", "shutdown")
+
+
 class _Job:
     """One accepted job on its way through the executor: the :class:`JobHandle` it gets.
 
     Its state is guarded by the dispatcher's lock; the methods may be called from any
-    thread.
+    thread. A job that carries a conversation turn (or an end request) has one pair more
+    than it has scorers, at index ``len(job.scorers)``: the turn, which ends when the
+    worker records it (or an executor that keeps conversations hands it off). An end
+    request's pair ends once the evaluations it started (``waiting``) have.
     """
 
-    __slots__ = ("_dispatcher", "done", "job", "remaining", "seq", "taken")
+    __slots__ = (
+        "_dispatcher",
+        "at",
+        "done",
+        "job",
+        "memo",
+        "owner",
+        "remaining",
+        "seq",
+        "taken",
+        "turn",
+        "waiting",
+    )
 
-    def __init__(self, dispatcher: LiveDispatcher, job: ScoringJob) -> None:
+    def __init__(
+        self,
+        dispatcher: LiveDispatcher,
+        job: ScoringJob,
+        turn: _TurnInfo | None = None,
+        at: float = math.inf,
+    ) -> None:
         self._dispatcher = dispatcher
         self.job = job
+        self.turn = turn
+        # When it was queued (the conversations' clock), with conversation scorers: no turn
+        # queued behind it is older, so a deadline before it is one no unrecorded turn beat.
+        self.at = turn.at if turn is not None else at
         self.seq = 0  # numbered by the queue
         self.taken = False  # False: its pairs are queued; True: the executor has it
-        self.done = [False] * len(job.scorers)  # each pair is counted as finished once
-        self.remaining = len(job.scorers)  # pairs not yet finished *and* emitted
+        pairs = len(job.scorers) + (1 if turn is not None else 0)
+        self.done = [False] * pairs  # each pair is counted as finished once
+        self.remaining = pairs  # pairs not yet finished *and* emitted
+        self.owner: _Job | None = None  # the end request this evaluation was made for
+        self.waiting = 0  # for an end request: its evaluations not yet finished
+        self.memo: RunMemo | None = None  # judge answers shared beyond the job (a conversation)
 
     def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
         self._dispatcher._finish(self, index, result, start_time_ns)
@@ -159,8 +217,22 @@ class LiveDispatcher:
     reason ``"trace_not_sampled"`` without any judge call, unless
     ``score_unsampled_traces=True``.
 
+    Conversations: a conversation scorer (``create_scorer(..., level="conversation")`` or
+    a prebuilt one) in ``scorers`` judges whole conversations, the runs that share a
+    ``Run.conversation_id``. It samples a conversation once, from its id, and runs when the
+    conversation has been quiet for ``conversation_idle_timeout`` seconds, or at once on
+    :meth:`end_conversation`; a conversation that resumes after being scored is scored
+    again when it next goes quiet, covering every turn held (each score is kept:
+    ``result.turns`` says which turns it covers). Memory is bounded by
+    ``conversation_limits``; what the bounds let go is counted in
+    :meth:`conversation_stats`, and a conversation is scored before its turns are let go.
+    :meth:`shutdown` scores the turns no score covers yet, within its deadline. For a
+    conversation scorer the unit of :meth:`stats` is one evaluation (a conversation and the
+    turns it covers).
+
     Args:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
+            Run scorers and conversation scorers may be mixed.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
         emit: What the default emitter makes of each score besides its metrics:
@@ -211,6 +283,13 @@ class LiveDispatcher:
             children of an unsampled span), so each becomes the root of a new trace, linked
             to the run's span and carrying ``livescore.run.trace_id``; your sampler decides
             for that new trace afresh. The scores' metrics are recorded either way.
+        conversation_idle_timeout: Seconds a conversation must be quiet (no new turn)
+            before its conversation scorers run (300 by default); ``None``: only
+            :meth:`end_conversation`, the bounds and shutdown make them run.
+        conversation_limits: How much the dispatcher holds of open conversations
+            (:class:`~livescore.live.ConversationLimits`: conversations, turns and
+            characters per conversation, characters in all, how long a scored conversation
+            is kept in case it resumes).
 
     Example:
         >>> from livescore import Run
@@ -249,6 +328,8 @@ class LiveDispatcher:
         register_atexit: bool = True,
         shutdown_timeout: float = 10.0,
         score_unsampled_traces: bool = False,
+        conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+        conversation_limits: ConversationLimits | None = None,
     ) -> None:
         if isinstance(scorers, Scorer | ScorerConfig) or not isinstance(scorers, Sequence):
             raise TypeError("scorers must be a list of Scorer or ScorerConfig")
@@ -302,6 +383,28 @@ class LiveDispatcher:
             raise ValueError(f"overflow must be 'drop_new' or 'drop_oldest', not {overflow!r}")
         if not (isinstance(shutdown_timeout, int | float) and shutdown_timeout >= 0):
             raise ValueError(f"shutdown_timeout must be >= 0 seconds, not {shutdown_timeout!r}")
+        if conversation_idle_timeout is not None and not (
+            isinstance(conversation_idle_timeout, int | float)
+            and not isinstance(conversation_idle_timeout, bool)
+            and math.isfinite(conversation_idle_timeout)
+            and conversation_idle_timeout > 0
+        ):
+            raise ValueError(
+                "conversation_idle_timeout must be a positive number of seconds (or None), "
+                f"not {conversation_idle_timeout!r}"
+            )
+        if conversation_limits is None:
+            conversation_limits = ConversationLimits()
+        elif not isinstance(conversation_limits, ConversationLimits):
+            raise TypeError(
+                f"conversation_limits must be a ConversationLimits, not {conversation_limits!r}"
+            )
+        for config in configs:
+            if config.scorer.level == "conversation" and config.rate is None:
+                raise ValueError(
+                    f"scorer {config.scorer_id!r} scores conversations: its sampling must be "
+                    "a rate (decided once per conversation, from its id), not a predicate"
+                )
         if executor is None:
             executor = InProcessExecutor(max_concurrency=max_judge_concurrency or 16)
         elif not isinstance(executor, Executor):
@@ -331,6 +434,16 @@ class LiveDispatcher:
         self.max_judge_concurrency = max_judge_concurrency
         self.shutdown_timeout = float(shutdown_timeout)
         self.score_unsampled_traces = bool(score_unsampled_traces)
+        self.conversation_idle_timeout = (
+            None if conversation_idle_timeout is None else float(conversation_idle_timeout)
+        )
+        self.conversation_limits = conversation_limits
+        self._run_configs = tuple(c for c in configs if c.scorer.level != "conversation")
+        self._conversation_configs = tuple(c for c in configs if c.scorer.level == "conversation")
+        # The conversations' clock (monotonic seconds); tests replace it with a double.
+        self._clock: Callable[[], float] = time.monotonic
+        # An executor that keeps conversations itself (a fleet: in Redis) gets the turns.
+        self._remote_conversations = bool(getattr(executor, "tracks_conversations", False))
         self._q: BackgroundQueue[_Job] = BackgroundQueue(
             f"{name}-worker",
             self._thread_main,
@@ -360,6 +473,12 @@ class LiveDispatcher:
         self._report_lock = threading.Lock()
         self._emit_errors = 0
         self._logged_emit_error = False
+        # The conversations held (in process), and the evaluations made and not yet
+        # taken by the executor.
+        self._conversations = ConversationTracker(
+            self.conversation_idle_timeout, self.conversation_limits
+        )
+        self._ready: deque[_Job] = deque()
 
     def __repr__(self) -> str:
         ids = ", ".join(c.scorer_id for c in self.scorers)
@@ -373,7 +492,7 @@ class LiveDispatcher:
 
     # -- hot path ------------------------------------------------------------------------
 
-    def sample(self, key: str | None) -> SamplingDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
         """Decide which scorers will score the run with this key (pure: counts nothing).
 
         Call it when the run starts, with its trace id (or run id), to skip capturing runs
@@ -381,8 +500,10 @@ class LiveDispatcher:
         predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
         id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
-        run's ``trace_id`` the same way. A scorer with a
-        :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
+        run's ``trace_id`` the same way. With ``conversation_id``, the conversation scorers
+        that sample that conversation are in ``decision.conversation_scorers`` (decided
+        from the id alone: every turn of a conversation gets the same answer). A scorer
+        with a :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -393,7 +514,12 @@ class LiveDispatcher:
         if key is not None and (len(key) == 32 or key[:2] in ("0x", "0X")):
             # What looks like a trace id (not a run id) is keyed by its canonical form.
             key = normalize_trace_id(key) or key
-        return decide(self.scorers, key)
+        decision = decide(self._run_configs, key)
+        if conversation_id and self._conversation_configs:
+            picked = decide_conversation(self._conversation_configs, str(conversation_id))
+            if picked:
+                decision = dataclasses.replace(decision, conversation_scorers=picked)
+        return decision
 
     def submit(self, run: RunLike, decision: SamplingDecision | None = None) -> bool:
         """Hand a finished run to the worker. O(1); never blocks, never raises.
@@ -431,11 +557,21 @@ class LiveDispatcher:
         if decision is None:
             # trace_id is normalised already; anything else goes through sample() as a key.
             if trace_id is not None:
-                decision = decide(self.scorers, trace_id)
+                decision = decide(self._run_configs, trace_id)
             else:
                 decision = self.sample(run.trace_id or run.run_id)
-        configs = list(decision.scorers)
-        rates = [decision.rate_of(i) for i in range(len(configs))]
+        # Conversation scorers decide from the conversation id alone, whatever the decision.
+        conversation_id = run.conversation_id
+        turn_configs: tuple[ScorerConfig, ...] = ()
+        if conversation_id and self._conversation_configs:
+            turn_configs = decide_conversation(self._conversation_configs, conversation_id)
+        picked = [
+            (c, decision.rate_of(i))
+            for i, c in enumerate(decision.scorers)
+            if c.scorer.level != "conversation"
+        ]
+        configs = [c for c, _ in picked]
+        rates = [rate for _, rate in picked]
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
             try:
@@ -445,7 +581,7 @@ class LiveDispatcher:
             except Exception:
                 _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
                 broken.append(config)
-        if not configs and not broken:
+        if not configs and not broken and not turn_configs:
             return False
         if current is not None:
             trace_sampled = current.sampled
@@ -458,22 +594,53 @@ class LiveDispatcher:
                 self._count_sampled(config.scorer_id)
             for config in broken:
                 self._count_drop(config.scorer_id, "sampling_error")
-            if not configs:
-                pass
-            elif q.closed:
+            turn = (
+                _TurnInfo(conversation_id, turn_configs, self._clock())
+                if turn_configs and conversation_id
+                else None
+            )
+            remote_turn = (
+                ConversationTurn(
+                    conversation_id,
+                    turn_configs,
+                    self.conversation_idle_timeout,
+                    limits=self.conversation_limits,
+                )
+                if turn is not None and conversation_id and self._remote_conversations
+                else None
+            )
+            if q.closed:
                 for config in configs:
                     self._count_drop(config.scorer_id, "shutdown")
-            elif not (trace_sampled or self.score_unsampled_traces):
-                # Its spans would vanish in the SDK: no judge is paid for them.
+                self._drop_turn(turn, "shutdown")
+                configs, rates, turn = [], [], None
+            elif configs and not (trace_sampled or self.score_unsampled_traces):
+                # Its spans would vanish in the SDK: no judge is paid for them. (A turn is
+                # still kept: its conversation's score nests under the conversation's
+                # last turn.)
                 for config in configs:
                     self._count_drop(config.scorer_id, "trace_not_sampled")
+                configs, rates = [], []
+            if not configs and turn is None:
+                pass
             elif not q.admits_locked():
                 for config in configs:
                     self._count_drop(config.scorer_id, "queue_full")
+                self._drop_turn(turn, "queue_full")
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
-                job = ScoringJob(run, tuple(configs), parent, _applied_rates(configs, rates))
-                evicted = q.put_locked(_Job(self, job))
+                scoring = ScoringJob(
+                    run,
+                    tuple(configs),
+                    parent,
+                    turn=remote_turn,
+                    rates=_applied_rates(configs, rates),
+                )
+                queued_at = (
+                    self._clock() if turn is None and self._conversation_configs else math.inf
+                )
+                job = _Job(self, scoring, turn, queued_at)
+                evicted = q.put_locked(job)
                 if evicted is not None:
                     self._drop_job(evicted, "queue_full")
                 for config in configs:
@@ -485,6 +652,81 @@ class LiveDispatcher:
         if report_here:
             self._report_metrics()
         return accepted
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now, without waiting for it to go quiet. Never raises.
+
+        Its conversation scorers run on the turns submitted so far (the turns still queued
+        are recorded first); :meth:`flush` waits for those scores. A turn submitted later
+        reopens it: it is scored again when it next goes quiet (or ends). Call it when the
+        application knows a conversation is over (the user closed the chat).
+
+        Returns:
+            Whether the request was queued (``False`` once shut down, or with no
+            conversation scorer). A conversation with no turn that a score does not cover
+            yet scores nothing.
+
+        Example:
+            >>> from livescore import Run, create_scorer
+            >>> turns = create_scorer(id="turns", description="Turns", level="conversation",
+            ...                       generate_score=lambda ctx: len(ctx.conversation.runs))
+            >>> d = LiveDispatcher([turns], register_atexit=False)
+            >>> for text in ("Hi", "Where is my parcel?"):
+            ...     _ = d.submit(Run(input=text, output="...", conversation_id="c1"))
+            >>> d.end_conversation("c1"), d.flush(timeout=10)
+            (True, True)
+            >>> d.stats().scored
+            1
+            >>> d.shutdown()
+        """
+        try:
+            return self._request_end(str(conversation_id), "ended")
+        except Exception:
+            _log.exception("livescore: end_conversation failed")
+            return False
+
+    def _request_end(self, conversation_id: str | None, reason: str) -> bool:
+        if not self._conversation_configs:
+            return False
+        q = self._q
+        with self._lock:
+            if q.closed and reason != "shutdown":
+                return False
+            if conversation_id is None and self._remote_conversations:
+                return False  # a fleet keeps its conversations (and their timers) in Redis
+            placeholder = Run(
+                run_id=f"end:{conversation_id or '*'}", conversation_id=conversation_id
+            )
+            remote = None
+            if self._remote_conversations and conversation_id is not None:
+                remote = ConversationTurn(
+                    conversation_id,
+                    self._conversation_configs,
+                    self.conversation_idle_timeout,
+                    end=True,
+                )
+            job = _Job(
+                self,
+                ScoringJob(placeholder, (), None, turn=remote),
+                _TurnInfo(conversation_id, (), self._clock(), end=reason),
+            )
+            # Behind the turns already queued (they are recorded first), even when full.
+            q.put_locked(job, bounded=False)
+        if not q.start_pending():
+            self._no_worker()
+        return True
+
+    def conversation_stats(self) -> ConversationStats:
+        """What the dispatcher holds of conversations, and what it let go (a snapshot).
+
+        Example:
+            >>> from livescore.scorers import create_keyword_coverage_scorer
+            >>> d = LiveDispatcher([create_keyword_coverage_scorer()], register_atexit=False)
+            >>> d.conversation_stats().open
+            0
+        """
+        with self._lock:
+            return self._conversations.stats()
 
     def drop(self, decision: SamplingDecision, reason: str) -> None:
         """Count a sampled run that will never be submitted (evicted, abandoned…).
@@ -504,6 +746,8 @@ class LiveDispatcher:
                 for config in decision.scorers:
                     self._count_sampled(config.scorer_id)
                     self._count_drop(config.scorer_id, str(reason))
+                if decision.conversation_scorers:
+                    self._conversations.count_dropped(str(reason))
                 report_here = self._hand_over_metrics()
             if report_here:
                 self._report_metrics()
@@ -536,14 +780,28 @@ class LiveDispatcher:
         """Drop every unfinished pair of ``job``."""
         self._end_pairs_locked(job, range(len(job.done)), _DROPPED, reason)
 
+    def _drop_turn(self, turn: _TurnInfo | None, reason: str) -> None:
+        if turn is not None and turn.end is None:
+            self._conversations.count_dropped(reason)
+
     def _end_pairs_locked(
         self, job: _Job, indices: Iterable[int], kind: str, reason: str | None
     ) -> None:
+        scorers = job.job.scorers
         for i in indices:
             if job.done[i]:
                 continue
             job.done[i] = True
-            scorer_id = job.job.scorers[i].scorer_id
+            if i >= len(scorers):  # the conversation turn the job carries
+                turn = job.turn
+                if turn is not None and turn.end is None:
+                    if kind == _HANDED_OFF:
+                        self._conversations.count_handed_off()
+                    else:
+                        self._conversations.count_dropped(reason or "dropped")
+                self._complete(job)
+                continue
+            scorer_id = scorers[i].scorer_id
             counts = self._counts_of(scorer_id)
             if job.taken:
                 counts.in_flight -= 1
@@ -569,6 +827,64 @@ class LiveDispatcher:
         job.remaining -= 1
         if job.remaining == 0:
             self._q.finish_locked(job)
+            owner = job.owner
+            if owner is not None:
+                owner.waiting -= 1
+                if owner.waiting == 0:
+                    self._end_turn_pair(owner)
+
+    def _end_turn_pair(self, job: _Job) -> None:
+        """The turn (or end request) of ``job`` is done with."""
+        index = len(job.job.scorers)
+        if index < len(job.done) and not job.done[index]:
+            job.done[index] = True
+            self._complete(job)
+
+    # -- conversations (callers hold self._lock) ---------------------------------------------
+
+    def _take_conversation_part(self, job: _Job) -> None:
+        """Record the turn (or the end request) ``job`` carries: the worker, at take."""
+        turn = job.turn
+        assert turn is not None
+        tracker = self._conversations
+        if turn.end is not None:
+            self._schedule(tracker.end(turn.conversation_id, turn.end), job)
+            if job.waiting == 0:
+                self._end_turn_pair(job)
+            return
+        assert turn.conversation_id is not None
+        due = tracker.add(turn.conversation_id, job.job.run, job.job.parent, turn.configs, turn.at)
+        # A bound reached by this turn scores conversations now: the turn is done with once
+        # they are (a flush that waits for the turn waits for them).
+        self._schedule(due, job)
+        # The turn's run scores share judge answers with the conversation's evaluations.
+        job.memo = tracker.memo_of(turn.conversation_id)
+        if job.waiting == 0:
+            self._end_turn_pair(job)
+
+    def _schedule(self, due: list[ConversationDue], owner: _Job | None) -> None:
+        """Make an evaluation job for each conversation due, for the executor to take next."""
+        for item in due:
+            run = item.conversation.last_run
+            if not item.scorers or run is None:
+                continue
+            job = _Job(
+                self, ScoringJob(run, item.scorers, item.parent, conversation=item.conversation)
+            )
+            job.taken = True
+            job.memo = item.memo
+            self._q.track_locked(job)  # shutdown and flush see it like any other job
+            for config in item.scorers:
+                self._count_sampled(config.scorer_id)
+                self._counts_of(config.scorer_id).in_flight += 1
+            if owner is not None:
+                job.owner = owner
+                owner.waiting += 1
+            self._ready.append(job)
+
+    def _park_timeout_locked(self) -> float | None:
+        wake = self._conversations.next_wake()
+        return None if wake is None else max(wake - self._clock(), 0.0)
 
     def _hand_over_metrics(self) -> bool:
         """Make sure someone reports the deltas just counted; ``True``: the caller must.
@@ -646,6 +962,7 @@ class LiveDispatcher:
             with self._lock:
                 # Normally nothing is left; after a crash, what was accepted is dropped.
                 reason = "shutdown" if self._q.stopping else "worker_error"
+                self._ready.clear()
                 for job in self._q.discard_locked():
                     self._drop_job(job, reason)
                 self._q.thread_ended_locked()
@@ -682,12 +999,28 @@ class LiveDispatcher:
         per run. Shutdown and flush cut the linger short.
         """
         with self._lock:
-            self._q.park_locked(generation)
+            # Until the next conversation timer at the latest (one heap, not one timer each).
+            self._q.park_locked(generation, self._park_timeout_locked())
 
     def _take(self) -> tuple[_Job | None, bool]:
         q = self._q
+        tracker = self._conversations
         with self._lock:
-            if q.queue:
+            while True:
+                if self._ready:  # conversations due: their evaluations go first
+                    return self._ready.popleft(), False
+                if tracker.next_wake() is not None:
+                    # A conversation is quiet only if no turn of it is still queued: the
+                    # deadlines count up to the oldest queued job (a worker that lags
+                    # behind a burst must not score a conversation its next turn awaits).
+                    now = self._clock()
+                    if q.queue:
+                        now = min(now, q.queue[0].at)
+                    self._schedule(tracker.pop_due(now), None)
+                    if self._ready:
+                        continue
+                if not q.queue:
+                    break
                 job = q.queue.popleft()
                 job.taken = True
                 for i, config in enumerate(job.job.scorers):
@@ -695,7 +1028,12 @@ class LiveDispatcher:
                         counts = self._counts_of(config.scorer_id)
                         counts.queued -= 1
                         counts.in_flight += 1
-                return job, False
+                if job.turn is None or self._remote_conversations:
+                    return job, False
+                self._take_conversation_part(job)
+                if job.job.scorers and job.remaining:
+                    return job, False
+                # A turn (or end request) alone: recorded here, nothing for the executor.
             if q.stopping:
                 return None, True
             q.idle_locked()
@@ -818,6 +1156,9 @@ class LiveDispatcher:
         self._q.close()
         if is_scoring():
             return  # called from a scorer: stop accepting, the rest is up to the app
+        if self._conversation_configs and self._q.running:
+            # The turns no score covers yet are scored now, within the same deadline.
+            self._request_end(None, "shutdown")
         # Past the deadline the worker is told to cancel what it runs; it gets the grace to
         # unwind. Its own last act drops whatever it left; what is left beyond that, a
         # scorer blocking the worker's loop in synchronous code holds.
@@ -829,6 +1170,12 @@ class LiveDispatcher:
                     self._drop_job(job, "shutdown")
         # The last counts reach the emitter before its own flush sends them on.
         self.flush_emitter(_left(deadline))
+
+    @property
+    def scores_conversations(self) -> bool:
+        """Whether a conversation scorer is among the scorers (so every run with a
+        conversation id may be a turn worth capturing)."""
+        return bool(self._conversation_configs)
 
     @property
     def closed(self) -> bool:

@@ -47,13 +47,15 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
 
+from livescore.live._conversations import ConversationLimits
 from livescore.live._guard import scoring_context
 from livescore.live._sampling import ScorerConfig
-from livescore.runs import Run, TraceParent
+from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import RunMemo, ScoreResult
 
 __all__ = (
     "EXECUTORS_GROUP",
+    "ConversationTurn",
     "Executor",
     "InProcessExecutor",
     "JobHandle",
@@ -68,6 +70,62 @@ EXECUTORS_GROUP = "livescore.executors"
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationTurn:
+    """A turn of a conversation, for an executor that keeps conversations itself.
+
+    An executor with ``tracks_conversations = True`` (the fleet's
+    :class:`~livescore.fleet.BrokerExecutor`, which keeps them in Redis) gets each turn a
+    conversation scorer sampled as :attr:`ScoringJob.turn`, and each
+    :meth:`~livescore.live.LiveDispatcher.end_conversation` as a job whose turn has
+    ``end=True``; the in-process dispatcher keeps them otherwise.
+
+    Attributes:
+        conversation_id: The conversation's id.
+        scorers: The conversation scorers that sample it.
+        idle_timeout: Seconds of quiet after which it is scored (``None``: never by
+            itself).
+        end: An end request: score the conversation now (the job's run is a placeholder).
+        limits: The agent's bounds on what a conversation holds (the keeper applies them).
+    """
+
+    conversation_id: str
+    scorers: tuple[ScorerConfig, ...]
+    idle_timeout: float | None
+    end: bool = False
+    limits: ConversationLimits | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe record (scorers by id, with their rates)."""
+        record: dict[str, Any] = {
+            "id": self.conversation_id,
+            "idle_timeout": self.idle_timeout,
+            "end": self.end,
+            "scorers": _scorer_records(self.scorers),
+        }
+        if self.limits is not None:
+            record["limits"] = {
+                "max_turns": self.limits.max_turns,
+                "max_chars": self.limits.max_chars,
+                "ttl": self.limits.ttl,
+            }
+        return record
+
+
+def _scorer_records(
+    configs: tuple[ScorerConfig, ...], rate_of: Callable[[int], float | None] | None = None
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": c.scorer_id,
+            "version": c.scorer.version,
+            "sample_rate": rate_of(i) if rate_of is not None else c.rate,
+            "timeout": c.timeout,
+        }
+        for i, c in enumerate(configs)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
 class ScoringJob:
     """One sampled run and the scorers that picked it: the unit an executor runs.
 
@@ -77,6 +135,10 @@ class ScoringJob:
         parent: The span its scores nest under: the run's own span, else the span that
             was current when the run was submitted; ``None`` for a root span in a new
             trace. Its ids are normalised (lowercase hex).
+        conversation: For a conversation's evaluation: the conversation its scorers judge
+            (``run`` is its last turn, ``parent`` that turn's span); ``None`` for a run.
+        turn: A conversation turn to keep, for an executor that keeps conversations
+            itself (see :class:`ConversationTurn`); ``None`` otherwise.
 
     Example:
         >>> from livescore import Run
@@ -90,8 +152,10 @@ class ScoringJob:
         ('r1', '00f067aa0ba902b7')
     """
 
-    FORMAT: ClassVar[int] = 1
-    """The version of :meth:`to_dict`'s record; a worker refuses newer ones."""
+    FORMAT: ClassVar[int] = 2
+    """The newest version of :meth:`to_dict`'s record; a worker refuses newer ones. A job of
+    one run keeps format 1 (so older workers still score it); a conversation's evaluation
+    or turn is format 2."""
 
     run: Run
     scorers: tuple[ScorerConfig, ...]
@@ -99,6 +163,8 @@ class ScoringJob:
     rates: tuple[float | None, ...] | None = field(default=None)
     """The rate that sampled each scorer's pair, when it is not the scorer's fixed rate (a
     :class:`~livescore.live.BudgetSampling` adjusts its rate); ``None``: the fixed rates."""
+    conversation: Conversation | None = field(default=None)
+    turn: ConversationTurn | None = field(default=None)
 
     def rate_of(self, index: int) -> float | None:
         """The sampling rate of the pair at ``index``, as its score span carries it."""
@@ -108,21 +174,21 @@ class ScoringJob:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
-        and timeout (a worker knows the scorers themselves by id)."""
-        return {
-            "format": self.FORMAT,
+        and timeout (a worker knows the scorers themselves by id); a conversation's
+        evaluation carries the conversation, a turn the conversation's id."""
+        record: dict[str, Any] = {
+            "format": 1,
             "run": self.run.to_dict(),
             "parent": self.parent.to_dict() if self.parent is not None else None,
-            "scorers": [
-                {
-                    "id": c.scorer_id,
-                    "version": c.scorer.version,
-                    "sample_rate": self.rate_of(i),
-                    "timeout": c.timeout,
-                }
-                for i, c in enumerate(self.scorers)
-            ],
+            "scorers": _scorer_records(self.scorers, self.rate_of),
         }
+        if self.conversation is not None:
+            record["format"] = 2
+            record["conversation"] = self.conversation.to_dict()
+        if self.turn is not None:
+            record["format"] = 2
+            record["turn"] = self.turn.to_dict()
+        return record
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> ScoringJob:
@@ -146,8 +212,14 @@ class ScoringJob:
             if sid not in scorers:
                 raise KeyError(f"scorer {sid!r} is not known to this worker")
             configs.append(scorers[sid])
+        conversation = data.get("conversation")
         return cls(
-            Run.from_dict(data["run"]), tuple(configs), TraceParent.from_dict(data.get("parent"))
+            Run.from_dict(data["run"]),
+            tuple(configs),
+            TraceParent.from_dict(data.get("parent")),
+            conversation=(
+                Conversation.from_dict(conversation) if isinstance(conversation, Mapping) else None
+            ),
         )
 
 
@@ -209,8 +281,10 @@ class InProcessExecutor:
 
     The scorers of one job share a :class:`~livescore.scoring.RunMemo`: when two of them
     send the judge the same request (the hallucination and faithfulness scorers both
-    extract the answer's claims), it is sent once. Fleet workers score through this
-    executor, so they share the same way.
+    extract the answer's claims), it is sent once. A handle with a ``memo`` attribute of
+    its own brings a longer-lived one: the dispatcher's jobs of one conversation (its
+    turns' run scores and its evaluations) share the conversation's. Fleet workers score
+    through this executor, so they share the same way.
 
     Args:
         max_concurrency: Scores in flight at once, over all scorers. A score makes its
@@ -246,8 +320,11 @@ class InProcessExecutor:
         limiters: dict[str, anyio.CapacityLimiter] = {}
         async with anyio.create_task_group() as tg:
             async for handle in jobs:
-                # One memo per job: its scorers score the same run, concurrently.
-                memo = RunMemo() if self.share_judge_calls else None
+                # One memo per job: its scorers score the same run, concurrently. A job may
+                # bring a longer-lived one (a conversation's: its turns and evaluations).
+                memo = None
+                if self.share_judge_calls:
+                    memo = getattr(handle, "memo", None) or RunMemo()
                 for index, config in enumerate(handle.job.scorers):
                     # Waiting here is the back-pressure: the next job stays in the queue.
                     await admission.acquire()
@@ -273,7 +350,14 @@ async def _score_pair(
         async with limiter:
             start_ns = time.time_ns()
             # The timeout covers the score, not the wait for a concurrency slot.
-            result = await config.scorer.score(job.run, timeout=config.timeout, memo=memo)
+            # A conversation's evaluation: its conversation scorers judge it whole; a run
+            # scorer in the same job (an offline conversation item) judges its last turn.
+            subject = (
+                job.conversation
+                if job.conversation is not None and config.scorer.level == "conversation"
+                else job.run
+            )
+            result = await config.scorer.score(subject, timeout=config.timeout, memo=memo)
     except Exception:
         # Scorer.score never raises; a subclass that overrides it might. One pair is lost,
         # not the worker and every other score in flight.

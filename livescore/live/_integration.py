@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from livescore.live._conversations import DEFAULT_CONVERSATION_IDLE_TIMEOUT
 from livescore.live._sampling import SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats
 from livescore.runs import Run
@@ -26,7 +27,10 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("Dispatcher", "EmitRunSpans", "dispatcher_for")
+__all__ = ("Dispatcher", "EmitRunSpans", "conversation_id_of", "dispatcher_for", "sample_turn")
+
+CONVERSATION_KEYS = ("conversation_id", "thread_id", "session_id")
+"""The metadata keys an integration reads a run's conversation id from, in this order."""
 
 EmitRunSpans = Literal["auto", "always", "never"]
 """When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
@@ -46,8 +50,13 @@ class Dispatcher(Protocol):
         >>> dispatcher.shutdown()
     """
 
-    def sample(self, key: str | None) -> SamplingDecision:
-        """Decide once, at the run's start, whether it is scored (``.sampled``)."""
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
+        """Decide once, at the run's start, whether it is scored (``.sampled``); with the
+        run's conversation id, whether its conversation is too."""
+        ...
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now, without waiting for it to go quiet."""
         ...
 
     def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
@@ -84,6 +93,7 @@ def dispatcher_for(
     capture_content: ContentCapture = "full",
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
+    conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
 ) -> tuple[Dispatcher, bool]:
     """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
@@ -105,11 +115,13 @@ def dispatcher_for(
         logger_provider: Where the ``gen_ai.evaluation.result`` events go (the global
             provider by default).
         emit: What each score becomes: ``"spans"``, ``"events"`` or both (the default).
+        conversation_idle_timeout: Seconds a conversation must be quiet before its
+            conversation scorers run (see ``LiveDispatcher(conversation_idle_timeout=)``).
 
     Raises:
         ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker``,
-            ``sinks`` or ``emit`` with ``dispatcher``; ``emit`` with ``broker`` (the
-            workers emit).
+            ``sinks``, ``emit`` or another ``conversation_idle_timeout`` with
+            ``dispatcher``; ``emit`` with ``broker`` (the workers emit).
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -123,10 +135,17 @@ def dispatcher_for(
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
     if dispatcher is not None:
+        timeout_given = conversation_idle_timeout != DEFAULT_CONVERSATION_IDLE_TIMEOUT
         for keyword, what, example, value in (
             ("broker", "broker", "broker=...", broker),
             ("sinks", "sinks", "sinks=[...]", sinks),
             ("emit", "emitter", "emitter=OTelEmitter(emit=...)", emit),
+            (
+                "conversation_idle_timeout",
+                "timeout",
+                "conversation_idle_timeout=...",
+                timeout_given,
+            ),
         ):
             if value:
                 raise ValueError(
@@ -152,5 +171,47 @@ def dispatcher_for(
         logger_provider=logger_provider,
         emit=DEFAULT_EMIT if emit is None else emit,
     )
-    made = LiveDispatcher(scorers, emitter=emitter, broker=broker, sinks=sinks, name=name)
+    made = LiveDispatcher(
+        scorers,
+        emitter=emitter,
+        broker=broker,
+        sinks=sinks,
+        name=name,
+        conversation_idle_timeout=conversation_idle_timeout,
+    )
     return made, True
+
+
+def conversation_id_of(metadata: Any) -> str | None:
+    """The conversation id in a runtime's metadata: ``conversation_id``, ``thread_id``
+    (LangGraph's) or ``session_id``, the first one set.
+
+    Example:
+        >>> conversation_id_of({"thread_id": "t-42", "user": "ann"})
+        't-42'
+        >>> conversation_id_of({}) is None
+        True
+    """
+    if not isinstance(metadata, dict):
+        return None
+    for key in CONVERSATION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
+def sample_turn(sink: Dispatcher, key: str | None, conversation_id: str | None) -> SamplingDecision:
+    """``sink.sample(key)``, asking for the conversation's scorers too when the run is a turn.
+
+    Example:
+        >>> from livescore.live import LiveDispatcher
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> d = LiveDispatcher([create_keyword_coverage_scorer()], register_atexit=False)
+        >>> sample_turn(d, "run-1", "thread-1").sampled
+        True
+        >>> d.shutdown()
+    """
+    if conversation_id is None:
+        return sink.sample(key)
+    return sink.sample(key, conversation_id=conversation_id)

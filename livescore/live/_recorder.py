@@ -23,6 +23,7 @@ from opentelemetry import trace
 
 from livescore._errors import exception_message
 from livescore._version import __version__
+from livescore.live._integration import sample_turn
 from livescore.otel import (
     ContentCapture,
     current_span,
@@ -55,8 +56,9 @@ class RunRecorder:
 
     Attributes:
         output: The agent's answer; set it before the block ends.
-        metadata: JSON-safe extras that travel with the run (user ids, a conversation id).
-        sampled: Whether any scorer will score this run.
+        metadata: JSON-safe extras that travel with the run (user ids, tags).
+        conversation_id: The conversation the run is a turn of (``Run.conversation_id``).
+        sampled: Whether any scorer will score this run (or its conversation).
         run_id: The run's id (``livescore.run.id`` on its scores).
     """
 
@@ -71,6 +73,7 @@ class RunRecorder:
         tracer_provider: TracerProvider | None,
         capture_content: ContentCapture,
         score_failed_runs: bool,
+        conversation_id: str | None = None,
     ) -> None:
         if emit_run_span not in ("auto", "always", "never"):
             raise ValueError(
@@ -81,6 +84,7 @@ class RunRecorder:
         self.name = name
         self.output: Any = None
         self.metadata: dict[str, Any] = dict(metadata or {})
+        self.conversation_id = None if conversation_id is None else str(conversation_id)
         self.run_id = uuid.uuid4().hex
         self.sampled = False
         self._emit = emit_run_span
@@ -195,7 +199,7 @@ class RunRecorder:
             self._token = otel_context.attach(trace.set_span_in_context(self._span))
         self._ids = span_ids(self._span or external)
         trace_id = self._ids[0]
-        self._decision = self.dispatcher.sample(trace_id or self.run_id)
+        self._decision = sample_turn(self.dispatcher, trace_id or self.run_id, self.conversation_id)
         self.sampled = self._decision.sampled
 
     def __exit__(
@@ -248,6 +252,7 @@ class RunRecorder:
             steps=self._steps,
             error=error,
             metadata=metadata,
+            conversation_id=self.conversation_id,
         )
         self.dispatcher.submit(run, decision)
 
@@ -262,6 +267,7 @@ def record_run(
     tracer_provider: TracerProvider | None = None,
     capture_content: ContentCapture = "full",
     score_failed_runs: bool = False,
+    conversation_id: str | None = None,
 ) -> RunRecorder:
     """Record one run of a hand-written agent and submit it for live scoring at the end.
 
@@ -284,6 +290,10 @@ def record_run(
             provider by default.
         capture_content: What those spans' error statuses carry of user text.
         score_failed_runs: Submit runs whose block raised too, with ``Run.error`` set.
+        conversation_id: The conversation (chat thread, session) this run is a turn of:
+            the dispatcher's conversation scorers judge the turns that share it, once the
+            conversation goes quiet (``LiveDispatcher(conversation_idle_timeout=)``) or
+            ends (``dispatcher.end_conversation(id)``).
 
     Example:
         >>> from livescore.live import LiveDispatcher
@@ -307,6 +317,7 @@ def record_run(
         tracer_provider=tracer_provider,
         capture_content=capture_content,
         score_failed_runs=score_failed_runs,
+        conversation_id=conversation_id,
     )
 
 

@@ -305,6 +305,9 @@ class SamplingDecision:
         deferred: Scorers with a predicate; they decide at submit, when the run is complete.
         fraction: ``sample_fraction(key)``: the run is sampled by every unsalted rate above
             it.
+        conversation_scorers: The conversation scorers that picked the run's conversation
+            (decided from the conversation id, so every turn of a conversation gets the
+            same answer).
 
     Example:
         >>> decision = SamplingDecision(key="abc", scorers=(), deferred=(), fraction=0.5)
@@ -316,6 +319,7 @@ class SamplingDecision:
     scorers: tuple[ScorerConfig, ...]
     deferred: tuple[ScorerConfig, ...] = ()
     fraction: float = 0.0
+    conversation_scorers: tuple[ScorerConfig, ...] = ()
     rates: tuple[float | None, ...] = ()
     """The rate that picked each of ``scorers`` (empty: each one's fixed ``rate``)."""
 
@@ -326,7 +330,30 @@ class SamplingDecision:
     @property
     def sampled(self) -> bool:
         """Whether any scorer may score the run (so the run is worth capturing)."""
-        return bool(self.scorers or self.deferred)
+        return bool(self.scorers or self.deferred or self.conversation_scorers)
+
+
+def decide_conversation(
+    configs: tuple[ScorerConfig, ...], conversation_id: str
+) -> tuple[ScorerConfig, ...]:
+    """The conversation scorers that sample ``conversation_id`` (pure; deterministic).
+
+    Example:
+        >>> decide_conversation((), "thread-1")
+        ()
+    """
+    if not configs:
+        return ()
+    fractions: dict[str, float] = {}
+    picked: list[ScorerConfig] = []
+    for config in configs:
+        fraction = fractions.get(config.salt)
+        if fraction is None:
+            key = conversation_id if not config.salt else f"{config.salt}:{conversation_id}"
+            fraction = fractions[config.salt] = sample_fraction(key)
+        if config.rate is not None and fraction < config.rate:
+            picked.append(config)
+    return tuple(picked)
 
 
 def decide(configs: tuple[ScorerConfig, ...], key: str | None) -> SamplingDecision:
@@ -357,5 +384,9 @@ def decide(configs: tuple[ScorerConfig, ...], key: str | None) -> SamplingDecisi
             picked.append(config)
             rates.append(config.rate)
     return SamplingDecision(
-        key, tuple(picked), tuple(deferred), fractions[""], tuple(rates) if adaptive else ()
+        key,
+        tuple(picked),
+        tuple(deferred),
+        fractions[""],
+        rates=tuple(rates) if adaptive else (),
     )

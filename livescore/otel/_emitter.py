@@ -130,15 +130,18 @@ class OTelEmitter:
 
     Spans (``"spans"`` in ``emit``): each score becomes an ``evaluation {scorer id}`` span,
     a child of the run's span (the ``parent`` given to :meth:`emit`, else ``run.trace_id``
-    / ``run.span_id``) with one link to it, carrying the GenAI ``gen_ai.evaluation.*``
-    attributes, ``livescore.*`` extras, the scorer's own ``ScoreResult.attributes`` (claim
-    counts, truncation…), the OpenInference ``evaluations.0.evaluation.*`` attributes and a
-    ``gen_ai.evaluation.result`` span event. A run without a span gets a root span in a new
-    trace, findable by ``livescore.run.id``. A run whose trace is not sampled (scored only
-    when the dispatcher's ``score_unsampled_traces=True``) gets a root span in a new trace
-    too, linked to the run's span and carrying ``livescore.run.trace_id``: as a child of an
-    unsampled span, a ``ParentBased`` sampler (the SDK's default) would drop it; as a new
-    root, your sampler decides for it afresh.
+    / ``run.span_id``) with one link to it (a conversation's score: a child of its last
+    covered turn's span, with a link to every covered turn's span, ``gen_ai.conversation.id``,
+    OpenInference's ``session.id`` and the ``livescore.conversation.*`` turns it covers),
+    carrying the GenAI ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras, the
+    scorer's own ``ScoreResult.attributes`` (claim counts, truncation…), the OpenInference
+    ``evaluations.0.evaluation.*`` attributes and a ``gen_ai.evaluation.result`` span event.
+    A run without a span gets a root span in a new trace, findable by ``livescore.run.id``.
+    A run whose trace is not sampled (scored only when the dispatcher's
+    ``score_unsampled_traces=True``) gets a root span in a new trace too, linked to the
+    run's span and carrying ``livescore.run.trace_id``: as a child of an unsampled span, a
+    ``ParentBased`` sampler (the SDK's default) would drop it; as a new root, your sampler
+    decides for it afresh.
 
     Events (``"events"`` in ``emit``): each scored or failed score also becomes a
     ``gen_ai.evaluation.result`` log record through the Logs API, as the GenAI semantic
@@ -488,6 +491,14 @@ class OTelEmitter:
         attrs = self._span_attributes(run, result, sample_rate, source, scorer_version)
         links: list[Link] = []
         context = Context()  # no run span to hang the score on: a root span, found by run id
+        if result.turns is not None:
+            # A conversation's score links to every turn it covers (its parent, the last
+            # turn's span, is linked below).
+            linked = {(parent.trace_id, parent.span_id)} if parent is not None else set()
+            for turn in result.turns.spans:
+                if turn is not None and (turn.trace_id, turn.span_id) not in linked:
+                    linked.add((turn.trace_id, turn.span_id))
+                    links.append(Link(parent_span_context(turn)))
         if parent is not None:
             span_context = parent_span_context(parent)
             links.append(Link(span_context))
@@ -554,6 +565,15 @@ class OTelEmitter:
         }
         if scorer_version is not None:
             attrs[A.LIVESCORE_SCORER_VERSION] = scorer_version
+        turns = result.turns
+        if turns is not None:
+            attrs[A.GEN_AI_CONVERSATION_ID] = turns.conversation_id
+            attrs[A.OPENINFERENCE_SESSION_ID] = turns.conversation_id
+            attrs[A.LIVESCORE_CONVERSATION_TURNS] = turns.count
+            attrs[A.LIVESCORE_CONVERSATION_FIRST_TURN] = turns.first
+            attrs[A.LIVESCORE_CONVERSATION_LAST_TURN] = turns.last
+            if turns.first > 1:
+                attrs[A.LIVESCORE_CONVERSATION_TURNS_FORGOTTEN] = turns.first - 1
         if sample_rate is not None:
             attrs[A.LIVESCORE_SAMPLE_RATE] = float(sample_rate)
         if result.score is not None:

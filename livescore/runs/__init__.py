@@ -10,6 +10,7 @@ Example:
     ['{"tool": "weather", "result": "sunny"}']
 """
 
+from livescore.runs._conversation import Conversation, ConversationLike, coerce_conversation
 from livescore.runs._model import Run, RunLike, Step, ToolCall, coerce_run
 from livescore.runs._readers import (
     CONTEXT_METADATA_KEY,
@@ -26,12 +27,15 @@ from livescore.runs._trace import TraceParent
 __all__ = (
     "CONTEXT_METADATA_KEY",
     "NOT_SCORABLE_METADATA_KEY",
+    "Conversation",
+    "ConversationLike",
     "Run",
     "RunLike",
     "Step",
     "ToolCall",
     "ToolResult",
     "TraceParent",
+    "coerce_conversation",
     "coerce_run",
     "extract_retrieved_documents",
     "extract_tool_results",

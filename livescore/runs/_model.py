@@ -94,6 +94,9 @@ class Run:
         steps: The agent's steps, in order.
         error: The error message when the run itself failed.
         metadata: Free-form, JSON-safe extras (tags, user ids, the integration's name).
+        conversation_id: The conversation (thread, session) the run is a turn of, when it
+            is one: runs sharing it make one :class:`~livescore.runs.Conversation`, which
+            conversation scorers judge whole.
         response_id: The id of the model response that gave the answer
             (``gen_ai.response.id``, such as ``"chatcmpl-123"``), when the run's span or its
             final model call carries one; its scores' evaluation events name it.
@@ -115,6 +118,7 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    conversation_id: str | None = None
     response_id: str | None = None
 
     @property
@@ -139,6 +143,7 @@ class Run:
             "steps": [_step_to_dict(s) for s in self.steps],
             "error": self.error,
             "metadata": _json_safe(self.metadata),
+            "conversation_id": self.conversation_id,
             "response_id": self.response_id,
         }
 
@@ -148,8 +153,9 @@ class Run:
         kwargs: dict[str, Any] = {
             k: data[k] for k in _RUN_KEYS - {"steps"} if k in data and data[k] is not None
         }
-        if "run_id" in kwargs:
-            kwargs["run_id"] = str(kwargs["run_id"])
+        for key in ("run_id", "conversation_id"):
+            if key in kwargs:
+                kwargs[key] = str(kwargs[key])
         if not isinstance(kwargs.get("response_id", ""), str):
             del kwargs["response_id"]  # an id is text; anything else is not one
         kwargs["steps"] = [_step_from_dict(s) for s in data.get("steps") or ()]
@@ -194,6 +200,7 @@ _RUN_KEYS = frozenset(
         "steps",
         "error",
         "metadata",
+        "conversation_id",
         "response_id",
     }
 )

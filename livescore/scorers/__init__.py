@@ -3,7 +3,10 @@
 LLM-judged: hallucination, faithfulness, answer relevancy, answer similarity, context
 relevance, context precision, toxicity, bias, prompt alignment, tool-call accuracy (LLM) and
 criteria. Code: keyword coverage, completeness, content similarity, textual difference, tone,
-tool-call accuracy and trajectory. Each factory takes keyword arguments; the judge scorers
+tool-call accuracy and trajectory. Conversations (whole sessions): knowledge retention,
+conversation completeness, role adherence, conversation relevancy and conversation
+hallucination (LLM-judged); turn count, tool error rate and user frustration (code).
+Each factory takes keyword arguments; the judge scorers
 take the judge as ``model=`` and the choice of one judge call or several as
 ``judge_mode=``.
 
@@ -41,17 +44,27 @@ if TYPE_CHECKING:
     from livescore.scorers._content_similarity import create_content_similarity_scorer
     from livescore.scorers._context_precision import create_context_precision_scorer
     from livescore.scorers._context_relevance import create_context_relevance_scorer
+    from livescore.scorers._conversation_completeness import create_conversation_completeness_scorer
+    from livescore.scorers._conversation_hallucination import (
+        create_conversation_hallucination_scorer,
+    )
+    from livescore.scorers._conversation_relevancy import create_conversation_relevancy_scorer
     from livescore.scorers._criteria import create_criteria_scorer
     from livescore.scorers._faithfulness import create_faithfulness_scorer
     from livescore.scorers._hallucination import create_hallucination_scorer
     from livescore.scorers._keyword_coverage import create_keyword_coverage_scorer
+    from livescore.scorers._knowledge_retention import create_knowledge_retention_scorer
     from livescore.scorers._prompt_alignment import create_prompt_alignment_scorer
+    from livescore.scorers._role_adherence import create_role_adherence_scorer
     from livescore.scorers._textual_difference import create_textual_difference_scorer
     from livescore.scorers._tone import create_tone_scorer
     from livescore.scorers._tool_call_accuracy import create_tool_call_accuracy_scorer
     from livescore.scorers._tool_call_accuracy_llm import create_tool_call_accuracy_scorer_llm
+    from livescore.scorers._tool_error_rate import create_tool_error_rate_scorer
     from livescore.scorers._toxicity import create_toxicity_scorer
     from livescore.scorers._trajectory import create_trajectory_scorer
+    from livescore.scorers._turn_count import create_turn_count_scorer
+    from livescore.scorers._user_frustration import create_user_frustration_scorer
 
 __all__ = (
     "SCORER_FAMILIES",
@@ -66,17 +79,25 @@ __all__ = (
     "create_content_similarity_scorer",
     "create_context_precision_scorer",
     "create_context_relevance_scorer",
+    "create_conversation_completeness_scorer",
+    "create_conversation_hallucination_scorer",
+    "create_conversation_relevancy_scorer",
     "create_criteria_scorer",
     "create_faithfulness_scorer",
     "create_hallucination_scorer",
     "create_keyword_coverage_scorer",
+    "create_knowledge_retention_scorer",
     "create_prompt_alignment_scorer",
+    "create_role_adherence_scorer",
     "create_textual_difference_scorer",
     "create_tone_scorer",
     "create_tool_call_accuracy_scorer",
     "create_tool_call_accuracy_scorer_llm",
+    "create_tool_error_rate_scorer",
     "create_toxicity_scorer",
     "create_trajectory_scorer",
+    "create_turn_count_scorer",
+    "create_user_frustration_scorer",
     "scorer_catalog",
 )
 

@@ -54,6 +54,19 @@ BLOCK_TAGS = (
     "matches",
     "match",
     "analysis",
+    # the conversation scorers' blocks
+    "conversation",
+    "turn",
+    "user",
+    "assistant",
+    "role",
+    "window",
+    "reply",
+    "replies",
+    "facts",
+    "fact",
+    "intentions",
+    "intention",
 )
 """Every tag the prompts use for data blocks (the ones :func:`quote` neutralises)."""
 

@@ -33,6 +33,7 @@ from livescore.scoring import (
     ContextFunction,
     PromptStep,
     Scorer,
+    ScorerLevel,
     StepContext,
     StepFunction,
     create_scorer,
@@ -176,9 +177,11 @@ def build_verdict_scorer(
     context: Sequence[str] | None = None,
     get_context: ContextFunction | None = None,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    level: ScorerLevel = "run",
 ) -> Scorer:
     """A scorer from ``parts``, in ``judge_mode``; the other arguments go to
-    :func:`~livescore.scoring.create_scorer`."""
+    :func:`~livescore.scoring.create_scorer` (``level="conversation"`` for a conversation
+    scorer)."""
     key, field = parts.items_key, parts.list_field
 
     def items(ctx: StepContext) -> list[str]:
@@ -331,6 +334,7 @@ def build_verdict_scorer(
         label=label,
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
+        level=level,
     )
     if judge_mode == "three_step":
         # What a judge budget's fallback="one_call" switches to when the budget runs low.

@@ -16,11 +16,12 @@ Example:
 
 from livescore._errors import NotScorable, ScorerRunError
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import ScoreResult
+from livescore.scoring._result import CoveredTurns, ScoreResult
 from livescore.scoring._scorer import (
     ContextFunction,
     PromptStep,
     Scorer,
+    ScorerLevel,
     StepContext,
     StepFunction,
     create_scorer,
@@ -28,11 +29,13 @@ from livescore.scoring._scorer import (
 
 __all__ = (
     "ContextFunction",
+    "CoveredTurns",
     "NotScorable",
     "PromptStep",
     "RunMemo",
     "ScoreResult",
     "Scorer",
+    "ScorerLevel",
     "ScorerRunError",
     "StepContext",
     "StepFunction",

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from livescore.judges import JudgeUsage
+from livescore.runs import Conversation, TraceParent
 
-__all__ = ("AttributeValue", "ScoreResult", "ScoreStatus")
+__all__ = ("AttributeValue", "CoveredTurns", "ScoreResult", "ScoreStatus")
 
 ScoreStatus = Literal["scored", "skipped", "failed"]
 """How a scoring attempt ended (a dropped run never reaches a scorer and has no result)."""
@@ -16,6 +17,75 @@ ScoreStatus = Literal["scored", "skipped", "failed"]
 AttributeValue: TypeAlias = str | bool | int | float
 """A value a scorer may put in :attr:`ScoreResult.attributes`: safe for JSON and for an
 OpenTelemetry span attribute."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoveredTurns:
+    """The turns of a conversation that one conversation score covers.
+
+    Every score of a conversation is kept: a conversation scored after three turns and
+    again after a fourth has two scores, covering turns 1-3 and 1-4.
+
+    Attributes:
+        conversation_id: The conversation's id (``gen_ai.conversation.id`` on the span).
+        first: The number of the first turn covered (1 unless earlier turns were forgotten
+            to keep memory bounded).
+        last: The number of the last turn covered: the conversation's length so far.
+        run_ids: The run id of each covered turn, oldest first.
+        spans: Each covered turn's run span (``None`` for a turn without one), oldest
+            first: the score's span links to each.
+
+    Example:
+        >>> from livescore import Run
+        >>> from livescore.runs import Conversation
+        >>> covered = CoveredTurns.of(Conversation("c1", [Run(run_id="a"), Run(run_id="b")]))
+        >>> covered.count, covered.run_ids
+        (2, ('a', 'b'))
+    """
+
+    conversation_id: str
+    first: int
+    last: int
+    run_ids: tuple[str, ...] = ()
+    spans: tuple[TraceParent | None, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many turns the score covers."""
+        return self.last - self.first + 1
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> CoveredTurns:
+        """Every turn ``conversation`` holds."""
+        return cls(
+            conversation.id,
+            conversation.first_turn,
+            conversation.last_turn,
+            tuple(run.run_id for run in conversation.runs),
+            tuple(TraceParent.of_run(run) for run in conversation.runs),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (see :meth:`from_dict`)."""
+        return {
+            "conversation_id": self.conversation_id,
+            "first": self.first,
+            "last": self.last,
+            "run_ids": list(self.run_ids),
+            "spans": [s.to_dict() if s is not None else None for s in self.spans],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CoveredTurns:
+        """Rebuild from :meth:`to_dict` (a fleet worker's reply)."""
+        spans = data.get("spans") or ()
+        return cls(
+            str(data["conversation_id"]),
+            int(data["first"]),
+            int(data["last"]),
+            tuple(str(r) for r in data.get("run_ids") or ()),
+            tuple(TraceParent.from_dict(s) if isinstance(s, Mapping) else None for s in spans),
+        )
 
 
 @dataclass(slots=True)
@@ -51,6 +121,8 @@ class ScoreResult:
             values a scorer's steps set through ``ctx.attributes``. The emitter copies them
             onto the evaluation span as they are, so a new scorer adds span attributes
             without touching the emitter.
+        turns: For a conversation score, the conversation and the turns it covers;
+            ``None`` for a run's score.
     """
 
     run_id: str
@@ -73,6 +145,7 @@ class ScoreResult:
     judge_model: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
     attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    turns: CoveredTurns | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +175,7 @@ class ScoreResult:
             "judge_model": self.judge_model,
             "flags": _plain(self.flags),
             "attributes": dict(self.attributes),
+            "turns": self.turns.to_dict() if self.turns is not None else None,
         }
 
     @classmethod
@@ -122,6 +196,9 @@ class ScoreResult:
             known["step_usage"] = {
                 str(k): _usage_of(v) for k, v in step_usage.items() if isinstance(v, Mapping)
             }
+        turns = data.get("turns")
+        if isinstance(turns, Mapping):
+            known["turns"] = CoveredTurns.from_dict(turns)
         return cls(**known)
 
 

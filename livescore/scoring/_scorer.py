@@ -36,15 +36,18 @@ from livescore.judges import (
 )
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
+    Conversation,
+    ConversationLike,
     Run,
     RunLike,
     Step,
+    coerce_conversation,
     coerce_run,
     get_assistant_message,
     get_user_message,
 )
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import AttributeValue, ScoreResult
+from livescore.scoring._result import AttributeValue, CoveredTurns, ScoreResult
 
 __all__ = (
     "SYNC_HOOK_THREADS",
@@ -52,6 +55,7 @@ __all__ = (
     "PipelineStep",
     "PromptStep",
     "Scorer",
+    "ScorerLevel",
     "StepContext",
     "StepFunction",
     "SyncSteps",
@@ -72,6 +76,12 @@ SyncSteps: TypeAlias = Literal["thread", "inline"]
 """Where a scorer's synchronous steps run: ``"thread"`` (a worker thread, so they may
 block) or ``"inline"`` (on the event loop: for quick, pure-CPU steps)."""
 
+ScorerLevel: TypeAlias = Literal["run", "conversation"]
+"""What a scorer judges: one run (``"run"``), or a whole conversation (``"conversation"``:
+its steps read ``ctx.conversation``, and live it runs when the conversation goes quiet)."""
+
+_LEVELS = ("run", "conversation")
+
 _SYNC_HOOK_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("livescore_sync_hooks")
 
 
@@ -79,7 +89,9 @@ class StepContext:
     """What every step sees.
 
     Attributes:
-        run: The run being scored.
+        run: The run being scored; for a conversation scorer, the conversation's last turn.
+        conversation: For a conversation scorer, the conversation being scored (its turns,
+            oldest first); ``None`` for a run-level scorer.
         step: The agent step being scored (the final model turn for a run-level score).
         context: Ground truth resolved once per score by ``get_context`` (or the static
             context); ``None`` when the scorer has neither.
@@ -107,6 +119,7 @@ class StepContext:
         "analyze_step_result",
         "attributes",
         "context",
+        "conversation",
         "flags",
         "preprocess_step_result",
         "run",
@@ -125,8 +138,10 @@ class StepContext:
         *,
         flags: dict[str, Any] | None = None,
         attributes: dict[str, AttributeValue] | None = None,
+        conversation: Conversation | None = None,
     ) -> None:
         self.run = run
+        self.conversation = conversation
         self.step = step
         self.context = context
         self._input_text = input_text
@@ -188,9 +203,9 @@ def _missing_reason(value: Any, where: str, what: str) -> str:
 StepFunction: TypeAlias = Callable[[StepContext], Any]
 """A step written in code: ``(ctx) -> value`` or ``async (ctx) -> value``."""
 
-ContextFunction: TypeAlias = Callable[[Run, Step | None], Any]
+ContextFunction: TypeAlias = Callable[[Any, Step | None], Any]
 """``get_context(run, step)``: returns a list of strings (or one string, or ``None``),
-sync or async."""
+sync or async. A conversation scorer's is called as ``get_context(conversation, None)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +220,11 @@ class PromptStep(Generic[M]):
         description: What the step does (shown in docs and errors).
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
-        create_prompt: Builds the user prompt from the context.
+        create_prompt: Builds the user prompt from the context; or a list of prompts, each
+            asked on its own (one after another, each shared through the run's
+            :class:`~livescore.scoring.RunMemo`), the step result then being the list of
+            answers in order (what ``parse`` gets too). A conversation scorer asks one
+            question per turn this way, so a turn asked about before is not asked again.
         system: The system prompt (the judge's standing instructions).
         validate: Optional extra check of a well-formed answer; raise ``ValueError`` to ask
             the judge once more with the problem spelled out.
@@ -232,7 +251,7 @@ class PromptStep(Generic[M]):
 
     description: str
     output_schema: type[M] | None
-    create_prompt: Callable[[StepContext], str]
+    create_prompt: Callable[[StepContext], str | Sequence[str]]
     system: str = "You are a careful evaluator. Answer exactly in the requested format."
     validate: Callable[[M, StepContext], None] | None = None
     skip_if: Callable[[StepContext], bool] | None = None
@@ -257,6 +276,7 @@ class Scorer:
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
         sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
+        level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
     """
 
     def __init__(
@@ -275,6 +295,7 @@ class Scorer:
         version: str = "1",
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         sync_steps: SyncSteps = "thread",
+        level: ScorerLevel = "run",
     ) -> None:
         if not id or not isinstance(id, str):
             raise ValueError("a scorer needs a non-empty string id")
@@ -304,7 +325,10 @@ class Scorer:
             raise ValueError("max_text_chars must be positive")
         if sync_steps not in ("thread", "inline"):
             raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
+        if level not in _LEVELS:
+            raise ValueError(f"level must be 'run' or 'conversation', not {level!r}")
         self.id = id
+        self.level: ScorerLevel = level
         self.description = description
         self.judge = model
         self.version = version
@@ -319,7 +343,8 @@ class Scorer:
 
     def __repr__(self) -> str:
         judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
-        return f"Scorer(id={self.id!r}{judge})"
+        level = ", level='conversation'" if self.level == "conversation" else ""
+        return f"Scorer(id={self.id!r}{judge}{level})"
 
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
@@ -353,13 +378,19 @@ class Scorer:
         return built
 
     async def run(
-        self, run: RunLike, *, step: Step | None = None, memo: RunMemo | None = None
+        self,
+        run: RunLike | ConversationLike,
+        *,
+        step: Step | None = None,
+        memo: RunMemo | None = None,
     ) -> ScoreResult:
         """Score one run, raising when a step fails (for direct use; see :meth:`score`).
 
         Args:
             run: A :class:`~livescore.Run` or a mapping with ``input``, ``output``,
-                ``ground_truth`` and ``run_id``.
+                ``ground_truth`` and ``run_id``; for a conversation scorer, a
+                :class:`~livescore.runs.Conversation` (or a run: a conversation of one
+                turn, or a mapping with ``turns``).
             step: The agent step to score; the run's final model turn by default.
             memo: Share identical judge requests with the other scorers of this run (see
                 :class:`~livescore.scoring.RunMemo`).
@@ -372,14 +403,14 @@ class Scorer:
                 partial result.
             TypeError: ``run`` is not a run.
         """
-        result, error = await self._execute(coerce_run(run), step, None, memo)
+        result, error = await self._execute(self._subject(run), step, None, memo)
         if error is not None:
             raise ScorerRunError(result.failed_step or "input", result, error) from error
         return result
 
     async def score(
         self,
-        run: RunLike,
+        run: RunLike | ConversationLike,
         *,
         step: Step | None = None,
         # A parameter, not the caller's fail_after: the result must name the step that
@@ -399,7 +430,8 @@ class Scorer:
 
         Args:
             run: A :class:`~livescore.Run` or a mapping (an unreadable one fails in step
-                ``"input"``).
+                ``"input"``); for a conversation scorer, a
+                :class:`~livescore.runs.Conversation` (see :meth:`run`).
             step: The agent step to score; the run's final model turn by default.
             timeout: Seconds the whole score may take. Past it the score fails with
                 ``error_type="timeout"``, the step that overran as ``failed_step``, and the
@@ -418,7 +450,7 @@ class Scorer:
             ('failed', 'generate_score', 'ZeroDivisionError')
         """
         try:
-            coerced = coerce_run(run)
+            coerced = self._subject(run)
         except Exception as exc:
             result = ScoreResult(
                 run_id=_run_id_of(run),
@@ -430,19 +462,37 @@ class Scorer:
         result, _ = await self._execute(coerced, step, timeout, memo)
         return result
 
+    def _subject(self, value: Any) -> Run | Conversation:
+        """What this scorer judges, read from ``value`` (raises on what it cannot read)."""
+        if self.level == "conversation":
+            return coerce_conversation(value)
+        if isinstance(value, Conversation):
+            raise TypeError(
+                f"scorer {self.id!r} scores runs, not conversations: give it one turn "
+                "(conversation.runs[-1]), or use a conversation scorer"
+            )
+        return coerce_run(value)
+
     async def _execute(
         self,
-        run: Run,
+        subject: Run | Conversation,
         step: Step | None,
         timeout: float | None,  # noqa: ASYNC109
         memo: RunMemo | None = None,
     ) -> tuple[ScoreResult, BaseException | None]:
         started = time.perf_counter()
+        conversation = subject if isinstance(subject, Conversation) else None
+        run = subject if isinstance(subject, Run) else (subject.last_run or Run())
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
             judge_model=self.judge.model_name if self.judge is not None else None,
         )
+        if conversation is not None:
+            result.turns = CoveredTurns.of(conversation)
+            if conversation.first_turn > 1:
+                # Earlier turns were let go (memory bounds): the score says it covers less.
+                result.flags["turns_forgotten"] = conversation.first_turn - 1
         error: BaseException | None = None
         current = "input"
         overran: str | None = None  # the step during which the time ran out
@@ -462,12 +512,12 @@ class Scorer:
         try:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    ctx = self._start(run, step, result)
+                    ctx = self._start(run, step, result, conversation)
                     if judge is not None and budget_of(judge) is not None:
                         current = "budget"
                         ticket, judge, pipeline = await self._admit(judge, result)
                     current = "get_context"
-                    ctx.context = await self._resolve_context(run, ctx.step)
+                    ctx.context = await self._resolve_context(conversation or run, ctx.step)
                     check_time()
                     for current in _STEP_NAMES:
                         await pipeline._run_step(current, ctx, result, memo, judge)
@@ -525,7 +575,7 @@ class Scorer:
             result.judge_model = used.model_name
         return ticket, used, pipeline
 
-    def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
+    def run_sync(self, run: RunLike | ConversationLike, *, step: Step | None = None) -> ScoreResult:
         """Score one run from synchronous code: scripts, and notebooks too.
 
         Inside a running event loop (a Jupyter cell, an ``async`` framework's sync
@@ -552,7 +602,15 @@ class Scorer:
 
     # -- pipeline internals -------------------------------------------------------------
 
-    def _start(self, run: Run, step: Step | None, result: ScoreResult) -> StepContext:
+    def _start(
+        self,
+        run: Run,
+        step: Step | None,
+        result: ScoreResult,
+        conversation: Conversation | None = None,
+    ) -> StepContext:
+        if conversation is not None:
+            _check_conversation(conversation)
         not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
         if not_scorable:  # an integration knows the run has nothing to judge
             raise NotScorable(str(not_scorable))
@@ -574,9 +632,12 @@ class Scorer:
             output_text=output_text,
             flags=flags,
             attributes=attributes,
+            conversation=conversation,
         )
 
-    async def _resolve_context(self, run: Run, step: Step | None) -> list[str] | None:
+    async def _resolve_context(
+        self, run: Run | Conversation, step: Step | None
+    ) -> list[str] | None:
         # get_context overrides the static context and is called once per score (Mastra
         # calls it once per step, which doubles its cost and can disagree with itself).
         if self._get_context is None:
@@ -629,10 +690,41 @@ class Scorer:
         memo: RunMemo | None,
         judge: Judge,
     ) -> tuple[Any, str]:
-        prompt = step.create_prompt(ctx)
+        asked = step.create_prompt(ctx)
         usage = result.step_usage.setdefault(name, JudgeUsage())
         check = step.validate
         validate = (lambda answer: check(answer, ctx)) if check is not None else None
+        if isinstance(asked, str):
+            value = await self._ask_one(step, asked, usage, result, memo, validate, judge)
+            prompt = asked
+        else:
+            # Several requests (one per turn of a conversation, say): each asked on its own,
+            # so each is shared through the memo; one after another, so that a scripted
+            # judge's answers meet their requests in order.
+            prompts = list(asked)
+            value = [
+                await self._ask_one(step, p, usage, result, memo, validate, judge) for p in prompts
+            ]
+            prompt = "\n\n".join(prompts)
+        # The answer was paid for: count it before parse, which may still fail.
+        if step.parse is not None:
+            value = step.parse(value, ctx)
+        elif isinstance(asked, str):
+            value = _plain_answer(name, value)
+        else:
+            value = [_plain_answer(name, v) for v in value]
+        return value, prompt
+
+    async def _ask_one(
+        self,
+        step: PromptStep[Any],
+        prompt: str,
+        usage: JudgeUsage,
+        result: ScoreResult,
+        memo: RunMemo | None,
+        validate: Callable[[Any], None] | None,
+        judge: Judge,
+    ) -> Any:
         schema = step.output_schema
 
         async def call() -> JudgeReply[Any]:
@@ -658,22 +750,32 @@ class Scorer:
         except JudgeError as exc:
             usage.add(exc.usage)
             raise
-        reply_usage, value = reply.usage, reply.value
-        usage.add(reply_usage)
-        result.usage.add(reply_usage)
+        usage.add(reply.usage)
+        result.usage.add(reply.usage)
         if shared:
             result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
-        # The answer was paid for: count it before parse, which may still fail.
-        if step.parse is not None:
-            value = step.parse(value, ctx)
-        elif name == "generate_score":
-            value = getattr(value, "score", value)
-        elif isinstance(value, BaseModel):
-            value = value.model_dump()
-        return value, prompt
+        return reply.value
+
+
+def _plain_answer(name: str, value: Any) -> Any:
+    if name == "generate_score":
+        return getattr(value, "score", value)
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    return value
 
 
 _SPAN_SCALARS = frozenset({str, bool, int, float})
+
+
+def _check_conversation(conversation: Conversation) -> None:
+    """A conversation with no turns, or with a turn recorded without content, is skipped."""
+    if not conversation.runs:
+        raise NotScorable(f"conversation {conversation.id!r} has no turns to judge")
+    for number, run in conversation.turns():
+        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
+        if not_scorable:
+            raise NotScorable(f"turn {number} of the conversation: {not_scorable}")
 
 
 def _check_step_end(ctx: StepContext, name: str, result: ScoreResult) -> None:
@@ -887,6 +989,7 @@ def create_scorer(
     version: str = "1",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
+    level: ScorerLevel = "run",
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -910,6 +1013,12 @@ def create_scorer(
             step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
             worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
             of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
+        level: ``"run"`` (default) scores one run; ``"conversation"`` scores a whole
+            :class:`~livescore.runs.Conversation`: the steps read ``ctx.conversation``
+            (``ctx.run`` is its last turn), ``get_context`` is called as
+            ``get_context(conversation, None)``, each result says which turns it covers
+            (``result.turns``), and a live dispatcher runs it when the conversation goes
+            quiet (see :class:`~livescore.live.LiveDispatcher`).
 
     Example:
         >>> scorer = create_scorer(
@@ -919,6 +1028,17 @@ def create_scorer(
         ... )
         >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
         0.5
+
+        A conversation scorer:
+
+        >>> turns = create_scorer(
+        ...     id="turns", description="Turns so far", level="conversation",
+        ...     generate_score=lambda ctx: float(ctx.conversation.last_turn),
+        ... )
+        >>> result = turns.run_sync({"id": "c1", "turns": [
+        ...     {"input": "Hi", "output": "Hello"}, {"input": "Bye", "output": "Bye!"}]})
+        >>> result.score, result.turns.count
+        (2.0, 2)
     """
     resolved: Judge | None = None
     if model is not None:
@@ -939,4 +1059,5 @@ def create_scorer(
         version=version,
         max_text_chars=max_text_chars,
         sync_steps=sync_steps,
+        level=level,
     )

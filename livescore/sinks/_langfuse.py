@@ -19,7 +19,13 @@ from livescore._redaction import Redactor
 from livescore._version import DISTRIBUTION
 from livescore.sinks._base import ScoreRecord
 from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
-from livescore.sinks._payload import ContentPolicy, score_key, score_metadata, target_span
+from livescore.sinks._payload import (
+    ContentPolicy,
+    conversation_key,
+    score_key,
+    score_metadata,
+    target_span,
+)
 
 __all__ = ("LangfuseSink",)
 
@@ -39,6 +45,13 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
     under the evaluation span's attribute names. Its ``id`` is derived from the trace,
     span, scorer and run, so a retry updates the score instead of adding one (Langfuse
     upserts scores by id).
+
+    A conversation's score (``result.turns`` set) is a session score instead: ``sessionId``
+    = the conversation id (Langfuse's session, which its OTel ingestion reads from
+    ``session.id`` / ``langfuse.session.id`` on the agent's spans), with the turns it
+    covers and the last covered turn's trace and span in the metadata. Its ``id`` includes
+    the turns covered, so a conversation scored again after it resumed gets a second score
+    beside the first, never over it.
 
     Why the label goes in the comment (and metadata) rather than a second, categorical
     score: one score per score keeps Langfuse's score analytics (counts, means, charts by
@@ -196,8 +209,8 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
 
     def prepare(self, record: ScoreRecord) -> dict[str, Any]:
         """The Langfuse score for one score, with the API's field names."""
-        span = target_span(record)
         result = record.result
+        span = target_span(record) if result.turns is None else None
         if result.status != "scored" or result.score is None:
             raise SkipRecord("unscored")
         if not math.isfinite(result.score):
@@ -208,14 +221,18 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         if result.label:
             metadata["label"] = result.label
         score: dict[str, Any] = {
-            "id": score_key(record, span),
-            "traceId": span.trace_id,
-            "observationId": span.span_id,
             "name": result.scorer_id,
             "value": float(result.score),
             "dataType": "NUMERIC",
             "metadata": metadata,
         }
+        if span is not None:
+            score.update(
+                id=score_key(record, span), traceId=span.trace_id, observationId=span.span_id
+            )
+        else:
+            assert result.turns is not None
+            score.update(id=conversation_key(record), sessionId=result.turns.conversation_id)
         if parts:
             score["comment"] = ": ".join(parts)
         if self.environment:

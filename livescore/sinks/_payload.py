@@ -10,7 +10,13 @@ from livescore.otel import attributes as A
 from livescore.runs import TraceParent
 from livescore.sinks._base import ScoreRecord
 
-__all__ = ("ContentPolicy", "score_key", "score_metadata", "target_span")
+__all__ = (
+    "ContentPolicy",
+    "conversation_key",
+    "score_key",
+    "score_metadata",
+    "target_span",
+)
 
 # One namespace for livescore's deterministic ids (a retry sends the same id again).
 _ID_NAMESPACE = uuid.UUID("6f1d1b2e-3c1a-5b8e-9d0f-4a6c2b1e7d53")
@@ -76,6 +82,28 @@ def score_key(record: ScoreRecord, parent: TraceParent) -> str:
     return str(uuid.uuid5(_ID_NAMESPACE, name))
 
 
+def conversation_key(record: ScoreRecord) -> str:
+    """A deterministic id for one score of a conversation over the turns it covers: a later
+    score of the same conversation (more turns) gets a new id, so every score is kept.
+
+    Example:
+        >>> from livescore import Run, ScoreResult
+        >>> from livescore.scoring import CoveredTurns
+        >>> result = ScoreResult("r3", "turns", score=3.0, turns=CoveredTurns("c1", 1, 3))
+        >>> record = ScoreRecord(Run(run_id="r3"), result, None, 1.0, "live", None)
+        >>> conversation_key(record) != conversation_key(ScoreRecord(
+        ...     Run(run_id="r4"), ScoreResult("r4", "turns", score=4.0,
+        ...     turns=CoveredTurns("c1", 1, 4)), None, 1.0, "live", None))
+        True
+    """
+    turns = record.result.turns
+    assert turns is not None
+    name = (
+        f"conversation:{turns.conversation_id}:{record.result.scorer_id}:{turns.first}-{turns.last}"
+    )
+    return str(uuid.uuid5(_ID_NAMESPACE, name))
+
+
 def score_metadata(record: ScoreRecord, content: ContentPolicy) -> dict[str, Any]:
     """The score's facts as a flat, JSON-safe dict, keyed by the evaluation span's
     attribute names (``livescore.judge.model``, ``livescore.claims.total``…)."""
@@ -102,6 +130,15 @@ def score_metadata(record: ScoreRecord, content: ContentPolicy) -> dict[str, Any
         meta[A.ERROR_TYPE] = result.error_type or "error"
         if result.failed_step:
             meta[A.LIVESCORE_FAILED_STEP] = result.failed_step
+    turns = result.turns
+    if turns is not None:
+        meta[A.GEN_AI_CONVERSATION_ID] = turns.conversation_id
+        meta[A.LIVESCORE_CONVERSATION_TURNS] = turns.count
+        meta[A.LIVESCORE_CONVERSATION_FIRST_TURN] = turns.first
+        meta[A.LIVESCORE_CONVERSATION_LAST_TURN] = turns.last
+        if record.parent is not None:  # the last covered turn's span
+            meta["livescore.conversation.last_trace_id"] = record.parent.trace_id
+            meta["livescore.conversation.last_span_id"] = record.parent.span_id
     for key, value in result.attributes.items():
         if isinstance(value, str):
             text = content.text(value)

@@ -30,8 +30,9 @@ __all__ = ("PhoenixSink", "phoenix_endpoint", "phoenix_headers")
 DEFAULT_ENDPOINT = "http://localhost:6006"
 """Where Phoenix listens when nothing else is configured (its own clients' default)."""
 
-# Phoenix's 404 body when a span of the batch is not (yet) ingested.
+# Phoenix's 404 body when a span (or a session) of the batch is not (yet) ingested.
 _MISSING_SPANS = re.compile(r"Spans with IDs (?P<ids>[0-9a-fA-F, ]+) do not exist")
+_MISSING_SESSIONS = re.compile(r"Sessions with IDs (?P<ids>.+?) do not exist")
 _TRACES_PATH = re.compile(r"/+v1/traces/?$")
 
 
@@ -121,6 +122,16 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
     ``max_response_bytes`` of an answer are read (a bigger one is cut there and its
     connection dropped).
 
+    A conversation's score (``result.turns`` set) becomes a *session annotation* instead
+    (``POST /v1/session_annotations?sync=true``), on the Phoenix session whose id is the
+    conversation id. Phoenix files a trace under a session when one of its spans carries
+    ``session.id`` (OpenInference instrumentations set it from your session id); the
+    conversation's evaluation span carries it too, so the session exists once that span is
+    ingested (until then Phoenix answers 404, retried like a span not yet ingested). Its
+    identifier names the turns covered (``"{identifier_prefix}:{conversation id}:1-4"``):
+    a conversation scored again after it resumed gets a second annotation beside the
+    first. The metadata names the last covered turn's trace and span.
+
     Failed and skipped scores have no score to show: they are counted as skipped
     (``unscored``) unless ``include_unscored=True``, which annotates them too, with the
     label ``failed`` or ``skipped``, the error or skip reason as explanation and the
@@ -195,6 +206,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
         self.endpoint = phoenix_endpoint(endpoint)
         self.url = f"{self.endpoint}/v1/span_annotations"
+        self.sessions_url = f"{self.endpoint}/v1/session_annotations"
         self.identifier_prefix = identifier_prefix
         self.include_unscored = bool(include_unscored)
         self.content = ContentPolicy(capture_content, max_content_chars)
@@ -225,9 +237,10 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         return f"PhoenixSink({self.endpoint!r})"
 
     def prepare(self, record: ScoreRecord) -> dict[str, Any]:
-        """The span annotation for one score (see the class docstring)."""
-        span = target_span(record)
+        """The span annotation for one score, or a conversation's session annotation (see
+        the class docstring)."""
         result = record.result
+        span = target_span(record) if result.turns is None else None
         outcome: dict[str, Any] = {}
         if result.status == "scored":
             if result.score is not None:
@@ -248,19 +261,57 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             outcome["explanation"] = explanation
         if not outcome:
             raise SkipRecord("empty")  # Phoenix needs a score, a label or an explanation
-        return {
-            "span_id": span.span_id,
+        annotation = {
             "name": result.scorer_id,
             "annotator_kind": "LLM" if result.judge_model else "CODE",
             "result": outcome,
             "metadata": score_metadata(record, self.content),
-            "identifier": f"{self.identifier_prefix}:{record.run.run_id}",
         }
+        if span is not None:
+            annotation["span_id"] = span.span_id
+            annotation["identifier"] = f"{self.identifier_prefix}:{record.run.run_id}"
+            return annotation
+        turns = result.turns
+        assert turns is not None
+        annotation["session_id"] = turns.conversation_id
+        annotation["identifier"] = (
+            f"{self.identifier_prefix}:{turns.conversation_id}:{turns.first}-{turns.last}"
+        )
+        return annotation
 
     def deliver(self, batch: Sequence[dict[str, Any]]) -> DeliveryResult | None:
-        """``POST /v1/span_annotations?sync=true`` with the batch; see the class docstring."""
+        """``POST /v1/span_annotations?sync=true`` with the batch's span annotations, and
+        ``/v1/session_annotations`` with its session annotations; see the class docstring."""
+        spans = [i for i, item in enumerate(batch) if "session_id" not in item]
+        sessions = [i for i, item in enumerate(batch) if "session_id" in item]
+        if not sessions:
+            return self._deliver_kind(batch, "span_id")
+        if not spans:
+            return self._deliver_kind(batch, "session_id")
+        merged = DeliveryResult()
+        for indices, key in ((spans, "span_id"), (sessions, "session_id")):
+            try:
+                answer = self._deliver_kind([batch[i] for i in indices], key)
+            except RetryLater as later:
+                answer = DeliveryResult(
+                    retry=dict.fromkeys(range(len(indices)), later.reason),
+                    retry_after=later.retry_after,
+                    detail=later.detail,
+                )
+            if answer is not None:
+                merged = DeliveryResult(
+                    retry={**merged.retry, **{indices[i]: r for i, r in answer.retry.items()}},
+                    failed={**merged.failed, **{indices[i]: r for i, r in answer.failed.items()}},
+                    retry_after=answer.retry_after or merged.retry_after,
+                    detail=answer.detail or merged.detail,
+                )
+        return merged if merged.retry or merged.failed else None
+
+    def _deliver_kind(self, batch: Sequence[dict[str, Any]], key: str) -> DeliveryResult | None:
+        """One request: span annotations (``key="span_id"``) or session annotations."""
         import httpx2
 
+        url = self.url if key == "span_id" else self.sessions_url
         client = self._client
         if client is None:
             client = self._client = httpx2.Client(
@@ -269,7 +320,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
                 event_hooks=sync_response_hooks(self.max_response_bytes, self.timeout),
             )
         try:
-            response = client.post(self.url, params={"sync": "true"}, json={"data": list(batch)})
+            response = client.post(url, params={"sync": "true"}, json={"data": list(batch)})
         except (httpx2.TimeoutException, ResponseDeadline) as exc:
             raise RetryLater("timeout", detail=self._masked(exc)) from exc
         except httpx2.TransportError as exc:
@@ -280,44 +331,51 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         if 200 <= status < 300:
             return None
         # Mask first, cut after: a cut could otherwise leave a key's first characters.
-        detail = f"HTTP {status} from {self.url}: {self._redact.excerpt(response.text, 300)}"
+        detail = f"HTTP {status} from {url}: {self._redact.excerpt(response.text, 300)}"
         if was_cut(response):
             detail += f" (the answer was cut at {self.max_response_bytes:,} bytes)"
         if status == 404:
-            found = _MISSING_SPANS.search(response.text)
+            pattern = _MISSING_SPANS if key == "span_id" else _MISSING_SESSIONS
+            found = pattern.search(response.text)
             if found is None:  # not Phoenix's answer (a wrong path, a proxy): may pass
                 raise RetryLater("http_404", detail=detail)
-            missing = {s.strip().lower() for s in found.group("ids").split(",") if s.strip()}
-            return self._deliver_present(batch, missing, detail)
+            missing = {s.strip() for s in found.group("ids").split(",") if s.strip()}
+            if key == "span_id":
+                missing = {s.lower() for s in missing}
+            return self._deliver_present(batch, missing, detail, key)
         if status == 429 or status >= 500:
             raise RetryLater(
                 f"http_{status}", retry_after=_retry_after(response.headers), detail=detail
             )
         if status in (400, 422) and len(batch) > 1:
             # Phoenix refuses a whole batch for one bad annotation: find it, send the rest.
-            return deliver_one_by_one(self.deliver, batch)
+            return deliver_one_by_one(lambda items: self._deliver_kind(items, key), batch)
         return DeliveryResult(
             failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
         )
 
     def _deliver_present(
-        self, batch: Sequence[dict[str, Any]], missing: set[str], detail: str
+        self, batch: Sequence[dict[str, Any]], missing: set[str], detail: str, key: str
     ) -> DeliveryResult:
-        """Phoenix refused the batch for spans it does not have yet: those annotations
-        wait for a retry; the others are sent again right away."""
-        waiting = [i for i, item in enumerate(batch) if item["span_id"] in missing]
+        """Phoenix refused the batch for spans (or sessions) it does not have yet: those
+        annotations wait for a retry; the others are sent again right away."""
+        waiting = [i for i, item in enumerate(batch) if item[key] in missing]
         if not waiting:  # Phoenix named spans this batch does not hold: retry it all
             return DeliveryResult(retry=dict.fromkeys(range(len(batch)), "http_404"))
-        present = [i for i, item in enumerate(batch) if item["span_id"] not in missing]
-        retry = dict.fromkeys(waiting, "span_not_found")
+        present = [i for i, item in enumerate(batch) if item[key] not in missing]
+        reason = "span_not_found" if key == "span_id" else "session_not_found"
+        retry = dict.fromkeys(waiting, reason)
         failed: dict[int, str] = {}
         detail += (
             " (the run's span never reached this Phoenix: are the spans exported there, "
             "and is the trace sampled?)"
+            if key == "span_id"
+            else " (no span of this session reached this Phoenix yet: is the conversation's "
+            "evaluation span exported there?)"
         )
         if present:
             try:
-                again = self.deliver([batch[i] for i in present])
+                again = self._deliver_kind([batch[i] for i in present], key)
             except RetryLater as later:
                 again = DeliveryResult(
                     retry=dict.fromkeys(range(len(present)), later.reason), detail=later.detail

@@ -187,6 +187,7 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
         steps=steps,
         error=error,
         metadata=metadata,
+        conversation_id=conversation or None,
         # The evaluated completion: the run span's own, else the model call that answered.
         response_id=_response_id(root) or last_answer_response_id,
     )

@@ -35,7 +35,7 @@ class BlockingSinkDouble:
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def sample(self, key: str | None) -> SamplingDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
         self.entered.set()
         self.release.wait(30)
         return SamplingDecision(key=key, scorers=())

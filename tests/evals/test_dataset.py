@@ -117,3 +117,37 @@ def test_parse_line_rejects_null_output() -> None:
         parse_line({"input": "q", "output": None}, require_output=True)
     with pytest.raises(ValueError, match="'metadata' must be an object"):
         parse_line({"input": "q", "output": "a", "metadata": 3}, require_output=True)
+
+
+def test_conversation_lines_carry_their_turns_and_labels(tmp_path: Path) -> None:
+    turns = [
+        {"input": "Where is order 7?", "output": "In Lyon."},
+        {"input": "And order 8?", "output": "Delayed.", "tool_calls": [{"name": "t"}]},
+    ]
+    path = _write(
+        tmp_path / "data.jsonl",
+        [
+            json.dumps({"id": "c1", "turns": turns, "forgetful": 1, "source": "made"}),
+            json.dumps({"id": "c2", "turns": []}),
+            json.dumps({"turns": [{"input": "Hi"}]}),
+            json.dumps({"turns": [{"input": "Hi", "output": "Hello"}], "forgetful": 2}),
+        ],
+    )
+    dataset = load_dataset(path, label_fields=["forgetful"])
+    assert dataset.items == [
+        {"turns": turns, "id": "c1", "metadata": {"forgetful": 1, "source": "made"}}
+    ]
+    assert dataset.label_columns["forgetful"] == [1]
+    assert dataset.formats == {"conversation": 1}
+    assert [str(p) for p in dataset.problems] == [
+        "line 2: 'turns' must be a non-empty list of {input, output} objects",
+        "line 3: turn 1: missing field 'output'",
+        "line 4: 'forgetful' must be 0 or 1, not 2",
+    ]
+
+
+def test_a_target_cannot_replay_a_conversation_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "data.jsonl", [json.dumps({"turns": [{"input": "Hi"}]})])
+    dataset = load_dataset(path, require_output=False)
+    assert dataset.items == []
+    assert "--target does not replay conversations" in str(dataset.problems[0])

@@ -8,7 +8,9 @@ Configured from environment variables, since each worker is a fresh process:
 - ``FLEET_TEST_SINK_FILE``: where :class:`FileSinkDouble` appends one JSON line per score.
 
 ``crasher`` kills its worker process on an output containing ``POISON`` (a job that crashes
-its worker every time); ``raiser`` raises on such an output (a scorer bug).
+its worker every time); ``raiser`` raises on such an output (a scorer bug). ``turns`` is a
+conversation scorer (its score: the turns it covers); ``judged-conversation`` asks the test
+judge once per conversation it scores.
 """
 
 from __future__ import annotations
@@ -38,8 +40,15 @@ def _raise_on_poison(ctx: Any) -> float:
     return 1.0
 
 
+def _turns(ctx: Any) -> float:
+    return float(len(ctx.conversation.runs))
+
+
 scorers: list[Any] = [
     create_keyword_coverage_scorer(),
+    create_scorer(
+        id="turns", description="turns covered", level="conversation", generate_score=_turns
+    ),
     create_scorer(
         id="crasher", description="kills its worker on poison", generate_score=_crash_on_poison
     ),
@@ -77,6 +86,20 @@ if _JUDGE_URL:
                 create_prompt=lambda ctx: ctx.output_text,
                 parse=lambda text, ctx: 1.0 if "yes" in str(text).lower() else 0.0,
             ),
+        )
+    )
+
+    async def _ask_about_conversation(ctx: Any) -> float:
+        text = "\n".join(str(run.output) for run in ctx.conversation.runs)
+        await _judge.generate_text(system="Answer yes or no.", prompt=text)
+        return float(len(ctx.conversation.runs))
+
+    scorers.append(
+        create_scorer(
+            id="judged-conversation",
+            description="asks the test judge about a conversation",
+            level="conversation",
+            generate_score=_ask_about_conversation,
         )
     )
 

@@ -147,3 +147,35 @@ def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path
         "build_scorer('hallucination', ScorerOptions(model=...))"
         in (row["scores"]["hallucination"]["error"])
     )
+
+
+def test_run_evals_scores_a_conversation_item_on_the_workers(fleet: Fleet) -> None:
+    from livescore import create_scorer
+
+    fleet.start_worker("--scorer-concurrency", "2")
+    # The workers hold the "turns" conversation scorer; here it only names itself.
+    turns = create_scorer(
+        id="turns", description="turns covered", level="conversation", generate_score=lambda c: 0.0
+    )
+    conversation = {
+        "id": "conv-1",
+        "turns": [
+            {"input": "Rust ownership rules", "output": "Ownership rules in Rust"},
+            {"input": "Go channels", "output": "Channels in Go"},
+            {"input": "Python generators", "output": "Nothing relevant"},
+        ],
+    }
+    result = anyio.run(
+        lambda: run_evals(
+            [conversation, DATA[0]], [turns, create_keyword_coverage_scorer()], broker=fleet.url
+        )
+    )
+    item, plain = result.items
+    # The conversation scorer judged all three turns; the run scorer the last one.
+    assert item.scores["turns"].score == 3.0
+    assert item.scores["keyword-coverage"].run_id == "conv-1:3"
+    assert item.scores["keyword-coverage"].score == 0.0
+    assert plain.scores["turns"].score == 1.0
+    covered = item.scores["turns"].turns
+    assert covered is not None
+    assert (covered.conversation_id, covered.last) == ("conv-1", 3)

@@ -253,7 +253,7 @@ def test_a_recorder_records_one_run(dispatcher: LiveDispatcher) -> None:
 
 def test_a_broken_dispatcher_never_breaks_the_agent() -> None:
     class Broken:
-        def sample(self, key: str | None) -> Any:
+        def sample(self, key: str | None, conversation_id: str | None = None) -> Any:
             raise RuntimeError("sampling exploded")
 
     with record_run(Broken(), input=QUESTION, emit_run_span="never") as run:  # type: ignore[arg-type]

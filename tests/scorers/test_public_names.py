@@ -67,5 +67,5 @@ def test_every_factory_of_the_scorer_modules_is_exported() -> None:
         if isinstance(node, ast.FunctionDef)
         and re.fullmatch(r"create_\w+_scorer(_llm)?", node.name)
     }
-    assert len(factories) == 18
+    assert len(factories) == 26  # 18 for runs, 8 for conversations
     assert factories <= set(livescore.scorers.__all__)

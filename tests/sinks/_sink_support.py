@@ -9,6 +9,7 @@ from typing import Any
 from livescore import Run, ScoreResult
 from livescore.judges import JudgeUsage
 from livescore.runs import TraceParent
+from livescore.scoring import CoveredTurns
 from livescore.sinks import BatchingSink, DeliveryResult, ScoreRecord
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -33,6 +34,7 @@ def make_record(
     error: str | None = None,
     error_type: str | None = None,
     source: str = "live",
+    turns: CoveredTurns | None = None,
 ) -> ScoreRecord:
     """A finished score of run ``r{n}`` on span ``n`` of one trace."""
     run = Run(input="q", output="a", run_id=f"r{n}")
@@ -52,6 +54,7 @@ def make_record(
         if judge_model
         else JudgeUsage(),
         attributes={"livescore.claims.total": 4, "livescore.claims.hallucinated": 1},
+        turns=turns,
     )
     target = TraceParent(TRACE_ID, span or span_id(n), trace_flags) if parent else None
     return ScoreRecord(

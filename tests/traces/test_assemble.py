@@ -46,6 +46,7 @@ def test_a_genai_tool_run_becomes_one_run_with_its_tool_result_as_context() -> N
     assert run.output == "Sunny in Lyon."
     assert run.name == "weather"
     assert run.metadata["conversation_id"] == "conv-1"
+    assert run.conversation_id == "conv-1"
     assert [s.kind for s in run.steps] == ["model", "tool", "model"]
     assert run.steps[0].tool_calls_requested[0].call_id == "c1"
     assert get_run_context(run) == [
@@ -203,6 +204,7 @@ def test_openinference_messages_documents_and_errors_are_read() -> None:
     assert run.input == "Where is Lyon?"
     assert run.output == "In France."
     assert run.metadata["conversation_id"] == "s-9"
+    assert run.conversation_id == "s-9"
     assert [s.kind for s in run.steps] == ["retriever", "model", "tool"]
     assert run.steps[0].documents == ["Lyon is a city in France.", "Lyon has 500k people."]
     assert run.steps[2].error == "TimeoutError: slow"

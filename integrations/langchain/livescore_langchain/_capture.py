@@ -36,8 +36,11 @@ class _CaptureSink:
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
 
-    def sample(self, key: str | None) -> SamplingDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
         return _Captured(key, scorers=())
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        return False
 
     def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
         self.runs[run.run_id] = run

@@ -40,12 +40,15 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 
 from livescore.live import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     Dispatcher,
     DispatchStats,
     EmitRunSpans,
     SamplingDecision,
+    conversation_id_of,
     dispatcher_for,
     is_scoring,
+    sample_turn,
 )
 from livescore.otel import ContentCapture
 from livescore.otel import attributes as attrs
@@ -116,6 +119,7 @@ class _OpenRun:
     __slots__ = (
         "check_openinference",
         "children",
+        "conversation_id",
         "decision",
         "input",
         "key",
@@ -151,6 +155,7 @@ class _OpenRun:
         self.span_id: str | None = None
         self.trace_flags = 1
         self.check_openinference = False
+        self.conversation_id: str | None = None
 
     def forget_content(self) -> None:
         """Drop what the run recorded (it will never be submitted), keeping its ids."""
@@ -180,6 +185,13 @@ class LiveScoringHandler(BaseCallbackHandler):
     OpenInference's span for the run when its LangChain instrumentation is active, else the
     span current when the run started, else an ``invoke_agent {name}`` span the handler
     opens itself (see ``emit_run_spans``).
+
+    Conversations: a run's conversation id is the ``thread_id`` LangGraph puts in the
+    run's metadata (``config={"configurable": {"thread_id": ...}}``), or a
+    ``conversation_id``, ``thread_id`` or ``session_id`` you put in
+    ``config={"metadata": {...}}``: conversation scorers among ``scorers`` judge the runs
+    that share it when the conversation goes quiet (``conversation_idle_timeout``) or
+    ends (:meth:`end_conversation`).
 
     Fork safety: a child process forked while the handler is in use gets a fresh lock (a
     parent's thread that held it does not exist there) and leaves the runs open at the
@@ -228,6 +240,9 @@ class LiveScoringHandler(BaseCallbackHandler):
             ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
             ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
             dispatcher's emitter instead.
+        conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
+            must be quiet before its conversation scorers run (see
+            ``LiveDispatcher(conversation_idle_timeout=)``).
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -260,6 +275,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         sinks: Sequence[ScoreSink] | None = None,
         logger_provider: LoggerProvider | None = None,
         emit: str | Sequence[EmitSignal] | None = None,
+        conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -284,6 +300,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             capture_content=capture_content,
             logger_provider=logger_provider,
             emit=emit,
+            conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: Dispatcher = dispatcher
         self.name = name
@@ -332,6 +349,14 @@ class LiveScoringHandler(BaseCallbackHandler):
     def shutdown(self, timeout: float | None = None) -> None:
         """Flush and stop the dispatcher (also when it was passed in). Idempotent."""
         self.dispatcher.shutdown(timeout)
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation now instead of when it goes quiet (the user closed it).
+
+        Example:
+            >>> # handler.end_conversation("thread-42")
+        """
+        return self.dispatcher.end_conversation(conversation_id)
 
     def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped runs."""
@@ -693,8 +718,12 @@ class LiveScoringHandler(BaseCallbackHandler):
         ):
             own = _spans.start_agent_span(self._tracer, agent_name, external)
         trace_id, span_id, flags = _spans.span_ids(own or external)
-        # Decided once, from the trace id when there is one, before any heavy capture.
-        run = _OpenRun(run_id, agent_name, self.dispatcher.sample(trace_id or str(run_id)))
+        conversation_id = conversation_id_of(metadata)
+        # Decided once, from the trace id when there is one, before any heavy capture (and
+        # from the conversation id, for the conversation scorers).
+        decision = sample_turn(self.dispatcher, trace_id or str(run_id), conversation_id)
+        run = _OpenRun(run_id, agent_name, decision)
+        run.conversation_id = conversation_id
         run.span = own
         run.trace_id, run.span_id, run.trace_flags = trace_id, span_id, flags
         run.check_openinference = check_openinference and own is None
@@ -824,6 +853,7 @@ class LiveScoringHandler(BaseCallbackHandler):
             steps=steps,
             error=_error_text(error) if error is not None else None,
             metadata=metadata,
+            conversation_id=run.conversation_id,
         )
 
     def _submit_steps(self, run: Run, decision: SamplingDecision) -> None:
@@ -831,8 +861,13 @@ class LiveScoringHandler(BaseCallbackHandler):
         if not answering or run.error is not None:
             self.dispatcher.submit(run, decision)
             return
+        last = answering[-1]
         for step in answering:
-            self.dispatcher.submit(step_run(run, step), decision)
+            # The run is one turn of its conversation: the last answer stands for it.
+            turn = step_run(run, step)
+            if step is not last:
+                turn.conversation_id = None
+            self.dispatcher.submit(turn, decision)
 
     def _after_fork_in_child(self) -> None:
         # A thread of the parent may have held the lock at the fork; it does not exist
@@ -869,6 +904,7 @@ def step_run(run: Run, step: Step) -> Run:
         name=run.name,
         steps=run.steps[: step.index + 1],
         metadata={**run.metadata, "step_index": step.index, "root_run_id": run.run_id},
+        conversation_id=run.conversation_id,
     )
 
 

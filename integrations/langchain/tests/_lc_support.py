@@ -106,7 +106,7 @@ class SpySink:
     started: threading.Event = field(default_factory=threading.Event)
     scorers: tuple[ScorerConfig, ...] = field(default_factory=_spy_scorers)
 
-    def sample(self, key: str | None) -> SamplingDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
         self.keys.append(key)
         self.started.set()
         return SamplingDecision(key, self.scorers if self.sampled else ())

@@ -415,7 +415,7 @@ def test_callbacks_never_raise_into_the_agent(caplog: pytest.LogCaptureFixture) 
 def test_an_interrupt_inside_a_callback_is_not_swallowed() -> None:
     # Only errors are the handler's to absorb: Ctrl-C must still stop the agent.
     class InterruptedSink(SpySink):
-        def sample(self, key: str | None) -> Any:
+        def sample(self, key: str | None, conversation_id: str | None = None) -> Any:
             raise KeyboardInterrupt
 
     handler = LiveScoringHandler(dispatcher=InterruptedSink(), emit_run_spans="never")

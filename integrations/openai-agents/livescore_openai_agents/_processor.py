@@ -39,11 +39,13 @@ from opentelemetry.trace import Span as OTelSpan
 from opentelemetry.trace import TracerProvider
 
 from livescore.live import (
+    DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     Dispatcher,
     DispatchStats,
     EmitRunSpans,
     dispatcher_for,
     is_scoring,
+    sample_turn,
 )
 from livescore.otel import (
     ContentCapture,
@@ -86,6 +88,7 @@ class _OpenRun:
     __slots__ = (
         "agent_named",
         "check_openinference",
+        "conversation_id",
         "decision",
         "error",
         "evicted",
@@ -140,6 +143,7 @@ class _OpenRun:
         self.span_id: str | None = None
         self.trace_flags = 1
         self.check_openinference = False
+        self.conversation_id: str | None = None
 
 
 P = ParamSpec("P")
@@ -176,6 +180,12 @@ class LiveScoringProcessor(TracingProcessor):
     Logfire, or your own span), else an ``invoke_agent {name}`` span the processor opens
     itself, with an ``execute_tool`` child per tool call (see ``emit_run_spans``).
 
+    Conversations: the runs of one ``group_id`` (``RunConfig(group_id=...)``, or
+    ``trace(..., group_id=...)``: the SDK's way to link the traces of one chat thread) are
+    the turns of one conversation; conversation scorers among ``scorers`` judge them when
+    the conversation goes quiet (``conversation_idle_timeout``) or ends
+    (:meth:`end_conversation`).
+
     Runs the SDK traced without content (``trace_include_sensitive_data=False``) are
     skipped by every scorer with that reason, never scored on empty text; runs that raised
     or were cancelled are counted as dropped with reason ``"run_error"``.
@@ -211,6 +221,8 @@ class LiveScoringProcessor(TracingProcessor):
             ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
             ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
             dispatcher's emitter instead.
+        conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
+            must be quiet before its conversation scorers run.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -236,6 +248,7 @@ class LiveScoringProcessor(TracingProcessor):
         score_failed_runs: bool = False,
         logger_provider: LoggerProvider | None = None,
         emit: str | Sequence[EmitSignal] | None = None,
+        conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -259,6 +272,7 @@ class LiveScoringProcessor(TracingProcessor):
             capture_content=capture_content,
             logger_provider=logger_provider,
             emit=emit,
+            conversation_idle_timeout=conversation_idle_timeout,
         )
         self.dispatcher: Dispatcher = dispatcher
         self.name = name
@@ -314,6 +328,14 @@ class LiveScoringProcessor(TracingProcessor):
     def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped runs."""
         return self.dispatcher.stats()
+
+    def end_conversation(self, conversation_id: str) -> bool:
+        """Score a conversation (a ``group_id``) now instead of when it goes quiet.
+
+        Example:
+            >>> # processor.end_conversation("thread-42")
+        """
+        return self.dispatcher.end_conversation(conversation_id)
 
     # -- the SDK's callbacks (hot path) ---------------------------------------------------
 
@@ -465,12 +487,16 @@ class LiveScoringProcessor(TracingProcessor):
         run.trace_id, run.span_id, run.trace_flags = span_ids(own or external)
         run.span = own
         run.check_openinference = check_again and own is None
-        # Decided once, from the trace id when there is one, before anything is recorded.
-        decision = self.dispatcher.sample(run.trace_id or sdk_trace_id)
+        sdk_trace = self._traces.get(sdk_trace_id)
+        group_id = getattr(sdk_trace, "group_id", None)
+        run.conversation_id = str(group_id) if group_id else None
+        # Decided once, from the trace id when there is one, before anything is recorded
+        # (and from the group id, for the conversation scorers).
+        decision = sample_turn(self.dispatcher, run.trace_id or sdk_trace_id, run.conversation_id)
         run.decision = decision
         run.sampled = bool(getattr(decision, "sampled", False))
         if run.sampled:
-            run.metadata = _trace_metadata(self._traces.get(sdk_trace_id))
+            run.metadata = _trace_metadata(sdk_trace)
         evicted = self._register(run)
         for old in evicted:
             self._evict(old)
@@ -648,6 +674,7 @@ class LiveScoringProcessor(TracingProcessor):
             steps=steps,
             error=error,
             metadata=metadata,
+            conversation_id=run.conversation_id,
             # The response that answered (Responses API), for the evaluation events.
             response_id=run.response_ids.get(id(run.last)) if answer is not None else None,
         )

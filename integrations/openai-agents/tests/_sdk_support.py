@@ -160,7 +160,7 @@ class SpySink:
     flushes: int = 0
     shutdowns: int = 0
 
-    def sample(self, key: str | None) -> SpyDecision:
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SpyDecision:
         if self.fail_sample:
             raise RuntimeError("sampling exploded")
         self.keys.append(key)

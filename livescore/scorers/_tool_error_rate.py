@@ -1,0 +1,104 @@
+"""The tool-error-rate scorer: the share of a conversation's tool calls that failed (no judge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from livescore._catalog import ScorerOptions, catalog_entry
+from livescore.scorers._conversation import conversation_of, record_turns, turns_phrase
+from livescore.scorers._judged import defect_label, round2
+from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
+
+__all__ = ("create_tool_error_rate_scorer",)
+
+
+def create_tool_error_rate_scorer(*, id: str = "tool-error-rate") -> Scorer:
+    """Score how often the agent's tool calls failed over a whole conversation.
+
+    A conversation scorer (no judge). The score is failed tool calls / tool calls over
+    every turn, rounded half-up to 2 decimals: 0 is no failure, higher is worse. A
+    conversation without any tool call is skipped as not scorable.
+
+    Args:
+        id: The scorer id on results, spans and metrics.
+
+    Returns:
+        A conversation scorer whose results carry ``analyze_step_result = {"calls": int,
+        "failed": int, "failures": [{"turn", "tool", "error"}, ...]}``, the score, a label
+        (``none``, ``low``, ``mixed``, ``high``, ``severe``), a reason naming the turns
+        whose calls failed, and ``flags["turns_at_fault"]``.
+
+    Example:
+        >>> from livescore.runs import Conversation
+        >>> conversation = Conversation.from_turns([
+        ...     {"input": "Where?", "output": "In Lyon.",
+        ...      "tool_calls": [{"name": "track", "args": {}, "result": "Lyon"}]},
+        ...     {"input": "When?", "output": "I could not find out.",
+        ...      "tool_calls": [{"name": "eta", "args": {}, "error": "timeout"}]},
+        ... ])
+        >>> result = create_tool_error_rate_scorer().run_sync(conversation)
+        >>> result.score, result.reason
+        (0.5, 'The score is 0.5 because 1 of 2 tool calls failed, in turn 2: eta (timeout).')
+    """
+
+    def analyze(ctx: StepContext) -> dict[str, Any]:
+        calls = 0
+        failures: list[dict[str, Any]] = []
+        for number, run in conversation_of(ctx).turns():
+            for step in run.steps:
+                call = step.tool_call
+                if step.kind != "tool" or call is None:
+                    continue
+                calls += 1
+                error = call.error or step.error
+                if error is not None:
+                    failures.append({"turn": number, "tool": call.name, "error": error})
+        if not calls:
+            raise NotScorable("the agent called no tool in this conversation")
+        record_turns(ctx, [f["turn"] for f in failures], calls)
+        return {"calls": calls, "failed": len(failures), "failures": failures[:50]}
+
+    def generate_score(ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        return round2(analysis["failed"] / analysis["calls"])
+
+    def generate_reason(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        calls, failures = analysis["calls"], analysis["failures"]
+        if not failures:
+            every = "the only tool call" if calls == 1 else f"all {calls} tool calls"
+            return f"The score is {ctx.score:g} because {every} succeeded."
+        where = turns_phrase(f["turn"] for f in failures)
+        listed = "; ".join(f"{f['tool']} ({f['error']})" for f in failures[:5])
+        return (
+            f"The score is {ctx.score:g} because {analysis['failed']} of {calls} tool calls "
+            f"failed, in {where}: {listed}."
+        )
+
+    return create_scorer(
+        id=id,
+        description="Share of the conversation's tool calls that failed",
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=lambda score: defect_label(score),
+        sync_steps="inline",
+        level="conversation",
+    )
+
+
+@catalog_entry(
+    "tool-error-rate",
+    family="conversation",
+    summary="share of the conversation's tool calls that failed",
+    higher_is_better=False,
+    predicts="tool_errors",
+    factory="livescore.scorers.create_tool_error_rate_scorer",
+    span_attributes={
+        "livescore.conversation.turns_at_fault": "turns with a failed tool call",
+        "livescore.conversation.items_judged": "tool calls",
+    },
+    examples=("tool-error-rate",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_tool_error_rate_scorer()

@@ -1,0 +1,89 @@
+"""The turn-count scorer: how many turns a conversation took (no judge)."""
+
+from __future__ import annotations
+
+from livescore._catalog import ScorerOptions, catalog_entry
+from livescore.scorers._conversation import conversation_of
+from livescore.scoring import Scorer, StepContext, create_scorer
+
+__all__ = ("create_turn_count_scorer",)
+
+
+def create_turn_count_scorer(*, max_turns: int | None = None, id: str = "turn-count") -> Scorer:
+    """Count the turns of a conversation: a task-oriented agent that needs many is struggling.
+
+    A conversation scorer (no judge). The score is the number of turns so far, forgotten
+    ones included (a conversation scored again after a fourth turn scores 4).
+
+    Args:
+        max_turns: The length past which a conversation is labelled ``"long"`` (else
+            ``"ok"``); ``None``: no label.
+        id: The scorer id on results, spans and metrics.
+
+    Returns:
+        A conversation scorer whose results carry the count as the score, the label, and a
+        reason.
+
+    Raises:
+        ValueError: ``max_turns`` is not a positive whole number.
+
+    Example:
+        >>> from livescore.runs import Conversation
+        >>> scorer = create_turn_count_scorer(max_turns=2)
+        >>> result = scorer.run_sync(Conversation.from_turns(
+        ...     [{"input": "Hi", "output": "Hello"}] * 3))
+        >>> result.score, result.label, result.reason
+        (3.0, 'long', 'The conversation has 3 turns (more than 2).')
+    """
+    if max_turns is not None and (
+        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+    ):
+        raise ValueError(f"max_turns must be a positive whole number, not {max_turns!r}")
+
+    def generate_score(ctx: StepContext) -> float:
+        return float(conversation_of(ctx).last_turn)
+
+    def generate_reason(ctx: StepContext) -> str:
+        turns = int(ctx.score or 0)
+        said = f"The conversation has {turns} turn{'' if turns == 1 else 's'}"
+        if max_turns is not None:
+            said += f" (more than {max_turns})" if turns > max_turns else f" (at most {max_turns})"
+        return said + "."
+
+    def label(score: float) -> str | None:
+        if max_turns is None:
+            return None
+        return "long" if score > max_turns else "ok"
+
+    return create_scorer(
+        id=id,
+        description="How many turns the conversation took",
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=label,
+        sync_steps="inline",
+        level="conversation",
+    )
+
+
+def _max_turns_of(argument: str | None) -> int | None:
+    if argument is None:
+        return None
+    try:
+        return int(argument)
+    except ValueError:
+        raise ValueError(f"turn-count: MAX is a whole number of turns, not {argument!r}") from None
+
+
+@catalog_entry(
+    "turn-count",
+    family="conversation",
+    summary="how many turns the conversation took (fewer is better for a task-oriented agent)",
+    argument="MAX: label conversations longer than this 'long'",
+    higher_is_better=False,
+    score_range=(0.0, 1000000.0),
+    factory="livescore.scorers.create_turn_count_scorer",
+    examples=("turn-count", "turn-count:8"),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_turn_count_scorer(max_turns=_max_turns_of(argument))

@@ -1,0 +1,147 @@
+"""The user-frustration scorer: how negative the user's tone gets over a conversation (VADER;
+no judge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.scorers._conversation import (
+    conversation_of,
+    record_turns,
+    turns_phrase,
+    user_messages,
+)
+from livescore.scorers._judged import round2
+from livescore.scorers._tone import sentence_tones
+from livescore.scoring import (
+    NotScorable,
+    Scorer,
+    StepContext,
+    create_scorer,
+)
+
+__all__ = ("USER_FRUSTRATION_LABELS", "create_user_frustration_scorer")
+
+USER_FRUSTRATION_LABELS = ("calm", "mild", "frustrated", "angry")
+"""Labels from best to worst: peak negativity below 0.05 (VADER's neutral band), below
+0.35, below 0.65, and above."""
+
+_NEGATIVE = 0.05  # VADER's own threshold for a negative text
+
+
+def create_user_frustration_scorer(
+    *,
+    threshold: float = _NEGATIVE,
+    id: str = "user-frustration",
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+) -> Scorer:
+    """A user-frustration signal: how negative the user's tone gets over the conversation.
+
+    A conversation scorer (no judge). Each user message is read with VADER (the tone
+    scorer's sentiment model, from ``vaderSentiment``) sentence by sentence, and its
+    *negativity* is how far its most negative sentence goes below 0 (0 to 1). The score is
+    the peak negativity over the user's messages: 0 is calm, higher is worse. The reason
+    names the turns whose message is negative (negativity above ``threshold``) and how the
+    tone moved from the first message to the last. VADER reads words, negations,
+    boosters, capitals and exclamation marks: frustration said without negative words
+    ("this is the third time I ask") is not seen.
+
+    Args:
+        threshold: The negativity above which a message counts as negative (VADER's 0.05).
+        id: The scorer id on results, spans and metrics.
+        max_text_chars: Each message is cut to this many characters.
+
+    Returns:
+        A conversation scorer whose results carry ``analyze_step_result = {"turns": [{"turn",
+        "tone", "negativity"}, ...], "first_tone", "last_tone"}``, the score, a label
+        (``calm``, ``mild``, ``frustrated``, ``angry``), a reason, and
+        ``flags["turns_at_fault"]`` (the turns whose message is negative). A conversation
+        without any user message is skipped as not scorable.
+
+    Raises:
+        ValueError: ``threshold`` outside 0 to 1.
+
+    Example:
+        >>> from livescore.runs import Conversation
+        >>> conversation = Conversation.from_turns([
+        ...     {"input": "Hi, where is my parcel?", "output": "Let me check."},
+        ...     {"input": "This is awful, it is still not here!", "output": "Sorry."},
+        ... ])
+        >>> result = create_user_frustration_scorer().run_sync(conversation)
+        >>> result.label, result.flags["turns_at_fault"]
+        ('frustrated', [2])
+    """
+    if not (isinstance(threshold, int | float) and 0 <= threshold <= 1):
+        raise ValueError(f"threshold must be from 0 to 1, not {threshold!r}")
+
+    def analyze(ctx: StepContext) -> dict[str, Any]:
+        rows: list[dict[str, Any]] = []
+        for number, text in user_messages(conversation_of(ctx)):
+            tones = sentence_tones(text[:max_text_chars])
+            if not tones:
+                continue
+            low = min(tones)
+            rows.append({"turn": number, "tone": round(low, 4), "negativity": max(0.0, -low)})
+        if not rows:
+            raise NotScorable("the conversation has no user message to read a tone from")
+        negative: list[int | None] = [r["turn"] for r in rows if r["negativity"] > threshold]
+        record_turns(ctx, negative, len(rows))
+        return {"turns": rows, "first_tone": rows[0]["tone"], "last_tone": rows[-1]["tone"]}
+
+    def generate_score(ctx: StepContext) -> float:
+        return round2(max(r["negativity"] for r in ctx.analyze_step_result["turns"]))
+
+    def generate_reason(ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        rows = analysis["turns"]
+        negative = [r for r in rows if r["negativity"] > threshold]
+        moved = (
+            f"the user's tone went from {analysis['first_tone']:+.2f} in turn "
+            f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
+        )
+        if not negative:
+            return f"The score is {ctx.score:g} because no user message is negative ({moved})."
+        worst = max(negative, key=lambda r: r["negativity"])
+        return (
+            f"The score is {ctx.score:g} because the user's messages in "
+            f"{turns_phrase(r['turn'] for r in negative)} are negative, most in turn "
+            f"{worst['turn']} ({worst['tone']:+.2f}); {moved}."
+        )
+
+    def label(score: float) -> str:
+        calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
+        if score < _NEGATIVE:
+            return calm
+        if score < 0.35:
+            return mild
+        return frustrated if score < 0.65 else angry
+
+    return create_scorer(
+        id=id,
+        description="Peak negativity of the user's tone over the conversation (VADER)",
+        analyze=analyze,
+        generate_score=generate_score,
+        generate_reason=generate_reason,
+        label=label,
+        sync_steps="inline",
+        level="conversation",
+    )
+
+
+@catalog_entry(
+    "user-frustration",
+    family="conversation",
+    summary="how negative the user's tone gets over the conversation (VADER)",
+    higher_is_better=False,
+    predicts="frustrated",
+    factory="livescore.scorers.create_user_frustration_scorer",
+    span_attributes={
+        "livescore.conversation.turns_at_fault": "turns whose user message is negative",
+        "livescore.conversation.items_judged": "user messages read",
+    },
+    examples=("user-frustration",),
+)
+def _build(argument: str | None, options: ScorerOptions) -> Scorer:
+    return create_user_frustration_scorer()
