@@ -60,7 +60,7 @@ __all__ = (
     "split_names",
 )
 
-JudgeMode = Literal["three_step", "one_call"]
+JudgeMode = Literal["three_step", "one_call", "logprob"]
 
 SCORER_FAMILIES: Mapping[str, str] = {
     "grounding": "Grounding: is the answer backed by its context",
@@ -86,7 +86,7 @@ class ScorerOptions:
     Attributes:
         judge: The judge for entries that need one (``None`` when no model is configured;
             :func:`build_scorer` refuses judge entries then).
-        mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both forms.
+        mode: ``"three_step"``, ``"one_call"`` or ``"logprob"`` (hallucination and faithfulness).
 
     Example:
         >>> ScorerOptions().mode

@@ -260,6 +260,9 @@ class _WorkersJudge:
     async def generate_text(self, **kwargs: Any) -> Any:
         raise RuntimeError("with --broker, scores are judged on the workers")
 
+    async def classify(self, **kwargs: Any) -> Any:
+        raise RuntimeError("with --broker, scores are judged on the workers")
+
 
 def _check_threshold(threshold: float, selected: Sequence[_Selected]) -> None:
     for s in selected:

@@ -51,7 +51,7 @@ class DemoOptions:
             says so and never makes a score up) unless ``local_judge`` is set.
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
         judge_timeout: Seconds per judge call (the local judge gets at least 120).
-        mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
+        mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
@@ -71,7 +71,7 @@ class DemoOptions:
     judge: Judge | None = None
     local_judge: bool = False
     judge_timeout: float = 60.0
-    mode: Literal["three_step", "one_call"] = "three_step"
+    mode: Literal["three_step", "one_call", "logprob"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None
     questions: Sequence[str] = ()
@@ -272,7 +272,9 @@ def _log_tail_text(server: LocalJudgeServer) -> str:
     return f"\nlast lines of its log:\n{tail}" if tail else ""
 
 
-def _scorers(judge: Judge | None, mode: Literal["three_step", "one_call"]) -> list[Scorer]:
+def _scorers(
+    judge: Judge | None, mode: Literal["three_step", "one_call", "logprob"]
+) -> list[Scorer]:
     from livescore.runs import get_run_context
     from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 

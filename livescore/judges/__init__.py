@@ -5,7 +5,8 @@ Importing this package does not import ``openai``: it is loaded when the first
 
 To write a judge of your own, implement :class:`Judge`; :func:`ask_for_object` gives it the
 same parsing, validation and single corrective retry as :class:`OpenAIJudge` (an ``ask``
-function returning an :class:`Answer` for a list of :data:`Message` is all it needs).
+function returning an :class:`Answer` for a list of :data:`Message` is all it needs), and
+:func:`classify_with_object` answers :meth:`Judge.classify` from a structured answer.
 
 Example:
     >>> from livescore.judges import resolve_judge
@@ -13,6 +14,7 @@ Example:
     'llama3.2'
 """
 
+from livescore.judges._classify import Classification, ask_to_classify, classify_with_object
 from livescore.judges._errors import (
     JudgeAuthError,
     JudgeBadRequestError,
@@ -36,6 +38,7 @@ from livescore.judges._validation import ask_for_object
 __all__ = (
     "DEFAULT_MAX_RESPONSE_BYTES",
     "Answer",
+    "Classification",
     "Judge",
     "JudgeAuthError",
     "JudgeBadRequestError",
@@ -55,6 +58,8 @@ __all__ = (
     "StructuredOutputMode",
     "TransportName",
     "ask_for_object",
+    "ask_to_classify",
+    "classify_with_object",
     "current_request_gate",
     "forget_server",
     "redact_url",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -15,8 +15,12 @@ from livescore.judges._errors import (
 )
 from livescore.judges._usage import JudgeReply, JudgeUsage
 
+if TYPE_CHECKING:
+    from livescore.judges._classify import Classification
+
 __all__ = (
     "Judge",
+    "is_judge",
     "JudgeConfigError",
     "JudgeError",
     "JudgeReply",
@@ -34,6 +38,8 @@ class Judge(Protocol):
 
     Implement it to judge with anything: :class:`livescore.judges.OpenAIJudge` speaks the
     OpenAI-compatible API; :class:`livescore.testing.ScriptedJudge` replays fixed answers.
+    A judge without :meth:`classify` (written before it existed) still works: one-word
+    verdicts then come from :func:`~livescore.judges.classify_with_object`.
     """
 
     @property
@@ -60,3 +66,30 @@ class Judge(Protocol):
     async def generate_text(self, *, system: str, prompt: str) -> JudgeReply[str]:
         """Ask for free text."""
         ...
+
+    async def classify(
+        self, *, system: str, prompt: str, choices: Sequence[str]
+    ) -> JudgeReply[Classification]:
+        """Ask for one of ``choices`` (one word) and the probability of each.
+
+        A judge that reads token probabilities (:class:`~livescore.judges.OpenAIJudge`:
+        one call, one token, ``logprobs``) gives continuous probabilities; one that cannot
+        may answer with :func:`~livescore.judges.classify_with_object` (the structured
+        answer: probability 1 for the chosen word).
+        """
+        ...
+
+
+def is_judge(value: object) -> TypeGuard[Judge]:
+    """Whether ``value`` is a judge: a :class:`Judge`, or one written before ``classify``.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> is_judge(ScriptedJudge()), is_judge("openai/gpt-4o-mini")
+        (True, False)
+    """
+    if isinstance(value, Judge):
+        return True
+    return not isinstance(value, str) and all(
+        hasattr(value, name) for name in ("model", "generate_object", "generate_text")
+    )

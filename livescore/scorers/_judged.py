@@ -16,6 +16,8 @@ __all__ = (
     "DEFECT_LABELS",
     "FAITHFULNESS_LABELS",
     "JUDGED_QUALITY_LABELS",
+    "JUDGE_MODES",
+    "STRUCTURED_MODES",
     "JudgeMode",
     "check_scale",
     "defect_label",
@@ -30,15 +32,19 @@ __all__ = (
     "share_phrase",
 )
 
-JudgeMode: TypeAlias = Literal["three_step", "one_call"]
+JudgeMode: TypeAlias = Literal["three_step", "one_call", "logprob"]
 """How a judge scorer asks its judge. ``"three_step"``: one request per judge step (extract,
 judge, explain: up to three calls, two for scorers without an extraction step), each small
 and checked on its own. ``"one_call"``: the intermediate lists, the verdicts and the reason in
 one structured answer (one call, cheaper, a little less careful). Both give the same result
-shape."""
+shape. ``"logprob"`` (hallucination and faithfulness): one call that asks for a one-word
+verdict on the whole output and reads its probability from the judge's token logprobs; the
+score is then that probability (a continuous score), not a share of claims."""
 
-JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
+JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call", "logprob")
 
+STRUCTURED_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
+"""The modes every judge scorer takes."""
 DEFECT_LABELS = ("none", "low", "mixed", "high", "severe")
 """Labels of scores where higher is worse (the share of claims hallucinated, of statements
 toxic, of opinions biased), from best to worst (see :func:`defect_label`)."""
@@ -51,25 +57,44 @@ FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
 """Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
 
 
-def judge_mode_of(judge_mode: object, mode: object = None, *, scorer: str) -> JudgeMode:
+def judge_mode_of(
+    judge_mode: object,
+    mode: object = None,
+    *,
+    scorer: str,
+    modes: tuple[JudgeMode, ...] = STRUCTURED_MODES,
+) -> JudgeMode:
     """The judge mode from ``judge_mode=`` (every judge scorer) or an older ``mode=``.
 
+    ``modes`` are the ones the scorer takes (``"logprob"`` only where it is built).
+
     Raises:
-        ValueError: An unknown value, or both keywords with different values.
+        ValueError: An unknown value, one the scorer does not take, or both keywords with
+            different values.
 
     Example:
         >>> judge_mode_of(None, scorer="x"), judge_mode_of("one_call", scorer="x")
         ('three_step', 'one_call')
     """
     for name, value in (("judge_mode", judge_mode), ("mode", mode)):
-        if value is not None and value not in JUDGE_MODES:
-            raise ValueError(f"{scorer}: {name} must be 'three_step' or 'one_call', not {value!r}")
+        if value is None or value in modes:
+            continue
+        allowed = " or ".join(repr(m) for m in modes)
+        if value in JUDGE_MODES:
+            raise ValueError(
+                f"{scorer}: {name}={value!r} is not available to this scorer (it takes "
+                f"{allowed}); 'logprob' is available to hallucination and faithfulness"
+            )
+        raise ValueError(f"{scorer}: {name} must be {allowed}, not {value!r}")
     if judge_mode is not None and mode is not None and judge_mode != mode:
         raise ValueError(
             f"{scorer}: judge_mode={judge_mode!r} and mode={mode!r} disagree; give judge_mode only"
         )
     chosen = judge_mode if judge_mode is not None else mode
-    return "one_call" if chosen == "one_call" else "three_step"
+    for known in modes:
+        if chosen == known:
+            return known
+    return "three_step"
 
 
 def resolve_model(

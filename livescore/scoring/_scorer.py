@@ -23,7 +23,14 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
-from livescore.judges import Judge, JudgeError, JudgeReply, JudgeUsage
+from livescore.judges import (
+    Classification,
+    Judge,
+    JudgeError,
+    JudgeReply,
+    JudgeUsage,
+    ask_to_classify,
+)
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
     Run,
@@ -190,6 +197,11 @@ class PromptStep(Generic[M]):
         description: What the step does (shown in docs and errors).
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
+        choices: Ask for one of these words instead (``output_schema`` is then ignored):
+            the judge's :meth:`~livescore.judges.Judge.classify`, one short call whose
+            answer is a :class:`~livescore.judges.Classification` holding each word's
+            probability (read from the judge's token logprobs where it gives them). Such
+            a request is not shared through the run's memo.
         create_prompt: Builds the user prompt from the context.
         system: The system prompt (the judge's standing instructions).
         validate: Optional extra check of a well-formed answer; raise ``ValueError`` to ask
@@ -223,6 +235,7 @@ class PromptStep(Generic[M]):
     skip_if: Callable[[StepContext], bool] | None = None
     skip_result: StepFunction | None = None
     parse: Callable[[M, StepContext], Any] | None = None
+    choices: tuple[str, ...] | None = None
 
 
 PipelineStep: TypeAlias = StepFunction | PromptStep[Any]
@@ -558,7 +571,13 @@ class Scorer:
         validate = (lambda answer: check(answer, ctx)) if check is not None else None
         schema = step.output_schema
 
+        choices = step.choices
+
         async def call() -> JudgeReply[Any]:
+            if choices is not None:
+                return await ask_to_classify(
+                    judge, system=step.system, prompt=prompt, choices=choices
+                )
             if schema is None:
                 return await judge.generate_text(system=step.system, prompt=prompt)
             return await judge.generate_object(
@@ -567,7 +586,7 @@ class Scorer:
 
         shared = False
         try:
-            if memo is None:
+            if memo is None or choices is not None:
                 reply = await call()
             else:
                 reply, shared = await memo.ask(
@@ -593,6 +612,8 @@ class Scorer:
             value = getattr(value, "score", value)
         elif isinstance(value, BaseModel):
             value = value.model_dump()
+        elif isinstance(value, Classification):
+            value = value.to_dict()
         return value, prompt
 
 
