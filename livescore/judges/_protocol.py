@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 
 __all__ = (
     "Judge",
-    "is_judge",
     "JudgeConfigError",
     "JudgeError",
     "JudgeReply",
     "JudgeResponseError",
     "JudgeUsage",
     "ModelT",
+    "is_judge",
 )
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -409,9 +409,9 @@ def _logprob_scorer(
     def whole_output(ctx: StepContext) -> dict[str, Any]:
         # The extraction's skip rules (empty output, no context) hold here too.
         extract = parts.extract
-        if isinstance(extract, PromptStep) and extract.skip_if is not None:
-            if extract.skip_if(ctx):
-                return {key: []}
+        skip_if = extract.skip_if if isinstance(extract, PromptStep) else None
+        if skip_if is not None and skip_if(ctx):
+            return {key: []}
         return {key: [ctx.output_text]}
 
     def read(answer: Classification, ctx: StepContext) -> dict[str, Any]:
