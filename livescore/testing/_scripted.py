@@ -37,8 +37,9 @@ class ScriptedJudge:
     returns one of those. A one-word classification (:meth:`classify`) takes a dict of
     word → probability (``{"supported": 0.8, "unsupported": 0.2}``: as if read from
     logprobs), or a structured answer (``{"verdict": "supported"}``, validated like one).
-    Every prompt it received is kept in ``prompts``; a corrective retry's prompt is the original prompt followed by the correction. Structured answers go
-    through the same parsing, validation and single corrective retry as
+    Every prompt it received is kept in ``prompts``; a corrective retry's prompt is the
+    original prompt followed by the correction. Structured answers go through the same
+    parsing, validation and single corrective retry as
     :class:`~livescore.judges.OpenAIJudge`. Use it to unit-test your own scorers; use
     :class:`~livescore.testing.OpenAITestServer` to test over HTTP.
 
