@@ -18,7 +18,14 @@ from livescore.evals._dataset import (
     load_dataset,
     parse_line,
 )
-from livescore.evals._quality import BinaryQuality, auroc, binary_quality
+from livescore.evals._quality import (
+    BinaryQuality,
+    SplitThreshold,
+    auroc,
+    binary_quality,
+    cohen_kappa,
+    split_threshold,
+)
 from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.evals._result import (
     EvalResult,
@@ -64,10 +71,12 @@ __all__ = (
     "QualityRow",
     "ScoreAggregate",
     "ScoreDistribution",
+    "SplitThreshold",
     "Target",
     "TargetAdapter",
     "auroc",
     "binary_quality",
+    "cohen_kappa",
     "get_item_context",
     "load_dataset",
     "parse_line",
@@ -77,6 +86,7 @@ __all__ = (
     "run_evals",
     "run_evals_sync",
     "split_item_keys",
+    "split_threshold",
     "summarize",
     "write_report",
 )

@@ -444,6 +444,10 @@ def create_faithfulness_scorer(
         "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
         "livescore.context.chars": "the context's length before the cut (with "
         "livescore.context.truncated)",
+        "livescore.verdict.probability": "logprob mode: the judge's probability that the "
+        "output makes a claim the context does not support",
+        "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
+        "the judge gave none, the probability is a structured answer's 0 or 1)",
     },
     examples=("faithfulness",),
 )
