@@ -445,7 +445,8 @@ def run_cell(
         assert base_url is not None
         rows = run_livescore(method, items, base_url, plan.timeout)
     else:
-        assert base_url is not None and python is not None
+        assert base_url is not None
+        assert python is not None
         rows = run_phoenix(method, items, base_url, python, plan.timeout)
     cpu = (
         sum(process_cpu(pid) for pid in server_pids)
@@ -504,7 +505,8 @@ def run_plan(
                         run_cell(plan, dataset, method, samples[dataset], base_url, (), python)
                     )
             continue
-        assert python is not None and model is not None
+        assert python is not None
+        assert model is not None
         if all(_cell_path(plan, d, m).is_file() for m in group for d in plan.datasets):
             for method in group:
                 for dataset in plan.datasets:
@@ -517,7 +519,8 @@ def run_plan(
                 for dataset in plan.datasets:
                     if not server.running:
                         raise RuntimeError(
-                            f"the judge server died (exit {server.returncode}):\n{server.log_tail()}"
+                            f"the judge server died (exit {server.returncode}):\n"
+                            f"{server.log_tail()}"
                         )
                     pids = [server.pid] if server.pid is not None else []
                     cells.append(

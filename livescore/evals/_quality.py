@@ -14,6 +14,7 @@ is judged on items it was not chosen on.
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -260,7 +261,7 @@ def split_threshold(
     fit_labels = [labels[i] for i in fit]
     fit_scores = [float(scores[i]) for i in fit]
     distinct = sorted(set(fit_scores))
-    candidates = [(a + b) / 2 for a, b in zip(distinct, distinct[1:], strict=False)]
+    candidates = [(a + b) / 2 for a, b in itertools.pairwise(distinct)]
     candidates += [distinct[0], distinct[-1] + 1.0]  # everything positive / nothing
 
     def merit(threshold: float) -> tuple[float, float]:

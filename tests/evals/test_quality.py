@@ -110,7 +110,8 @@ def test_split_threshold_is_chosen_on_one_half_and_reported_on_the_other() -> No
     split = split_threshold(labels, scores, keys=keys)
     assert split is not None
     assert 0.5 < split.threshold < 0.6
-    assert split.chosen_on.n == 20 and split.held_out.n == 20
+    assert split.chosen_on.n == 20
+    assert split.held_out.n == 20
     assert split.held_out.accuracy == 1.0
     # The same split on every call, and the keys decide it, not the order of the items.
     again = split_threshold(labels[::-1], scores[::-1], keys=keys[::-1])

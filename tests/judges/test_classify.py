@@ -41,7 +41,7 @@ def completion(*alternatives: tuple[str, float]) -> dict[str, Any]:
     return {"choices": [{"logprobs": {"content": [{**top[0], "top_logprobs": top}]}}]}
 
 
-# -- reading the logprobs ------------------------------------------------------------------------
+# -- reading the logprobs ----------------------------------------------------------------
 
 
 def test_prefix_tokens_count_for_the_one_word_they_start() -> None:
@@ -86,7 +86,7 @@ def test_choices_must_be_two_distinct_words() -> None:
         classify(ScriptedJudge([{"a": 1.0}]), choices=("Yes", "yes"))
 
 
-# -- OpenAIJudge over HTTP -------------------------------------------------------------------------
+# -- OpenAIJudge over HTTP ---------------------------------------------------------------
 
 
 def test_one_call_asks_for_one_token_and_its_top_logprobs() -> None:
@@ -117,7 +117,8 @@ def test_a_server_without_logprobs_gets_the_structured_answer_and_is_remembered(
     assert first.usage.calls == 2  # the one-token try, then the structured answer
     assert second.value.label == "supported"
     assert second.usage.calls == 1  # the next judge of the process goes straight to it
-    assert "logprobs" not in requests[1] and "logprobs" not in requests[2]
+    assert "logprobs" not in requests[1]
+    assert "logprobs" not in requests[2]
     assert requests[1]["response_format"]["type"] == "json_schema"
     warnings = [r.getMessage() for r in caplog.records if "gives no logprobs" in r.getMessage()]
     assert len(warnings) == 1, warnings
@@ -161,7 +162,8 @@ def test_cached_classifications_cost_nothing() -> None:
         judge = OpenAIJudge("m", base_url=s.base_url, cache=True)
         first, second = classify(judge), classify(judge)
     assert first.value == second.value
-    assert second.usage.cached == 1 and second.usage.calls == 0
+    assert second.usage.cached == 1
+    assert second.usage.calls == 0
 
 
 def test_the_test_server_omits_logprobs_unless_asked() -> None:
@@ -174,7 +176,7 @@ def test_the_test_server_omits_logprobs_unless_asked() -> None:
     assert asked.value.probability("yes") == pytest.approx(0.8)
 
 
-# -- judges without logprobs ------------------------------------------------------------------------
+# -- judges without logprobs ---------------------------------------------------------------
 
 
 class OldJudge:

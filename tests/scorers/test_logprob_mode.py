@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _judge_support import between, system_prompt, user_prompt
 
 from livescore.otel import attributes as A
 from livescore.scorers import (
@@ -13,8 +14,6 @@ from livescore.scorers import (
     create_toxicity_scorer,
 )
 from livescore.testing import OpenAITestServer, Reply, ScriptedJudge
-
-from _judge_support import between, system_prompt, user_prompt
 
 CONTEXT = ["The first iPhone was announced on January 9, 2007, by Steve Jobs."]
 RUN = {"input": "When was it announced?", "output": "It was announced in 2008."}
@@ -38,12 +37,14 @@ async def test_hallucination_scores_the_probability_of_unsupported_in_one_call()
     assert result.status == "scored", result.error
     assert result.score == pytest.approx(0.7)
     assert result.label == "high"
-    assert request["max_tokens"] == 1 and request["logprobs"] is True
+    assert request["max_tokens"] == 1
+    assert request["logprobs"] is True
     prompt = user_prompt(request)
     assert between(prompt, "output") == RUN["output"]
     assert between(prompt, "question") == RUN["input"]  # for reference: short answers need it
     assert CONTEXT[0] in between(prompt, "context")
-    assert '"supported"' in system_prompt(request) and '"unsupported"' in system_prompt(request)
+    assert '"supported"' in system_prompt(request)
+    assert '"unsupported"' in system_prompt(request)
     assert result.flags["verdict_probability"] == pytest.approx(0.7)
     assert result.flags["verdict_from_logprobs"] is True
     assert result.flags["claims_total"] == 1  # the whole output is the one item judged
@@ -71,7 +72,8 @@ async def test_faithfulness_asks_the_same_question_and_scores_its_mirror() -> No
     assert faithful.score == pytest.approx(0.8)
     assert hallucinated.score == pytest.approx(0.2)
     assert f_requests[0]["messages"] == h_requests[0]["messages"]
-    assert faithful.flags["claims_unsure"] == 0 and faithful.flags["claims_supported"] == 1
+    assert faithful.flags["claims_unsure"] == 0
+    assert faithful.flags["claims_supported"] == 1
 
 
 @pytest.mark.anyio
