@@ -22,8 +22,8 @@ from livescore.scorers import (
 from livescore.scorers._hallucination import ClaimVerdict, ClaimVerdicts, OneCallAnswer
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
-    ONE_CALL_SYSTEM,
     LOGPROB_SYSTEM,
+    ONE_CALL_SYSTEM,
     VERDICT_SYSTEM,
     quote,
 )
