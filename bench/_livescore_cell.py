@@ -38,7 +38,9 @@ def score_items(
         model,
         base_url=base_url,
         timeout=timeout,
-        max_retries=1,
+        # No retry: llama.cpp's server finishes an abandoned answer before the next request,
+        # so a retry after a timeout would wait behind it; the timeout is long instead.
+        max_retries=0,
         max_concurrency=1,  # llama.cpp's server answers one request at a time anyway
         structured_output="json_object",  # all llama-cpp-python's server takes
         temperature=0.0,
