@@ -378,7 +378,12 @@ def run_one_word(
         }
 
     async def every() -> list[dict[str, Any]]:
-        return [await one(item) for item in items]
+        rows = []
+        for number, item in enumerate(items, start=1):
+            rows.append(await one(item))
+            if number % 10 == 0:
+                print(f"  {method}: {number}/{len(items)} items", flush=True)
+        return rows
 
     return asyncio.run(every())
 

@@ -56,7 +56,17 @@ def score_items(
         }
         for it in items
     ]
-    result = asyncio.run(run_evals(data, [scorer], concurrency=1))
+    done_count = [0]
+
+    def progress(item: Any) -> None:
+        # A line every 10 items: a long run shows it is moving, and how well.
+        done_count[0] += 1
+        if done_count[0] % 10 == 0 or done_count[0] == len(data):
+            score = item.scores.get("hallucination")
+            status = score.status if score is not None else "no score"
+            print(f"  {mode}: {done_count[0]}/{len(data)} items (last: {status})", flush=True)
+
+    result = asyncio.run(run_evals(data, [scorer], concurrency=1, on_item_complete=progress))
     rows = []
     for it, done in zip(items, result.items, strict=True):
         score = done.scores.get("hallucination")
