@@ -542,6 +542,91 @@ def judge_quality() -> str:
     return table(columns, rows) + "\n\n" + source(document)
 
 
+LOCAL_METHODS = (
+    "livescore three-step",
+    "livescore one-call",
+    "livescore logprob",
+    "phoenix template",
+    "direct yes/no",
+    "length baseline",
+)
+
+
+def judge_quality_local(dataset: str) -> str:
+    """One set's rows of ``bench/results/judge_quality_local.json``, the length baseline's
+    balanced accuracy beside every other."""
+    document = load("judge_quality_local")
+    rows = {r["method"]: r for r in document["rows"] if r["dataset"] == dataset}
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    base = rows.get("length baseline", {}).get("balanced_accuracy")
+    lines = []
+    for method in LOCAL_METHODS:
+        row = rows.get(method)
+        if row is None:
+            continue
+        value = row["balanced_accuracy"]
+        beside = (
+            "–"
+            if method == "length baseline" or value is None or base is None
+            else f"{value - base:+.3f}".replace("-", "−")
+        )
+        held = row.get("held_out_balanced_accuracy")
+        n = f"{row['scored']}/{row['n']}" if row.get("failed") else str(row["n"])
+        lines.append(
+            [
+                method,
+                n,
+                cell(value),
+                beside,
+                cell(row["f1"]),
+                cell(row["auroc"]),
+                cell(held) if held is not None else "–",
+                "–" if method == "length baseline" else f"{row['cpu_s_per_item']:.1f}",
+                "–" if method == "length baseline" else f"{row['judge_tokens_per_item']:,.0f}",
+            ]
+        )
+    columns = [
+        "method",
+        "n",
+        "balanced accuracy",
+        "vs length",
+        "F1",
+        "AUROC",
+        "held-out balanced accuracy",
+        "CPU s / item",
+        "judge tokens / item",
+    ]
+    return table(columns, lines) + "\n\n" + source(document)
+
+
+def judge_quality_local_ab() -> str:
+    """The prompt A/B rows of the local benchmark, each beside the shipped prompt."""
+    document = load("judge_quality_local")
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    def arrow(entry: dict[str, Any], key: str) -> str:
+        return f"{cell(entry[f'shipped_{key}'])} → {cell(entry[f'variant_{key}'])}"
+
+    lines = [
+        [
+            entry["dataset"],
+            f"{entry['shipped']} → {entry['variant'].removeprefix('A/B ')}",
+            entry["n"],
+            arrow(entry, "balanced_accuracy"),
+            arrow(entry, "auroc"),
+            f"{entry['shipped_tokens_per_item']:,.0f} → {entry['variant_tokens_per_item']:,.0f}",
+        ]
+        for entry in document.get("ab") or []
+    ]
+    columns = ["set", "shipped → variant", "n", "balanced accuracy", "AUROC", "tokens / item"]
+    return table(columns, lines) + "\n\n" + source(document)
+
+
 TOOL_SCORERS = ("tool-call-accuracy", "trajectory")
 
 
@@ -643,6 +728,10 @@ TABLES: dict[str, Callable[[], str]] = {
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
     "judge_quality": judge_quality,
+    "judge_quality_local.summedits_200": lambda: judge_quality_local("summedits_200"),
+    "judge_quality_local.begin_wow_200": lambda: judge_quality_local("begin_wow_200"),
+    "judge_quality_local.halueval_qa_200": lambda: judge_quality_local("halueval_qa_200"),
+    "judge_quality_local.ab": judge_quality_local_ab,
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
