@@ -382,12 +382,7 @@ def run_one_word(
         }
 
     async def every() -> list[dict[str, Any]]:
-        rows = []
-        for number, item in enumerate(items, start=1):
-            rows.append(await one(item))
-            if number % 10 == 0:
-                print(f"  {method}: {number}/{len(items)} items", flush=True)
-        return rows
+        return [await one(item) for item in items]
 
     return asyncio.run(every())
 
@@ -546,6 +541,31 @@ def load_cell(plan: Plan, dataset: str, method: str, items: list[dict[str, Any]]
     return Cell(dataset, method, kept["items"], kept["cpu_s"])
 
 
+# Items per kept chunk: ten, or one process start per twenty for the methods that start one.
+CHUNK = {"phoenix template": 20, "phoenix faithfulness template": 20, AB_PREVIOUS_ONE_CALL: 20}
+
+
+def score_chunk(
+    plan: Plan,
+    method: str,
+    items: list[dict[str, Any]],
+    base_url: str | None,
+    python: Path | None,
+) -> list[dict[str, Any]]:
+    """One row per item of ``items``, scored by ``method``."""
+    if method == "length baseline":
+        return run_length(items)
+    assert base_url is not None
+    if method in LOGPROB_METHODS and method not in SCORER_MODES:
+        return run_one_word(method, items, base_url, plan.timeout)
+    if method == AB_PREVIOUS_ONE_CALL:
+        return run_previous(items, base_url, plan.timeout, previous_package(plan.work)[0])
+    if method in SCORER_MODES:
+        return run_livescore(method, items, base_url, plan.timeout)
+    assert python is not None
+    return run_phoenix(method, items, base_url, python, plan.timeout)
+
+
 def run_cell(
     plan: Plan,
     dataset: str,
@@ -560,36 +580,43 @@ def run_cell(
         return kept
     path = _cell_path(plan, dataset, method)
     started = time.perf_counter()
-    servers_before = sum(process_cpu(pid) for pid in server_pids)
-    own_before, children_before = own_cpu(), children_cpu()
-    if method == "length baseline":
-        rows = run_length(items)
-    elif method in LOGPROB_METHODS and method not in SCORER_MODES:
-        assert base_url is not None
-        rows = run_one_word(method, items, base_url, plan.timeout)
-    elif method == AB_PREVIOUS_ONE_CALL:
-        assert base_url is not None
-        rows = run_previous(items, base_url, plan.timeout, previous_package(plan.work)[0])
-    elif method in SCORER_MODES:
-        assert base_url is not None
-        rows = run_livescore(method, items, base_url, plan.timeout)
-    else:
-        assert base_url is not None
-        assert python is not None
-        rows = run_phoenix(method, items, base_url, python, plan.timeout)
-    cpu = (
-        sum(process_cpu(pid) for pid in server_pids)
-        - servers_before
-        + own_cpu()
-        - own_before
-        + children_cpu()
-        - children_before
-    )
+    # The cell is scored in chunks, each kept as it finishes: a stop loses one chunk at most.
+    partial = path.with_name(path.stem + ".partial.json")
+    rows: list[dict[str, Any]] = []
+    cpu = 0.0
+    if partial.is_file():
+        kept_part = json.loads(partial.read_text())
+        ids = [it["id"] for it in kept_part["items"]]
+        if ids == [it["id"] for it in items[: len(ids)]]:
+            rows, cpu = kept_part["items"], kept_part["cpu_s"]
+            console.print(f"{dataset} · {method}: {len(rows)} items kept from an earlier run")
+    size = CHUNK.get(method, 10)
+    for start in range(len(rows), len(items), size):
+        part = items[start : start + size]
+        servers_before = sum(process_cpu(pid) for pid in server_pids)
+        own_before, children_before = own_cpu(), children_cpu()
+        rows += score_chunk(plan, method, part, base_url, python)
+        cpu += (
+            sum(process_cpu(pid) for pid in server_pids)
+            - servers_before
+            + own_cpu()
+            - own_before
+            + children_cpu()
+            - children_before
+        )
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps({"items": rows, "cpu_s": cpu}))
+        if len(rows) < len(items):
+            console.print(
+                f"  {dataset} · {method}: {len(rows)}/{len(items)} items, "
+                f"{cpu / len(rows):.1f} CPU s/item, {time.strftime('%H:%M:%S')}"
+            )
     if method == "length baseline":
         cpu = 0.0  # microseconds of string lengths: nothing worth a column
     cell = Cell(dataset, method, rows, cpu)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"items": rows, "cpu_s": cpu}))
+    partial.unlink(missing_ok=True)
     row = cell.row()
     console.print(
         f"{dataset} · {method}: {row['scored']}/{row['n']} scored, balanced accuracy "
@@ -604,8 +631,8 @@ def _fmt(value: float | None) -> str:
 
 
 # The order cells run in: the table's rows before the prompt A/B rows, the cheap methods
-# before the dear ones, and within a method SummEdits and BEGIN before HaluEval-QA (where
-# length alone nearly decides). A run cut short keeps the rows that say the most; cells of
+# before the dear ones, SummEdits and BEGIN before HaluEval-QA (where length alone nearly
+# decides). A run cut short keeps the rows that say the most; cells of
 # one server kind in a row share that server (a switch restarts it: seconds).
 RUN_ORDER = (
     "length baseline",
@@ -629,10 +656,17 @@ def server_kind(method: str) -> str | None:
     return "logprobs" if method in LOGPROB_METHODS else "generate"
 
 
+# The comparison the table is for, one set at a time: a run cut short has whole sets.
+SET_BY_SET = ("length baseline", "livescore logprob", "direct yes/no", "phoenix template")
+
+
 def planned_cells(plan: Plan) -> list[tuple[str, str]]:
-    """Every (set, method) of ``plan`` in the order they run (:data:`RUN_ORDER`)."""
+    """Every (set, method) of ``plan`` in the order they run: :data:`SET_BY_SET` set by
+    set, then the rest method by method (:data:`RUN_ORDER`)."""
     datasets = [d for d in DATASET_ORDER if d in plan.datasets]
-    return [(d, m) for m in RUN_ORDER if m in plan.methods for d in datasets]
+    first = [(d, m) for d in datasets for m in SET_BY_SET if m in plan.methods]
+    rest = [(d, m) for m in RUN_ORDER if m in plan.methods for d in datasets]
+    return first + [cell for cell in rest if cell not in first]
 
 
 def items_for(method: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:

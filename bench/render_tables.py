@@ -599,7 +599,17 @@ def judge_quality_local(dataset: str) -> str:
         "CPU s / item",
         "judge tokens / item",
     ]
-    return table(columns, lines) + "\n\n" + source(document)
+    missing = [
+        m
+        for m in document.get("missing") or []
+        if m["dataset"] == dataset and m["method"] in LOCAL_METHODS
+    ]
+    left = ""
+    if missing:
+        reasons = sorted({m["reason"] for m in missing})
+        names = ", ".join(m["method"] for m in missing)
+        left = f"\n\n*Not in this table: {names} ({'; '.join(reasons)}).*"
+    return table(columns, lines) + left + "\n\n" + source(document)
 
 
 def judge_quality_local_ab() -> str:

@@ -216,3 +216,61 @@ def test_phoenix_s_own_evaluator_scores_through_its_tool_call(
     assert len(requests) == 2
     assert all(r["tool_choice"]["function"]["name"] == "extract_structured_data" for r in requests)
     assert "grounded or hallucinated" in requests[0]["messages"][-1]["content"]
+
+
+@pytest.mark.timeout(300)
+def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = _bench("_common")
+    local = _bench("_judge_quality_local")
+    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
+    real_run_length = local.run_length
+    calls: list[int] = []
+
+    def interrupting_run_length(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A test double of the length cell: Ctrl-C arrives during the second one."""
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run_length(items)
+
+    monkeypatch.setattr(local, "run_length", interrupting_run_length)
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        argv = [
+            "--n",
+            "4",
+            "--methods",
+            "direct yes/no,length baseline",
+            "--base-url",
+            server.base_url,
+            "--cache",
+            str(tmp_path / "cache"),
+            "--json",
+            str(out),
+        ]
+        stopped = local.main(argv)
+        stopped_requests = len(server.requests)
+        stopped_document = json.loads(out.read_text())
+        resumed = local.main(argv)
+        resumed_requests = len(server.requests) - stopped_requests
+    assert stopped == 130
+    # Set by set, SummEdits first: its two cells finished, BEGIN's first one was stopped.
+    done = [("summedits_200", "length baseline"), ("summedits_200", "direct yes/no")]
+    assert {(r["dataset"], r["method"]) for r in stopped_document["rows"]} == set(done)
+    assert stopped_document["complete"] is False
+    missing = {(m["dataset"], m["method"]) for m in stopped_document["missing"]}
+    assert missing == {
+        (d, m) for d in local.DATASETS for m in ("direct yes/no", "length baseline")
+    } - set(done)
+    assert all("stopped" in m["reason"] for m in stopped_document["missing"])
+    assert stopped_requests == 4
+    # The second run scores only what was left: two length cells, eight one-token calls.
+    assert resumed == 0
+    assert calls == [4, 4, 4, 4]
+    assert resumed_requests == 2 * 4
+    document = json.loads(out.read_text())
+    assert document["complete"] is True
+    assert document["missing"] == []
+    assert len(document["rows"]) == 6
