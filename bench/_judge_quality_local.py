@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, Results, console, print_machine, table
+from _common import ROOT, Results, console, git_state, print_machine, table
 from _livescore_cell import score_items
 from _local_model import (
     MODEL_FILE,
@@ -566,6 +566,18 @@ def score_chunk(
     return run_phoenix(method, items, base_url, python, plan.timeout)
 
 
+def partial_cell(plan: Plan, dataset: str, method: str) -> tuple[Cell | None, int]:
+    """The items of a cell begun and not finished (kept chunk by chunk), and how many it
+    was to score."""
+    items = items_for(method, sample(dataset, plan.n, plan.seed))
+    path = _cell_path(plan, dataset, method)
+    partial = path.with_name(path.stem + ".partial.json")
+    if not partial.is_file():
+        return None, len(items)
+    kept = json.loads(partial.read_text())
+    return Cell(dataset, method, kept["items"], kept["cpu_s"]), len(items)
+
+
 def run_cell(
     plan: Plan,
     dataset: str,
@@ -843,6 +855,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         and args.seed == SEED
     )
     record = Results("judge_quality_local", quick=args.quick, partial=not standard)
+    # The commit whose code runs (the file is rewritten during the run; commits may follow).
+    record.extra["git"] = git_state()
     if not args.cells_only:
         print_machine("Judge quality: a local Qwen2.5-Coder-1.5B judge on three labelled sets")
     cache = args.cache or cache_dir()
@@ -863,15 +877,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_in_parallel(args, datasets, methods, n)
 
     def write(cells: list[Cell], why_missing: str) -> None:
-        """The results file as it stands: every finished row, and the planned ones not (yet)
-        scored with the reason."""
+        """The results file as it stands: every finished row; a cell begun but not finished
+        as a row of the items it scored (``partial``); the planned ones not (yet) scored
+        with the reason."""
         done = {(c.dataset, c.method) for c in cells}
+        begun = [
+            (cell, planned)
+            for cell, planned in (
+                partial_cell(plan, d, m) for d, m in planned_cells(plan) if (d, m) not in done
+            )
+            if cell is not None
+        ]
+        rows = [c.row() for c in cells if c.method not in AB_METHODS]
+        rows += [
+            {**c.row(), "partial": True, "items_planned": planned}
+            for c, planned in begun
+            if c.method not in AB_METHODS
+        ]
+        scored_so_far = {(c.dataset, c.method): len(c.items) for c, _ in begun}
         record.extra["judge"] = judge_description(plan.threads)
-        record.extra["rows"] = [c.row() for c in cells if c.method not in AB_METHODS]
+        record.extra["rows"] = rows
         record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
         record.extra["complete"] = len(done) == len(planned_cells(plan))
         record.extra["missing"] = [
-            {"dataset": d, "method": m, "reason": why_missing}
+            {
+                "dataset": d,
+                "method": m,
+                "reason": (
+                    f"{scored_so_far[d, m]} of the {n} items scored ({why_missing}): the row "
+                    "shows those"
+                    if (d, m) in scored_so_far
+                    else why_missing
+                ),
+            }
             for d, m in planned_cells(plan)
             if (d, m) not in done
         ]

@@ -575,6 +575,8 @@ def judge_quality_local(dataset: str) -> str:
         )
         held = row.get("held_out_balanced_accuracy")
         n = f"{row['scored']}/{row['n']}" if row.get("failed") else str(row["n"])
+        if row.get("partial"):
+            n += f" of {row['items_planned']} (stopped)"
         lines.append(
             [
                 method,

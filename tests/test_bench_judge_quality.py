@@ -274,3 +274,42 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     assert document["complete"] is True
     assert document["missing"] == []
     assert len(document["rows"]) == 6
+
+
+@pytest.mark.timeout(300)
+def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = _bench("_common")
+    local = _bench("_judge_quality_local")
+    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setitem(local.CHUNK, "direct yes/no", 2)
+    real_run_one_word = local.run_one_word
+    chunks: list[int] = []
+
+    def interrupting_run_one_word(method: str, items: list[Any], *rest: Any) -> list[Any]:
+        """A test double of the one-word cell: Ctrl-C arrives during its second chunk."""
+        chunks.append(len(items))
+        if len(chunks) == 2:
+            raise KeyboardInterrupt
+        return list(real_run_one_word(method, items, *rest))
+
+    monkeypatch.setattr(local, "run_one_word", interrupting_run_one_word)
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        argv = ["--n", "4", "--sets", "summedits_200", "--methods", "direct yes/no"]
+        argv += ["--base-url", server.base_url, "--cache", str(tmp_path / "cache")]
+        argv += ["--json", str(out)]
+        assert local.main(argv) == 130
+        stopped = json.loads(out.read_text())
+        assert len(server.requests) == 2
+        assert local.main(argv) == 0
+        assert len(server.requests) == 4  # the first chunk was not asked again
+    [row] = stopped["rows"]
+    assert (row["n"], row["items_planned"], row["partial"]) == (2, 4, True)
+    [missing] = stopped["missing"]
+    assert missing["reason"].startswith("2 of the 4 items scored")
+    [row] = json.loads(out.read_text())["rows"]
+    assert row["n"] == 4
+    assert "partial" not in row
+    assert chunks == [2, 2, 2]
