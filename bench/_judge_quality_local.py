@@ -541,8 +541,10 @@ def load_cell(plan: Plan, dataset: str, method: str, items: list[dict[str, Any]]
     return Cell(dataset, method, kept["items"], kept["cpu_s"])
 
 
-# Items per kept chunk: ten, or one process start per twenty for the methods that start one.
-CHUNK = {"phoenix template": 20, "phoenix faithfulness template": 20, AB_PREVIOUS_ONE_CALL: 20}
+# Items per kept chunk (the comparison methods take turns chunk by chunk, so a run cut short
+# has them on the same items); the A/B row of an earlier livescore starts a process per chunk.
+DEFAULT_CHUNK = 5
+CHUNK = {AB_PREVIOUS_ONE_CALL: 20}
 
 
 def score_chunk(
@@ -586,7 +588,10 @@ def run_cell(
     base_url: str | None,
     server_pids: Sequence[int],
     python: Path | None,
-) -> Cell:
+    upto: int | None = None,
+) -> Cell | None:
+    """The cell, scored chunk by chunk (or kept from an earlier run); with ``upto``, only
+    until that many items are scored: ``None`` while it is not finished."""
     kept = load_cell(plan, dataset, method, items)
     if kept is not None:
         return kept
@@ -602,8 +607,8 @@ def run_cell(
         if ids == [it["id"] for it in items[: len(ids)]]:
             rows, cpu = kept_part["items"], kept_part["cpu_s"]
             console.print(f"{dataset} · {method}: {len(rows)} items kept from an earlier run")
-    size = CHUNK.get(method, 10)
-    for start in range(len(rows), len(items), size):
+    size = CHUNK.get(method, DEFAULT_CHUNK)
+    for start in range(len(rows), min(len(items), upto or len(items)), size):
         part = items[start : start + size]
         servers_before = sum(process_cpu(pid) for pid in server_pids)
         own_before, children_before = own_cpu(), children_cpu()
@@ -623,6 +628,8 @@ def run_cell(
                 f"  {dataset} · {method}: {len(rows)}/{len(items)} items, "
                 f"{cpu / len(rows):.1f} CPU s/item, {time.strftime('%H:%M:%S')}"
             )
+    if len(rows) < len(items):
+        return None  # stopped at ``upto``: the chunks so far are kept
     if method == "length baseline":
         cpu = 0.0  # microseconds of string lengths: nothing worth a column
     cell = Cell(dataset, method, rows, cpu)
@@ -668,8 +675,10 @@ def server_kind(method: str) -> str | None:
     return "logprobs" if method in LOGPROB_METHODS else "generate"
 
 
-# The comparison the table is for, one set at a time: a run cut short has whole sets.
+# The comparison the table is for, one set at a time: a run cut short has whole sets. Its
+# judge methods take turns, one chunk each, so a run cut short has them on the same items.
 SET_BY_SET = ("length baseline", "livescore logprob", "direct yes/no", "phoenix template")
+TAKE_TURNS = SET_BY_SET[1:]
 
 
 def planned_cells(plan: Plan) -> list[tuple[str, str]]:
@@ -730,24 +739,50 @@ def run_plan(
                 )
             return server.base_url, [server.pid] if server.pid is not None else []
 
-        for dataset, method in planned_cells(plan):
+        def run_one(dataset: str, method: str, upto: int | None) -> Cell | None:
             items = items_for(method, samples[dataset])
             shipped = _cell_path(plan, dataset, "livescore logprob")
             no_question = not any(it.get("question") for it in items)
             if method == AB_NO_QUESTION and no_question and shipped.is_file():
                 # No question in the set: the very requests of the shipped prompt.
                 kept = json.loads(shipped.read_text())
-                cells.append(Cell(dataset, method, kept["items"], kept["cpu_s"]))
-            else:
-                kept_cell = load_cell(plan, dataset, method, items)
-                if kept_cell is not None:
-                    cells.append(kept_cell)
-                else:
-                    kind = server_kind(method)
-                    url, pids = server_for(kind) if kind is not None else (None, [])
-                    cells.append(run_cell(plan, dataset, method, items, url, pids, python))
+                return Cell(dataset, method, kept["items"], kept["cpu_s"])
+            kept_cell = load_cell(plan, dataset, method, items)
+            if kept_cell is not None:
+                return kept_cell
+            begun, _ = partial_cell(plan, dataset, method)
+            if upto is not None and begun is not None and len(begun.items) >= upto:
+                return None  # ahead of this turn already (kept from an earlier run)
+            kind = server_kind(method)
+            url, pids = server_for(kind) if kind is not None else (None, [])
+            return run_cell(plan, dataset, method, items, url, pids, python, upto)
+
+        def report() -> None:
             if on_cell is not None:
                 on_cell(sort_cells(cells, plan.datasets))
+
+        order = planned_cells(plan)
+        for dataset, method in order:
+            if (dataset, method) in {(c.dataset, c.method) for c in cells}:
+                continue
+            turns = [m for m in TAKE_TURNS if m in plan.methods]
+            if method not in turns:
+                cell = run_one(dataset, method, None)
+                assert cell is not None
+                cells.append(cell)
+                report()
+                continue
+            # The comparison methods of this set take turns, one chunk each.
+            waiting = list(turns)
+            rounds = 1
+            while waiting:
+                for turn in list(waiting):
+                    cell = run_one(dataset, turn, rounds * CHUNK.get(turn, DEFAULT_CHUNK))
+                    if cell is not None:
+                        cells.append(cell)
+                        waiting.remove(turn)
+                    report()
+                rounds += 1
     return sort_cells(cells, plan.datasets)
 
 

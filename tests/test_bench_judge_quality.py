@@ -313,3 +313,33 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
     assert row["n"] == 4
     assert "partial" not in row
     assert chunks == [2, 2, 2]
+
+
+@pytest.mark.timeout(300)
+def test_the_compared_methods_take_turns_chunk_by_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = _bench("_common")
+    local = _bench("_judge_quality_local")
+    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(local, "DEFAULT_CHUNK", 2)
+    with OpenAITestServer(responder=judge) as server:
+        code = local.main(
+            [
+                "--n",
+                "4",
+                "--sets",
+                "summedits_200",
+                "--methods",
+                "direct yes/no,livescore logprob",
+                "--base-url",
+                server.base_url,
+                "--cache",
+                str(tmp_path / "cache"),
+            ]
+        )
+        prompts = [str(r["messages"][-1]["content"]) for r in server.requests]
+    assert code == 0
+    # A run stopped at any point has both methods on (nearly) the same items.
+    kinds = ["direct" if p.endswith("Answer yes or no.") else "logprob" for p in prompts]
+    assert kinds == ["logprob"] * 2 + ["direct"] * 2 + ["logprob"] * 2 + ["direct"] * 2

@@ -244,6 +244,8 @@ def test_calibration_kappa_confusion_base_rate_and_a_held_out_threshold(
                 "--model",
                 "m",
                 "--quiet",
+                "--report",
+                str(tmp_path / "report.html"),
             ]
         )
         requests = server.requests
@@ -251,6 +253,12 @@ def test_calibration_kappa_confusion_base_rate_and_a_held_out_threshold(
 
     assert code == 0, out
     assert len(requests) == 12 * 2  # one one-token call per item and scorer
+    # The report carries the same calibration figures.
+    page = (tmp_path / "report.html").read_text()
+    calibration = page[page.index('<table id="calibration">') :]
+    assert "TP 8 · FP 0 · FN 0 · TN 4" in calibration
+    assert '<td class="num">0.67</td>' in calibration
+    assert '<td class="num">0.35</td>' in calibration  # hallucination's chosen threshold
     # Scores 0.2 (faithful items) and 0.5 / 0.8 (hallucinated): at 0.5 every item is right.
     hallucination = quality_row(out, "hallucination")
     assert hallucination[3] == "1.000"  # accuracy
