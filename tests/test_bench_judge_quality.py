@@ -41,6 +41,27 @@ def _bench(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+@pytest.fixture
+def local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The local benchmark's module, its results files under ``tmp_path``."""
+    monkeypatch.setattr(_bench("_common"), "RESULTS_DIR", tmp_path / "results")
+    return _bench("_judge_quality_local")
+
+
+def run_args(base_url: str, tmp_path: Path, *extra: str) -> list[str]:
+    """The benchmark's arguments against the test server, its cache and ``--json`` file
+    (``figures.json``) under ``tmp_path``."""
+    return [
+        *extra,
+        "--base-url",
+        base_url,
+        "--cache",
+        str(tmp_path / "cache"),
+        "--json",
+        str(tmp_path / "figures.json"),
+    ]
+
+
 def _instance(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     """A small valid instance of a JSON schema: what a careful judge answers."""
     if "$ref" in schema:
@@ -82,29 +103,15 @@ def judge(body: dict[str, Any]) -> Any:
 
 @pytest.mark.timeout(300)
 def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, local: ModuleType
 ) -> None:
-    common = _bench("_common")
-    local = _bench("_judge_quality_local")
-    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
     # Phoenix's row is checked on its own below (its process takes a while to start).
     methods = [m for m in TABLE_METHODS if m != "phoenix template"]
     methods += [local.AB_YES_NO, local.AB_NO_QUESTION]
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
         code = local.main(
-            [
-                "--n",
-                "4",
-                "--methods",
-                ",".join(methods),
-                "--base-url",
-                server.base_url,
-                "--cache",
-                str(tmp_path / "cache"),
-                "--json",
-                str(out),
-            ]
+            run_args(server.base_url, tmp_path, "--n", "4", "--methods", ",".join(methods))
         )
         requests = list(server.requests)
     assert code == 0
@@ -182,30 +189,23 @@ def test_the_model_parts_are_joined_in_order_and_checked(tmp_path: Path) -> None
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(not PHOENIX_PYTHON.is_file(), reason="arize-phoenix-evals is not installed")
 def test_phoenix_s_own_evaluator_scores_through_its_tool_call(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, local: ModuleType
 ) -> None:
-    common = _bench("_common")
-    local = _bench("_judge_quality_local")
-    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
         code = local.main(
-            [
+            run_args(
+                server.base_url,
+                tmp_path,
                 "--n",
                 "2",
                 "--sets",
                 "halueval_qa_200",
                 "--methods",
                 "phoenix template",
-                "--base-url",
-                server.base_url,
                 "--phoenix-python",
                 str(PHOENIX_PYTHON),
-                "--cache",
-                str(tmp_path / "cache"),
-                "--json",
-                str(out),
-            ]
+            )
         )
         requests = list(server.requests)
     assert code == 0
@@ -220,11 +220,8 @@ def test_phoenix_s_own_evaluator_scores_through_its_tool_call(
 
 @pytest.mark.timeout(300)
 def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
 ) -> None:
-    common = _bench("_common")
-    local = _bench("_judge_quality_local")
-    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
     real_run_length = local.run_length
     calls: list[int] = []
 
@@ -238,18 +235,9 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     monkeypatch.setattr(local, "run_length", interrupting_run_length)
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
-        argv = [
-            "--n",
-            "4",
-            "--methods",
-            "direct yes/no,length baseline",
-            "--base-url",
-            server.base_url,
-            "--cache",
-            str(tmp_path / "cache"),
-            "--json",
-            str(out),
-        ]
+        argv = run_args(
+            server.base_url, tmp_path, "--n", "4", "--methods", "direct yes/no,length baseline"
+        )
         stopped = local.main(argv)
         stopped_requests = len(server.requests)
         stopped_document = json.loads(out.read_text())
@@ -278,11 +266,8 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
 
 @pytest.mark.timeout(300)
 def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
 ) -> None:
-    common = _bench("_common")
-    local = _bench("_judge_quality_local")
-    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
     monkeypatch.setitem(local.CHUNK, "direct yes/no", 2)
     real_run_one_word = local.run_one_word
     chunks: list[int] = []
@@ -297,9 +282,16 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
     monkeypatch.setattr(local, "run_one_word", interrupting_run_one_word)
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
-        argv = ["--n", "4", "--sets", "summedits_200", "--methods", "direct yes/no"]
-        argv += ["--base-url", server.base_url, "--cache", str(tmp_path / "cache")]
-        argv += ["--json", str(out)]
+        argv = run_args(
+            server.base_url,
+            tmp_path,
+            "--n",
+            "4",
+            "--sets",
+            "summedits_200",
+            "--methods",
+            "direct yes/no",
+        )
         assert local.main(argv) == 130
         stopped = json.loads(out.read_text())
         assert len(server.requests) == 2
@@ -317,26 +309,21 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
 
 @pytest.mark.timeout(300)
 def test_the_compared_methods_take_turns_chunk_by_chunk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
 ) -> None:
-    common = _bench("_common")
-    local = _bench("_judge_quality_local")
-    monkeypatch.setattr(common, "RESULTS_DIR", tmp_path / "results")
     monkeypatch.setattr(local, "DEFAULT_CHUNK", 2)
     with OpenAITestServer(responder=judge) as server:
         code = local.main(
-            [
+            run_args(
+                server.base_url,
+                tmp_path,
                 "--n",
                 "4",
                 "--sets",
                 "summedits_200",
                 "--methods",
                 "direct yes/no,livescore logprob",
-                "--base-url",
-                server.base_url,
-                "--cache",
-                str(tmp_path / "cache"),
-            ]
+            )
         )
         prompts = [str(r["messages"][-1]["content"]) for r in server.requests]
     assert code == 0
