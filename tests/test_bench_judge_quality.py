@@ -230,7 +230,8 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
         calls.append(len(items))
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real_run_length(items)
+        rows: list[dict[str, Any]] = real_run_length(items)
+        return rows
 
     monkeypatch.setattr(local, "run_length", interrupting_run_length)
     out = tmp_path / "figures.json"
