@@ -435,6 +435,7 @@ def run_phoenix(
             "score": answers[it["id"]]["score"],
             "tokens": answers[it["id"]]["tokens"],
             "error": answers[it["id"]].get("error"),
+            "verdict": answers[it["id"]].get("label"),  # Phoenix's own label
         }
         for it in items
     ]
