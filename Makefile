@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -82,7 +82,25 @@ $(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION):
 
 phoenix: $(PHOENIX_VENV)/.installed-$(PHOENIX_VERSION)
 
-test: lint typecheck docs browser phoenix redis unit
+# Strands Agents for the span processor's Strands test (its agent runs in a subprocess): a
+# virtual environment of its own, since strands-agents pins the OpenTelemetry packages one
+# patch release apart from the rest of the dev extra (and brings boto3). livescore is
+# installed there editable from this checkout. Where it cannot be installed, that test is
+# skipped with its reason.
+STRANDS_VENV ?= .strands-venv
+STRANDS_VERSION ?= 1.62.0
+
+$(STRANDS_VENV)/.installed-$(STRANDS_VERSION): pyproject.toml
+	@echo "Installing strands-agents==$(STRANDS_VERSION) into $(STRANDS_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(STRANDS_VENV) && \
+	  $(STRANDS_VENV)/bin/python -m pip install --quiet -e ".[sdk]" "strands-agents==$(STRANDS_VERSION)" \
+	    >$(STRANDS_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(STRANDS_VENV)/install.log 2>/dev/null; \
+	    echo "Strands Agents could not be installed: its span processor test will be skipped."; }
+
+strands: $(STRANDS_VENV)/.installed-$(STRANDS_VERSION)
+
+test: lint typecheck docs browser phoenix redis strands unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).
@@ -101,4 +119,4 @@ judge-quality: setup
 	$(BIN)/python bench/judge_quality.py --judge local $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) build dist site *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) build dist site *.egg-info .mypy_cache .ruff_cache

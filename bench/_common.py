@@ -235,6 +235,52 @@ def bench_reply(body: Mapping[str, Any]) -> Any:
     return Reply.delay(latency, reply) if latency > 0 else reply
 
 
+def careful_hallucination_reply(body: Mapping[str, Any]) -> Any:
+    """Answer the hallucination scorer about *this* item, as a careful judge would.
+
+    Its claims are the output's sentences, a claim is hallucinated when most of its words
+    are missing from the context, and the explanation names each claim: so the answers,
+    and the usage the server reports for them (estimated from the text, prompt and
+    answer), vary from item to item as a real judge's do.
+    """
+    from livescore.testing import Reply
+
+    prompt = str(body["messages"][-1]["content"])
+    output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.DOTALL)
+    context = re.search(r"<context>\n(.*?)\n</context>", prompt, re.DOTALL)
+    known = set(re.findall(r"\w+", (context.group(1) if context else "").lower()))
+
+    def claims() -> list[str]:
+        text = output.group(1) if output else ""
+        return [c.strip() for c in re.split(r"(?<=[.!?])\s+", text) if c.strip()]
+
+    def verdict(claim: str) -> dict[str, str]:
+        words = re.findall(r"\w+", claim.lower())
+        missing = [w for w in words if w not in known]
+        bad = len(missing) * 2 > len(words)
+        reason = (
+            f"The context does not mention {', '.join(missing[:4])}."
+            if bad
+            else "The context states this."
+        )
+        return {"statement": claim, "verdict": "yes" if bad else "no", "reason": reason}
+
+    if "List the factual claims" in prompt:
+        return Reply.json({"claims": claims()})
+    if "<claims>" in prompt:
+        asked = re.findall(r'<claim index="\d+">\n?(.*?)\n?</claim>', prompt, re.DOTALL)
+        return Reply.json({"verdicts": [verdict(c) for c in asked]})
+    if "list its claims, give one verdict per claim" in prompt:
+        found = claims()
+        verdicts = [verdict(c) for c in found]
+        return Reply.json({"claims": found, "verdicts": verdicts, "reason": "Checked."})
+    verdicts = re.findall(r"claim: (.*)", prompt)
+    start = re.search(r'Start with "(The score is [^"]+ because)"', prompt)
+    opening = start.group(1) if start else "The score is as computed because"
+    named = "; ".join(v.strip() for v in verdicts) or "no claim"
+    return Reply.text(f"{opening} of these claims: {named}.")
+
+
 @contextmanager
 def judge_server() -> Iterator[str]:
     """Run the bench judge server in a child process; yield its base URL."""

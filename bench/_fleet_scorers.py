@@ -31,6 +31,6 @@ if os.environ.get("BENCH_SCORERS", "all") != "keyword":
         0,
         create_hallucination_scorer(
             model=judge,
-            mode=os.environ.get("BENCH_MODE", "three_step"),  # type: ignore[arg-type]
+            judge_mode=os.environ.get("BENCH_MODE", "three_step"),  # type: ignore[arg-type]
         ),
     )

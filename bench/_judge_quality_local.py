@@ -65,7 +65,8 @@ from _local_model import (
 )
 
 from livescore.demo import LocalJudgeServer
-from livescore.evals import auroc, split_threshold
+from livescore.evals import split_threshold
+from livescore.evals._quality import auroc
 from livescore.judges import OpenAIJudge
 from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS
 from livescore.scorers._hallucination_prompts import LOGPROB_SYSTEM, logprob_prompt

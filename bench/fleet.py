@@ -10,7 +10,7 @@
    or publishing), per run. With ``broker=`` no worker runs meanwhile (the jobs wait in
    Redis; one worker scores them afterwards), so the table shows the agent's process alone.
 2. **Fleet scaling.** N jobs (hallucination, one judge call each) are published at once;
-   1, 2 and 4 ``livescore worker`` processes (``--concurrency 16`` each) score them against
+   1, 2 and 4 ``livescore worker`` processes (``--scorer-concurrency 16`` each) score them against
    the bench judge server (another process, every reply after 200 ms). Scores/s beside the
    judge's ceiling (workers × 16 / 0.2 s), and the workers' CPU per score, with and
    without the judge call (a keyword-coverage-only run gives the fleet's own share).
@@ -121,6 +121,7 @@ class Worker:
             stderr=subprocess.PIPE,
         )
         assert self.process.stderr is not None
+        self.stop_line = ""
         line = self.process.stderr.readline().decode()  # "livescore worker ...: scoring"
         if "scoring" not in line:
             raise RuntimeError(f"the worker did not start: {line!r}")
@@ -137,7 +138,8 @@ class Worker:
         self.process.wait(timeout=10)
 
     def stop(self) -> float:
-        """Stop it gracefully; the CPU seconds of its scoring loop (0 if unknown)."""
+        """Stop it gracefully; the CPU seconds of its scoring loop (0 if unknown). Its stop
+        line is kept in ``stop_line``."""
         loop_cpu = 0.0
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -148,6 +150,10 @@ class Worker:
                 _, err = self.process.communicate()
             found = re.search(rb"scoring-loop\s+CPU\s+([0-9.]+) s", err or b"")
             loop_cpu = float(found.group(1)) if found else 0.0
+            lines = [
+                x for x in (err or b"").decode(errors="replace").splitlines() if " stopped: " in x
+            ]
+            self.stop_line = lines[-1] if lines else ""
         self.log.close()
         return loop_cpu
 
@@ -303,7 +309,7 @@ def agent_cost(base_url: str, runs: int, block: int, warmup: int) -> dict[str, A
             redis_server.url,
             receiver.url,
             {"BENCH_JUDGE_URL": base_url, "BENCH_JUDGE_LATENCY": "0"},
-            "--concurrency",
+            "--scorer-concurrency",
             "64",
         )
         _wait(lambda: sum(_pairs(receiver).values()) >= published, 300)
@@ -375,7 +381,9 @@ def scaling(base_url: str, jobs: int, concurrency: int, counts: Sequence[int]) -
                 "BENCH_SCORERS": which,
             }
             workers = [
-                Worker(redis_server.url, receiver.url, env, "--concurrency", str(concurrency))
+                Worker(
+                    redis_server.url, receiver.url, env, "--scorer-concurrency", str(concurrency)
+                )
                 for _ in range(n)
             ]
             time.sleep(1.0)  # let the workers connect and idle
@@ -413,7 +421,7 @@ def scaling(base_url: str, jobs: int, concurrency: int, counts: Sequence[int]) -
     judge_rows = [r for r in results.values() if r["ceiling"] == r["ceiling"]]
     base = next(r for k, r in results.items() if k.startswith("keyword"))
     table(
-        f"2. Fleet scaling: judge replies after {LATENCY_S * 1000:.0f} ms, --concurrency "
+        f"2. Fleet scaling: judge replies after {LATENCY_S * 1000:.0f} ms, --scorer-concurrency "
         f"{concurrency} per worker",
         [
             "scorer",
@@ -449,7 +457,7 @@ def crash(base_url: str, jobs: int) -> dict[str, Any]:
             "BENCH_JUDGE_LATENCY": str(LATENCY_S),
             "BENCH_MODE": "one_call",
         }
-        args = ("--concurrency", "32", "--heartbeat-timeout", "5")
+        args = ("--scorer-concurrency", "32", "--heartbeat-timeout", "5")
         workers = [Worker(redis_server.url, receiver.url, env, *args) for _ in range(2)]
         publisher = DramatiqPublisher(redis_server.url, "livescore")
         ids = ["hallucination", "keyword-coverage"]

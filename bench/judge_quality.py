@@ -43,7 +43,8 @@ from typing import Any
 
 from _common import ROOT, Results, console, print_machine, table
 
-from livescore.demo import LocalJudgeServer, local_judge_status
+from livescore.demo import LocalJudgeServer
+from livescore.demo._local_judge import local_judge_status
 from livescore.evals import binary_quality, load_dataset
 
 DATA = ROOT / "data" / "hallucination" / "halueval_qa_200.jsonl"

@@ -38,12 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from livescore import Run  # noqa: E402
-from livescore.scorers import (  # noqa: E402
-    KeywordExtractor,
-    _keyword_coverage,
-    _keywords,
-    create_keyword_coverage_scorer,
-)
+from livescore.scorers import _keyword_coverage, _keywords, create_keyword_coverage_scorer  # noqa: E402
+from livescore.scorers._keywords import KeywordExtractor  # noqa: E402
 
 CORPUS = Path(__file__).with_name("corpus") / "keyword_coverage.jsonl"
 SAME = 1e-9

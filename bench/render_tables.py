@@ -649,6 +649,42 @@ def judge_quality_local_ab() -> str:
     return table(columns, lines) + "\n\n" + source(document)
 
 
+def judge_cost() -> str:
+    document = load("judge_cost")
+    data = document["results"]
+    full = data["full_run"]
+    rows = [
+        [
+            f"{e['sample']} of {e['total']} items",
+            f"${e['cost_usd']:.4f}",
+            f"${e['cost_low_usd']:.4f} to ${e['cost_high_usd']:.4f}",
+            f"${full['cost_usd']:.4f}",
+            f"{e['cost_error_pct']:+.1f} %",
+            f"{e['seconds']:.1f} s",
+            f"{full['wall_s']:.1f} s",
+            f"{e['time_error_pct']:+.1f} %",
+        ]
+        for e in data["estimates"]
+    ]
+    columns = [
+        "--estimate from",
+        "estimated cost",
+        "95 % range",
+        "full run's cost",
+        "cost error",
+        "estimated time",
+        "full run's time",
+        "time error",
+    ]
+    note = (
+        f"{data['items']} items, `{data['model']}` at OpenAI's list price, "
+        f"--concurrency {data['concurrency']}, the test judge answering after "
+        f"{data['judge_latency_s']:g} s; the items cost "
+        f"${full['cost_per_item_min_usd']:.6f} to ${full['cost_per_item_max_usd']:.6f}."
+    )
+    return table(columns, rows) + "\n\n" + note + "\n\n" + source(document)
+
+
 TOOL_SCORERS = ("tool-call-accuracy", "trajectory")
 
 
@@ -754,6 +790,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "judge_quality_local.begin_wow_200": lambda: judge_quality_local("begin_wow_200"),
     "judge_quality_local.halueval_qa_200": lambda: judge_quality_local("halueval_qa_200"),
     "judge_quality_local.ab": judge_quality_local_ab,
+    "judge_cost": judge_cost,
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,

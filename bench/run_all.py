@@ -28,7 +28,10 @@ BENCHMARKS = (
     "code_scorers.py",
     "sinks.py",
     "judge_quality.py",  # skipped, with a message, without the local-judge extra
+    "judge_cost.py",
     "fleet.py",
+    "fleet_faults.py",
+    "traces.py",
 )
 
 

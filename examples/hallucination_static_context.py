@@ -1,4 +1,4 @@
-"""Score an answer about the first iPhone against known facts (the seed's static-context example).
+"""Score an answer about the first iPhone against known facts (a static context).
 
 Runs against any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama):
 
@@ -6,7 +6,7 @@ Runs against any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama):
     export OPENAI_BASE_URL=http://127.0.0.1:8000/v1   # leave unset for api.openai.com
     python examples/hallucination_static_context.py --model gpt-4o-mini
 
-The model may also come from ``LIVESCORE_JUDGE_MODEL``. Try ``--mode one_call`` for a single
+The model may also come from ``LIVESCORE_JUDGE_MODEL``. Try ``--judge-mode one_call`` for a single
 judge call per score, or ``--output "..."`` to score your own text.
 """
 
@@ -16,9 +16,8 @@ import argparse
 import os
 import sys
 
-from livescore.judges import JudgeConfigError
+from livescore import JudgeConfigError, ScorerRunError
 from livescore.scorers import create_hallucination_scorer
-from livescore.scoring import ScorerRunError
 
 CONTEXT = [
     "The first iPhone was announced on January 9, 2007.",
@@ -42,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         help="judge model as the server names it ('openai/' prefix optional); "
         "default: $LIVESCORE_JUDGE_MODEL",
     )
-    parser.add_argument("--mode", choices=["three_step", "one_call"], default="three_step")
+    parser.add_argument("--judge-mode", choices=["three_step", "one_call"], default="three_step")
     parser.add_argument("--output", default=OUTPUT, help="the answer to score")
     args = parser.parse_args(argv)
     if not args.model:
@@ -50,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     model = args.model if args.model.startswith("openai/") else f"openai/{args.model}"
 
     try:
-        scorer = create_hallucination_scorer(model=model, context=CONTEXT, mode=args.mode)
+        scorer = create_hallucination_scorer(
+            model=model, context=CONTEXT, judge_mode=args.judge_mode
+        )
         result = scorer.run_sync(
             {"input": "Tell me about the first iPhone.", "output": args.output}
         )

@@ -1,4 +1,4 @@
-"""How many of the question's keywords does the agent's answer cover? (the seed's example)
+"""How many of the question's keywords does the agent's answer cover?
 
 Three questions go to an agent; ``run_evals`` scores each answer with the keyword coverage
 scorer and prints the score, label and reason of each, then the mean. Keyword coverage is
@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 
-from livescore.evals import ItemResult, run_evals_sync
+from livescore import ItemResult, run_evals_sync
 from livescore.scorers import create_keyword_coverage_scorer
 
 DATA = [

@@ -36,8 +36,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import get_run_context
-from livescore.live import ScorerConfig
+from livescore import ScorerConfig, get_run_context
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore_langchain import LiveScoringHandler
 
@@ -98,6 +97,17 @@ def span_exporter() -> SpanExporter:
     return ConsoleSpanExporter()
 
 
+def sample_rate(text: str) -> float:
+    """An argparse type: a share of runs, from 0 to 1 (else a one-line usage error)."""
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share of runs lies from 0 to 1, not {text}")
+    return rate
+
+
 def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -106,7 +116,9 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
         help="hallucination judge 'openai/<model>' (default: $LIVESCORE_JUDGE_MODEL)",
     )
     parser.add_argument("--agent-model", default=os.environ.get("LIVESCORE_AGENT_MODEL"))
-    parser.add_argument("--rate", type=float, default=1.0, help="share of runs to score")
+    parser.add_argument(
+        "--rate", type=sample_rate, default=1.0, help="share of runs to score, 0 to 1"
+    )
     args = parser.parse_args(argv)
 
     provider = TracerProvider()
@@ -124,7 +136,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
         judge = create_hallucination_scorer(model=model, get_context=get_run_context)
-        scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
+        scorers.append(ScorerConfig(judge, sampling=args.rate))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)
 

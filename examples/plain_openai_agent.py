@@ -39,9 +39,15 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 
-from livescore import Run, Step, extract_tool_results
-from livescore.live import LiveDispatcher, ScorerConfig, record_run
-from livescore.otel import OTelEmitter
+from livescore import (
+    LiveDispatcher,
+    OTelEmitter,
+    Run,
+    ScorerConfig,
+    Step,
+    extract_tool_results,
+    record_run,
+)
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer, Reply
 
@@ -156,6 +162,17 @@ def span_exporter() -> SpanExporter:
     return ConsoleSpanExporter()
 
 
+def sample_rate(text: str) -> float:
+    """An argparse type: a share of runs, from 0 to 1 (else a one-line usage error)."""
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share of runs lies from 0 to 1, not {text}")
+    return rate
+
+
 def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -168,7 +185,9 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
         default=os.environ.get("LIVESCORE_AGENT_MODEL", "gpt-4o-mini"),
         help="the agent's model on OPENAI_BASE_URL (ignored by the scripted server)",
     )
-    parser.add_argument("--rate", type=float, default=1.0, help="share of runs to score")
+    parser.add_argument(
+        "--rate", type=sample_rate, default=1.0, help="share of runs to score, 0 to 1"
+    )
     args = parser.parse_args(argv)
 
     provider = TracerProvider()
@@ -184,7 +203,7 @@ def main(argv: list[str] | None = None, *, exporter: SpanExporter | None = None)
     if args.model:
         model = args.model if "/" in args.model else f"openai/{args.model}"
         judge = create_hallucination_scorer(model=model, get_context=tool_results)
-        scorers.append(ScorerConfig(judge, sampling={"type": "ratio", "rate": args.rate}))
+        scorers.append(ScorerConfig(judge, sampling=args.rate))
     else:
         print("No judge model (--model): only keyword coverage is scored.", file=sys.stderr)
 

@@ -28,11 +28,15 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from livescore import get_run_context
-from livescore.evals import EvalResult, run_evals_sync, write_report
-from livescore.judges import JudgeConfigError
+from livescore import (
+    EvalResult,
+    JudgeConfigError,
+    Scorer,
+    get_run_context,
+    run_evals_sync,
+    write_report,
+)
 from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
-from livescore.scoring import Scorer
 
 FACTS = {
     "lyon": {"country": "France", "population": 522_000, "river": ["Rhône", "Saône"]},
@@ -98,7 +102,7 @@ def build_scorers(judge_model: str | None, mode: str) -> list[Scorer]:
             0,
             # Ground truth: what the tools returned in this very run (an item's own
             # "context" would win), as in live scoring.
-            create_hallucination_scorer(model=model, get_context=get_run_context, mode=mode),  # type: ignore[arg-type]
+            create_hallucination_scorer(model=model, get_context=get_run_context, judge_mode=mode),  # type: ignore[arg-type]
         )
     return scorers
 
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("LIVESCORE_JUDGE_MODEL"),
         help="hallucination judge 'openai/<model>' (default: $LIVESCORE_JUDGE_MODEL)",
     )
-    parser.add_argument("--mode", choices=["three_step", "one_call"], default="three_step")
+    parser.add_argument("--judge-mode", choices=["three_step", "one_call"], default="three_step")
     parser.add_argument(
         "--agent-model",
         default=os.environ.get("LIVESCORE_AGENT_MODEL"),
@@ -142,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        scorers = build_scorers(args.model, args.mode)
+        scorers = build_scorers(args.model, args.judge_mode)
     except JudgeConfigError as exc:
         print(f"judge configuration: {exc}", file=sys.stderr)
         return 2

@@ -29,6 +29,18 @@ GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 ERROR_TYPE: Final = "error.type"
 
+# -- GenAI evaluation: open proposals (emitted only with semconv_proposals=True) ----------
+# semantic-conventions-genai PR #359 (evaluator provenance, open): the evaluator's id,
+# version and type ("llm_judge", "deterministic" or "human").
+GEN_AI_EVALUATION_EVALUATOR_ID: Final = "gen_ai.evaluation.evaluator.id"
+GEN_AI_EVALUATION_EVALUATOR_VERSION: Final = "gen_ai.evaluation.evaluator.version"
+GEN_AI_EVALUATION_EVALUATOR_TYPE: Final = "gen_ai.evaluation.evaluator.type"
+EVALUATOR_TYPE_LLM_JUDGE: Final = "llm_judge"
+EVALUATOR_TYPE_DETERMINISTIC: Final = "deterministic"
+# pydantic-evals' extension (no proposal upstream yet): what was evaluated, here the agent's
+# name (Run.name).
+GEN_AI_EVALUATION_TARGET: Final = "gen_ai.evaluation.target"
+
 # -- GenAI semantic conventions: agents, tools, models ----------------------------------
 OPERATION_INVOKE_AGENT: Final = "invoke_agent"
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
@@ -66,8 +78,21 @@ LIVESCORE_JUDGE_LATENCY: Final = "livescore.judge.latency_s"
 # Judge answers this score reused from another scorer's identical request on the same run
 # (livescore.scoring.RunMemo): calls it did not make. Absent when none was shared.
 LIVESCORE_JUDGE_SHARED: Final = "livescore.judge.shared"
+# What the score's judge calls cost in US dollars, at the judge's price (absent when the
+# judge's model has no known price), and the prompt tokens the server served from its cache.
+LIVESCORE_JUDGE_COST: Final = "livescore.judge.cost_usd"
+LIVESCORE_JUDGE_CACHED_INPUT_TOKENS: Final = "livescore.judge.cached_input_tokens"
+# The judge budget a score was admitted by (its name); a score the budget could not pay is
+# skipped before any judge call and carries livescore.judge.budget_exhausted = true.
+LIVESCORE_JUDGE_BUDGET: Final = "livescore.judge.budget"
+LIVESCORE_JUDGE_BUDGET_EXHAUSTED: Final = "livescore.judge.budget_exhausted"
+# The budget's fallback scored it ("judge" for the cheaper judge, or the judge mode).
+LIVESCORE_JUDGE_FALLBACK: Final = "livescore.judge.fallback"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
+# Why a score failed (the error message), on a gen_ai.evaluation.result event; the span
+# carries it in its status description instead.
+LIVESCORE_ERROR_MESSAGE: Final = "livescore.error.message"
 LIVESCORE_SKIP_REASON: Final = "livescore.skip_reason"
 LIVESCORE_SOURCE: Final = "livescore.source"  # "live" or "eval"
 LIVESCORE_REASON: Final = "livescore.reason"  # why a run was dropped (metric attribute)
@@ -136,6 +161,8 @@ METRIC_SCORE: Final = "livescore.score"
 METRIC_RUNS: Final = "livescore.runs"
 METRIC_JUDGE_LATENCY: Final = "livescore.judge.latency"
 METRIC_JUDGE_TOKENS: Final = "livescore.judge.tokens"
+# counter, USD, by livescore.scorer.id and livescore.judge.model
+METRIC_JUDGE_COST: Final = "livescore.judge.cost"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
 # counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
 METRIC_SINK_RECORDS: Final = "livescore.sink.records"

@@ -3,24 +3,25 @@
 A scorer joins the catalog where it is defined: its module decorates a small build function
 with :func:`catalog_entry`, which says what the scorer measures in one line, its family (its
 page in the docs, ``docs/scorers/<family>.md``), whether it needs a judge, what its optional
-argument means, which way is better, and the span attributes it sets. Nothing else names it:
-the CLI's ``--scorer`` and its help, :func:`build_scorer`, the fleet worker's messages, the
-tests and the docs read the catalog.
+argument means, which way is better, and the span attributes it sets. The decorator
+registers the entry when its module is imported. Nothing else names the scorer: the CLI's
+``--scorer`` and its help, :func:`build_scorer`, the fleet worker's messages, the tests and
+the docs' scorer tables read the catalog.
 
-The catalog costs nothing at ``import livescore``, and listing it imports no scorer: the
-built-in entries are read from the source of the modules of ``livescore.scorers`` and
-``livescore.checks`` (the decorator's arguments are literals, so only that call is parsed:
-a few milliseconds for all the modules, where importing them would cost a hundred), and a
-scorer's module is imported only when the scorer is built. So the judge scorers' modules
-(pydantic models, prompts) stay unloaded until used, and no index file lists the scorers:
-a test checks that what is read from the source is what the module declares when it runs.
+The first time the catalog is listed or a name is looked up, it imports every module of
+``livescore.scorers`` and ``livescore.checks`` (``pkgutil``), then the modules that
+installed plugins name under the entry point group ``livescore.scorers``: about a hundred
+milliseconds, paid by the command line and the fleet worker, never by ``import livescore``
+or ``import livescore.scorers``.
 
-A plugin adds its own scorers with :func:`catalog_entry` in a module it imports, or with
-:func:`register_scorer`.
+A plugin declares its scorers the same way, in a module its distribution names::
+
+    [project.entry-points."livescore.scorers"]
+    acme = "acme_scorers.catalog"
 
 Example:
-    >>> from livescore.scorers import build_scorer, get_catalog_entry
-    >>> entry = get_catalog_entry("keyword-coverage")
+    >>> from livescore.scorers import build_scorer, scorer_catalog
+    >>> entry = next(e for e in scorer_catalog() if e.name == "keyword-coverage")
     >>> entry.family, entry.needs_judge, entry.usage()
     ('text', False, 'keyword-coverage[:REFERENCE]')
     >>> build_scorer("keyword-coverage:ground_truth").id
@@ -29,13 +30,13 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib
-import re
+import logging
+import pkgutil
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -43,22 +44,23 @@ if TYPE_CHECKING:
     from livescore.scoring import Scorer
 
 __all__ = (
+    "PLUGINS_GROUP",
     "SCORER_FAMILIES",
     "BuildFunction",
     "CatalogEntry",
     "ScorerOptions",
     "build_scorer",
     "catalog_entry",
-    "declared_entries",
     "find_catalog_entry",
     "get_catalog_entry",
     "one_of",
     "parse_scorer_spec",
-    "register_scorer",
     "scorer_catalog",
     "scorer_span_attributes",
     "split_names",
 )
+
+_log = logging.getLogger("livescore.scorers")
 
 JudgeMode = Literal["three_step", "one_call", "logprob"]
 
@@ -75,8 +77,13 @@ SCORER_FAMILIES: Mapping[str, str] = {
 the title of its page, ``docs/scorers/<family>.md``. A plugin's entry may name another
 family; it is listed after these."""
 
-# Packages whose modules declare the built-in entries (read from their source, see above).
+PLUGINS_GROUP = "livescore.scorers"
+"""The entry point group whose entries name plugin modules that declare catalog entries."""
+
+# The packages whose modules declare the built-in entries.
 _PROVIDERS = ("livescore.scorers", "livescore.checks")
+# Marks the plugins' entry points as read (beside the packages imported).
+_PLUGINS_READ = f"entry points of {PLUGINS_GROUP}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,27 +91,28 @@ class ScorerOptions:
     """What the command line resolved for every scorer it builds.
 
     Attributes:
-        judge: The judge for entries that need one (``None`` when no model is configured;
+        model: The judge for entries that need one (``None`` when no model is configured;
             :func:`build_scorer` refuses judge entries then).
-        mode: ``"three_step"``, ``"one_call"`` or ``"logprob"`` (hallucination and faithfulness).
+        judge_mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both
+            forms (their ``judge_mode=``), or ``"logprob"`` (hallucination and faithfulness).
 
     Example:
-        >>> ScorerOptions().mode
+        >>> ScorerOptions().judge_mode
         'three_step'
     """
 
-    judge: Judge | None = None
-    mode: JudgeMode = "three_step"
+    model: Judge | None = None
+    judge_mode: JudgeMode = "three_step"
 
-    def require_judge(self) -> Judge:
+    def require_model(self) -> Judge:
         """The judge, for a build function of an entry with ``needs_judge``.
 
         Raises:
             ValueError: No judge (:func:`build_scorer` checks it first).
         """
-        if self.judge is None:
+        if self.model is None:
             raise ValueError("this scorer needs a judge model")
-        return self.judge
+        return self.model
 
 
 BuildFunction = Callable[[str | None, ScorerOptions], "Scorer"]
@@ -120,7 +128,7 @@ class CatalogEntry:
         name: What users type after ``--scorer`` (``"keyword-coverage"``).
         summary: One line for ``--help``: what it measures.
         build: ``build(argument, options) -> Scorer``.
-        needs_judge: Whether it calls an LLM judge (then ``options.judge`` is set).
+        needs_judge: Whether it calls an LLM judge (then ``options.model`` is set).
         argument: What ``NAME:ARG`` means, for ``--help`` (``"REFERENCE: input or
             ground_truth"``); ``None`` when the scorer takes no argument.
         argument_required: Whether ``NAME`` alone is an error.
@@ -140,8 +148,7 @@ class CatalogEntry:
             (``"livescore.scorers.create_faithfulness_scorer"``), for the docs.
         examples: Specs that build it, as typed after ``--scorer``
             (``"keyword-coverage:ground_truth"``), for the docs and the tests.
-        origin: Where the entry is declared, ``"module:function"`` (``None`` for an entry
-            made by hand).
+        origin: Where the entry is declared, ``"module:function"``.
     """
 
     name: str
@@ -157,7 +164,7 @@ class CatalogEntry:
     span_attributes: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
     factory: str | None = None
     examples: tuple[str, ...] = ()
-    origin: str | None = None
+    origin: str = ""
 
     def usage(self) -> str:
         """``NAME``, ``NAME[:ARG]`` or ``NAME:ARG`` as typed on the command line."""
@@ -167,8 +174,7 @@ class CatalogEntry:
         return f"{self.name}:{meta}" if self.argument_required else f"{self.name}[:{meta}]"
 
 
-# The fields catalog_entry() takes besides the name, with their types: what a declaration
-# may say, checked the same way whether it is read from the source or run.
+# The fields catalog_entry() takes besides the name, with their types.
 _FIELDS: Mapping[str, tuple[type, ...]] = {
     "summary": (str,),
     "family": (str,),
@@ -184,10 +190,8 @@ _FIELDS: Mapping[str, tuple[type, ...]] = {
 }
 
 
-def _entry(
-    name: str, build: BuildFunction, origin: str | None, fields: Mapping[str, Any]
-) -> CatalogEntry:
-    where = f" ({origin})" if origin else ""
+def _entry(name: str, build: BuildFunction, origin: str, fields: Mapping[str, Any]) -> CatalogEntry:
+    where = f" ({origin})"
     for key, value in fields.items():
         kinds = _FIELDS.get(key)
         if kinds is None:
@@ -221,13 +225,12 @@ def catalog_entry(
 ) -> Callable[[BuildFunction], BuildFunction]:
     """Declare the decorated ``build(argument, options) -> Scorer`` as the catalog's ``name``.
 
-    The arguments are those of :class:`CatalogEntry`. Write them as literals (strings,
-    numbers, booleans, ``None``, tuples, a dict of strings): the built-in scorers' entries
-    are read from their module's source, without importing it, when the catalog is listed.
-    A plugin module's entry joins the catalog when the module is imported.
+    The arguments are those of :class:`CatalogEntry`. The entry joins the catalog when the
+    module is imported: for the built-in scorers, the first time the catalog is read; for a
+    plugin, when it is imported or named under the entry point group ``livescore.scorers``.
 
     Raises:
-        ValueError: The name is taken or malformed (when the entry joins the catalog).
+        ValueError: The name is taken by another function, or malformed.
         TypeError: A field has the wrong type.
 
     Example:
@@ -256,165 +259,68 @@ def catalog_entry(
 
     def decorate(build: BuildFunction) -> BuildFunction:
         origin = f"{build.__module__}:{build.__qualname__}"
-        entry = _entry(name, build, origin, fields)
-        build.catalog_entry = entry  # type: ignore[attr-defined]  # read by the tests
-        _CATALOG.add_runtime(entry)
+        _register(_entry(name, build, origin, fields))
         return build
 
     return decorate
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _LazyBuild:
-    """A built-in entry's build function: imports its module on the first build."""
-
-    module: str
-    function: str
-
-    def __call__(self, argument: str | None, options: ScorerOptions) -> Scorer:
-        build: BuildFunction = getattr(importlib.import_module(self.module), self.function)
-        return build(argument, options)
-
-
-# -- reading the declarations from the source -------------------------------------------------
-
-_DECORATOR = "\n@catalog_entry("
-_DEF = re.compile(r"^def (\w+)\(", re.MULTILINE)
-
-
-def _declarations(path: Path) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(name, function, fields)`` of every ``@catalog_entry(...)`` in ``path``'s source.
-
-    The decorator stands at the start of a line, right above the ``def`` of the function it
-    declares; only that call is parsed (parsing whole modules would cost more than importing
-    them).
-    """
-    text = "\n" + path.read_text(encoding="utf-8")  # a declaration on line 1 starts a line
-    found = []
-    start = text.find(_DECORATOR)  # str.find: several times faster than a regex here
-    while start >= 0:
-        where = f"{path}:{text.count(chr(10), 0, start) + 1}"
-        function = _DEF.search(text, start)
-        try:
-            if function is None:
-                raise SyntaxError("no def below")
-            call = ast.parse(text[start + 2 : function.start()], mode="eval").body
-        except SyntaxError:
-            raise ValueError(
-                f"{where}: @catalog_entry(...) must stand right above the def it declares"
-            ) from None
-        assert isinstance(call, ast.Call)
-        try:
-            (name,) = (ast.literal_eval(arg) for arg in call.args)
-            fields = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
-        except ValueError:
-            raise ValueError(
-                f"{where}: the arguments of catalog_entry() must be literals, the name first "
-                "(the catalog reads them from the source, without importing the module)"
-            ) from None
-        found.append((name, function.group(1), fields))
-        start = text.find(_DECORATOR, function.end())
-    return found
-
-
-def declared_entries(packages: Iterable[str] = _PROVIDERS) -> list[CatalogEntry]:
-    """The entries declared in the modules of ``packages``, read from their source: each
-    builds through a lazy import of its module. No module of ``packages`` is imported (the
-    packages' parents may be)."""
-    from importlib.util import find_spec
-
-    entries = []
-    for package in packages:
-        spec = find_spec(package)
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            for path in sorted(Path(folder).glob("*.py")):
-                module = f"{package}.{path.stem}" if path.stem != "__init__" else package
-                for name, function, fields in _declarations(path):
-                    build = _LazyBuild(module, function)
-                    entries.append(_entry(name, build, f"{module}:{function}", fields))
-    return entries
-
-
 # -- the catalog --------------------------------------------------------------------------------
 
-
-class _Catalog:
-    """The entries by name: the built-in ones read once, on first use; the others as they
-    are registered."""
-
-    def __init__(self, packages: tuple[str, ...]) -> None:
-        self.packages = packages
-        self._entries: dict[str, CatalogEntry] | None = None
-        self._pending: list[CatalogEntry] = []  # decorated before the catalog was read
-        self._lock = threading.RLock()
-
-    def entries(self) -> dict[str, CatalogEntry]:
-        with self._lock:
-            if self._entries is None:
-                self._entries = {}
-                for entry in declared_entries(self.packages):
-                    self._add(entry, replace=False)
-                pending, self._pending = self._pending, []
-                for entry in pending:
-                    self._add(entry, replace=False)
-            return self._entries
-
-    def add_runtime(self, entry: CatalogEntry) -> None:
-        with self._lock:
-            if self._entries is None:
-                self._pending.append(entry)
-            else:
-                self._add(entry, replace=False)
-
-    def add(self, entry: CatalogEntry, *, replace: bool) -> None:
-        with self._lock:
-            self.entries()
-            self._add(entry, replace=replace)
-
-    def _add(self, entry: CatalogEntry, *, replace: bool) -> None:
-        assert self._entries is not None
-        name = entry.name
-        if not name or name != name.strip() or ":" in name or any(c.isspace() for c in name):
-            raise ValueError(f"a catalog name is one word without ':', not {name!r}")
-        low, high = entry.score_range
-        if not low < high:
-            raise ValueError(f"{name}: score_range must be (low, high) with low < high")
-        taken = self._entries.get(name)
-        if taken is not None and not replace:
-            if entry.origin is not None and taken.origin == entry.origin:
-                return  # a built-in module, imported: its entry was read from its source
-            raise ValueError(f"the scorer catalog already has {name!r}")
-        self._entries[name] = entry
+# Every entry registered so far, by name; the packages already imported for theirs. One lock:
+# importing a module during discovery registers its entries on the same thread.
+_entries: dict[str, CatalogEntry] = {}
+_discovered: set[str] = set()
+_lock = threading.RLock()
 
 
-_CATALOG = _Catalog(_PROVIDERS)
+def _register(entry: CatalogEntry) -> None:
+    name = entry.name
+    if not name or name != name.strip() or ":" in name or any(c.isspace() for c in name):
+        raise ValueError(f"a catalog name is one word without ':', not {name!r}")
+    low, high = entry.score_range
+    if not low < high:
+        raise ValueError(f"{name}: score_range must be (low, high) with low < high")
+    with _lock:
+        taken = _entries.get(name)
+        if taken is not None and taken.origin != entry.origin:
+            raise ValueError(
+                f"the scorer catalog already has {name!r} (from {taken.origin}), "
+                f"so {entry.origin} cannot declare it"
+            )
+        _entries[name] = entry  # the same function again: its module was imported anew
+
+
+def _import_package(package: str) -> None:
+    module = importlib.import_module(package)
+    for info in pkgutil.iter_modules(getattr(module, "__path__", ()), f"{package}."):
+        importlib.import_module(info.name)
+
+
+def _catalog() -> dict[str, CatalogEntry]:
+    """Every entry, after importing the modules that declare the built-in ones and the
+    plugins' (once per process)."""
+    with _lock:
+        for package in _PROVIDERS:
+            if package not in _discovered:
+                _discovered.add(package)
+                _import_package(package)
+        if _PLUGINS_READ not in _discovered:
+            _discovered.add(_PLUGINS_READ)
+            for point in entry_points(group=PLUGINS_GROUP):
+                try:
+                    importlib.import_module(point.value.partition(":")[0])
+                except Exception as exc:  # a broken plugin costs its own scorers only
+                    _log.warning(
+                        "scorer plugin %r (%s) cannot be imported: %s", point.name, point.value, exc
+                    )
+        return _entries
 
 
 def _order(entry: CatalogEntry) -> tuple[int, str, str]:
     families = list(SCORER_FAMILIES)
     rank = families.index(entry.family) if entry.family in SCORER_FAMILIES else len(families)
     return rank, entry.family, entry.name
-
-
-def register_scorer(entry: CatalogEntry, *, replace: bool = False) -> CatalogEntry:
-    """Add ``entry`` to the catalog (a plugin may add its own scorers).
-
-    Raises:
-        ValueError: The name is taken (pass ``replace=True`` to override) or malformed.
-
-    Example:
-        >>> from livescore import create_scorer
-        >>> entry = register_scorer(CatalogEntry(
-        ...     name="doc-example-length", summary="1 for short answers",
-        ...     build=lambda arg, opts: create_scorer(
-        ...         id="doc-example-length", description="short answers",
-        ...         generate_score=lambda ctx: float(len(ctx.output_text) < 20)),
-        ... ))
-        >>> build_scorer("doc-example-length").id
-        'doc-example-length'
-    """
-    _CATALOG.add(entry, replace=replace)
-    return entry
 
 
 def scorer_catalog() -> tuple[CatalogEntry, ...]:
@@ -424,7 +330,7 @@ def scorer_catalog() -> tuple[CatalogEntry, ...]:
         >>> [entry.name for entry in scorer_catalog()][:2]
         ['faithfulness', 'hallucination']
     """
-    return tuple(sorted(_CATALOG.entries().values(), key=_order))
+    return tuple(sorted(_catalog().values(), key=_order))
 
 
 def find_catalog_entry(name: str) -> CatalogEntry | None:
@@ -434,7 +340,7 @@ def find_catalog_entry(name: str) -> CatalogEntry | None:
         >>> find_catalog_entry("toxicity").higher_is_better, find_catalog_entry("nope")
         (False, None)
     """
-    return _CATALOG.entries().get(name)
+    return _catalog().get(name)
 
 
 def get_catalog_entry(name: str) -> CatalogEntry:
@@ -482,11 +388,18 @@ def build_scorer(spec: str, options: ScorerOptions | None = None) -> Scorer:
     """Build the scorer that ``spec`` (``"NAME[:ARG]"``) names.
 
     Raises:
-        ValueError: A bad spec or argument, or a judge entry without ``options.judge``.
+        ValueError: A bad spec or argument, or a judge entry without ``options.model``.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> build_scorer("keyword-coverage:ground_truth").id
+        'keyword-coverage'
+        >>> build_scorer("faithfulness", ScorerOptions(model=ScriptedJudge([]))).judge.model_name
+        'scripted'
     """
     entry, argument = parse_scorer_spec(spec)
     options = options or ScorerOptions()
-    if entry.needs_judge and options.judge is None:
+    if entry.needs_judge and options.model is None:
         raise ValueError(f"the {entry.name} scorer needs a judge model")
     return entry.build(argument, options)
 

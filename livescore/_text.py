@@ -5,7 +5,9 @@
   ``string-similarity`` npm package (and so Mastra) computes it;
 - :func:`utf16_units`: a text as JavaScript sees it (one character per UTF-16 code unit), for
   values identical to Mastra's on text with emoji;
-- :func:`collapse_whitespace`: runs of whitespace as one space, trimmed.
+- :func:`collapse_whitespace`: runs of whitespace as one space, trimmed;
+- :func:`replace_lone_surrogates` and :func:`escape_lone_surrogates`: text that UTF-8 can
+  encode (a JSON ``\\ud800`` escape decodes to a lone surrogate, which it cannot).
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ import re
 from collections import Counter
 
 __all__ = (
+    "DEFAULT_MAX_TEXT_CHARS",
     "DROP_WHITESPACE",
     "JS_WHITESPACE",
     "collapse_whitespace",
     "dice_similarity",
+    "escape_lone_surrogates",
     "excerpt",
+    "replace_lone_surrogates",
     "utf16_units",
 )
+
+DEFAULT_MAX_TEXT_CHARS = 50_000
+"""Longest input, output or context text (in characters) a scorer reads before truncating.
+
+Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
 # JavaScript's \s (ECMAScript WhiteSpace and LineTerminator): string-similarity removes these
 # before comparing. Python's \s differs (it has \x1c-\x1f and \x85, lacks \ufeff), so the set is
@@ -33,6 +43,7 @@ DROP_WHITESPACE: dict[int, None] = dict.fromkeys(map(ord, JS_WHITESPACE))
 """A ``str.translate`` table that removes JavaScript's whitespace characters."""
 _JS_WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf16_units(text: str) -> str:
@@ -132,3 +143,37 @@ def excerpt(text: str, limit: int = 120) -> str:
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     return repr(flat)
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so UTF-8 can encode it.
+
+    A broken decoder upstream (``errors="surrogateescape"``) or a JSON ``\\ud800`` escape
+    leaves lone surrogates in a Python string; encoding it as UTF-8 then raises.
+
+    Example:
+        >>> replace_lone_surrogates("a" + chr(0xD800)) == "a\N{REPLACEMENT CHARACTER}"
+        True
+    """
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def escape_lone_surrogates(json_text: str) -> str:
+    """JSON text with each lone surrogate written as its ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` writes a lone surrogate as the character itself,
+    which UTF-8 cannot encode; as an escape it is valid JSON that reads back to the same
+    string. Only for JSON text (a surrogate can only stand inside a JSON string there).
+
+    Example:
+        >>> import json
+        >>> text = "a" + chr(0xD800)
+        >>> line = escape_lone_surrogates(json.dumps({"t": text}, ensure_ascii=False))
+        >>> line.isascii(), json.loads(line) == {"t": text}
+        (True, True)
+    """
+    if json_text.isascii():
+        return json_text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)

@@ -1,10 +1,23 @@
-"""Shared fixtures: async tests run on asyncio through the anyio plugin; a real Phoenix."""
+"""Shared fixtures: async tests run on asyncio through the anyio plugin; a real Phoenix; a
+loopback port that refuses connections."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
+
+# A real Phoenix takes ~8 s to start on a quiet machine and over a minute on a loaded 2-core
+# one; the test that starts it (the session fixture's first user) gets that time on top of
+# the suite's per-test timeout.
+PHOENIX_TEST_TIMEOUT_S = 300
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("phoenix") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(PHOENIX_TEST_TIMEOUT_S))
 
 
 @pytest.fixture
@@ -32,3 +45,15 @@ def phoenix_url() -> Iterator[str]:
         yield url
     finally:
         context.__exit__(None, None, None)
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """``http://127.0.0.1:PORT``, a loopback port that refuses every connection.
+
+    The port is bound but not listening, and held for the test, so no other test's server
+    can take it meanwhile.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -32,9 +32,15 @@ class Recorded:
 
 @dataclass
 class Reply:
+    """One answer. ``chunks``, when given, is the body: sent chunk by chunk (chunked
+    encoding, no length) for as long as it yields and the client reads; ``echo=True``
+    makes the body the request's own headers (a server that quotes them back)."""
+
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    chunks: Callable[[], Iterator[bytes]] | None = None
+    echo: bool = False
 
 
 class RecordingServer:
@@ -42,6 +48,7 @@ class RecordingServer:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.bytes_sent = 0  # body bytes of streamed replies that reached the socket
         self.lock = threading.Lock()
         self.received = threading.Condition(self.lock)
         owner = self
@@ -72,6 +79,11 @@ class RecordingServer:
                     owner.requests.append(request)
                     owner.received.notify_all()
                 reply = owner.answer(request)
+                if reply.echo:
+                    reply = Reply(reply.status, {"echo": dict(self.headers.items())})
+                if reply.chunks is not None:
+                    self._stream(reply)
+                    return
                 payload = (
                     reply.body.encode()
                     if isinstance(reply.body, str)
@@ -85,6 +97,23 @@ class RecordingServer:
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _stream(self, reply: Reply) -> None:
+                assert reply.chunks is not None
+                self.send_response(reply.status)
+                self.send_header("content-type", "text/plain")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                try:
+                    for chunk in reply.chunks():
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                        with owner.lock:
+                            owner.bytes_sent += len(chunk)
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client hung up: what a capped reader does
+                    pass
+                self.close_connection = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

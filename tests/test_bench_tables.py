@@ -8,27 +8,20 @@ table no longer matches its results file, or when a cited results file is not a 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFORMANCE = ROOT / "docs" / "performance.md"
 
 
 def _renderer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "render_tables", ROOT / "bench" / "render_tables.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "bench" / "render_tables.py")
 
 
 @pytest.fixture(scope="module")

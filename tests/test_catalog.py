@@ -1,5 +1,6 @@
-"""The scorer catalog: entries declared where each scorer is defined, read without importing
-the scorer modules, and what the CLI, ``build_scorer`` and the docs take from it."""
+"""The scorer catalog: entries declared where each scorer is defined (the decorator registers
+them when the module is imported), discovered on first use, and what the CLI,
+``build_scorer`` and the docs take from it."""
 
 from __future__ import annotations
 
@@ -8,35 +9,40 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from livescore import Scorer, _catalog, create_scorer
+from livescore._catalog import get_catalog_entry, parse_scorer_spec, scorer_span_attributes
 from livescore.scorers import (
     SCORER_FAMILIES,
     CatalogEntry,
     ScorerOptions,
     build_scorer,
-    get_catalog_entry,
-    parse_scorer_spec,
-    register_scorer,
+    catalog_entry,
     scorer_catalog,
-    scorer_span_attributes,
 )
 from livescore.testing import ScriptedJudge
 
 PACKAGE = Path(__file__).resolve().parents[1] / "livescore"
-BUILT_IN = [entry for entry in scorer_catalog() if entry.origin is not None]
+BUILT_IN = [entry for entry in scorer_catalog() if entry.origin.startswith("livescore.")]
 IDS = [entry.name for entry in BUILT_IN]
 
 
 @pytest.fixture
-def fresh_catalog(monkeypatch: pytest.MonkeyPatch) -> _catalog._Catalog:
-    """A catalog of the built-in entries alone, replaced by the real one afterwards."""
-    catalog = _catalog._Catalog(_catalog._PROVIDERS)
-    monkeypatch.setattr(_catalog, "_CATALOG", catalog)
-    return catalog
+def fresh_catalog(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The catalog as it is now; what a test registers or imports is gone afterwards."""
+    monkeypatch.setattr(_catalog, "_entries", dict(_catalog._catalog()))
+    monkeypatch.setattr(_catalog, "_discovered", set(_catalog._discovered))
+    modules = set(sys.modules)
+    yield
+    for name in set(sys.modules) - modules:
+        if not name.startswith("livescore"):
+            del sys.modules[name]
 
 
 def test_the_built_in_entries() -> None:
@@ -76,14 +82,21 @@ def test_judge_entries_get_the_resolved_judge_and_mode() -> None:
     with pytest.raises(ValueError, match="needs a judge model"):
         build_scorer("hallucination")
     judge = ScriptedJudge([])
-    scorer = build_scorer("hallucination", ScorerOptions(judge=judge, mode="one_call"))
+    scorer = build_scorer("hallucination", ScorerOptions(model=judge, judge_mode="one_call"))
     assert scorer.id == "hallucination"
     assert scorer.judge is judge
     with pytest.raises(ValueError, match="needs a judge model"):
-        ScorerOptions().require_judge()
+        ScorerOptions().require_model()
 
 
-def test_a_plugin_entry_with_a_required_argument(fresh_catalog: _catalog._Catalog) -> None:
+def test_a_plugin_entry_with_a_required_argument(fresh_catalog: None) -> None:
+    @catalog_entry(
+        "mentions",
+        family="custom",
+        summary="1 when the answer contains TEXT",
+        argument="TEXT: what the answer must contain",
+        argument_required=True,
+    )
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
         assert argument is not None
         return create_scorer(
@@ -92,31 +105,20 @@ def test_a_plugin_entry_with_a_required_argument(fresh_catalog: _catalog._Catalo
             generate_score=lambda ctx: float(argument in ctx.output_text),
         )
 
-    register_scorer(
-        CatalogEntry(
-            name="mentions",
-            summary="1 when the answer contains TEXT",
-            build=build,
-            argument="TEXT: what the answer must contain",
-            argument_required=True,
-        )
-    )
     assert get_catalog_entry("mentions").usage() == "mentions:TEXT"
     assert get_catalog_entry("mentions").family == "custom"
     assert scorer_catalog()[-1].name == "mentions"  # after the known families
     assert build_scorer("mentions:refund").run_sync({"input": "q", "output": "a refund"}).score == 1
     with pytest.raises(ValueError, match="needs an argument: mentions:TEXT"):
         build_scorer("mentions")
-    with pytest.raises(ValueError, match="already has 'mentions'"):
-        register_scorer(get_catalog_entry("mentions"))
     with pytest.raises(ValueError, match="already has 'hallucination'"):
-        register_scorer(CatalogEntry(name="hallucination", summary="", build=build))
+        catalog_entry("hallucination", family="custom", summary="")(build)
     with pytest.raises(ValueError, match="one word without ':'"):
-        register_scorer(CatalogEntry(name="a:b", summary="", build=build))
+        catalog_entry("a:b", family="custom", summary="")(build)
 
 
-def test_a_decorated_plugin_function_joins_the_catalog(fresh_catalog: _catalog._Catalog) -> None:
-    @_catalog.catalog_entry("doc-length", family="text", summary="1 for short answers")
+def test_a_decorated_plugin_function_joins_the_catalog(fresh_catalog: None) -> None:
+    @catalog_entry("doc-length", family="text", summary="1 for short answers")
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
         return create_scorer(
             id="doc-length",
@@ -126,7 +128,6 @@ def test_a_decorated_plugin_function_joins_the_catalog(fresh_catalog: _catalog._
 
     entry = get_catalog_entry("doc-length")
     assert entry.build is build
-    assert entry.origin is not None
     assert entry.origin.endswith(":" + build.__qualname__)
     assert next(e.name for e in scorer_catalog() if e.family == "text") == "completeness"
     assert "doc-length" in [e.name for e in scorer_catalog() if e.family == "text"]
@@ -135,28 +136,21 @@ def test_a_decorated_plugin_function_joins_the_catalog(fresh_catalog: _catalog._
         return build(argument, options)
 
     with pytest.raises(ValueError, match="already has 'doc-length'"):
-        _catalog.catalog_entry("doc-length", family="text", summary="again")(again)
+        catalog_entry("doc-length", family="text", summary="again")(again)
+    # The same function declared again (its module imported anew) replaces its entry.
+    catalog_entry("doc-length", family="text", summary="1 for short answers, again")(build)
+    assert get_catalog_entry("doc-length").summary == "1 for short answers, again"
     with pytest.raises(TypeError, match="needs_judge cannot be 'yes'"):
-        _catalog.catalog_entry("x", family="text", summary="s", needs_judge="yes")(build)  # type: ignore[arg-type]
+        catalog_entry("x", family="text", summary="s", needs_judge="yes")(build)  # type: ignore[arg-type]
 
 
 # -- every built-in entry --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("entry", BUILT_IN, ids=IDS)
-def test_what_the_catalog_reads_from_the_source_is_what_the_module_declares(
-    entry: CatalogEntry,
-) -> None:
-    assert entry.origin is not None
+def test_each_entry_builds_with_the_function_its_module_declares(entry: CatalogEntry) -> None:
     module_name, function_name = entry.origin.split(":")
-    declared: CatalogEntry = getattr(
-        importlib.import_module(module_name), function_name
-    ).catalog_entry
-    read = {f: getattr(entry, f) for f in CatalogEntry.__dataclass_fields__ if f != "build"}
-    ran = {f: getattr(declared, f) for f in CatalogEntry.__dataclass_fields__ if f != "build"}
-    assert read == ran
-    # Importing the module did not make a second entry or replace the one read.
-    assert get_catalog_entry(entry.name) is entry
+    assert entry.build is getattr(importlib.import_module(module_name), function_name)
 
 
 @pytest.mark.parametrize("entry", BUILT_IN, ids=IDS)
@@ -168,7 +162,7 @@ def test_every_built_in_entry_has_a_docs_family_a_factory_and_examples(
     module, _, name = entry.factory.rpartition(".")
     assert callable(getattr(importlib.import_module(module), name))
     assert entry.examples
-    options = ScorerOptions(judge=ScriptedJudge([]) if entry.needs_judge else None)
+    options = ScorerOptions(model=ScriptedJudge([]) if entry.needs_judge else None)
     for spec in entry.examples:
         assert parse_scorer_spec(spec)[0] is entry
         assert build_scorer(spec, options).id in (entry.name, spec)
@@ -195,51 +189,33 @@ def test_the_scorers_span_attributes_are_all_listed() -> None:
     }
 
 
-def test_listing_the_catalog_imports_no_scorer_module() -> None:
+def test_the_catalog_imports_the_scorer_modules_on_first_use_only() -> None:
     code = textwrap.dedent(
         """
         import json, sys
-        from livescore.scorers import build_scorer, scorer_catalog
+        def loaded():
+            return sorted(m for m in sys.modules
+                          if m.startswith(("livescore.scorers._", "livescore.checks")))
+        import livescore.scorers
+        at_import = loaded()
+        from livescore.scorers import create_keyword_coverage_scorer
+        one = loaded()
+        from livescore.scorers import scorer_catalog
         names = [e.name for e in scorer_catalog()]
-        before = sorted(m for m in sys.modules if m.startswith(("livescore.scorers._",
-                                                               "livescore.checks")))
-        build_scorer("includes:refund")
-        after = "livescore.checks._text_checks" in sys.modules
-        print(json.dumps([len(names), before, after]))
+        print(json.dumps([at_import, one, loaded(), len(names)]))
         """
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
-    count, loaded, checks_after_build = json.loads(done.stdout.strip().splitlines()[-1])
-    assert count == 29
-    judge_modules = {f"livescore.scorers.{p.stem}" for p in (PACKAGE / "scorers").glob("_[!_]*.py")}
-    lazy = {m for m in judge_modules if m.rsplit("._", 1)[1] in ("bias", "criteria", "toxicity")}
-    assert not lazy & set(loaded)  # the judge scorers' modules stay unloaded
-    assert not any(m.startswith("livescore.checks") for m in loaded)
-    assert checks_after_build
-
-
-# -- reading declarations ------------------------------------------------------------------------
-
-
-def test_a_declaration_must_be_literal_and_right_above_its_def(tmp_path: Path) -> None:
-    computed = tmp_path / "_computed.py"
-    computed.write_text(
-        'SUMMARY = "s"\n\n\n@catalog_entry("x", family="text", summary=SUMMARY)\n'
-        "def build(argument, options):\n    return None\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ValueError, match=r"_computed.py:4: the arguments of catalog_entry\(\)"):
-        _catalog._declarations(computed)
-    stacked = tmp_path / "_stacked.py"
-    stacked.write_text(
-        '@catalog_entry("x", family="text", summary="s")\n@other\n'
-        "def build(argument, options):\n    return None\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ValueError, match=r"_stacked.py:1: @catalog_entry\(...\) must stand"):
-        _catalog._declarations(stacked)
+    at_import, one, listed, count = json.loads(done.stdout.strip().splitlines()[-1])
+    assert at_import == []  # import livescore.scorers loads no scorer
+    assert "livescore.scorers._keyword_coverage" in one
+    assert not {"livescore.scorers._bias", "livescore.checks"} & set(one)
+    modules = {f"livescore.scorers.{p.stem}" for p in (PACKAGE / "scorers").glob("_[!_]*.py")}
+    modules |= {f"livescore.checks.{p.stem}" for p in (PACKAGE / "checks").glob("_[!_]*.py")}
+    assert modules <= set(listed)  # listing the catalog imported every module
+    assert count == len(BUILT_IN)
 
 
 # -- a new scorer is one module ------------------------------------------------------------------
@@ -274,23 +250,29 @@ def _build(argument: str | None, options: ScorerOptions) -> Scorer:
 '''
 
 
+def _plugin_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "_shouting.py").write_text(SHOUTING.replace("acme_scorers", name), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
 def test_a_new_scorer_is_one_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    fresh_catalog: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # A package of scorers beside the built-in ones: its module is all that names the scorer,
     # and the catalog, the CLI's help, `--scorer` and the attribute list all find it.
-    package = tmp_path / "acme_scorers"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "_shouting.py").write_text(SHOUTING, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    providers = (*_catalog._PROVIDERS, "acme_scorers")
-    monkeypatch.setattr(_catalog, "_CATALOG", _catalog._Catalog(providers))
+    _plugin_package(tmp_path, monkeypatch, "acme_scorers")
+    monkeypatch.setattr(_catalog, "_PROVIDERS", (*_catalog._PROVIDERS, "acme_scorers"))
     from livescore.cli import main
 
     entry = get_catalog_entry("shouting")
     assert (entry.family, entry.higher_is_better) == ("text", False)
-    assert "acme_scorers._shouting" not in sys.modules  # read, not imported
+    assert entry.origin == "acme_scorers._shouting:_build"
     assert scorer_span_attributes()["acme.letters"] == {"shouting": "letters counted"}
 
     with pytest.raises(SystemExit):
@@ -304,5 +286,34 @@ def test_a_new_scorer_is_one_module(
     assert code == 0, capsys.readouterr()
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert row["scores"]["shouting"]["score"] == 0.5
-    assert "acme_scorers._shouting" in sys.modules
-    monkeypatch.delitem(sys.modules, "acme_scorers._shouting")
+
+
+def _plugins(points: list[EntryPoint]) -> Any:
+    def entry_points(*, group: str) -> list[EntryPoint]:
+        return [point for point in points if point.group == group]
+
+    return entry_points
+
+
+def test_a_plugin_declares_its_scorers_through_an_entry_point(
+    fresh_catalog: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _plugin_package(tmp_path, monkeypatch, "loud_scorers")
+    points = [
+        EntryPoint("loud", "loud_scorers._shouting", _catalog.PLUGINS_GROUP),
+        EntryPoint("broken", "no_such_module_here", _catalog.PLUGINS_GROUP),
+        EntryPoint("other", "loud_scorers.nothing", "another.group"),
+    ]
+    monkeypatch.setattr(_catalog, "entry_points", _plugins(points))
+    _catalog._discovered.discard(_catalog._PLUGINS_READ)  # the plugins are read anew
+
+    with caplog.at_level("WARNING", logger="livescore.scorers"):
+        entry = get_catalog_entry("shouting")
+    assert entry.origin == "loud_scorers._shouting:_build"
+    assert build_scorer("shouting").run_sync({"input": "q", "output": "AB cd"}).score == 0.5
+    # A plugin that cannot be imported costs its own scorers and a warning, nothing else.
+    assert "scorer plugin 'broken' (no_such_module_here) cannot be imported" in caplog.text
+    assert get_catalog_entry("hallucination").needs_judge

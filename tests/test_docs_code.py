@@ -175,7 +175,15 @@ def server() -> Any:
         yield running
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])
+@pytest.mark.parametrize(
+    "block",
+    [
+        # a block with a PhoenixSink runs against the real Phoenix (and its start-up time)
+        pytest.param(b, marks=[pytest.mark.phoenix] if "PhoenixSink(" in b.code else [])
+        for b in BLOCKS
+    ],
+    ids=[b.where for b in BLOCKS],
+)
 def test_the_block_runs(
     block: Block, server: OpenAITestServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

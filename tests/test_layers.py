@@ -2,7 +2,8 @@
 
 The table in the page's "Layers" section is the one source: each row is a layer (the top
 row highest), naming its subpackages. This test reads that table and every import in the
-package, wherever it stands (module level, inside functions, under ``try``), and fails on:
+package, wherever it stands (module level, inside functions, under ``try``, and the module
+names of a ``_LAZY`` map, which ``__getattr__`` imports on first use), and fails on:
 
 - an import of a layer above, or of a sibling in the same layer;
 - a cycle between subpackages (or the private root modules);
@@ -16,7 +17,11 @@ package, wherever it stands (module level, inside functions, under ``try``), and
 - the page's layer diagram differing from the one drawn from the table.
 
 Imports under ``if TYPE_CHECKING:`` never run, so the layer and cycle rules skip them; the
-private-module and façade rules read them too.
+private-module and façade rules read them too. One lazy name points up, and it is named
+below (``LAZY_REEXPORTS``): ``from livescore.otel import LiveScoringSpanProcessor``, the
+spelling the "Any agent" page documents beside the rest of livescore's OpenTelemetry. It is
+loaded only when used, so importing ``livescore.otel`` never loads the layer above; no other
+lazy name, and no import statement, may point up.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ FRAMEWORKS = (
     "livescore_openai_agents",
     "opentelemetry.sdk",
 )
+
+# (module, the module its ``_LAZY`` map may name from a layer above): documented re-exports.
+LAZY_REEXPORTS = frozenset({("livescore.otel", "livescore.collect")})
 
 Layers = list[tuple[str, ...]]
 
@@ -107,6 +115,7 @@ class Import:
     runs: bool  # False under ``if TYPE_CHECKING:``
     module_level: bool  # False inside a function
     facade: bool  # reaches through the root package's lazy names
+    lazy: bool = False  # a module named in a ``_LAZY`` map, imported on first use
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"
@@ -130,8 +139,15 @@ def imports_of(path: Path, package_dir: Path) -> list[Import]:
     root = package_dir.name
     found: list[Import] = []
 
-    def add(node: ast.stmt, target: str, runs: bool, module_level: bool, facade: bool) -> None:
-        found.append(Import(source, where, node.lineno, target, runs, module_level, facade))
+    def add(
+        node: ast.stmt,
+        target: str,
+        runs: bool,
+        module_level: bool,
+        facade: bool,
+        lazy: bool = False,
+    ) -> None:
+        found.append(Import(source, where, node.lineno, target, runs, module_level, facade, lazy))
 
     def visit(node: ast.AST, runs: bool, module_level: bool) -> None:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -142,6 +158,17 @@ def imports_of(path: Path, package_dir: Path) -> list[Import]:
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             module_level = False
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets):
+                for value in ast.walk(node.value):
+                    if (
+                        isinstance(value, ast.Constant)
+                        and isinstance(value.value, str)
+                        and value.value.split(".")[0] == root
+                        and _is_module(value.value, package_dir)
+                    ):
+                        add(node, value.value, runs, False, False, lazy=True)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(node, alias.name, runs, module_level, alias.name == root)
@@ -182,7 +209,9 @@ def subpackages(package_dir: Path) -> set[str]:
 
 
 def private_root_modules(package_dir: Path) -> set[str]:
-    return {p.stem for p in package_dir.glob("_*.py") if p.name != "__init__.py"}
+    # Dunder modules (__init__, __main__: the command as `python -m livescore`) are entry
+    # points, not helpers.
+    return {p.stem for p in package_dir.glob("_*.py") if not p.stem.startswith("__")}
 
 
 # -- the rules --------------------------------------------------------------------------------
@@ -197,23 +226,30 @@ def placement_violations(package_dir: Path, layers: Layers) -> list[str]:
     return problems
 
 
-def _edges(package_dir: Path) -> list[tuple[str, str, Import]]:
-    """(importing unit, imported unit, import) for runtime imports between units."""
+def _edges(
+    package_dir: Path, allowed: frozenset[tuple[str, str]] = LAZY_REEXPORTS
+) -> list[tuple[str, str, Import]]:
+    """(importing unit, imported unit, import) for runtime imports between units, less the
+    ``allowed`` lazy re-exports."""
     root = package_dir.name
     edges = []
     for imp in all_imports(package_dir):
+        if imp.lazy and (imp.source, imp.target) in allowed:
+            continue
         source, target = unit_of(imp.source, root), unit_of(imp.target, root)
         if imp.runs and source and target and source != target and source != root:
             edges.append((source, target, imp))
     return edges
 
 
-def layer_violations(package_dir: Path, layers: Layers) -> list[str]:
+def layer_violations(
+    package_dir: Path, layers: Layers, allowed: frozenset[tuple[str, str]] = LAZY_REEXPORTS
+) -> list[str]:
     rank = {name: index for index, names in enumerate(layers) for name in names}
     private = private_root_modules(package_dir)
     root = package_dir.name
     problems = []
-    for source, target, imp in _edges(package_dir):
+    for source, target, imp in _edges(package_dir, allowed):
         if target == root:
             continue  # the façade rule reports it
         if source in private:
@@ -230,9 +266,11 @@ def layer_violations(package_dir: Path, layers: Layers) -> list[str]:
     return problems
 
 
-def cycle_violations(package_dir: Path) -> list[str]:
+def cycle_violations(
+    package_dir: Path, allowed: frozenset[tuple[str, str]] = LAZY_REEXPORTS
+) -> list[str]:
     graph: dict[str, set[str]] = {}
-    for source, target, _ in _edges(package_dir):
+    for source, target, _ in _edges(package_dir, allowed):
         graph.setdefault(source, set()).add(target)
     cycles: list[str] = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -356,6 +394,8 @@ _PROBE = {
     "side/__init__.py": "from .. import high\n",
     "low/__init__.py": "value = 1\ndef up():\n    from probe.high import thing\n",
     "low/_private.py": "secret = 2\n",
+    # A lazy name from a layer above: loaded by __getattr__, still an upward edge.
+    "low/lazy/__init__.py": "_LAZY = {'Thing': 'probe.top', 'Mine': 'probe.low._private'}\n",
     "unplaced/__init__.py": "",
 }
 
@@ -376,9 +416,10 @@ def test_the_checker_sees_every_kind_of_violation(probe: Path) -> None:
     assert layer_violations(probe, layers) == [
         "probe/_util.py:1: probe.low (a private root module imports a subpackage)",
         "probe/low/__init__.py:3: probe.high (a layer above)",  # inside a function
+        "probe/low/lazy/__init__.py:1: probe.top (a layer above)",  # a _LAZY map
         "probe/side/__init__.py:1: probe.high (a sibling in the same layer)",  # relative
     ]
-    assert cycle_violations(probe) == ["low → high → low"]
+    assert cycle_violations(probe) == ["low → high → low", "_fine → _util → low → top → _fine"]
     assert private_violations(probe) == ["probe/high/__init__.py:4: probe.low._private"]
     assert facade_violations(probe) == [
         "probe/high/__init__.py:5: probe",
@@ -386,6 +427,37 @@ def test_the_checker_sees_every_kind_of_violation(probe: Path) -> None:
     ]
     # Module level only: the SDK imported inside a function is allowed.
     assert framework_violations(probe) == ["probe/high/__init__.py:2: langchain"]
+
+
+def test_a_named_lazy_reexport_is_the_only_upward_name_allowed(probe: Path) -> None:
+    layers = read_layers(_PROBE_PAGE)
+    allowed = frozenset({("probe.low.lazy", "probe.top")})
+    # The lazy name goes; the import statement inside a function still counts.
+    assert layer_violations(probe, layers, allowed) == [
+        "probe/_util.py:1: probe.low (a private root module imports a subpackage)",
+        "probe/low/__init__.py:3: probe.high (a layer above)",
+        "probe/side/__init__.py:1: probe.high (a sibling in the same layer)",
+    ]
+    assert cycle_violations(probe, allowed) == ["low → high → low"]
+    # Allowing a pair exempts only a _LAZY map, never an import statement.
+    statement = frozenset({("probe.low", "probe.high")})
+    assert "probe/low/__init__.py:3: probe.high (a layer above)" in layer_violations(
+        probe, layers, statement
+    )
+
+
+def test_livescore_otel_names_the_span_processor_without_loading_collect() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, livescore.otel as o; assert 'livescore.collect' not in sys.modules; "
+        "from livescore.otel import LiveScoringSpanProcessor as P; "
+        "from livescore.collect import LiveScoringSpanProcessor as Q; "
+        "import livescore; assert P is Q is livescore.LiveScoringSpanProcessor; print('ok')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
 
 
 def test_the_checker_reads_the_table_and_draws_the_diagram() -> None:

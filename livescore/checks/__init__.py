@@ -27,7 +27,7 @@ Example:
     1.0
 """
 
-from livescore.checks._check import CHECK_LABELS, Check, CheckResult
+from livescore.checks._check import CheckResult
 from livescore.checks._text_checks import (
     equals,
     equals_scorer,
@@ -56,8 +56,6 @@ from livescore.checks._tool_checks import (
 )
 
 __all__ = (
-    "CHECK_LABELS",
-    "Check",
     "CheckResult",
     "called_tool",
     "called_tool_scorer",

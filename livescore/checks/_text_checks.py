@@ -34,7 +34,7 @@ def _text(value: object, what: str) -> str:
 
 
 def _answer(run: Run) -> str:
-    return get_assistant_message(run)
+    return get_assistant_message(run) or ""
 
 
 def _case(ignore_case: bool) -> str:

@@ -6,15 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
+from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.checks._check import Check, CheckResult
-from livescore.runs import (
-    RecordedCall,
-    Run,
-    RunLike,
-    describe_calls,
-    is_subsequence,
-    read_tool_calls,
-)
+from livescore.runs import Run, RunLike
 from livescore.scoring import Scorer
 
 __all__ = (

@@ -2,7 +2,7 @@
 
 The top layer: it parses options, resolves the judge once for every sub-command
 (``--model``, ``--base-url``, ``--api-key-env``, ``--structured-output``,
-``--judge-concurrency``, ``--judge-timeout``, ``--mode``), builds scorers from the catalog
+``--judge-concurrency``, ``--judge-timeout``, ``--judge-mode``), builds scorers from the catalog
 (:mod:`livescore.scorers`), and calls :mod:`livescore.evals` and :mod:`livescore.demo`,
 which never import it.
 
@@ -12,17 +12,6 @@ Example:
 """
 
 from livescore.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from livescore.cli._judge_options import JUDGE_MODEL_ENV, JudgeOptions, add_judge_arguments
-from livescore.cli._main import build_parser, main
+from livescore.cli._main import main
 
-__all__ = (
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "JUDGE_MODEL_ENV",
-    "JudgeOptions",
-    "add_judge_arguments",
-    "build_parser",
-    "main",
-)
+__all__ = ("EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from livescore.cli._common import EXIT_USAGE, make_console
+from livescore.cli._export import emit_signals
 from livescore.cli._judge_options import (
     JUDGE_MODEL_ENV,
     JudgeOptions,
@@ -32,13 +33,20 @@ def add_demo_parser(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
         help="watch an agent being scored live (the README's main command)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Run a small agent with real tools over a handful of questions, with live "
-            "hallucination and keyword-coverage scoring attached, and show each run's trace "
-            "with its tool calls and evaluation spans as they were exported. Exit codes: 0 "
-            "ran; 1 the judge failed (its local process died, or every judge score failed); "
-            "2 usage error (including a missing integration or SDK: the message says what to "
-            "install)."
+            "Run a small agent with real tools over a handful of questions, with live\n"
+            "hallucination and keyword-coverage scoring attached, and show each run's trace\n"
+            "with its tool calls and evaluation spans as they were exported.\n\n"
+            "exit codes:\n"
+            "  0    ran: the questions were answered and scored, and everything sent to\n"
+            "       --otlp-endpoint, --phoenix or --langfuse got there\n"
+            "  1    the judge failed (its local process died, or every judge score failed);\n"
+            "       the agent failed on every question; or spans or scores were not\n"
+            "       delivered (one line says how many, where, and why)\n"
+            "  2    usage error: a bad option, an unknown --runtime, a missing integration\n"
+            "       or SDK (the message says what to install)\n"
+            "  130  interrupted (Ctrl-C)"
         ),
     )
     judge = p.add_argument_group("judge (the model that checks the answers)")
@@ -70,8 +78,10 @@ def add_demo_parser(sub: Any) -> None:
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="also send the spans to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:6006 for "
-        "Arize Phoenix; /v1/traces is added when the URL has no path)",
+        help="also send the spans, and the scores' gen_ai.evaluation.result events, to this "
+        "OTLP/HTTP endpoint (e.g. a Collector at http://127.0.0.1:4318; /v1/traces and "
+        "/v1/logs are added when the URL has no path; for Arize Phoenix, which has no logs "
+        "endpoint, use --phoenix)",
     )
     export.add_argument(
         "--phoenix",
@@ -88,6 +98,14 @@ def add_demo_parser(sub: Any) -> None:
         help="also send each score to Langfuse as a score on the run's trace "
         "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the spans "
         "there with --otlp-endpoint)",
+    )
+    export.add_argument(
+        "--emit",
+        metavar="SIGNALS",
+        type=emit_signals,
+        help="spans,events (the default) or spans: whether each score is also a "
+        "gen_ai.evaluation.result event (sent to --otlp-endpoint's /v1/logs); the demo shows "
+        "the score spans, so they are always emitted",
     )
     export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
@@ -115,10 +133,10 @@ def run_demo_command(
     judge_options = JudgeOptions.from_args(args)
     agent_model = args.agent_model or os.environ.get(AGENT_MODEL_ENV) or None
     options = DemoOptions(
-        judge=judge_options.resolve(),
+        model=judge_options.resolve(),
         local_judge=args.local_judge,
         judge_timeout=judge_options.timeout,
-        mode=judge_options.mode,
+        judge_mode=judge_options.judge_mode,
         runtime=args.runtime,
         agent_model=judge_model_string(agent_model) if agent_model else None,
         questions=tuple(args.question or ()),
@@ -126,6 +144,7 @@ def run_demo_command(
         phoenix=args.phoenix,
         langfuse=args.langfuse,
         console_spans=args.console_spans,
+        emit=args.emit or ("spans", "events"),
         endpoint_configured=bool(
             args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")
         ),

@@ -6,13 +6,19 @@ import argparse
 import contextlib
 import importlib
 import json
+import logging
 import os
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
+from livescore._catalog import parse_scorer_spec
+from livescore._files import AtomicFile, output_target
+from livescore._text import escape_lone_surrogates
 from livescore.cli._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -22,9 +28,11 @@ from livescore.cli._common import (
     make_console,
     positive_int,
 )
-from livescore.cli._export import Export, add_export_arguments
+from livescore.cli._cost import CostPlan, Estimate, add_eval_cost_arguments, apply_judge_prices
+from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
+from livescore.cli._interrupt import CANCEL_GRACE_S, BackgroundRun, Interrupts
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
-from livescore.scorers import CatalogEntry, ScorerOptions, parse_scorer_spec, scorer_catalog
+from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -94,8 +102,10 @@ def add_eval_parser(sub: Any) -> None:
             "its labels give judge-quality figures (accuracy, precision, recall, F1, AUROC);\n"
             "so do other 0/1 defect labels a scorer predicts (toxic, biased, irrelevant) or\n"
             "that --label names.\n"
-            "Bad lines are reported with their number and skipped; other fields are kept as\n"
-            "metadata (and named once).\n\n"
+            "A line may also carry steps (the run's model turns and tool calls, as an --out\n"
+            "record has them), so tool scorers and checks score a dataset; an --out file is\n"
+            "read back as a dataset. Bad lines are reported with their number (the first few,\n"
+            "then a count) and skipped; other fields are kept as metadata (and named once).\n\n"
             f"scorers (--scorer NAME[:ARG]):\n{catalog}"
         ),
         epilog=(
@@ -104,17 +114,39 @@ def add_eval_parser(sub: Any) -> None:
             "exit codes:\n"
             "  0    scored, and every --fail-* check passed\n"
             "  1    nothing could be scored (every score failed or was skipped, or no usable\n"
-            "       line), a --fail-on-error / --fail-under / --fail-over check failed, or an\n"
-            "       output could not be written (the others still are)\n"
-            "  2    usage error: bad option or scorer, no judge model, unreadable data,\n"
-            "       an output path that cannot be written (checked before scoring)\n"
-            "  130  interrupted (Ctrl-C): the items scored so far are in --out, and --report\n"
-            "       is written and marked partial\n\n"
+            "       line); a --fail-on-error / --fail-on-bad-lines / --fail-under /\n"
+            "       --fail-over check failed; the judge became unreachable (the run stops\n"
+            "       early, keeping what was scored); an output could not be written (the\n"
+            "       others still are); or spans or dashboard scores were not delivered\n"
+            "       (--otlp-endpoint, --phoenix, --langfuse: one line says what and why);\n"
+            "       or --max-cost refused to start or stopped the run (its outputs are marked\n"
+            "       partial)\n"
+            "  2    usage error: bad option or scorer, no judge model, a --base-url that is\n"
+            "       not http(s), a --label no line has, unreadable data, an output path that\n"
+            "       cannot be written or that is an input (checked before scoring)\n"
+            "  130  interrupted (Ctrl-C, which stops within a few seconds whatever the\n"
+            "       target is doing; a second one skips the wait): the items scored so far\n"
+            "       are in --out, and --report is written and marked partial\n\n"
+            "--out and --report are written to a temporary file beside the path and renamed\n"
+            "onto it when complete (a failed run leaves the old file); a path that is a\n"
+            "symbolic link is followed (the file it points to is replaced, the link stays).\n\n"
             "example: livescore eval data/hallucination/halueval_qa_200.jsonl \\\n"
             "  --scorer hallucination --model openai/gpt-4o-mini --limit 50 --report report.html"
         ),
     )
-    p.add_argument("data", metavar="DATA.jsonl", help="the dataset, one JSON object per line")
+    p.add_argument(
+        "data",
+        metavar="DATA.jsonl",
+        nargs="?",
+        help="the dataset, one JSON object per line ('-' reads it from standard input)",
+    )
+    p.add_argument(
+        "--traces",
+        metavar="FILE",
+        help="score the agent runs of stored OpenTelemetry traces instead of DATA: OTLP JSON, "
+        "one export request per line (the Collector's file exporter); with --otlp-endpoint "
+        "the scores nest under the stored runs' spans",
+    )
     p.add_argument(
         "--scorer",
         action="append",
@@ -124,6 +156,8 @@ def add_eval_parser(sub: Any) -> None:
     )
     judge = p.add_argument_group("judge (for the scorers marked [judge])")
     add_judge_arguments(judge)
+    cost = p.add_argument_group("judge cost")
+    add_eval_cost_arguments(cost)
     p.add_argument(
         "--keyword-reference",
         choices=("input", "ground_truth"),
@@ -152,7 +186,9 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument(
         "--out",
         metavar="RESULTS.jsonl",
-        help="write one JSON result per item, as each finishes (data order at the end)",
+        help="write one JSON result per item, as each finishes (data order at the end): "
+        "the item's fields (each output once), its steps and its scores; it reads back as a "
+        "dataset",
     )
     p.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report")
     p.add_argument(
@@ -169,13 +205,18 @@ def add_eval_parser(sub: Any) -> None:
         help="labelled data: the 0/1 field that marks a defect (1 = bad), to measure every "
         "selected judge scorer against; default: each scorer's own label (hallucinated for "
         "hallucination and faithfulness, toxic for toxicity, biased for bias, irrelevant for "
-        "answer-relevancy)",
+        "answer-relevancy); a field no line has, or no judge scorer, is a usage error",
     )
     checks = p.add_argument_group("checks for CI (exit 1 when one fails)")
     checks.add_argument(
         "--fail-on-error",
         action="store_true",
         help="fail when any item or score failed (skipped scores do not count)",
+    )
+    checks.add_argument(
+        "--fail-on-bad-lines",
+        action="store_true",
+        help="fail when any line of DATA was skipped (invalid JSON, no input…)",
     )
     checks.add_argument(
         "--fail-under",
@@ -195,6 +236,7 @@ def add_eval_parser(sub: Any) -> None:
     )
     export = p.add_argument_group("export (traces and scores into your dashboards)")
     add_export_arguments(export)
+    add_emit_arguments(export)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_eval_command)
 
@@ -234,7 +276,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
             judge = _WorkersJudge()
         if judge is None:
             raise UsageError(judge_options.missing_judge_message(needing[0]))
-    options = ScorerOptions(judge=judge, mode=judge_options.mode)
+    options = ScorerOptions(model=judge, judge_mode=judge_options.judge_mode)
     selected: list[_Selected] = []
     for entry, argument in parsed:
         try:
@@ -252,7 +294,7 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
 class _WorkersJudge:
     """Stands in for the judge of ``--broker`` runs: the workers judge with their own."""
 
-    model = "(the workers' judge)"
+    model_name = "(the workers' judge)"
 
     async def generate_object(self, **kwargs: Any) -> Any:
         raise RuntimeError("with --broker, scores are judged on the workers")
@@ -327,35 +369,81 @@ def _load_target(spec: str) -> Any:
     return value
 
 
-def _check_writable(option: str, path: Path) -> None:
-    """Fail now, before any scoring, if ``path`` cannot be written."""
-    if path.is_dir():
+def _check_output(option: str, path: Path) -> None:
+    """Fail now, before any scoring, if ``path`` cannot be written.
+
+    The check is the write's own: a temporary file created (and removed) in the target's
+    folder, the symbolic link, if ``path`` is one, followed.
+    """
+    import tempfile
+
+    target = output_target(path)
+    if target.is_dir():
         raise UsageError(f"{option} {path}: is a directory")
-    if not path.parent.is_dir():
-        raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
-    existed = path.exists()
+    if not target.parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {target.parent} does not exist")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"{option} {path}: the file is read-only")
     try:
-        with path.open("a", encoding="utf-8"):
-            pass
+        fd, probe = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from exc
-    if not existed:
-        path.unlink(missing_ok=True)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    if output_target(first) == output_target(second):
+        return True
+    try:
+        return first.exists() and second.exists() and os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _check_outputs(
+    out_path: Path | None,
+    report_path: Path | None,
+    inputs: Sequence[tuple[str, Path]],
+) -> None:
+    """The output paths are writable, distinct, and none is an input of the command."""
+    outputs = [("--out", out_path), ("--report", report_path)]
+    for option, path in outputs:
+        if path is None:
+            continue
+        _check_output(option, path)
+        for what, source in inputs:
+            if _same_file(path, source):
+                raise UsageError(
+                    f"{option} {path} is {what}: writing there would replace it; "
+                    "choose another path"
+                )
+    if out_path is not None and report_path is not None and _same_file(out_path, report_path):
+        raise UsageError(f"--out and --report both name {out_path}: give each its own file")
+
+
+def _target_source(target: Any) -> Path | None:
+    module = sys.modules.get(getattr(target, "__module__", "") or "")
+    file = getattr(module, "__file__", None)
+    return Path(file) if file else None
 
 
 # -- writing results ------------------------------------------------------------------------
 
 
 class _ResultsFile:
-    """``--out``: one JSON line per item, written (and flushed) as each item finishes, so an
-    interrupted run keeps what it scored; rewritten in data order when the run completes."""
+    """``--out``: one JSON line per item, written (and flushed) as each item finishes, to a
+    temporary file beside the target (so an interrupted run keeps what it scored and a
+    failed one leaves the old file alone); renamed onto the target at the end, in data
+    order when the run completed. Safe to call from the scoring thread and the main one."""
 
     def __init__(self, path: Path, dataset: Dataset) -> None:
         self.path = path
         self.dataset = dataset
         self.records: list[tuple[int, str]] = []
         self.error: str | None = None
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._file: AtomicFile | None = AtomicFile(path)
 
     def add(self, item: ItemResult) -> None:
         record = item.to_dict(include_run=True)
@@ -363,80 +451,118 @@ class _ResultsFile:
         for name, column in self.dataset.label_columns.items():
             if column[item.index] is not None:
                 record[name] = column[item.index]
-        text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        self.records.append((item.index, text))
-        if self._file is None:
-            return
-        try:
-            self._file.write(text)
-            self._file.flush()
-        except OSError as exc:  # keep scoring; the report may still be written
-            self.error = exc.strerror or str(exc)
-            self._close()
+        # A lone surrogate (a "\ud800" escape in the data) is written back as its escape.
+        text = escape_lone_surrogates(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+        with self._lock:
+            file = self._file
+            if file is None:  # finished (an interrupted run): too late for this one
+                return
+            self.records.append((item.index, text))
+            try:
+                file.file.write(text)
+                file.file.flush()
+            except OSError as exc:  # keep scoring; the report may still be written
+                self.error = exc.strerror or str(exc)
+                file.discard()
+                self._file = None
 
     def finish(self, *, in_data_order: bool) -> None:
-        self._close()
-        if self.error is not None or not in_data_order:
+        with self._lock:
+            file, self._file = self._file, None
+            records = sorted(self.records)
+        if file is None:
             return
-        partial = self.path.with_name(self.path.name + ".tmp")
         try:
-            with partial.open("w", encoding="utf-8") as out:
-                out.writelines(text for _, text in sorted(self.records))
-            os.replace(partial, self.path)
+            if not in_data_order:
+                file.commit()  # what was scored, in the order it finished
+                return
+            file.discard()
+            with AtomicFile(self.path) as ordered:
+                ordered.file.writelines(text for _, text in records)
+                ordered.commit()
         except OSError as exc:
             self.error = exc.strerror or str(exc)
-            partial.unlink(missing_ok=True)
-
-    def _close(self) -> None:
-        file, self._file = self._file, None
-        if file is not None:
-            with contextlib.suppress(OSError):
-                file.close()
 
 
 # -- the command ----------------------------------------------------------------------------
 
+_MAX_PROBLEMS_SHOWN = 5
+_MAX_FIELDS_SHOWN = 10
+
+
+@dataclass(slots=True)
+class _Stop:
+    """Why scoring ended before the last item (``None`` fields: it did not)."""
+
+    interrupted: bool = False
+    unreachable: str | None = None  # the judge's description, when its circuit opened
+
+    @property
+    def early(self) -> bool:
+        return self.interrupted or self.unreachable is not None
+
 
 def run_eval_command(args: argparse.Namespace) -> int:
     """Run ``livescore eval`` from parsed arguments; returns the exit code."""
+    with Interrupts() as interrupts:
+        return _run_eval(args, interrupts)
+
+
+def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     from rich.markup import escape
 
     out, err = make_console(), make_console(stderr=True)
+    apply_judge_prices(args.judge_prices)  # before any judge is built
     judge_options = JudgeOptions.from_args(args)
     bounds = [Bound.parse(b, over=False) for b in args.fail_under]
     bounds += [Bound.parse(b, over=True) for b in args.fail_over]
     selected = _select_scorers(args, judge_options)
+    if args.label and not any(s.entry.needs_judge for s in selected):
+        raise UsageError(
+            f"--label {args.label}: it measures judge scorers ([judge] in --help) against the "
+            "label, and none is selected"
+        )
     _check_threshold(args.threshold, selected)
     _check_bounds(bounds, selected)
     target = _load_target(args.target) if args.target else None
+    if bool(args.data) == bool(args.traces):
+        raise UsageError("give a DATA.jsonl file or --traces FILE (one of them)")
+    from_stdin = args.data == "-"
+    path = Path("<stdin>") if from_stdin else Path(args.data or args.traces)
     out_path = Path(args.out) if args.out else None
     report_path = Path(args.report) if args.report else None
-    if out_path is not None:
-        _check_writable("--out", out_path)
-    if report_path is not None:
-        _check_writable("--report", report_path)
+    inputs = [] if from_stdin else [("the traces" if args.traces else "the dataset", path)]
+    source = _target_source(target) if target is not None else None
+    if source is not None:
+        inputs.append(("the --target module's file", source))
+    _check_outputs(out_path, report_path, inputs)
 
     from livescore.evals import load_dataset
 
-    path = Path(args.data)
-    try:
-        dataset = load_dataset(
-            path,
-            require_output=target is None,
-            require_input=target is not None,
-            label_fields=[s.label for s in selected if s.label],
-        )
-    except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if args.traces:
+        from livescore.cli._traces import load_traces_dataset
+
+        if target is not None:
+            raise UsageError("--traces holds finished runs: --target does not apply")
+        dataset = load_traces_dataset(path)
+    else:
+        try:
+            dataset = load_dataset(
+                sys.stdin.buffer if from_stdin else path,
+                require_output=target is None,
+                require_input=target is not None,
+                label_fields=[s.label for s in selected if s.label],
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
     if args.limit is not None:
         dataset.limit(args.limit)
+    if args.label and all(value is None for value in dataset.labels_for(args.label)):
+        raise UsageError(
+            f"--label {args.label}: no usable line of {path} has a 0/1 {args.label!r} field"
+        )
 
-    for problem in dataset.problems:
-        where = f"{escape(str(path))}:{problem.line}"
-        err.print(f"[yellow]skipped[/yellow] {where}: {escape(problem.message)}")
-    if dataset.unknown_fields:
-        fields = ", ".join(f"{k!r} ({n} line(s))" for k, n in dataset.unknown_fields.items())
-        err.print(f"[yellow]note:[/yellow] unknown field(s) kept as metadata: {escape(fields)}")
+    _print_problems(err, path, dataset)
     if not dataset.items:
         err.print(f"[red]error:[/red] {escape(str(path))} has no usable line; nothing to score")
         return EXIT_FAILED
@@ -453,50 +579,138 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "(a `sinks` list beside their scorers, or livescore worker --sinks MODULE:ATTR); "
             "--otlp-endpoint still exports the items' spans from here"
         )
+    if args.broker and args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
+    plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
-    results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
-    done: list[ItemResult] = []
-    interrupted = False
     try:
-        result = _score(args, scorers, target, dataset, err, done, results_file, export)
-    except KeyboardInterrupt:
-        from livescore.evals import summarize
+        results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
+    except OSError as exc:
+        export.close(0)
+        raise UsageError(f"--out {out_path}: cannot write there ({exc.strerror or exc})") from exc
+    started = time.monotonic()
+    done: list[ItemResult] = []
+    stop = _Stop()
+    partial = ""
+    result: EvalResult | None
+    if plan.wanted:
+        outcome = _estimate_first(
+            args,
+            selected,
+            target,
+            dataset,
+            out,
+            err,
+            done,
+            results_file,
+            export,
+            plan,
+            interrupts,
+            stop,
+        )
+        if isinstance(outcome, int):  # estimated, and stopped there
+            if results_file is not None:
+                results_file.finish(in_data_order=True)
+            export.close(_EXPORT_TIMEOUT_S)
+            return outcome
+        result = outcome
+        if result is not None:
+            partial = plan.stop_reason(len(result.items), len(dataset.items))
+    else:
+        result = _score(
+            args, selected, target, dataset, results_file, export, interrupts, err, done, stop
+        )
+    if result is None:
+        from livescore.evals import EvalResult
 
-        interrupted = True
-        result = summarize([s.id for s in scorers], done)
+        result = EvalResult.from_items([s.id for s in scorers], done)
+        result.duration_s = time.monotonic() - started
+    if stop.interrupted:
         err.print(
             f"[yellow]interrupted:[/yellow] {len(done)} of {len(dataset.items)} item(s) were "
             "scored; writing what was scored"
         )
-    finally:
-        export.close()  # the traces and the dashboards' scores leave before the summary
-    export.report(err)
+    elif stop.unreachable is not None:
+        err.print(
+            f"[red]error:[/red] {escape(stop.unreachable)}: stopped after {len(done)} of "
+            f"{len(dataset.items)} item(s); writing what was scored"
+        )
+    # The outputs first: a second Ctrl-C (counted, never raised) cannot lose them, and a
+    # slow dashboard cannot delay them.
     if results_file is not None:
-        results_file.finish(in_data_order=not interrupted)
-    _print_results(out, result, dataset, selected)
-    quality = _print_quality(out, result, dataset, selected, args.threshold)
-    outputs_ok = _write_outputs(
-        out, err, result, dataset, path, results_file, report_path, quality, interrupted
+        results_file.finish(in_data_order=not stop.early)
+    quality, notes = _quality(result, dataset, selected, args.threshold)
+    outputs_ok, written = _write_outputs(
+        err, result, dataset, path, results_file, report_path, quality, stop, partial
     )
-    if interrupted:
+    export.close(_EXPORT_TIMEOUT_S if not stop.early else _EXPORT_TIMEOUT_INTERRUPTED_S)
+    delivered = export.report(err)
+    _print_results(out, result, dataset)
+    _print_quality(out, quality, notes, dataset, selected, args.threshold)
+    for line in written:
+        out.print(line)
+    if stop.interrupted:
         return EXIT_INTERRUPTED
+    if stop.unreachable is not None:
+        return EXIT_FAILED  # said above; the checks would only repeat it
+    if partial:
+        err.print(f"[yellow]stopped:[/yellow] {escape(partial)}")
+        return EXIT_FAILED
     failures = _check_result(result, selected, bounds, fail_on_error=args.fail_on_error)
+    if args.fail_on_bad_lines and dataset.problems:
+        failures.append(f"--fail-on-bad-lines: {len(dataset.problems)} line(s) were skipped")
     for failure in failures:
         err.print(f"[red]check failed:[/red] {escape(failure)}")
-    return EXIT_OK if outputs_ok and not failures else EXIT_FAILED
+    return EXIT_OK if outputs_ok and delivered and not failures else EXIT_FAILED
+
+
+_EXPORT_TIMEOUT_S = 10.0
+_EXPORT_TIMEOUT_INTERRUPTED_S = 3.0
+
+
+def _print_problems(err: Console, path: Path, dataset: Dataset) -> None:
+    """The skipped lines (the first few, then a count) and the unknown fields, capped."""
+    from rich.markup import escape
+
+    for problem in dataset.problems[:_MAX_PROBLEMS_SHOWN]:
+        where = f"{escape(str(path))}:{problem.line}"
+        err.print(f"[yellow]skipped[/yellow] {where}: {escape(problem.message)}")
+    hidden = len(dataset.problems) - _MAX_PROBLEMS_SHOWN
+    if hidden > 0:
+        err.print(
+            f"[yellow]skipped[/yellow] {hidden} more line(s) of {escape(str(path))} (--report "
+            "lists them all; --fail-on-bad-lines fails the run on any)"
+        )
+    if dataset.unknown_fields:
+        names = list(dataset.unknown_fields.items())
+        fields = ", ".join(f"{k!r} ({n} line(s))" for k, n in names[:_MAX_FIELDS_SHOWN])
+        if len(names) > _MAX_FIELDS_SHOWN:
+            fields += f" and {len(names) - _MAX_FIELDS_SHOWN} more"
+        err.print(f"[yellow]note:[/yellow] unknown field(s) kept as metadata: {escape(fields)}")
 
 
 def _score(
     args: argparse.Namespace,
-    scorers: list[Scorer],
+    selected: Sequence[_Selected],
     target: Any,
     dataset: Dataset,
-    err: Console,
-    done: list[ItemResult],
     results_file: _ResultsFile | None,
     export: Export,
-) -> EvalResult:
-    import anyio
+    interrupts: Interrupts,
+    err: Console,
+    done: list[ItemResult],
+    stop: _Stop,
+    indices: Sequence[int] | None = None,
+    spent: Callable[[], bool] | None = None,
+) -> EvalResult | None:
+    """Score the items at ``indices`` (all by default) on a background event loop, feeding
+    no more once ``spent()``, the main thread waiting for it or for Ctrl-C.
+
+    Returns the result, or ``None`` when scoring ended early (``stop`` says why); the items
+    scored are added to ``done`` (in the order they finished) either way.
+    """
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -505,8 +719,16 @@ def _score(
         TimeElapsedColumn,
     )
 
+    from livescore._emit import DEFAULT_EMIT
     from livescore.evals import run_evals
+    from livescore.otel import OTelEmitter
 
+    emitter = OTelEmitter(
+        tracer_provider=export.tracer_provider,
+        logger_provider=export.logger_provider,
+        emit=args.emit or DEFAULT_EMIT,
+        semconv_proposals=args.semconv_proposals,
+    )
     progress = Progress(
         TextColumn("[bold]scoring"),
         BarColumn(),
@@ -517,39 +739,165 @@ def _score(
         transient=True,
         disable=args.quiet,
     )
-    task = progress.add_task("scoring", total=len(dataset.items), failed="")
+    chosen = list(range(len(dataset.items))) if indices is None else list(indices)
+    task = progress.add_task("scoring", total=len(chosen), failed="")
+    scorers = [s.scorer for s in selected]
+    judges = list({id(j): j for s in selected if (j := s.scorer.judge) is not None}.values())
+    finished: list[ItemResult] = []
+    lock = threading.Lock()
     failed = 0
+
+    def items() -> Iterator[Any]:
+        for i in chosen:
+            if spent is not None and spent():
+                return
+            yield dataset.items[i]
 
     def advance(item: ItemResult) -> None:
         nonlocal failed
-        done.append(item)
+        item.index = chosen[item.index]  # run_evals numbers what it was given
+        with lock:
+            finished.append(item)
         if results_file is not None:
             results_file.add(item)
         if item.error is not None or any(s.status == "failed" for s in item.scores.values()):
             failed += 1
+            if stop.unreachable is None and any(
+                s.error_type in ("connection_error", "timeout") for s in item.scores.values()
+            ):
+                stop.unreachable = _unreachable_judge(judges)
+                if stop.unreachable is not None:
+                    # Every later judge call would fail at once: end here, keep what was scored.
+                    background.cancel()
         progress.update(task, advance=1, failed=f"[red]{failed} with failures" if failed else "")
 
     async def evaluate() -> EvalResult:
         return await run_evals(
-            dataset.items,
+            items(),
             scorers,
             target=target,
             on_item_complete=advance,
             concurrency=args.concurrency,
+            emitter=emitter,
             tracer_provider=export.tracer_provider,
             sinks=export.sinks,
             broker=args.broker,
         )
 
-    with progress:
-        try:
-            return anyio.run(evaluate)
-        except Exception as exc:
-            from livescore.fleet import BrokerUnavailableError
+    background = BackgroundRun(evaluate, name="livescore-eval")
+    with progress, _circuit_warning_held_back():
+        background.start()
+        if not background.wait(interrupts):
+            # Ctrl-C: cancel, give the work a moment to wind down (a second Ctrl-C skips
+            # the wait), and go on with what was scored.
+            stop.interrupted = True
+            background.cancel()
+            background.wait(interrupts, timeout=CANCEL_GRACE_S, presses=interrupts.count)
+    with lock:
+        done.extend(finished)
+    if stop.early or not background.done:
+        return None
+    try:
+        result = background.outcome()
+    except Exception as exc:
+        from livescore.fleet import BrokerUnavailableError
 
-            if isinstance(exc, BrokerUnavailableError):
-                raise UsageError(f"--broker: {exc}") from exc
-            raise
+        if isinstance(exc, BrokerUnavailableError):
+            raise UsageError(f"--broker: {exc}") from exc
+        raise
+    return result  # None: cancelled from within (the judge became unreachable)
+
+
+@contextlib.contextmanager
+def _circuit_warning_held_back() -> Iterator[None]:
+    """The judge's "unreachable" warning is not printed: the command says it in its own
+    line, with what it did about it."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return getattr(record, "livescore_event", None) != "judge_circuit_open"
+
+    logger = logging.getLogger("livescore.judges")
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
+
+
+def _unreachable_judge(judges: Sequence[Any]) -> str | None:
+    """``"the judge gpt-4o at http://…/v1 is unreachable (connection refused)"`` when one
+    judge's circuit is open (every call to it now fails at once), else ``None``."""
+    for judge in judges:
+        reason = getattr(judge, "unreachable", None)
+        if reason:
+            where = getattr(judge, "base_url", None)
+            return (
+                f"the judge {judge.model_name}{f' at {where}' if where else ''} is unreachable "
+                f"({reason})"
+            )
+    return None
+
+
+def _estimate_first(
+    args: argparse.Namespace,
+    selected: Sequence[_Selected],
+    target: Any,
+    dataset: Dataset,
+    out: Console,
+    err: Console,
+    done: list[ItemResult],
+    results_file: _ResultsFile | None,
+    export: Export,
+    plan: CostPlan,
+    interrupts: Interrupts,
+    stop: _Stop,
+) -> EvalResult | int | None:
+    """``--estimate`` / ``--max-cost``: score a sample, print the estimate; then stop (an
+    exit code) or score the rest under the ``--max-cost`` budget (the whole result, or
+    ``None`` when scoring ended early: ``stop`` says why)."""
+    from livescore.cli._cost import sample_indices
+    from livescore.evals import EvalResult
+
+    total = len(dataset.items)
+    sample = sample_indices(total, plan.items)
+    err.print(f"estimating from {len(sample)} of {total} item(s)")
+    first = _score(
+        args, selected, target, dataset, results_file, export, interrupts, err, done, stop, sample
+    )
+    if first is None:
+        return None
+    estimate = Estimate.of(first.items, total=total, concurrency=args.concurrency)
+    for line in estimate.lines():
+        out.print(line)
+    refusal = plan.refuses(estimate)
+    if plan.estimate_only:
+        if refusal is not None:
+            out.print(f"with --max-cost: {refusal}")
+        return EXIT_OK
+    if refusal is not None:
+        err.print(f"[red]{refusal}[/red]")
+        return EXIT_FAILED
+    picked = set(sample)
+    rest = [i for i in range(total) if i not in picked]
+    second = _score(
+        args,
+        selected,
+        target,
+        dataset,
+        results_file,
+        export,
+        interrupts,
+        err,
+        done,
+        stop,
+        rest,
+        plan.spent,
+    )
+    if second is None:
+        return None
+    result = EvalResult.from_items([s.scorer.id for s in selected], done)
+    result.duration_s = first.duration_s + second.duration_s
+    return result
 
 
 def _check_result(
@@ -582,7 +930,6 @@ def _check_result(
 
 
 def _write_outputs(
-    out: Console,
     err: Console,
     result: EvalResult,
     dataset: Dataset,
@@ -590,16 +937,19 @@ def _write_outputs(
     results_file: _ResultsFile | None,
     report_path: Path | None,
     quality: list[QualityRow],
-    interrupted: bool,
-) -> bool:
+    stop: _Stop,
+    stopped: str = "",
+) -> tuple[bool, list[str]]:
     """Write ``--report`` (``--out`` was written as items finished); one output failing
-    never stops the other. Returns whether every output was written."""
+    never stops the other. Returns whether every output was written, and the lines that
+    say where they are (printed after the summary)."""
     from rich.markup import escape
 
     ok = True
+    written: list[str] = []
     if results_file is not None:
         if results_file.error is None:
-            out.print(f"results: {escape(str(results_file.path))}")
+            written.append(f"results: {escape(str(results_file.path))}")
         else:
             ok = False
             err.print(
@@ -609,12 +959,12 @@ def _write_outputs(
     if report_path is not None:
         from livescore.evals import write_report
 
-        partial = (
-            f"the evaluation was interrupted after {len(result.items)} of "
-            f"{len(dataset.items)} item(s)"
-            if interrupted
-            else ""
-        )
+        partial = stopped
+        if stop.early:
+            why = "was interrupted" if stop.interrupted else "stopped (the judge is unreachable)"
+            partial = (
+                f"the evaluation {why} after {len(result.items)} of {len(dataset.items)} item(s)"
+            )
         try:
             write_report(
                 result,
@@ -631,16 +981,16 @@ def _write_outputs(
             ok = False
             err.print(f"[red]error:[/red] --report {escape(str(report_path))}: {escape(str(exc))}")
         else:
-            out.print(f"report: {escape(str(report_path))}" + (" (partial)" if partial else ""))
-    return ok
+            written.append(
+                f"report: {escape(str(report_path))}" + (" (partial)" if partial else "")
+            )
+    return ok, written
 
 
 # -- printing -------------------------------------------------------------------------------
 
 
-def _print_results(
-    out: Console, result: EvalResult, dataset: Dataset, selected: Sequence[_Selected]
-) -> None:
+def _print_results(out: Console, result: EvalResult, dataset: Dataset) -> None:
     from rich.markup import escape
 
     out.print(_summary_table(result))
@@ -658,50 +1008,74 @@ def _print_results(
             )
         for reason, n in list(agg.skip_reasons.items())[:3]:
             out.print(f"  [yellow]{agg.scorer_id} skipped {n} item(s)[/yellow]: {escape(reason)}")
+    calls = result.usage.calls
     out.print(
-        f"{len(result.items)} item(s) in {result.duration_s:.1f} s; judge calls "
-        f"{result.usage.calls}, tokens {result.usage.total_tokens}"
+        f"{len(result.items)} item(s) in {result.duration_s:.1f} s; "
+        f"{calls} judge call{'' if calls == 1 else 's'}, {result.usage.total_tokens} tokens"
+        + _cost_text(result)
     )
 
 
-def _print_quality(
-    out: Console,
+def _quality(
     result: EvalResult,
     dataset: Dataset,
     selected: Sequence[_Selected],
     threshold: float,
-) -> list[QualityRow]:
-    """One judge-quality table per label the selected scorers predict (and the data has)."""
-    from rich.markup import escape
-
+) -> tuple[list[QualityRow], list[str]]:
+    """The judge-quality rows of every label the selected scorers predict (and the data
+    has), and the notes about labels no scorer could be measured on."""
     rows: list[QualityRow] = []
+    notes: list[str] = []
+    for label, predictors in _by_label(selected).items():
+        label_rows, label_notes = _quality_rows(result, dataset, threshold, label, predictors)
+        rows.extend(label_rows)
+        notes.extend(label_notes)
+    return rows, notes
+
+
+def _by_label(selected: Sequence[_Selected]) -> dict[str, list[_Selected]]:
     by_label: dict[str, list[_Selected]] = {}
     for s in selected:
         if s.label:
             by_label.setdefault(s.label, []).append(s)
+    return by_label
+
+
+def _print_quality(
+    out: Console,
+    rows: Sequence[QualityRow],
+    notes: Sequence[str],
+    dataset: Dataset,
+    selected: Sequence[_Selected],
+    threshold: float,
+) -> None:
+    """One judge-quality table per label, then the hints about labels nothing measured."""
+    from rich.markup import escape
+
+    by_label = _by_label(selected)
     for label, predictors in by_label.items():
-        label_rows, notes = _quality_rows(result, dataset, threshold, label, predictors)
-        if label_rows:
-            out.print(_quality_table(label, label_rows))
-            baseline = label_rows[-1]
-            directions = []
-            if any(not p.entry.higher_is_better for p in predictors):
-                directions.append(f"a score ≥ {threshold:g} predicts '{label}'")
-            if any(p.entry.higher_is_better for p in predictors):
-                directions.append(f"for scorers where higher is better, a score ≤ {threshold:g}")
-            out.print(
-                f"{'; '.join(directions).capitalize()} (--threshold); AUROC needs no threshold. "
-                "The length-only baseline is what output length alone achieves (it "
-                f"{escape(baseline.coverage)}); a judge should beat it."
-            )
-            for row in label_rows[:-1]:
-                out.print(escape(_calibration_line(row)))
-        for note in notes:
-            out.print(escape(note))
-        rows.extend(label_rows)
-    predicted = set(by_label)
+        label_rows = [row for row in rows if row.label == label]
+        if not label_rows:
+            continue
+        out.print(_quality_table(label, label_rows))
+        baseline = label_rows[-1]
+        directions = []
+        if any(not p.entry.higher_is_better for p in predictors):
+            directions.append(f"a score ≥ {threshold:g} predicts '{label}'")
+        if any(p.entry.higher_is_better for p in predictors):
+            directions.append(f"for scorers where higher is better, a score ≤ {threshold:g}")
+        out.print(
+            f"{'; '.join(directions).capitalize()} (--threshold); AUROC needs no threshold. "
+            "The length-only baseline is what output length alone achieves (it "
+            f"{escape(baseline.coverage)}); a judge should beat it."
+        )
+        for row in label_rows[:-1]:
+            out.print(escape(_calibration_line(row)))
+    for note in notes:
+        out.print(escape(note))
+    running = {s.entry.name for s in selected}
     for name, column in dataset.label_columns.items():
-        if name in predicted or all(value is None for value in column):
+        if name in by_label or all(value is None for value in column):
             continue
         # A score that rises with the defect first (hallucination before faithfulness).
         predicting = [
@@ -709,14 +1083,22 @@ def _print_quality(
             for e in sorted(scorer_catalog(), key=lambda e: e.higher_is_better)
             if e.predicts == name
         ]
-        out.print(
-            f"The data is labelled ({name} 0/1): add --scorer {predicting[0]} --model "
-            "openai/<model> to measure the judge's accuracy, F1 and AUROC."
-            if predicting
-            else f"The data is labelled ({name} 0/1): measure a judge scorer against it with "
-            f"--label {name}."
-        )
-    return rows
+        if predicting and predicting[0] in running:
+            # The scorer runs, but --label pointed it at another field.
+            out.print(
+                f"The data is also labelled ({name} 0/1): without --label, "
+                f"{predicting[0]} is measured against it."
+            )
+        elif predicting:
+            out.print(
+                f"The data is labelled ({name} 0/1): add --scorer {predicting[0]} --model "
+                "openai/<model> to measure the judge's accuracy, F1 and AUROC."
+            )
+        else:
+            out.print(
+                f"The data is labelled ({name} 0/1): measure a judge scorer against it with "
+                f"--label {name}."
+            )
 
 
 def _quality_rows(
@@ -785,7 +1167,7 @@ def _quality_rows(
         baseline = binary_quality(labels, lengths, threshold=median)
         rows.append(
             QualityRow(
-                name="length-only baseline (REFERENCE)",
+                name="length-only baseline",
                 quality=baseline,
                 coverage=f"predicts {label} when output ≥ {median:.0f} chars (median)",
                 label=label,
@@ -819,10 +1201,13 @@ def _summary_table(result: EvalResult) -> Table:
 
     table = Table(title="Scores", title_justify="left")
     table.add_column("scorer", justify="left")
+    priced = any(agg.usage.cost_usd is not None for agg in result.scores.values())
     for name in ("mean", "scored", "failed", "skipped", "judge calls", "tokens"):
         table.add_column(name, justify="right")
+    if priced:
+        table.add_column("cost (USD)", justify="right")
     for sid, agg in result.scores.items():
-        table.add_row(
+        row = [
             sid,
             "–" if agg.mean is None else f"{agg.mean:.3f}",
             str(agg.scored),
@@ -830,8 +1215,26 @@ def _summary_table(result: EvalResult) -> Table:
             f"[yellow]{agg.skipped}[/yellow]" if agg.skipped else "0",
             str(agg.usage.calls),
             str(agg.usage.total_tokens),
-        )
+        ]
+        if priced:
+            row.append(_usd(agg.usage.cost_usd))
+        table.add_row(*row)
     return table
+
+
+def _usd(value: float | None) -> str:
+    from livescore._usage import format_usd
+
+    return format_usd(value)
+
+
+def _cost_text(result: EvalResult) -> str:
+    """``", judge cost $X ($Y per item)"`` when the judge has a price, else nothing."""
+    cost = result.usage.cost_usd
+    if cost is None:
+        return ""
+    per_item = cost / len(result.items) if result.items else None
+    return f", judge cost {_usd(cost)} ({_usd(per_item)} per item)"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -841,7 +1244,10 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"Judge quality ({label} = positive)", title_justify="left")
+    table = Table(
+        title=f"Judge quality: how well each scorer predicts '{label}' (label 1)",
+        title_justify="left",
+    )
     for name in ("scored by", "n", "predicts when", "accuracy", "precision", "recall", "F1"):
         left = name in ("scored by", "predicts when")
         table.add_column(name, justify="left" if left else "right")

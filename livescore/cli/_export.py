@@ -1,4 +1,11 @@
-"""``livescore eval``'s export options: spans over OTLP/HTTP, scores into dashboards."""
+"""``livescore eval``'s export options: spans and events over OTLP/HTTP, scores into
+dashboards; and ``--emit`` / ``--semconv-proposals``, which every command that emits
+scores shares.
+
+What was not delivered is said in one line per destination (spans counted by
+:class:`~livescore._delivery.SpanDelivery`, the SDK's own log lines held back), and makes the
+command exit 1.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +16,62 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from livescore._delivery import SdkLogCapture, SpanDelivery
 from livescore._version import DISTRIBUTION
 from livescore.cli._common import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from livescore._emit import EmitSignal
     from livescore.sinks import BatchingSink
 
-__all__ = ("Export", "add_export_arguments", "traces_url")
+__all__ = (
+    "SINK_RETRY_DEADLINE_S",
+    "Export",
+    "add_emit_arguments",
+    "add_export_arguments",
+    "emit_signals",
+    "logger_provider",
+    "logs_url",
+    "traces_url",
+)
+SINK_RETRY_DEADLINE_S = 10.0
+"""Seconds of retries the command gives a dashboard score (its span is exported first, so
+one the dashboard still lacks after this is not coming)."""
+
+EMIT_HELP = (
+    "what each score becomes besides its metrics: spans (an evaluation span under the run's "
+    "span: Jaeger, Tempo, Phoenix, Langfuse), events (a gen_ai.evaluation.result log record "
+    "parented to the run's span, as the GenAI semantic conventions define it: a logs "
+    "pipeline) or spans,events (the default)"
+)
+PROPOSALS_HELP = (
+    "also set the attributes of open GenAI convention proposals: "
+    "gen_ai.evaluation.evaluator.id, .version and .type (semantic-conventions-genai PR "
+    "#359) and gen_ai.evaluation.target (the agent's name, as pydantic-evals emits it)"
+)
+
+
+def emit_signals(text: str) -> tuple[EmitSignal, ...]:
+    """An ``argparse`` type for ``--emit``: ``spans``, ``events`` or ``spans,events``.
+
+    Example:
+        >>> emit_signals("events,spans")
+        ('spans', 'events')
+    """
+    from livescore._emit import parse_emit
+
+    try:
+        return parse_emit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("emit: ")) from None
+
+
+def add_emit_arguments(group: Any) -> None:
+    """Add ``--emit`` and ``--semconv-proposals`` to an argument group."""
+    group.add_argument("--emit", metavar="SIGNALS", type=emit_signals, help=EMIT_HELP)
+    group.add_argument("--semconv-proposals", action="store_true", help=PROPOSALS_HELP)
 
 
 def add_export_arguments(group: Any) -> None:
@@ -25,8 +79,10 @@ def add_export_arguments(group: Any) -> None:
     group.add_argument(
         "--otlp-endpoint",
         metavar="URL",
-        help="send each item's trace (its run span and score spans) to this OTLP/HTTP "
-        "endpoint (/v1/traces is added when the URL has no path)",
+        help="send each item's trace (its run span and score spans) and the scores' "
+        "gen_ai.evaluation.result events to this OTLP/HTTP endpoint (/v1/traces and "
+        "/v1/logs are added when the URL has no path); spans it does not take are counted, "
+        "said in one line, and make the command exit 1",
     )
     group.add_argument(
         "--phoenix",
@@ -35,14 +91,16 @@ def add_export_arguments(group: Any) -> None:
         const="",
         help="send the traces to Arize Phoenix at URL and each score as a span annotation "
         "(its score badges); URL defaults to $PHOENIX_COLLECTOR_ENDPOINT, else "
-        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set)",
+        "http://localhost:6006 ($PHOENIX_API_KEY is sent when set); a score not delivered "
+        f"after {SINK_RETRY_DEADLINE_S:g} s of retries is counted as failed (exit 1)",
     )
     group.add_argument(
         "--langfuse",
         action="store_true",
         help="also send each score to Langfuse as a score on the item's trace "
         "($LANGFUSE_PUBLIC_KEY, $LANGFUSE_SECRET_KEY, $LANGFUSE_BASE_URL; send the traces "
-        "there with --otlp-endpoint)",
+        f"there with --otlp-endpoint); a score not delivered after {SINK_RETRY_DEADLINE_S:g} "
+        "s of retries is counted as failed (exit 1)",
     )
 
 
@@ -61,17 +119,40 @@ def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
     return endpoint
 
 
+def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
+    """The OTLP/HTTP logs URL beside ``endpoint``'s traces URL (where the events go).
+
+    Example:
+        >>> logs_url("http://127.0.0.1:4318")
+        'http://127.0.0.1:4318/v1/logs'
+        >>> logs_url("http://127.0.0.1:4318/otlp/v1/traces")
+        'http://127.0.0.1:4318/otlp/v1/logs'
+    """
+    url = traces_url(endpoint, option)
+    if url.endswith("/v1/traces"):
+        return url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+
+
 @dataclass
 class Export:
-    """What the export options set up: a tracer provider (or none) and the sinks."""
+    """What the export options set up: a tracer provider (or none), a logger provider for
+    the events (or none), the sinks, and what became of the spans (:attr:`deliveries`) and
+    of the SDK's log lines (:attr:`logs`)."""
 
     tracer_provider: Any = None
     sinks: list[BatchingSink[Any]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    deliveries: list[SpanDelivery] = field(default_factory=list)
+    logs: SdkLogCapture = field(default_factory=SdkLogCapture)
+    logger_provider: Any = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Export:
         """Check the options and build what they name (nothing when none is given).
+
+        The SDK's log lines are held from here until :meth:`close`.
 
         Raises:
             UsageError: A bad URL, missing Langfuse keys, or no OpenTelemetry SDK.
@@ -84,7 +165,9 @@ class Export:
         try:
             if args.phoenix is not None:
                 try:
-                    phoenix = PhoenixSink(args.phoenix or None)
+                    phoenix = PhoenixSink(
+                        args.phoenix or None, retry_deadline=SINK_RETRY_DEADLINE_S
+                    )
                 except ValueError as exc:
                     raise UsageError(f"--phoenix: {exc}") from None
                 export.sinks.append(phoenix)
@@ -94,44 +177,78 @@ class Export:
                     export.urls.append(url)
             if args.langfuse:
                 try:
-                    export.sinks.append(LangfuseSink())
+                    export.sinks.append(LangfuseSink(retry_deadline=SINK_RETRY_DEADLINE_S))
                 except (ImportError, ValueError) as exc:
                     raise UsageError(f"--langfuse: {exc}") from None
             if export.urls:
-                export.tracer_provider = _tracer_provider(export.urls)
+                export.tracer_provider, export.deliveries = _tracer_provider(export.urls)
+                export.logs.__enter__()
+            # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+            if args.otlp_endpoint and "events" in (getattr(args, "emit", None) or ("events",)):
+                export.logger_provider = logger_provider(
+                    [logs_url(args.otlp_endpoint)], "livescore-eval"
+                )
         except UsageError:
             export.close()
             raise
         return export
 
-    def report(self, console: Console) -> None:
-        """One line per sink: what became of the scores it was given."""
+    def report(self, console: Console) -> bool:
+        """One line per destination: what became of the spans and scores it was given.
+
+        Returns:
+            Whether everything was delivered (no span and no score failed or dropped).
+        """
         from rich.markup import escape
 
+        complete = True
+        for delivery in self.deliveries:
+            line = escape(delivery.summary(self.logs.messages))
+            if delivery.complete:
+                console.print(f"traces: {line}")
+            else:
+                complete = False
+                console.print(f"[red]traces:[/red] {line}")
         for sink in self.sinks:
             got = sink.stats()
+            if got.failed or got.dropped:
+                complete = False
             console.print(
                 f"{escape(sink.name)}: sent {got.sent} · failed {got.failed} · skipped "
                 f"{got.skipped} · dropped {got.dropped}"
                 + (f" ({escape(str(dict(got.failed_by_reason)))})" if got.failed else "")
             )
+        return complete
 
-    def close(self) -> None:
-        """Export what is left, then shut the provider and the sinks down."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Export what is left within about ``timeout`` seconds, then shut the providers
+        and the sinks down.
+
+        Spans still queued when the time is up are counted as not delivered.
+        """
         if self.tracer_provider is not None:
+            for delivery in self.deliveries:
+                delivery.give_up_after(timeout)
             self.tracer_provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
         for sink in self.sinks:
-            sink.shutdown(sink.shutdown_timeout)
+            sink.shutdown(min(sink.shutdown_timeout, timeout))
+        self.logs.__exit__(None, None, None)
 
 
-def _tracer_provider(urls: Sequence[str]) -> Any:
+def _require_sdk() -> None:
     if importlib.util.find_spec("opentelemetry.sdk") is None or (
         importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None
     ):
         raise UsageError(
             "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
-            f"pip install '{DISTRIBUTION}[sdk]'"
+            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
         )
+
+
+def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
+    _require_sdk()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -140,6 +257,24 @@ def _tracer_provider(urls: Sequence[str]) -> Any:
     # Its own provider, not the global one: the command is a guest in whatever process
     # runs it (tests, notebooks).
     provider = TracerProvider(resource=Resource.create({"service.name": "livescore-eval"}))
+    deliveries = []
     for url in urls:
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+        delivery = SpanDelivery(OTLPSpanExporter(endpoint=url), url)
+        deliveries.append(delivery)
+        provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
+    return provider, deliveries
+
+
+def logger_provider(urls: Sequence[str], service_name: str) -> Any:
+    """An SDK logger provider that sends its log records (the scores' events) to each OTLP/HTTP
+    logs URL: the command's own, not the global one."""
+    _require_sdk()
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+
+    provider = LoggerProvider(resource=Resource.create({"service.name": service_name}))
+    for url in urls:
+        provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=url)))
     return provider

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import livescore.judges as _judges
 from livescore.cli._common import UsageError, positive_float, positive_int
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ JUDGE_MODEL_ENV = "LIVESCORE_JUDGE_MODEL"
 """Environment variable read when ``--model`` is not given."""
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+# The library's default, so a judge behaves the same from the CLI and from code (importing
+# livescore.judges does not import openai).
+DEFAULT_JUDGE_TIMEOUT = _judges.DEFAULT_TIMEOUT
 STRUCTURED_OUTPUT_CHOICES = ("auto", "json_schema", "json_object", "prompt")
 
 
@@ -44,7 +48,9 @@ def add_judge_arguments(parser: Any) -> None:
         f"--base-url / OPENAI_BASE_URL (default: ${JUDGE_MODEL_ENV})",
     )
     parser.add_argument(
-        "--base-url", help="the judge's OpenAI-compatible base URL (default: $OPENAI_BASE_URL)"
+        "--base-url",
+        help="the judge's OpenAI-compatible base URL, http(s)://host[:port]/v1 (default: "
+        "$OPENAI_BASE_URL); anything else is a usage error",
     )
     parser.add_argument(
         "--api-key-env",
@@ -70,12 +76,14 @@ def add_judge_arguments(parser: Any) -> None:
     parser.add_argument(
         "--judge-timeout",
         type=positive_float,
-        default=60.0,
+        default=DEFAULT_JUDGE_TIMEOUT,
         metavar="SECONDS",
-        help="timeout of one judge call (default: 60)",
+        help=f"timeout of one judge request (default: {DEFAULT_JUDGE_TIMEOUT:g}, the "
+        "library's); after 5 requests in a row that find the judge unreachable (refused, "
+        "dropped, timed out) later calls fail at once, and livescore eval stops",
     )
     parser.add_argument(
-        "--mode",
+        "--judge-mode",
         choices=("three_step", "one_call", "logprob"),
         default="three_step",
         help="judge scorers with several steps: one judge call per step (default) or one "
@@ -95,7 +103,7 @@ class JudgeOptions:
         structured_output: ``auto``, ``json_schema``, ``json_object`` or ``prompt``.
         concurrency: Judge calls in flight at once.
         timeout: Seconds per judge call.
-        mode: ``three_step``, ``one_call`` or ``logprob``.
+        judge_mode: ``three_step``, ``one_call`` or ``logprob`` (``--judge-mode``).
     """
 
     model: str | None = None
@@ -103,8 +111,8 @@ class JudgeOptions:
     api_key_env: str = DEFAULT_API_KEY_ENV
     structured_output: str = "auto"
     concurrency: int = 8
-    timeout: float = 60.0
-    mode: Literal["three_step", "one_call", "logprob"] = "three_step"
+    timeout: float = DEFAULT_JUDGE_TIMEOUT
+    judge_mode: Literal["three_step", "one_call", "logprob"] = "three_step"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> JudgeOptions:
@@ -117,7 +125,7 @@ class JudgeOptions:
             structured_output=args.structured_output,
             concurrency=args.judge_concurrency,
             timeout=args.judge_timeout,
-            mode=args.mode,
+            judge_mode=args.judge_mode,
         )
 
     @property

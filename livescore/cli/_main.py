@@ -7,8 +7,11 @@ Sub-commands register themselves with an ``add_*_parser(sub)`` function that set
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 from collections.abc import Callable, Sequence
 
+from livescore.cli._collect import add_collect_parser
 from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
 from livescore.cli._demo import add_demo_parser
 from livescore.cli._eval import add_eval_parser
@@ -18,7 +21,7 @@ __all__ = ("build_parser", "main")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``livescore`` argument parser (``eval``, ``demo`` and ``worker`` sub-commands)."""
+    """The ``livescore`` argument parser (``eval``, ``demo``, ``worker``, ``collect``)."""
     from livescore._version import DISTRIBUTION, __version__
 
     parser = argparse.ArgumentParser(
@@ -32,20 +35,44 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"livescore {__version__} ({DISTRIBUTION})"
     )
-    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker,collect}")
     add_eval_parser(sub)
     add_demo_parser(sub)
     add_worker_parser(sub)
+    add_collect_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``livescore`` command; returns the exit code (the console script's).
 
+    Without ``argv`` (the console script, ``python -m livescore``) it is the program: once
+    the command is over, a late Ctrl-C is ignored, so it can neither print a traceback nor
+    turn the command's exit code into a death by signal while the process exits. Ctrl-C
+    before then exits 130 (see each command's ``--help``).
+
     Example:
         >>> main(["--version"])  # doctest: +SKIP
         livescore <version> (livescore-ai)
     """
+    program = argv is None
+    try:
+        code = _run(argv)
+        if program:
+            _ignore_sigint()
+    except KeyboardInterrupt:  # pressed just as the command ended
+        if program:
+            _ignore_sigint()
+        code = EXIT_INTERRUPTED
+    return code
+
+
+def _ignore_sigint() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)

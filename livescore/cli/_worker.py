@@ -1,20 +1,65 @@
-"""``livescore worker``: score the jobs agents publish to a broker, on this machine."""
+"""``livescore worker``: score the jobs agents publish to a broker, on this machine.
+
+Exit codes (also in ``livescore worker --help``):
+
+- 0: stopped by SIGTERM or Ctrl-C, gracefully;
+- 2: a usage or configuration error: a bad option, a URL that is not Redis's, MODULE:ATTR
+  that cannot be imported or loaded (the import fails or calls ``sys.exit``, the scorer
+  factory raises or needs arguments), the broker refusing the credentials;
+- 69: the broker did not take writes before the start-up deadline (down, unreachable, out
+  of memory, read-only): the worker waited, saying why;
+- 70: an internal error (one line; ``-v`` shows the traceback);
+- 75: start-up did not finish before the deadline (an import or a scorer factory that
+  hangs).
+
+Every error is one line on stderr; logs are quiet unless ``-v``, and a stderr nobody reads
+never blocks the worker (lines are dropped, and counted, instead).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
-from livescore.cli._common import EXIT_OK, UsageError, make_console, positive_float, positive_int
+from livescore.cli._common import EXIT_OK, UsageError, positive_float, positive_int
+from livescore.cli._cost import (
+    add_judge_budget_arguments,
+    apply_judge_prices,
+    attach_budget,
+    judge_budget_from_args,
+)
 
-__all__ = ("add_worker_parser", "load_attribute", "run_worker_command")
+__all__ = (
+    "EXIT_BROKER_UNAVAILABLE",
+    "EXIT_INTERNAL",
+    "EXIT_STARTUP_TIMEOUT",
+    "add_worker_parser",
+    "load_attribute",
+    "run_worker_command",
+)
+
+EXIT_BROKER_UNAVAILABLE = 69
+"""The broker did not take writes before the start-up deadline (sysexits' EX_UNAVAILABLE)."""
+EXIT_INTERNAL = 70
+"""An internal error (sysexits' EX_SOFTWARE)."""
+EXIT_STARTUP_TIMEOUT = 75
+"""Start-up (loading the scorers) did not finish before the deadline (EX_TEMPFAIL)."""
+
+_EXIT_CODES = """exit codes:
+  0   stopped by SIGTERM or Ctrl-C, gracefully
+  2   usage or configuration error (options, broker URL or credentials, MODULE:ATTR)
+  69  the broker did not take writes before --startup-timeout (down, full, read-only)
+  70  internal error
+  75  start-up did not finish before --startup-timeout (a hanging import or factory)"""
 
 
 def add_worker_parser(sub: Any) -> None:
@@ -27,26 +72,36 @@ def add_worker_parser(sub: Any) -> None:
             "Consume the scoring jobs that agents publish with broker=URL and score them\n"
             "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
             "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
-            "a child of the run's span, exported as the OTEL_* variables say (OTLP over\n"
-            "HTTP to OTEL_EXPORTER_OTLP_ENDPOINT by default). Start as many workers, on as\n"
-            "many machines, as the judge allows; SIGTERM stops one gracefully."
+            "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+            "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
+            "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
+            "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully.\n\n"
+            "Give the broker URL in $LIVESCORE_BROKER (or the variable --broker-env names)\n"
+            "when it holds a password: a --broker argument is visible to every user in ps."
         ),
         epilog=(
-            "example: livescore worker myapp.scoring:scorers --broker redis://host:6379/0 \\\n"
-            "  --concurrency 64 --judge-rpm 3000"
+            "example: LIVESCORE_BROKER=redis://:secret@host:6379/0 \\\n"
+            "  livescore worker myapp.scoring:scorers --scorer-concurrency 64 \\\n"
+            "  --fleet-judge-rpm 3000 --judge-budget 20/day\n\n" + _EXIT_CODES
         ),
     )
     p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
-    p.add_argument(
+    broker = p.add_mutually_exclusive_group()
+    broker.add_argument(
         "--broker",
         metavar="URL",
-        default=os.environ.get("LIVESCORE_BROKER"),
-        help="the broker's Redis URL (default: $LIVESCORE_BROKER)",
+        help="the broker's Redis URL (default: $LIVESCORE_BROKER); a password here shows in ps",
+    )
+    broker.add_argument(
+        "--broker-env",
+        metavar="NAME",
+        help="read the broker's URL from the environment variable NAME",
     )
     p.add_argument(
-        "--concurrency",
+        "--scorer-concurrency",
         type=positive_int,
         default=16,
+        metavar="N",
         help="scores in flight at once per scorer in this process (default: 16); the worker "
         "holds up to twice as many jobs",
     )
@@ -57,13 +112,31 @@ def add_worker_parser(sub: Any) -> None:
         help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
         "scorers' module, if it has one)",
     )
+    export = p.add_argument_group("export")
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
+        "variables say)",
+    )
+    from livescore.cli._export import add_emit_arguments
+
+    add_emit_arguments(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
-        "--judge-rpm", type=positive_float, metavar="N", help="judge requests per minute"
+        "--fleet-judge-rpm",
+        type=positive_float,
+        metavar="N",
+        help="judge requests per minute, all workers together",
     )
     limits.add_argument(
-        "--judge-concurrency", type=positive_int, metavar="N", help="judge requests in flight"
+        "--fleet-judge-concurrency",
+        type=positive_int,
+        metavar="N",
+        help="judge requests in flight, all workers together",
     )
+    add_judge_budget_arguments(limits)
     reliability = p.add_argument_group("reliability")
     reliability.add_argument(
         "--drain-timeout",
@@ -87,7 +160,7 @@ def add_worker_parser(sub: Any) -> None:
         default=3,
         metavar="N",
         help="deliveries of a job that keeps killing its worker before it fails as "
-        "poisoned_job (default: 3)",
+        "poisoned_job (default: 3); one more and it is dead-lettered",
     )
     reliability.add_argument(
         "--dedupe-ttl",
@@ -97,8 +170,33 @@ def add_worker_parser(sub: Any) -> None:
         help="how long a job is remembered, so a duplicate delivery is not scored twice "
         "(default: 21600)",
     )
+    reliability.add_argument(
+        "--export-deadline",
+        type=positive_float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a job's spans may keep failing to export (the collector down) "
+        "before the job goes back to the queue (default: 300)",
+    )
+    reliability.add_argument(
+        "--startup-timeout",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the time to load the scorers and reach a broker that takes writes; past it "
+        "the worker exits (69 or 75) (default: 60)",
+    )
     p.add_argument(
-        "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help=""
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more logs: -v every library's INFO (judge requests...), -vv DEBUG",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="the log level of every logger (overrides -v)",
     )
     p.set_defaults(handler=run_worker_command)
 
@@ -112,8 +210,14 @@ def load_attribute(spec: str, option: str) -> tuple[Any, Any]:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
+    except SystemExit as exc:
+        raise UsageError(
+            f"{option}: importing {module_name!r} called sys.exit({exc.code!r})"
+        ) from None
     except Exception as exc:
-        raise UsageError(f"{option}: cannot import {module_name!r}: {exc}") from exc
+        raise UsageError(
+            f"{option}: cannot import {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     value: Any = module
     for part in attr_path.split("."):
         try:
@@ -123,13 +227,13 @@ def load_attribute(spec: str, option: str) -> tuple[Any, Any]:
     return module, value
 
 
-def _as_list(value: Any, what: str, option: str) -> list[Any]:
+def _as_list(value: Any, what: str, option: str, spec: str = "") -> list[Any]:
     if callable(value) and not isinstance(value, Sequence):
         from livescore.live import ScorerConfig
         from livescore.scoring import Scorer
 
         if not isinstance(value, Scorer | ScorerConfig):
-            value = value()
+            value = _call_factory(value, option, spec)
     if not isinstance(value, Sequence) or isinstance(value, str):
         value = [value]
     items = list(value)
@@ -138,76 +242,345 @@ def _as_list(value: Any, what: str, option: str) -> list[Any]:
     return items
 
 
+def _call_factory(factory: Any, option: str, spec: str) -> Any:
+    """Call a function that returns the scorers (or sinks), turning its failures into
+    one-line usage errors."""
+    name = spec or getattr(factory, "__name__", repr(factory))
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        needed = [
+            p.name
+            for p in signature.parameters.values()
+            if p.default is p.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+        if needed:
+            raise UsageError(
+                f"{option}: {name} needs arguments ({', '.join(needed)}); point at a list of "
+                "scorers or a function that takes none"
+            )
+    try:
+        return factory()
+    except SystemExit as exc:
+        raise UsageError(f"{option}: {name}() called sys.exit({exc.code!r})") from None
+    except Exception as exc:
+        raise UsageError(f"{option}: {name}() raised {type(exc).__name__}: {exc}") from exc
+
+
+class _StderrLines:
+    """Lines for stderr, written by a thread of their own.
+
+    A stderr nobody reads (a pipe whose reader hangs, a full log collector) blocks the
+    thread that writes to it; here that is never a worker's thread: past ``max_lines``
+    waiting, lines are dropped, and the count is written once the stream drains.
+    """
+
+    def __init__(self, stream: TextIO, max_lines: int = 10_000) -> None:
+        self._stream = stream
+        self._queue: queue.Queue[str | None] = queue.Queue(max_lines)
+        self.dropped = 0
+        self._reported = 0
+        self._thread = threading.Thread(target=self._run, name="livescore-stderr", daemon=True)
+        self._thread.start()
+
+    def write(self, line: str) -> None:
+        try:
+            self._queue.put_nowait(line)
+        except queue.Full:
+            self.dropped += 1
+
+    def _run(self) -> None:
+        while True:
+            line = self._queue.get()
+            if line is None:
+                return
+            try:
+                if self.dropped > self._reported:
+                    lost, self._reported = self.dropped - self._reported, self.dropped
+                    self._stream.write(
+                        f"livescore worker: {lost} log line(s) dropped: stderr was full\n"
+                    )
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (OSError, ValueError):
+                pass  # stderr closed: nothing left to tell
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued, for at most ``timeout`` seconds (stderr may be stuck)."""
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
+
+
+class _LinesHandler(logging.Handler):
+    def __init__(self, lines: _StderrLines) -> None:
+        super().__init__()
+        self._lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._lines.write(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+
+class _Logging:
+    """The worker's logging, set up for the command and undone after it (the command also
+    runs inside other programs' processes: tests, notebooks)."""
+
+    def __init__(self, verbose: int, level: str | None) -> None:
+        self.lines = _StderrLines(sys.stderr)
+        self.verbose = verbose
+        root = logging.getLogger()
+        self._saved = (root.level, list(root.handlers))
+        self._quieted: dict[str, int] = {}
+        handler = _LinesHandler(self.lines)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.handlers = [handler]
+        if level is not None:
+            root.setLevel(getattr(logging, level))
+            self._set("livescore", getattr(logging, level))
+        elif verbose >= 2:
+            root.setLevel(logging.DEBUG)
+        elif verbose == 1:
+            root.setLevel(logging.INFO)
+        else:
+            # Quiet: livescore's own warnings (each outage once), other libraries' errors.
+            # The OpenTelemetry exporters log every failed attempt; the worker says it once.
+            # Dramatiq's own errors about messages (an unknown actor...) carry tracebacks;
+            # the worker reports each dead letter in one line.
+            root.setLevel(logging.WARNING)
+            self._set("opentelemetry", logging.CRITICAL)
+            self._set("dramatiq", logging.CRITICAL)
+        self._set("livescore", min(logging.INFO, root.level))
+
+    def _set(self, name: str, level: int) -> None:
+        logger = logging.getLogger(name)
+        self._quieted.setdefault(name, logger.level)
+        logger.setLevel(level)
+
+    def say(self, line: str) -> None:
+        self.lines.write(line)
+
+    def close(self) -> None:
+        self.lines.close()
+        root = logging.getLogger()
+        root.setLevel(self._saved[0])
+        root.handlers = self._saved[1]
+        for name, level in self._quieted.items():
+            logging.getLogger(name).setLevel(level)
+
+
+class _Watchdog:
+    """Ends the process when start-up does not finish in time: an import or a scorer
+    factory that hangs never returns control, so a deadline must come from outside."""
+
+    def __init__(self, seconds: float, log: _Logging) -> None:
+        self.seconds = seconds
+        self.phase = "loading the scorers"
+        self.worker: Any = None
+        self.broker = ""
+        self._done = threading.Event()
+        self._log = log
+        self._thread = threading.Thread(target=self._run, name="livescore-startup", daemon=True)
+        self._thread.start()
+
+    def done(self) -> None:
+        self._done.set()
+
+    def _run(self) -> None:
+        if self._done.wait(self.seconds):
+            return
+        worker = self.worker
+        waiting = getattr(worker, "waiting_for", None) if worker is not None else None
+        if worker is not None and waiting is None and self.phase == "connecting":
+            waiting = "not answering"
+        if waiting is not None:
+            message = (
+                f"error: the broker at {self.broker} did not take writes within "
+                f"{self.seconds:g} s ({waiting}); the worker exits"
+            )
+            code = EXIT_BROKER_UNAVAILABLE
+        else:
+            message = (
+                f"error: start-up did not finish within {self.seconds:g} s: still "
+                f"{self.phase} (an import or a scorer factory that never returns?)"
+            )
+            code = EXIT_STARTUP_TIMEOUT
+        self._log.say(message)
+        self._log.lines.close(2.0)
+        os._exit(code)
+
+
+def _broker_url(args: argparse.Namespace, log: _Logging) -> str:
+    from livescore._redaction import redact_url
+
+    if args.broker_env:
+        url = os.environ.get(args.broker_env)
+        if not url:
+            raise UsageError(
+                f"--broker-env {args.broker_env}: that environment variable is not set"
+            )
+        return url
+    if args.broker:
+        if redact_url(args.broker) != args.broker:
+            log.say(
+                "livescore worker: warning: the --broker URL's password is visible to every "
+                "user of this machine (ps, /proc); pass it in $LIVESCORE_BROKER or with "
+                "--broker-env NAME"
+            )
+        return str(args.broker)
+    url = os.environ.get("LIVESCORE_BROKER")
+    if not url:
+        raise UsageError("--broker URL is required (or set LIVESCORE_BROKER)")
+    return url
+
+
 def run_worker_command(args: argparse.Namespace) -> int:
     """Run ``livescore worker`` until SIGTERM or Ctrl-C; returns the exit code."""
-    err = make_console(stderr=True)
-    if not args.broker:
-        raise UsageError("--broker URL is required (or set LIVESCORE_BROKER)")
+    log = _Logging(args.verbose, args.log_level)
+    watchdog = _Watchdog(args.startup_timeout, log)
+    try:
+        return _run(args, log, watchdog)
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if args.verbose or args.log_level == "DEBUG":
+            logging.getLogger("livescore.fleet").exception("livescore worker: internal error")
+        log.say(
+            f"error: internal error: {type(exc).__name__}: {exc} (run with -v for the "
+            "traceback; please report it)"
+        )
+        return EXIT_INTERNAL
+    finally:
+        watchdog.done()
+        log.close()
+
+
+def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
+    broker = _broker_url(args, log)
     try:
         import dramatiq  # noqa: F401
-        import redis  # noqa: F401
+        import redis
     except ImportError:
         raise UsageError(
             "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
         ) from None
+    from livescore._redaction import redact_url
+
+    watchdog.broker = redact_url(broker)
+    watchdog.phase = f"loading {args.scorers}"
+    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
-    logging.basicConfig(
-        level=getattr(logging, args.log_level),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    scorers = _as_list(value, "scorers", "MODULE:ATTR")
+    scorers = _as_list(value, "scorers", "MODULE:ATTR", args.scorers)
     if args.sinks:
+        watchdog.phase = f"loading {args.sinks}"
         _, sink_value = load_attribute(args.sinks, "--sinks")
-        sinks = _as_list(sink_value, "sinks", "--sinks")
+        sinks = _as_list(sink_value, "sinks", "--sinks", args.sinks)
     else:
         sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
 
+    from livescore._emit import DEFAULT_EMIT
+    from livescore.cli._export import traces_url
     from livescore.fleet import FleetWorker, configure_from_env
-    from livescore.judges import redact_url
+
+    endpoint = None
+    if args.otlp_endpoint:
+        endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
+    signals = args.emit or DEFAULT_EMIT
+
+    budget = judge_budget_from_args(args, broker)
+    if budget is not None:
+        judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
+        attach_budget(judges, budget, "--judge-budget")
 
     try:
         worker = FleetWorker(
             scorers,
-            broker=args.broker,
-            concurrency=args.concurrency,
+            broker=broker,
+            # The default emitters, on the global providers configure_from_env installs
+            # below: their spans are held and fenced by the commit.
+            emit=signals,
+            semconv_proposals=args.semconv_proposals,
+            concurrency=args.scorer_concurrency,
             queue=args.queue,
             sinks=sinks,
-            judge_rpm=args.judge_rpm,
-            judge_concurrency=args.judge_concurrency,
+            judge_rpm=args.fleet_judge_rpm,
+            judge_concurrency=args.fleet_judge_concurrency,
             heartbeat_timeout=args.heartbeat_timeout,
             drain_timeout=args.drain_timeout,
             max_deliveries=args.max_deliveries,
             dedupe_ttl=args.dedupe_ttl,
+            export_deadline=args.export_deadline,
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    telemetry = configure_from_env(worker.worker_id)
+    try:
+        telemetry = configure_from_env(
+            worker.worker_id, events="events" in signals, endpoint=endpoint
+        )
+    except Exception as exc:  # an OTEL_* variable that names what is not installed
+        raise UsageError(str(exc)) from exc
     worker.span_hold = telemetry.held
+    watchdog.worker = worker
+    watchdog.phase = "connecting"
 
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
         stop.set()
 
+    finished = threading.Event()
+
+    def ready() -> None:
+        while not worker.ready.wait(0.2):
+            if finished.is_set():
+                return
+        if not stop.is_set():
+            watchdog.done()
+            log.say(
+                f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
+                f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
+                f"{redact_url(broker)}, scorer concurrency {args.scorer_concurrency}"
+                + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
+            )
+
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    err.print(
-        f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
-        f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-        f"{redact_url(args.broker)}, concurrency {args.concurrency}",
-        soft_wrap=True,
-    )
+    threading.Thread(target=ready, name="livescore-ready", daemon=True).start()
     try:
         worker.run(stop)
+    except redis.AuthenticationError as exc:
+        raise UsageError(
+            f"the broker at {redact_url(broker)} refused the credentials ({exc}); check the "
+            "URL's user and password"
+        ) from None
+    except redis.RedisError as exc:
+        raise UsageError(
+            f"the broker at {redact_url(broker)} answered with an error: {type(exc).__name__}: "
+            f"{exc}"
+        ) from None
     finally:
+        finished.set()
+        watchdog.done()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         telemetry.shutdown()
     s = worker.stats
-    err.print(
+    log.say(
         f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s); scored {s.scored}, "
         f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
-        f"{s.duplicates}; handed back to the queue {s.requeued}; scoring-loop CPU "
-        f"{s.loop_cpu_s:.3f} s",
-        soft_wrap=True,
+        f"{s.duplicates}; handed back to the queue {s.requeued}; fenced {s.fenced}; "
+        f"dead letters {s.dead_letters}; scoring-loop CPU {s.loop_cpu_s:.3f} s"
+        + (
+            f"; judge budget: {budget.stats.admitted} admitted, {budget.stats.exhausted} "
+            f"skipped (budget_exhausted), ${budget.stats.settled_usd:.6f} spent here"
+            if budget is not None
+            else ""
+        )
     )
     return EXIT_OK

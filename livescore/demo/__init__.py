@@ -6,7 +6,9 @@ model that plays the agent's model without an LLM, and the trace view that shows
 exported spans (the ``invoke_agent`` span, its ``execute_tool`` children and the
 ``evaluation`` spans with score, label and reason). The agent itself belongs to a runtime
 integration, registered under the ``livescore.demo_agents`` entry point group
-(``livescore-langchain`` registers ``langchain``), and is loaded only when the demo runs.
+(``livescore-langchain`` registers ``langchain``), and is loaded only when the demo runs: a
+:data:`DemoAgentFactory` that gets a :class:`DemoSetup` (the scorers, the tracer provider,
+the :data:`SCENARIO`) and returns a :class:`DemoAgent`.
 
 Example:
     >>> from livescore.demo import DemoOptions, run_demo
@@ -14,55 +16,24 @@ Example:
     0
 """
 
-from livescore.demo._demo import DEMO_JUDGE_FAILED, DEMO_OK, DemoOptions, run_demo
-from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
-from livescore.demo._runtime import (
-    DEMO_AGENTS_GROUP,
-    DemoAgent,
-    DemoAgentFactory,
-    DemoConfigError,
-    DemoReply,
-    DemoSetup,
-    demo_runtimes,
-    load_demo_agent,
-)
-from livescore.demo._scenario import (
-    AGENT_NAME,
-    QUESTIONS,
-    SYSTEM_PROMPT,
-    UNSUPPORTED_CLAIM,
-    DemoQuestion,
-    ToolOutput,
-    ToolRequest,
-    get_order_status,
-    scripted_turn,
-    search_docs,
-)
+from livescore._errors import DemoConfigError
+from livescore.demo._demo import DemoOptions, run_demo
+from livescore.demo._local_judge import LocalJudgeServer
+from livescore.demo._runtime import DemoAgent, DemoAgentFactory, DemoReply, DemoSetup
+from livescore.demo._scenario import SCENARIO, DemoQuestion, DemoScenario, ToolOutput, ToolRequest
 
 __all__ = (
-    "AGENT_NAME",
-    "DEMO_AGENTS_GROUP",
-    "DEMO_JUDGE_FAILED",
-    "DEMO_OK",
-    "LOCAL_JUDGE_INSTALL",
-    "QUESTIONS",
-    "SYSTEM_PROMPT",
-    "UNSUPPORTED_CLAIM",
+    "SCENARIO",
     "DemoAgent",
     "DemoAgentFactory",
     "DemoConfigError",
     "DemoOptions",
     "DemoQuestion",
     "DemoReply",
+    "DemoScenario",
     "DemoSetup",
     "LocalJudgeServer",
     "ToolOutput",
     "ToolRequest",
-    "demo_runtimes",
-    "get_order_status",
-    "load_demo_agent",
-    "local_judge_status",
     "run_demo",
-    "scripted_turn",
-    "search_docs",
 )

@@ -8,16 +8,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from livescore._delivery import SdkLogCapture, SpanDelivery
+from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
-from livescore.demo._runtime import DemoAgent, DemoConfigError, DemoSetup, load_demo_agent
+from livescore.demo._runtime import DemoAgent, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
+from livescore.judges import DEFAULT_TIMEOUT
 from livescore.otel import attributes as A
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from rich.console import Console
 
+    from livescore._emit import EmitSignal
     from livescore.judges import Judge
     from livescore.scoring import Scorer
     from livescore.sinks import BatchingSink
@@ -25,9 +29,12 @@ if TYPE_CHECKING:
 __all__ = ("DEMO_JUDGE_FAILED", "DEMO_OK", "DemoOptions", "run_demo")
 
 DEMO_OK = 0
-"""Every run was answered and scored (or no judge was configured, and the demo said so)."""
+"""Every run was answered and scored (or no judge was configured, and the demo said so),
+and everything sent to a dashboard got there."""
 DEMO_JUDGE_FAILED = 1
-"""The judge failed: its local process died, or none of its scores came back."""
+"""Something failed: the judge (its local process died, or none of its scores came back),
+the agent (no question was answered), or the export (spans or scores not delivered to
+``--otlp-endpoint``, ``--phoenix`` or ``--langfuse``)."""
 
 SEARCH_FOR = (
     (A.GEN_AI_OPERATION_NAME, "= evaluation  (every score span)"),
@@ -40,6 +47,7 @@ SEARCH_FOR = (
 )
 
 _LOG_TAIL_LINES = 15
+_EXPORT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,31 +55,36 @@ class DemoOptions:
     """How to run the demo (``livescore demo`` builds this from its options).
 
     Attributes:
-        judge: The hallucination judge; ``None`` disables hallucination scoring (the demo
-            says so and never makes a score up) unless ``local_judge`` is set.
+        model: The hallucination scorer's judge; ``None`` disables hallucination scoring
+            (the demo says so and never makes a score up) unless ``local_judge`` is set.
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
-        judge_timeout: Seconds per judge call (the local judge gets at least 120).
-        mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form.
+        judge_timeout: Seconds per judge request (the library's default; the local judge
+            gets at least 120).
+        judge_mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
         questions: Questions to ask instead of the scenario's.
-        otlp_endpoint: Also send the spans to this OTLP/HTTP endpoint.
+        otlp_endpoint: Also send the spans to this OTLP/HTTP endpoint, and the scores'
+            ``gen_ai.evaluation.result`` events beside them (``/v1/logs``).
         phoenix: Send the spans to Arize Phoenix at this URL and each score as a span
             annotation (its score badges); ``""`` for ``PHOENIX_COLLECTOR_ENDPOINT`` or
             ``http://localhost:6006``; ``None`` for neither.
         langfuse: Also send each score to Langfuse as a score (keys and host from the
             ``LANGFUSE_*`` environment variables).
         console_spans: Also print every span as JSON.
+        emit: ``("spans", "events")`` (the default) or ``("spans",)``: whether each score
+            is also a ``gen_ai.evaluation.result`` event. The demo shows the score spans, so
+            it always emits them.
         endpoint_configured: An OpenAI-compatible endpoint is set but no model (the demo
             points that out).
         judge_help: How to configure a judge, shown when none is.
     """
 
-    judge: Judge | None = None
+    model: Judge | None = None
     local_judge: bool = False
-    judge_timeout: float = 60.0
-    mode: Literal["three_step", "one_call", "logprob"] = "three_step"
+    judge_timeout: float = DEFAULT_TIMEOUT
+    judge_mode: Literal["three_step", "one_call", "logprob"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None
     questions: Sequence[str] = ()
@@ -79,6 +92,7 @@ class DemoOptions:
     phoenix: str | None = None
     langfuse: bool = False
     console_spans: bool = False
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
     endpoint_configured: bool = False
     judge_help: str = "pass --model openai/<model>"
 
@@ -108,9 +122,10 @@ def run_demo(
             (another OpenAI-compatible server command; tests use a stand-in).
 
     Returns:
-        :data:`DEMO_OK` (0), or :data:`DEMO_JUDGE_FAILED` (1) when the judge failed: its
-        local process died (the demo shows the log's tail and where the log is), or none of
-        its scores came back.
+        :data:`DEMO_OK` (0), or :data:`DEMO_JUDGE_FAILED` (1) when the judge failed (its
+        local process died: the demo shows the log's tail and where the log is; or none of
+        its scores came back), when the agent answered no question, or when spans or scores
+        were not delivered where they were sent (one line says what and why).
 
     Raises:
         DemoConfigError: The demo cannot run as configured (a missing integration or
@@ -121,11 +136,18 @@ def run_demo(
         0
     """
     options = options or DemoOptions()
+    # The runtime first: a misspelt --runtime is named as such, whatever else is missing.
+    factory = load_demo_agent(options.runtime)
     if importlib.util.find_spec("opentelemetry.sdk") is None:
         raise DemoConfigError(
-            f"the demo exports spans with the OpenTelemetry SDK: pip install '{DISTRIBUTION}[sdk]'"
+            "the demo exports spans with the OpenTelemetry SDK: "
+            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
         )
-    factory = load_demo_agent(options.runtime)
+    if "spans" not in options.emit:
+        raise DemoConfigError(
+            "--emit: the demo shows each run's score spans, so it emits them: use spans or "
+            "spans,events"
+        )
     otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
     sinks = _start_sinks(options)
     for sink in sinks:
@@ -137,17 +159,22 @@ def run_demo(
         from rich.console import Console
 
         console = Console(highlight=False)
-    telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters)
+    # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+    events = "events" in options.emit
+    logs_urls = [_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
+    telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters, logs_urls)
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
-        scorers = _scorers(choice.judge, options.mode)
+        scorers = _scorers(choice.judge, options.judge_mode)
         agent = factory(
             DemoSetup(
                 scorers=scorers,
                 tracer_provider=telemetry.provider,
                 agent_model=options.agent_model,
                 sinks=sinks,
+                logger_provider=telemetry.logger_provider,
+                emit=options.emit,
             )
         )
         return _Session(options, console, telemetry, choice, scorers, agent, sinks).run()
@@ -186,10 +213,10 @@ def _choose_judge(
 ) -> _JudgeChoice:
     from rich.markup import escape
 
-    if options.judge is not None:
-        judge = options.judge
+    if options.model is not None:
+        judge = options.model
         where = getattr(judge, "base_url", None) or "the configured endpoint"
-        return _JudgeChoice(judge, f"{judge.model} at {where}")
+        return _JudgeChoice(judge, f"{judge.model_name} at {where}")
     if options.local_judge:
         return _start_local_judge(options, console, server)
     ready, _ = local_judge_status()
@@ -281,9 +308,10 @@ def _scorers(
     scorers = [create_keyword_coverage_scorer()]
     if judge is not None:
         # The ground truth is what the tools returned in the run being scored.
-        scorers.insert(
-            0, create_hallucination_scorer(model=judge, get_context=get_run_context, mode=mode)
+        hallucination = create_hallucination_scorer(
+            model=judge, get_context=get_run_context, judge_mode=mode
         )
+        scorers.insert(0, hallucination)
     return scorers
 
 
@@ -299,15 +327,29 @@ def _traces_url(endpoint: str) -> str:
     return endpoint
 
 
+def _logs_url(traces_url: str) -> str:
+    if traces_url.endswith("/v1/traces"):
+        return traces_url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(traces_url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+
+
 @dataclass(slots=True)
 class _Telemetry:
     provider: Any
     memory: Any
     otlp_urls: list[str]
+    deliveries: list[SpanDelivery] = field(default_factory=list)
+    logs: SdkLogCapture = field(default_factory=SdkLogCapture)
+    logger_provider: Any = None
 
     @classmethod
     def start(
-        cls, otlp_urls: Sequence[str], console_spans: bool, extra: Sequence[SpanExporter]
+        cls,
+        otlp_urls: Sequence[str],
+        console_spans: bool,
+        extra: Sequence[SpanExporter],
+        logs_urls: Sequence[str] = (),
     ) -> _Telemetry:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -325,17 +367,52 @@ class _Telemetry:
         provider.add_span_processor(SimpleSpanProcessor(memory))
         for exporter in extra:
             provider.add_span_processor(SimpleSpanProcessor(exporter))
+        deliveries = []
         for url in otlp_urls:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+            # Counted, so the demo says what did not arrive instead of claiming it was sent.
+            delivery = SpanDelivery(OTLPSpanExporter(endpoint=url), url)
+            deliveries.append(delivery)
+            provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
         if console_spans:
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-        return cls(provider, memory, list(otlp_urls))
+        logger_provider = None
+        if logs_urls:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+            from opentelemetry.sdk._logs import LoggerProvider
+            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+            logger_provider = LoggerProvider(resource=provider.resource)
+            for url in logs_urls:
+                logger_provider.add_log_record_processor(
+                    BatchLogRecordProcessor(OTLPLogExporter(endpoint=url))
+                )
+        telemetry = cls(
+            provider, memory, list(otlp_urls), deliveries, logger_provider=logger_provider
+        )
+        if deliveries:
+            # The exporter's own retry lines would bury the demo's view; it reports them.
+            telemetry.logs.__enter__()
+        return telemetry
+
+    def flush(self, timeout: float = _EXPORT_TIMEOUT_S) -> None:
+        """Export what is left within about ``timeout`` seconds (spans later are counted
+        as not delivered)."""
+        for delivery in self.deliveries:
+            delivery.give_up_after(timeout)
+        self.provider.force_flush()
 
     def close(self) -> None:
-        self.provider.force_flush()
+        self.flush()
         self.provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
+        self.logs.__exit__(None, None, None)
+
+    @property
+    def delivered(self) -> bool:
+        return all(d.complete for d in self.deliveries)
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -379,6 +456,7 @@ class _Session:
         flush_timeout = options.judge_timeout * 4 + 30
         rows: list[tuple[str, dict[str, str]]] = []
         seen = 0
+        answered = 0
         judge_died = False
         try:
             for index, question in enumerate(questions, start=1):
@@ -388,6 +466,7 @@ class _Session:
                 except Exception as exc:  # a real model can fail; the demo goes on
                     console.print(f"[red]the agent failed:[/red] {escape(str(exc))}")
                     continue
+                answered += 1
                 with console.status("scoring (live, off the agent's path)…"):
                     flushed = self.agent.flush(flush_timeout)
                 if not flushed:
@@ -402,13 +481,21 @@ class _Session:
                     break
         finally:
             self.agent.shutdown(flush_timeout)
+        # The spans leave before the report, which says whether they arrived.
+        self.telemetry.flush()
         self._print_summary(rows)
         stats = self.agent.stats()
         self._print_stats(stats)
-        self._print_sinks()
-        self._print_export()
+        delivered = self._print_sinks()
+        delivered = self._print_export() and delivered
         if judge_died:
             self._print_dead_judge()
+            return DEMO_JUDGE_FAILED
+        if questions and not answered:
+            console.print(
+                f"[bold red]The agent failed on every question ({len(questions)}):[/bold red] "
+                "nothing was answered, so nothing was scored (see the errors above)."
+            )
             return DEMO_JUDGE_FAILED
         judge_ids = [s.id for s in self.scorers if s.judge is not None]
         scored = sum(stats.by_scorer[i].scored for i in judge_ids if i in stats.by_scorer)
@@ -419,7 +506,7 @@ class _Session:
                 "check the endpoint, the model name and the API key (see the errors above)."
             )
             return DEMO_JUDGE_FAILED
-        return DEMO_OK
+        return DEMO_OK if delivered else DEMO_JUDGE_FAILED
 
     def _print_dead_judge(self) -> None:
         from rich.markup import escape
@@ -488,9 +575,11 @@ class _Session:
         if stats.dropped_by_reason:
             self.console.print(f"  dropped by reason: {escape(str(dict(stats.dropped_by_reason)))}")
 
-    def _print_sinks(self) -> None:
+    def _print_sinks(self) -> bool:
+        """One line per dashboard sink; whether every score it was given got there."""
         from rich.markup import escape
 
+        delivered = True
         for sink in self.sinks:
             # The agent's shutdown flushed the sinks (after the spans were exported).
             got = sink.stats()
@@ -500,6 +589,8 @@ class _Session:
                 "[dim](one per score)[/dim]"
             )
             self.console.print(line)
+            if got.failed or got.dropped or got.pending:
+                delivered = False
             for label, reasons in (
                 ("failed", got.failed_by_reason),
                 ("skipped", got.skipped_by_reason),
@@ -508,13 +599,15 @@ class _Session:
                 if reasons:
                     self.console.print(f"  {label} by reason: {escape(str(dict(reasons)))}")
             endpoint = getattr(sink, "endpoint", None)
-            if endpoint:
+            if endpoint and got.sent:
                 self.console.print(
                     f"  Open [bold]{escape(endpoint)}[/bold]: each run's span carries its "
                     "scores as annotations (the score badges in the traces and spans tables)."
                 )
+        return delivered
 
-    def _print_export(self) -> None:
+    def _print_export(self) -> bool:
+        """Where the spans went (and what did not arrive); whether all of them did."""
         from rich.markup import escape
         from rich.table import Table
 
@@ -523,15 +616,23 @@ class _Session:
         table.add_column("value")
         for name, meaning in SEARCH_FOR:
             table.add_row(name, escape(meaning))
-        if self.telemetry.otlp_urls:
-            where = ", ".join(escape(url) for url in self.telemetry.otlp_urls)
-            self.console.print(f"Spans were also sent to [bold]{where}[/bold] (OTLP/HTTP).")
-            self.console.print(table)
-        else:
+        telemetry = self.telemetry
+        if not telemetry.otlp_urls:
             self.console.print(
                 "To see these spans in a dashboard, add --otlp-endpoint URL, or --phoenix URL "
                 "for Arize Phoenix with score badges (http://127.0.0.1:6006)."
             )
+            return True
+        for delivery in telemetry.deliveries:
+            if not delivery.complete:
+                summary = delivery.summary(telemetry.logs.messages)
+                self.console.print(f"[bold red]Spans:[/bold red] {escape(summary)}.")
+        arrived = [d.url for d in telemetry.deliveries if d.complete]
+        if arrived:
+            where = ", ".join(escape(url) for url in arrived)
+            self.console.print(f"Spans were also sent to [bold]{where}[/bold] (OTLP/HTTP).")
+            self.console.print(table)
+        return telemetry.delivered
 
 
 def _row(view: Any) -> dict[str, str]:

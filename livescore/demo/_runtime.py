@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol
 
-from livescore._errors import LivescoreError
+from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
-from livescore.demo._scenario import QUESTIONS, DemoQuestion
+from livescore.demo._scenario import SCENARIO, DemoScenario
 
 if TYPE_CHECKING:
+    from livescore._emit import EmitSignal
     from livescore.live import DispatchStats
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
@@ -31,7 +32,6 @@ __all__ = (
     "DEMO_AGENTS_GROUP",
     "DemoAgent",
     "DemoAgentFactory",
-    "DemoConfigError",
     "DemoReply",
     "DemoSetup",
     "demo_runtimes",
@@ -45,10 +45,6 @@ DEMO_AGENTS_GROUP = "livescore.demo_agents"
 _EXTRAS = {"langchain": "langchain", "openai-agents": "openai-agents"}
 
 
-class DemoConfigError(LivescoreError):
-    """The demo cannot run as configured (a missing integration, a bad option)."""
-
-
 @dataclass(frozen=True, slots=True)
 class DemoSetup:
     """What a runtime's demo agent gets.
@@ -58,17 +54,26 @@ class DemoSetup:
         tracer_provider: The OpenTelemetry SDK tracer provider the demo reads spans from.
         agent_model: ``"openai/<model>"`` for a real chat model on the OpenAI-compatible
             endpoint of ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``; ``None`` for the scripted
-            model (:func:`~livescore.demo.scripted_turn`).
-        questions: The scenario's questions (the scripted model's plans).
+            model (:meth:`DemoScenario.scripted_turn
+            <livescore.demo.DemoScenario.scripted_turn>`).
+        scenario: The agent to build: its name, instructions, tools, and the questions
+            the scripted model knows how to answer.
         sinks: Dashboards each score also goes to (``--phoenix``, ``--langfuse``): pass
             them to the live scoring the agent attaches (``sinks=``).
+        logger_provider: Where the scores' ``gen_ai.evaluation.result`` events go (an SDK
+            logger provider exporting to ``--otlp-endpoint``); ``None`` for the global one.
+            Pass it to the live scoring the agent attaches (``logger_provider=``).
+        emit: What each score becomes (``("spans", "events")`` or ``("spans",)``): pass it
+            to the live scoring the agent attaches (``emit=``).
     """
 
     scorers: Sequence[Scorer]
     tracer_provider: Any
     agent_model: str | None = None
-    questions: Sequence[DemoQuestion] = QUESTIONS
+    scenario: DemoScenario = SCENARIO
     sinks: Sequence[ScoreSink] = ()
+    logger_provider: Any = None
+    emit: tuple[EmitSignal, ...] = ("spans", "events")
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +21,11 @@ from livescore.demo._docs import ORDERS, search_documents, split_sentences
 __all__ = (
     "AGENT_NAME",
     "QUESTIONS",
+    "SCENARIO",
     "SYSTEM_PROMPT",
     "UNSUPPORTED_CLAIM",
     "DemoQuestion",
+    "DemoScenario",
     "ToolOutput",
     "ToolRequest",
     "get_order_status",
@@ -187,3 +189,43 @@ def _order_answer(order: dict[str, Any]) -> str:
     if "expected_delivery" in order:
         text += f" It is expected on {order['expected_delivery']}."
     return text
+
+
+@dataclass(frozen=True, slots=True)
+class DemoScenario:
+    """What a runtime's demo agent is made of: Parcelly's support agent, its tools, its
+    questions, and the scripted model that plays its model without an LLM.
+
+    Attributes:
+        agent_name: The agent's name (``gen_ai.agent.name`` on its spans).
+        system_prompt: The agent's instructions.
+        tools: The agent's tools, plain functions with docstrings: ``search_docs(query)``
+            and ``get_order_status(order_id)``.
+        questions: The questions the demo asks, and how the scripted model answers each.
+
+    Example:
+        >>> [tool.__name__ for tool in SCENARIO.tools]
+        ['search_docs', 'get_order_status']
+        >>> SCENARIO.scripted_turn("Where is PX-1042?", [])
+        ToolRequest(name='get_order_status', args={'order_id': 'PX-1042'})
+    """
+
+    agent_name: str
+    system_prompt: str
+    tools: tuple[Callable[..., Any], ...]
+    questions: tuple[DemoQuestion, ...]
+
+    def scripted_turn(self, question: str, outputs: Sequence[ToolOutput]) -> ToolRequest | str:
+        """The scripted model's next turn for ``question``, given the tool ``outputs`` so
+        far: a tool request, or the answer (see :func:`scripted_turn`)."""
+        return scripted_turn(question, outputs, self.questions)
+
+
+SCENARIO = DemoScenario(
+    agent_name=AGENT_NAME,
+    system_prompt=SYSTEM_PROMPT,
+    tools=(search_docs, get_order_status),
+    questions=QUESTIONS,
+)
+"""The demo's scenario, as every runtime's demo agent gets it (:attr:`DemoSetup.scenario
+<livescore.demo.DemoSetup.scenario>`)."""

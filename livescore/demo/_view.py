@@ -173,7 +173,8 @@ def _score_line(score: ScoreView) -> Text:
     else:
         line.append(f"  failed ({score.error_type or 'error'})", style="bold red")
     if score.judge_calls:
-        usage = f"  · {score.judge_calls} judge calls, {score.judge_tokens} tokens"
+        calls = score.judge_calls
+        usage = f"  · {calls} judge call{'' if calls == 1 else 's'}, {score.judge_tokens} tokens"
         line.append(usage, style="dim")
     return line
 

@@ -11,17 +11,10 @@ Example:
     1.0
 """
 
-from livescore.evals._dataset import (
-    LABEL_FIELD,
-    Dataset,
-    DatasetProblem,
-    load_dataset,
-    parse_line,
-)
+from livescore.evals._dataset import Dataset, DatasetProblem, load_dataset
 from livescore.evals._quality import (
     BinaryQuality,
     SplitThreshold,
-    auroc,
     binary_quality,
     cohen_kappa,
     split_threshold,
@@ -35,30 +28,10 @@ from livescore.evals._result import (
     ScoreAggregate,
     ScoreDistribution,
 )
-from livescore.evals._run_evals import (
-    CONTEXT_METADATA_KEY,
-    ITEM_KEYS,
-    OnItemComplete,
-    Target,
-    get_item_context,
-    run_evals,
-    run_evals_sync,
-    split_item_keys,
-    summarize,
-)
-from livescore.evals._targets import (
-    TARGETS_GROUP,
-    AgentTarget,
-    TargetAdapter,
-    register_target_adapter,
-    resolve_target,
-)
+from livescore.evals._run_evals import OnItemComplete, Target, run_evals, run_evals_sync
+from livescore.evals._targets import AgentTarget, TargetAdapter, resolve_target
 
 __all__ = (
-    "CONTEXT_METADATA_KEY",
-    "ITEM_KEYS",
-    "LABEL_FIELD",
-    "TARGETS_GROUP",
     "AgentTarget",
     "BinaryQuality",
     "Dataset",
@@ -74,19 +47,13 @@ __all__ = (
     "SplitThreshold",
     "Target",
     "TargetAdapter",
-    "auroc",
     "binary_quality",
     "cohen_kappa",
-    "get_item_context",
     "load_dataset",
-    "parse_line",
-    "register_target_adapter",
     "render_report",
     "resolve_target",
     "run_evals",
     "run_evals_sync",
-    "split_item_keys",
     "split_threshold",
-    "summarize",
     "write_report",
 )

@@ -1,14 +1,20 @@
 """Reading ``livescore eval`` datasets: JSON lines, one item per line.
 
-Two line formats are understood:
+Three line formats are understood:
 
 * livescore items: ``input`` (required), ``output`` (required unless a target produces it),
-  ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``;
+  ``context`` (a string or a list of strings), ``ground_truth``, ``id``, ``metadata``, and
+  ``steps`` (the run's steps as ``Run.to_dict`` writes them: model turns, tool calls with
+  their results, retrievals), so tool scorers and checks can score a dataset;
 * the hallucination benchmark format of ``data/hallucination/*.jsonl``: ``question`` (the
   input), ``context`` (one string), ``output``, ``hallucinated`` (0/1 label), ``id``, and
-  the provenance fields ``dataset``, ``task`` and ``meta``.
+  the provenance fields ``dataset``, ``task`` and ``meta``;
+* ``livescore eval --out`` records (a line with ``index`` and a ``scores`` object): read as
+  livescore items, so a results file can be scored again; the earlier run's own fields
+  (``index``, ``line``, ``scores``, ``error``, ``run_id``…) are left out.
 
-Any other field is kept in the item's ``metadata`` (and named in
+``input`` and ``question`` are the same field (``input`` wins when both are there), the
+same rule as ``run_evals``. Any other field is kept in the item's ``metadata`` (and named in
 :attr:`Dataset.unknown_fields`, so a typo shows), the same rule as ``run_evals``. A
 ``hallucinated`` label (0/1 or a boolean) in either format makes the dataset *labelled*, so
 the CLI can report judge quality; other 0/1 labels (``toxic``, ``biased``…) are read when
@@ -16,7 +22,8 @@ asked for (``label_fields``), for the scorers that predict them. An empty input 
 (SummEdits has no question; a scorer that needs one skips the run with its reason); only a
 target needs a non-empty input.
 A UTF-8 byte order mark is accepted. A bad line is reported with its number and skipped;
-the good ones are kept.
+the good ones are kept. A line nested more than :data:`MAX_DEPTH` levels deep is a bad line
+(nothing real is that deep, and deeper values break JSON writers and readers downstream).
 """
 
 from __future__ import annotations
@@ -26,14 +33,19 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
-__all__ = ("LABEL_FIELD", "Dataset", "DatasetProblem", "load_dataset", "parse_line")
+from livescore.runs import Run, Step
+
+__all__ = ("LABEL_FIELD", "MAX_DEPTH", "Dataset", "DatasetProblem", "load_dataset", "parse_line")
 
 LABEL_FIELD = "hallucinated"
 """The label field: 1 (or true) when the output is hallucinated."""
 
-LineFormat = Literal["livescore", "hallucination"]
+MAX_DEPTH = 100
+"""The deepest nesting of objects and lists a line may have."""
+
+LineFormat = Literal["livescore", "hallucination", "results"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +118,54 @@ class _LineError(ValueError):
     pass
 
 
-_FORMAT_FIELDS = frozenset({"input", "question", "output", "context", "ground_truth", "id"})
+_FORMAT_FIELDS = frozenset(
+    {"input", "question", "output", "context", "ground_truth", "id", "steps"}
+)
 # The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
 _PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
 _KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata"}
+# What a ``livescore eval --out`` record adds to an item: the earlier run's results.
+_RESULT_FIELDS = frozenset(
+    {
+        "index",
+        "line",
+        "scores",
+        "error",
+        "error_type",
+        "duration_s",
+        "callback_error",
+        "run_id",
+        "trace_id",
+        "span_id",
+        "output_text",
+        "agent",
+    }
+)
+
+
+def _is_results_record(data: Mapping[str, Any]) -> bool:
+    return "index" in data and isinstance(data.get("scores"), Mapping)
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests objects and lists more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+def _steps(value: Any) -> list[Step]:
+    if not isinstance(value, list) or not all(isinstance(s, Mapping) for s in value):
+        raise _LineError("'steps' must be a list of step objects (as Run.to_dict writes them)")
+    try:
+        return Run.from_dict({"steps": value}).steps
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise _LineError(f"'steps' is not a list of run steps: {exc}") from None
 
 
 def parse_line(
@@ -137,14 +193,21 @@ def parse_line(
         raise _LineError(f"expected a JSON object, got {type(obj).__name__}")
     data = dict(obj)
     fmt: LineFormat
+    results = _is_results_record(data)
+    if results:
+        for name in _RESULT_FIELDS:
+            data.pop(name, None)
     if "input" in data:
-        fmt = "livescore"
+        # ``input`` wins over ``question``: the question then stays metadata.
+        fmt = "results" if results else "livescore"
         value = data.pop("input")
     elif "question" in data:
         fmt = "hallucination"
         value = data.pop("question")
     else:
-        raise _LineError("missing field 'input' (or 'question')")
+        unknown = sorted(str(k) for k in data.keys() - _KNOWN_FIELDS)[:5]
+        hint = f" (unknown field(s): {', '.join(map(repr, unknown))})" if unknown else ""
+        raise _LineError(f"missing field 'input' (or 'question'){hint}")
     if value is None:
         value = ""
     if require_input and isinstance(value, str) and not value.strip():
@@ -167,6 +230,11 @@ def parse_line(
             item["context"] = list(context)
         elif context is not None:
             raise _LineError("'context' must be a string or a list of strings")
+
+    if "steps" in data:
+        steps = data.pop("steps")
+        if steps is not None:
+            item["steps"] = _steps(steps)
 
     if "ground_truth" in data:
         item["ground_truth"] = data.pop("ground_truth")
@@ -193,7 +261,7 @@ def parse_line(
 
 
 def load_dataset(
-    path: str | Path,
+    path: str | Path | IO[bytes],
     *,
     require_output: bool = True,
     require_input: bool = False,
@@ -205,7 +273,7 @@ def load_dataset(
     described in this module.
 
     Args:
-        path: The ``.jsonl`` file.
+        path: The ``.jsonl`` file, or a binary stream to read it from (``sys.stdin.buffer``).
         require_output: Whether each line must carry ``output`` (no target given).
         require_input: Whether each input must be non-empty (a target is given).
         label_fields: 0/1 label fields to read besides ``hallucinated`` (a line with a
@@ -230,7 +298,7 @@ def load_dataset(
     for name in extra:
         dataset.label_columns[name] = []
     known = _KNOWN_FIELDS | set(extra)
-    raw = Path(path).read_bytes()
+    raw = Path(path).read_bytes() if isinstance(path, str | Path) else path.read()
     if raw.startswith(codecs.BOM_UTF8):  # Windows editors write one; it is not data
         raw = raw[len(codecs.BOM_UTF8) :]
     for number, line_bytes in enumerate(raw.splitlines(), start=1):
@@ -248,6 +316,16 @@ def load_dataset(
                 DatasetProblem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
             )
             continue
+        except RecursionError:  # deeper than the JSON parser goes
+            obj = None
+            deep = True
+        else:
+            deep = isinstance(obj, dict | list) and _too_deep(obj)
+        if deep:
+            dataset.problems.append(
+                DatasetProblem(number, f"nested more than {MAX_DEPTH} levels deep")
+            )
+            continue
         try:
             item, label, fmt = parse_line(
                 obj, require_output=require_output, require_input=require_input
@@ -262,7 +340,10 @@ def load_dataset(
             continue
         for name, value in zip(extra, values, strict=True):
             dataset.label_columns[name].append(value)
-        for name in obj.keys() - known:
+        ignored = _RESULT_FIELDS if fmt == "results" else frozenset()
+        for name in obj:  # in the line's order, so the first ones named are the first met
+            if name in known or name in ignored:
+                continue
             dataset.unknown_fields[str(name)] = dataset.unknown_fields.get(str(name), 0) + 1
         dataset.items.append(item)
         dataset.lines.append(number)

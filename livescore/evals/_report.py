@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livescore.runs import message_text
+from livescore._files import write_text_atomically
+from livescore._messages import message_text
+from livescore._text import replace_lone_surrogates
+from livescore._usage import format_usd
 
 from ._quality import BinaryQuality, SplitThreshold
 from ._result import EvalResult, ItemResult, ScoreAggregate
@@ -189,6 +191,7 @@ def _item_view(item: ItemResult, line: int | None, label: int | None) -> dict[st
                 ),
                 "calls": res.usage.calls,
                 "tokens": res.usage.total_tokens,
+                "cost": res.usage.cost_usd,
                 **_details([res.preprocess_step_result, res.analyze_step_result]),
             }
         )
@@ -260,16 +263,16 @@ def render_report(
         partial=partial,
     )
     template = _environment().get_template("report.html.j2")
-    return template.render(r=view, fmt=_fmt)
+    return template.render(r=view, fmt=_fmt, usd=format_usd)
 
 
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
     """Render the report (see :func:`render_report`) and write it to ``path`` (UTF-8).
 
-    Takes its arguments in :func:`render_report`'s order, the destination after the
-    result; ``options`` are :func:`render_report`'s keywords. (The old order,
-    ``write_report(path, result)``, still works for one release with a
-    ``DeprecationWarning``.)
+    The page goes to a temporary file beside ``path`` and replaces it when complete, so a
+    failed write leaves the previous report as it was; a ``path`` that is a symbolic link
+    is followed (the file it points to is replaced, the link stays). ``options`` are
+    :func:`render_report`'s keywords (``title``, ``source``…).
 
     Example:
         >>> import tempfile, pathlib
@@ -278,14 +281,7 @@ def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
         >>> out.read_text().startswith("<!DOCTYPE html>")
         True
     """
-    if isinstance(result, str | Path) and isinstance(path, EvalResult):
-        warnings.warn(
-            "write_report(path, result) is deprecated: write write_report(result, path), "
-            "in render_report's order",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        result, path = path, result
-    target = Path(path)
-    target.write_text(render_report(result, **options), encoding="utf-8")
-    return target
+    # Lone surrogates (a JSON "\\ud800" escape in the data) cannot be written as UTF-8.
+    html = replace_lone_surrogates(render_report(result, **options))
+    write_text_atomically(path, html)
+    return Path(path)

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from livescore._messages import message_text
 from livescore.judges import JudgeUsage
-from livescore.runs import Run, get_assistant_message, get_user_message, message_text
+from livescore.runs import Run, get_assistant_message, get_user_message
 from livescore.scoring import ScoreResult
 
 __all__ = (
@@ -84,8 +85,18 @@ class ItemResult:
     def to_dict(self, *, include_run: bool = False) -> dict[str, Any]:
         """A JSON-safe dict of the item (one line of ``livescore eval --out``).
 
+        Each text is stored once: ``output`` as the target returned it, ``output_text``
+        only when that is not already plain text (a list of chat messages), and the run's
+        ``steps`` without repeating its input and output. A dataset line in this shape is
+        read back by ``livescore eval`` and ``run_evals`` (``steps`` included).
+
         Args:
-            include_run: Also include the full run trace (steps, tool calls and results).
+            include_run: Also include the run's ``steps`` (model turns, tool calls with
+                their results, retrievals) and the agent's name (``agent``).
+
+        Example:
+            >>> ItemResult(index=0, input="2+2?", output="4").to_dict()["output"]
+            '4'
         """
         # The run's own JSON conversion (message objects become role/content dicts).
         safe = Run(
@@ -99,7 +110,6 @@ class ItemResult:
             "id": self.id,
             "input": safe["input"],
             "output": safe["output"],
-            "output_text": self.output_text,
             "ground_truth": safe["ground_truth"],
             "context": self.context,
             "metadata": safe["metadata"],
@@ -109,12 +119,18 @@ class ItemResult:
             "callback_error": self.callback_error,
             "scores": {sid: result.to_dict() for sid, result in self.scores.items()},
         }
+        if not isinstance(self.output, str) and self.output is not None:
+            data["output_text"] = self.output_text
         if self.run is not None:
             data["run_id"] = self.run.run_id
             data["trace_id"] = self.run.trace_id
             data["span_id"] = self.run.span_id
             if include_run:
-                data["run"] = self.run.to_dict()
+                run = self.run.to_dict()
+                if run["steps"]:
+                    data["steps"] = run["steps"]
+                if run["name"]:
+                    data["agent"] = run["name"]
         return data
 
 
@@ -290,6 +306,28 @@ class EvalResult:
     duration_s: float = 0.0
     item_failures: list[ItemFailure] = field(default_factory=list)
 
+    @classmethod
+    def from_items(cls, scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
+        """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
+        evaluation that was collected through ``on_item_complete``.
+
+        Example:
+            >>> EvalResult.from_items(["short"], []).scores["short"].scored
+            0
+        """
+        result = cls(items=sorted(items, key=lambda it: it.index))
+        for sid in scorer_ids:
+            pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
+            agg = ScoreAggregate.from_results(sid, pairs)
+            result.scores[sid] = agg
+            result.usage.add(agg.usage)
+        result.item_failures = [
+            ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
+            for it in result.items
+            if it.error is not None
+        ]
+        return result
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (aggregates, usage, failures; not the items)."""
         return {
@@ -332,10 +370,10 @@ def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[Histo
     ]
 
 
-def _readable(run: Run | None, value: Any, reader: Callable[[Run], str]) -> str:
+def _readable(run: Run | None, value: Any, reader: Callable[[Run], str | None]) -> str:
     try:
         if run is not None:
-            return reader(run)
+            return reader(run) or ""
         return message_text(value)
     except TypeError:  # a value no reader understands: show it as it is
         return "" if value is None else str(value)

@@ -9,6 +9,7 @@ its item and counted, and the evaluation goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import logging
@@ -21,15 +22,17 @@ from typing import Any
 
 import anyio
 from opentelemetry import trace
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from livescore._emit import DEFAULT_EMIT, EmitSignal
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Run, Step
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
-from ._result import EvalResult, ItemFailure, ItemResult, ScoreAggregate
+from ._result import EvalResult, ItemResult
 from ._targets import AgentTarget, resolve_target
 
 __all__ = (
@@ -41,13 +44,17 @@ __all__ = (
     "run_evals",
     "run_evals_sync",
     "split_item_keys",
-    "summarize",
 )
 
 logger = logging.getLogger("livescore.evals")
 
-ITEM_KEYS = frozenset({"input", "output", "ground_truth", "context", "id", "metadata"})
-"""The keys a dataset item may have; any other key is kept in the item's ``metadata``."""
+ITEM_KEYS = frozenset(
+    {"input", "question", "output", "ground_truth", "context", "id", "metadata", "steps"}
+)
+"""The keys a dataset item may have; any other key is kept in the item's ``metadata``.
+
+``question`` is another name for ``input`` (the hallucination benchmark's), read only when
+the item has no ``input``, exactly as ``livescore eval`` reads a dataset line."""
 
 Target = Callable[[Any], Any] | Any
 """A callable ``(input) -> output``, or an agent an installed integration can run (a
@@ -65,15 +72,25 @@ LIVESCORE_EVAL_ITEM_ID = "livescore.eval.item.id"
 def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split an item into its known keys and the others (which become metadata).
 
-    One rule for ``run_evals`` and ``livescore eval``: an unknown key never fails an item;
-    it travels in the item's ``metadata`` and one warning names every unknown key.
+    One rule for ``run_evals`` and ``livescore eval``: an unknown key never fails an item
+    by itself; it travels in the item's ``metadata`` and one warning names every unknown
+    key. ``question`` is the input when there is no ``input``; with both, ``input`` is the
+    input and ``question`` stays in the metadata.
 
     Example:
         >>> split_item_keys({"input": "q", "output": "a", "source": "faq"})
         ({'input': 'q', 'output': 'a'}, {'source': 'faq'})
+        >>> split_item_keys({"question": "q", "output": "a"})
+        ({'input': 'q', 'output': 'a'}, {})
     """
-    known = {k: v for k, v in raw.items() if k in ITEM_KEYS}
+    # ``question`` stands for ``input`` only where there is none (and keeps its place).
+    alias = "input" not in raw
+    known = {
+        ("input" if alias and k == "question" else k): v for k, v in raw.items() if k in ITEM_KEYS
+    }
     unknown = {str(k): v for k, v in raw.items() if k not in ITEM_KEYS}
+    if not alias and "question" in known:
+        unknown["question"] = known.pop("question")
     return known, unknown
 
 
@@ -113,7 +130,9 @@ def _check_scorers(scorers: Sequence[Scorer]) -> list[Scorer]:
 
 
 class _InvalidItem(ValueError):
-    pass
+    def __init__(self, message: str, unknown_keys: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.unknown_keys = tuple(unknown_keys)
 
 
 @dataclass(slots=True)
@@ -126,6 +145,8 @@ class _Item:
     id: str | None
     metadata: dict[str, Any]
     unknown_keys: tuple[str, ...] = ()
+    steps: list[Step] | None = None
+    run: Run | None = None  # an item given as a Run: scored whole (its steps, its span)
 
 
 def _parse_item(raw: Any) -> _Item:
@@ -139,23 +160,28 @@ def _parse_item(raw: Any) -> _Item:
             context=context,
             id=None,
             metadata=dict(raw.metadata),
+            run=raw,
         )
     if not isinstance(raw, Mapping):
         raise _InvalidItem(f"an item must be a mapping (dict) or a Run, not {type(raw).__name__}")
     raw, unknown = split_item_keys(raw)
     if "input" not in raw:
-        raise _InvalidItem("the item has no 'input'")
+        # The likeliest cause is a typo: name the keys that were not read.
+        names = ", ".join(repr(k) for k in list(unknown)[:5])
+        hint = f" (it has unknown key(s) {names}: a typo?)" if unknown else ""
+        raise _InvalidItem(f"the item has no 'input'{hint}", tuple(unknown))
     context = raw.get("context")
     if context is not None:
         if isinstance(context, str):
             context = [context]
         elif not isinstance(context, Sequence) or not all(isinstance(c, str) for c in context):
-            raise _InvalidItem("'context' must be a string or a list of strings")
+            raise _InvalidItem("'context' must be a string or a list of strings", tuple(unknown))
         else:
             context = list(context)
     metadata = raw.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
-        raise _InvalidItem("'metadata' must be a mapping")
+        raise _InvalidItem("'metadata' must be a mapping", tuple(unknown))
+    steps = _item_steps(raw.get("steps"), tuple(unknown))
     item_id = raw.get("id")
     return _Item(
         input=raw["input"],
@@ -167,7 +193,30 @@ def _parse_item(raw: Any) -> _Item:
         # The item's own metadata wins over an unknown key of the same name.
         metadata={**unknown, **(metadata or {})},
         unknown_keys=tuple(unknown),
+        steps=steps,
     )
+
+
+def _item_steps(value: Any, unknown: tuple[str, ...]) -> list[Step] | None:
+    """An item's ``steps``: :class:`~livescore.runs.Step` objects or their dict form."""
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise _InvalidItem("'steps' must be a list of steps", unknown)
+    steps: list[Step] = []
+    for entry in value:
+        if isinstance(entry, Step):
+            steps.append(entry)
+            continue
+        if not isinstance(entry, Mapping):
+            raise _InvalidItem("'steps' must be a list of Step objects or step dicts", unknown)
+        try:
+            steps.extend(Run.from_dict({"steps": [entry]}).steps)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise _InvalidItem(
+                f"'steps' holds a step that cannot be read: {exc}", unknown
+            ) from None
+    return steps
 
 
 async def _iterate(data: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[Any]:
@@ -206,6 +255,8 @@ class _Evaluation:
         try:
             item = _parse_item(raw)
         except _InvalidItem as exc:
+            for key in exc.unknown_keys:  # named in the warning even when the item fails
+                self.unknown_keys[key] = self.unknown_keys.get(key, 0) + 1
             result = ItemResult(index=index, error=str(exc), error_type="invalid_item")
             await self._complete(result)
             return result
@@ -236,6 +287,18 @@ class _Evaluation:
             result.error = "the item has no 'output' and run_evals was given no target"
             result.error_type = "invalid_item"
             return None
+        stored = item.run
+        if self.invoker is None and stored is not None and stored.span_id is not None:
+            # A run read back from a trace (livescore.traces.load_traces) already has its
+            # span: the scores nest under it, so a dashboard holding the trace shows them.
+            run = dataclasses.replace(stored, metadata=dict(stored.metadata))
+            run.metadata.setdefault("source", "eval")
+            if run.error is not None:
+                result.error = run.error
+                result.error_type = "target_error"
+                result.run = run
+                return None
+            return run
         started = time.perf_counter()
         try:
             produced, trace_ids = await self._call_in_span(item, result.index)
@@ -245,7 +308,14 @@ class _Evaluation:
             result.duration_s = time.perf_counter() - started
             return None
         result.duration_s = time.perf_counter() - started
-        run = produced if isinstance(produced, Run) else Run(output=produced)
+        if isinstance(produced, Run):
+            run = produced
+        else:
+            # A ready output may come with the steps that led to it (a dataset line's
+            # ``steps``, an earlier ``--out`` record): tool scorers read them.
+            run = Run(output=produced)
+            if self.invoker is None and item.steps:
+                run.steps = list(item.steps)
         if run.input is None:
             run.input = item.input
         if run.ground_truth is None:
@@ -291,6 +361,9 @@ class _Evaluation:
                 else None
             )
             if self.invoker is None:
+                if item.run is not None:  # keep the run's steps (its tool calls and results)
+                    run = dataclasses.replace(item.run, metadata=dict(item.run.metadata))
+                    return run, ids
                 return item.output, ids
             try:
                 produced = await self.invoker(item.input)
@@ -365,14 +438,20 @@ async def run_evals(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
-    Each item is a mapping with ``input`` and any of ``output`` (a ready answer),
-    ``ground_truth``, ``context`` (a string or list of strings: static ground truth), ``id``
-    and ``metadata``. Any other key is kept in the item's metadata, and one
+    Each item is a mapping with ``input`` (or ``question``, the benchmark files' name for
+    it) and any of ``output`` (a ready answer), ``ground_truth``, ``context`` (a string or
+    list of strings: static ground truth), ``id``, ``metadata`` and ``steps`` (the steps
+    behind a ready output, :class:`~livescore.runs.Step` objects or ``Run.to_dict`` step
+    dicts, for tool scorers). Any other key is kept in the item's metadata, and one
     ``UserWarning`` per call names every such key (a typo such as ``"inptu"`` shows up
-    there). A :class:`~livescore.Run` is accepted as an item too.
+    there, also when it leaves the item without an input, which fails the item as
+    ``invalid_item`` with an error naming it). A :class:`~livescore.Run` is accepted as an
+    item too. These are the rules ``livescore eval`` reads a dataset line by.
 
     Context: the ground truth judge scorers read by default is
     :func:`livescore.get_run_context`: the item's ``context`` when it has one (kept in
@@ -417,8 +496,8 @@ async def run_evals(
             global provider by default.
         meter_provider: Where score metrics go without ``emitter``; the global provider by
             default.
-        capture_content: Without ``emitter``: what user-derived text score spans carry,
-            ``"full"``, ``"truncated"`` or ``"none"``.
+        capture_content: Without ``emitter``: what user-derived text score spans and
+            events carry, ``"full"``, ``"truncated"`` or ``"none"``.
         sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
             :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
             :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
@@ -434,14 +513,21 @@ async def run_evals(
             (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
             ``livescore-ai[fleet]``. Not with ``sinks`` (the workers feed theirs).
         max_pending: With ``broker``: items published and not yet scored, at most.
+        logger_provider: Without ``emitter``: where the ``gen_ai.evaluation.result``
+            events go; the global provider by default.
+        emit: Without ``emitter``: what each score becomes besides metrics,
+            ``"spans"``, ``"events"`` or both (the default): an evaluation span under the
+            item's span, a ``gen_ai.evaluation.result`` event parented to it. With
+            ``broker``, the workers choose (``livescore worker --emit``).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
         order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
 
     Raises:
-        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, or ``emitter``
-            given together with ``meter_provider`` or ``capture_content``.
+        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, ``emitter``
+            given together with ``meter_provider``, ``logger_provider``,
+            ``capture_content`` or ``emit``, or ``emit`` with ``broker``.
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
@@ -463,10 +549,28 @@ async def run_evals(
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     if isinstance(data, Mapping | str | bytes):
         raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
-    if emitter is not None and (meter_provider is not None or capture_content != "full"):
+    if emitter is not None and (
+        meter_provider is not None
+        or logger_provider is not None
+        or capture_content != "full"
+        or emit is not None
+    ):
         raise ValueError(
-            "meter_provider and capture_content configure the default emitter; configure "
-            "the emitter you pass instead"
+            "meter_provider, logger_provider, capture_content and emit configure the default "
+            "emitter; configure the emitter you pass instead"
+        )
+    if broker is not None and emit is not None:
+        raise ValueError(
+            "with broker=, scores are emitted on the workers: choose what they emit there "
+            "(livescore worker --emit)"
+        )
+    if emitter is None:
+        emitter = OTelEmitter(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=DEFAULT_EMIT if emit is None else emit,
         )
     if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
         raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
@@ -488,8 +592,6 @@ async def run_evals(
                 concurrency,
                 emitter,
                 tracer_provider,
-                meter_provider,
-                capture_content,
                 remote,
                 max_pending,
                 sinks,
@@ -502,8 +604,6 @@ async def run_evals(
         concurrency,
         emitter,
         tracer_provider,
-        meter_provider,
-        capture_content,
         None,
         max_pending,
         sinks,
@@ -516,21 +616,13 @@ async def _run_all(
     invoker: AgentTarget | None,
     on_item_complete: OnItemComplete | None,
     concurrency: int,
-    emitter: Emitter | None,
+    emitter: Emitter,
     tracer_provider: trace.TracerProvider | None,
-    meter_provider: Any,
-    capture_content: ContentCapture,
     remote: Any,
     max_pending: int,
     sinks: Sequence[ScoreSink] | None,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if emitter is None:
-        emitter = OTelEmitter(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            capture_content=capture_content,
-        )
     if sinks:
         if not isinstance(sinks, Sequence):
             raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
@@ -584,34 +676,14 @@ async def _run_all(
             UserWarning,
             stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
         )
-    result = summarize([s.id for s in checked], [item for item in slots if item is not None])
+    result = EvalResult.from_items(
+        [s.id for s in checked], [item for item in slots if item is not None]
+    )
     if sinks:
         # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
         # thread, as a flush waits on other threads' deliveries.
         await anyio.to_thread.run_sync(emitter.flush, None)
     result.duration_s = time.perf_counter() - started
-    return result
-
-
-def summarize(scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
-    """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
-    evaluation that was collected through ``on_item_complete``.
-
-    Example:
-        >>> summarize(["short"], []).scores["short"].scored
-        0
-    """
-    result = EvalResult(items=sorted(items, key=lambda it: it.index))
-    for sid in scorer_ids:
-        pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
-        agg = ScoreAggregate.from_results(sid, pairs)
-        result.scores[sid] = agg
-        result.usage.add(agg.usage)
-    result.item_failures = [
-        ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
-        for it in result.items
-        if it.error is not None
-    ]
     return result
 
 
@@ -629,6 +701,8 @@ def run_evals_sync(
     sinks: Sequence[ScoreSink] | None = None,
     broker: str | None = None,
     max_pending: int = 1000,
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -667,5 +741,7 @@ def run_evals_sync(
         sinks=sinks,
         broker=broker,
         max_pending=max_pending,
+        logger_provider=logger_provider,
+        emit=emit,
     )
     return anyio.run(call)

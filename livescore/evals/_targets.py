@@ -111,8 +111,10 @@ class _CallableTarget:
         if _is_async_callable(self.fn):
             return await self.fn(value)
         # A sync target runs in a worker thread so `concurrency` items overlap; anyio copies
-        # the context, so spans the target opens still nest under the item's span.
-        result = await anyio.to_thread.run_sync(self.fn, value)
+        # the context, so spans the target opens still nest under the item's span. A
+        # cancelled evaluation (Ctrl-C, a timeout around it) does not wait for a call
+        # blocked in the target: the thread is left to finish alone, its answer unused.
+        result = await anyio.to_thread.run_sync(self.fn, value, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         return result

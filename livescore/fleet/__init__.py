@@ -7,7 +7,7 @@ engine (Dramatiq over Redis). The worker side is :class:`FleetWorker` (what
 ``livescore worker MODULE:ATTR --broker URL`` runs): it scores each job with the same code
 as in-process scoring, emits each score as a child span of the run's span, and
 acknowledges the job only after its scores were exported. :class:`RedisJudgeGate` holds
-the judge limits every worker shares.
+the judge limits every worker shares, :class:`RedisBudgetLedger` the judge budgets.
 
 Importing this package does not import Dramatiq or the Redis client; using it does
 (``pip install 'livescore-ai[fleet]'``).
@@ -20,24 +20,21 @@ Example:
 
 from typing import TYPE_CHECKING
 
-from livescore.fleet._engine import BrokerUnavailableError, Delivery, Requeue
-from livescore.fleet._executor import BROKER_UNAVAILABLE, DEFAULT_QUEUE, BrokerExecutor
+from livescore._errors import BrokerUnavailableError
+from livescore.fleet._executor import BrokerExecutor
 from livescore.fleet._worker import FleetWorker, WorkerStats
 
 if TYPE_CHECKING:
-    from livescore.fleet._gate import RedisJudgeGate
+    from livescore.fleet._gate import RedisBudgetLedger, RedisJudgeGate
     from livescore.fleet._otel_env import configure_from_env
     from livescore.fleet._remote import open_remote_scoring
 
 __all__ = (
-    "BROKER_UNAVAILABLE",
-    "DEFAULT_QUEUE",
     "BrokerExecutor",
     "BrokerUnavailableError",
-    "Delivery",
     "FleetWorker",
+    "RedisBudgetLedger",
     "RedisJudgeGate",
-    "Requeue",
     "WorkerStats",
     "configure_from_env",
     "open_remote_scoring",
@@ -50,6 +47,10 @@ def __getattr__(name: str) -> object:
         from livescore.fleet._gate import RedisJudgeGate
 
         return RedisJudgeGate
+    if name == "RedisBudgetLedger":
+        from livescore.fleet._gate import RedisBudgetLedger
+
+        return RedisBudgetLedger
     if name == "configure_from_env":
         from livescore.fleet._otel_env import configure_from_env
 

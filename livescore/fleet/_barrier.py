@@ -5,7 +5,9 @@ SIGKILL loses that buffer; if the job had been acknowledged, its scores would be
 good. So a worker's scores are *committed* (exported, then marked done in the ledger) by
 one thread, in batches: a pair that ends asks for a commit, and the job is acknowledged
 once every pair of it was committed. One commit serves every pair that ended meanwhile, so
-under load commits are batched, at most one every ``min_interval`` seconds.
+under load commits are batched, at most one every ``min_interval`` seconds. A commit that
+fails (Redis or the collector away) is retried by the barrier itself, with backoff, until
+one succeeds: nothing else may ever ask again (every engine thread can be waiting for it).
 """
 
 from __future__ import annotations
@@ -27,14 +29,25 @@ class ExportBarrier:
         flush: Commits what is buffered within a timeout (seconds); ``False`` if it could not.
         min_interval: The least time between the starts of two flushes.
         timeout: What one flush may take.
+        retry_first: Seconds before retrying a failed flush; doubled after each failure
+            in a row, up to ``retry_max``.
+        retry_max: The longest wait between retries.
     """
 
     def __init__(
-        self, flush: Callable[[float], bool], *, min_interval: float = 0.1, timeout: float = 10.0
+        self,
+        flush: Callable[[float], bool],
+        *,
+        min_interval: float = 0.1,
+        timeout: float = 10.0,
+        retry_first: float = 0.1,
+        retry_max: float = 5.0,
     ) -> None:
         self._flush = flush
         self.min_interval = min_interval
         self.timeout = timeout
+        self.retry_first = retry_first
+        self.retry_max = retry_max
         self._cond = threading.Condition()
         self._started = 0  # flushes started
         self._finished = 0  # flushes finished
@@ -69,6 +82,7 @@ class ExportBarrier:
 
     def _run(self) -> None:
         last_start = 0.0
+        backoff = self.retry_first
         while True:
             with self._cond:
                 while self._wanted <= self._started and not self._stopped:
@@ -88,12 +102,18 @@ class ExportBarrier:
                 _log.exception("livescore: flushing the worker's telemetry failed")
                 ok = False
             self.flushes += 1
-            if not ok:
-                self.failures += 1
-                _log.warning("livescore: a telemetry flush did not finish in %.0fs", self.timeout)
             with self._cond:
                 self._finished = number
                 self._cond.notify_all()
+            if ok:
+                backoff = self.retry_first
+                continue
+            self.failures += 1
+            # The flush's own code says why (once per outage); here: try again by itself.
+            with self._cond:
+                self._cond.wait_for(lambda: self._stopped, backoff)
+                self._wanted = max(self._wanted, self._started + 1)
+            backoff = min(backoff * 2, self.retry_max)
 
     def stop(self) -> None:
         with self._cond:

@@ -8,15 +8,17 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from livescore.fleet._engine import BrokerUnavailableError, Publisher
+from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore.fleet._engine import DEFAULT_MAX_JOB_BYTES, Publisher
 from livescore.live import JobHandle
 
-__all__ = ("BROKER_UNAVAILABLE", "DEFAULT_QUEUE", "BrokerExecutor", "job_record")
+__all__ = ("BROKER_UNAVAILABLE", "DEFAULT_QUEUE", "JOB_TOO_LARGE", "BrokerExecutor", "job_record")
 
 _log = logging.getLogger("livescore.fleet")
 
@@ -25,6 +27,13 @@ DEFAULT_QUEUE = "livescore"
 
 BROKER_UNAVAILABLE = "broker_unavailable"
 """The drop reason of a pair the local buffer could not hold while the broker was away."""
+
+JOB_TOO_LARGE = "job_too_large"
+"""The drop reason of a pair whose job is over the size cap (``max_job_bytes``)."""
+
+INVALID_JOB = "invalid_job"
+"""The drop reason of a pair whose run cannot become a job record (a value nested deeper
+than Python can walk, a structure that contains itself)."""
 
 _BATCH = 64  # jobs published in one exchange with the broker, at most
 _BACKOFF_FIRST = 0.05
@@ -56,10 +65,14 @@ class BrokerExecutor:
     published (run, scorer) pair counts as ``handed_off`` here; the worker counts how it
     ends. The agent's threads never touch the network.
 
-    While the broker is away (down, unreachable, not answering), jobs wait in the buffer
-    and publishing is retried with backoff (50 ms doubling to 2 s); once the buffer holds
-    ``max_buffer`` jobs, each new job is dropped with reason ``"broker_unavailable"``,
-    counted, never raised. Publishing resumes by itself when the broker answers again.
+    While the broker is away (down, unreachable, not answering, out of memory, read-only
+    during a failover), jobs wait in the buffer and publishing is retried with backoff (50
+    ms doubling to 2 s), logged once; once the buffer holds ``max_buffer`` jobs, each new job
+    is dropped with reason ``"broker_unavailable"``, counted, never raised. Publishing
+    resumes by itself when the broker answers again; jobs Redis took before it refused the
+    rest of a batch are not published twice. A run that cannot become a job record is
+    dropped as ``"invalid_job"``, and one over ``max_job_bytes`` as ``"job_too_large"``
+    (each counted, one log line per reason); the jobs around it go on.
     While the broker answers but a burst outruns publishing, a full buffer holds the next
     jobs back in the dispatcher's queue instead (whose overflow policy then applies).
     At shutdown the buffer is published within the dispatcher's deadline; what is left is
@@ -74,6 +87,9 @@ class BrokerExecutor:
             agent a GIL hand-over; scores are seconds away anyway.
         publisher_factory: Builds the engine's publisher from ``(url, queue)``; Dramatiq's
             by default (tests pass a double).
+        max_job_bytes: The largest job (encoded) the default publisher sends (1 MiB): a
+            Redis may close the connection on a larger one, and a job that size is rarely
+            meant. Keep it under the server's ``proto-max-bulk-len``.
 
     Raises:
         ImportError: Dramatiq is not installed (``pip install 'livescore-ai[fleet]'``).
@@ -96,11 +112,21 @@ class BrokerExecutor:
         max_buffer: int = 10_000,
         linger: float = 0.02,
         publisher_factory: Callable[[str, str], Publisher] | None = None,
+        max_job_bytes: int = DEFAULT_MAX_JOB_BYTES,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(
                 f"broker must be a Redis URL such as 'redis://host:6379/0', not {url!r}"
             )
+        if (
+            isinstance(max_job_bytes, bool)
+            or not isinstance(max_job_bytes, int)
+            or max_job_bytes < 1024
+        ):
+            raise ValueError(
+                f"max_job_bytes must be an int of at least 1024, not {max_job_bytes!r}"
+            )
+        self.max_job_bytes = max_job_bytes
         if isinstance(max_buffer, bool) or not isinstance(max_buffer, int) or max_buffer < 1:
             raise ValueError(f"max_buffer must be a positive int, not {max_buffer!r}")
         if not isinstance(queue, str) or not queue:
@@ -123,7 +149,7 @@ class BrokerExecutor:
         """Jobs published so far (all workers' lifetimes of this executor)."""
 
     def __repr__(self) -> str:
-        from livescore.judges import redact_url
+        from livescore._redaction import redact_url
 
         return f"BrokerExecutor({redact_url(self.url)!r}, queue={self.queue!r})"
 
@@ -132,7 +158,7 @@ class BrokerExecutor:
             return self._publisher_factory(self.url, self.queue)
         from livescore.fleet._dramatiq import DramatiqPublisher
 
-        return DramatiqPublisher(self.url, self.queue)
+        return DramatiqPublisher(self.url, self.queue, max_job_bytes=self.max_job_bytes)
 
     async def run(self, jobs: AsyncIterator[JobHandle]) -> None:
         """Buffer the jobs and publish them on a thread of their own until ``jobs`` ends."""
@@ -174,17 +200,26 @@ class BrokerExecutor:
 
     def _publish_loop(self, state: _PublishState, publisher: Publisher) -> None:
         backoff = _BACKOFF_FIRST
+        logged: set[str] = set()  # the drop reasons already logged
         while True:
-            batch = state.next_batch(_BATCH)
+            batch, unbuildable = state.next_batch(_BATCH)
+            for handle, exc in unbuildable:
+                self._drop(handle, INVALID_JOB, exc, logged)
             if not batch:
+                if unbuildable:
+                    continue
                 return
-            try:
-                published = self._publish_batch(publisher, batch)
-            except BrokerUnavailableError as exc:
+            outcome = self._publish_batch(publisher, batch, logged)
+            # Published or dropped: out of the buffer (never published twice).
+            state.done(outcome.published + outcome.dropped)
+            self.published += len(outcome.published)
+            for handle in outcome.published:
+                handle.hand_off()
+            if outcome.unavailable is not None:
                 if state.set_down(True):
                     _log.warning(
                         "livescore: the broker is unavailable (%s); buffering up to %d jobs",
-                        exc,
+                        outcome.unavailable,
                         self.max_buffer,
                     )
                 state.wait(backoff)
@@ -193,35 +228,66 @@ class BrokerExecutor:
             backoff = _BACKOFF_FIRST
             if state.set_down(False):
                 _log.warning("livescore: the broker is back; publishing resumed")
-            state.done([handle for handle, _ in batch])
-            self.published += len(published)
-            for handle in published:
-                handle.hand_off()
+
+    def _drop(self, handle: JobHandle, reason: str, exc: BaseException, logged: set[str]) -> None:
+        """Drop a job that can never be published (counted by the dispatcher), logging the
+        first of each reason: one bad run must not flood the log."""
+        if reason not in logged:
+            logged.add(reason)
+            _log.warning(
+                "livescore: a run could not be published and is dropped as %s "
+                "(%s: %s; later ones are only counted)",
+                reason,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
+        handle.drop(reason)
 
     def _publish_batch(
-        self, publisher: Publisher, batch: list[tuple[JobHandle, dict[str, Any]]]
-    ) -> list[JobHandle]:
-        """Publish a batch in one exchange; the jobs published. A record the engine cannot
-        encode is dropped (counted) and the rest published one by one."""
+        self,
+        publisher: Publisher,
+        batch: list[tuple[JobHandle, dict[str, Any]]],
+        logged: set[str],
+    ) -> _Outcome:
+        """Publish a batch in one exchange. A record the engine cannot encode (or over the
+        size cap) is dropped (counted) and the rest published one by one; when the broker
+        refuses, what it took before is published and the rest stays buffered."""
+        outcome = _Outcome()
         try:
             publisher.publish_many([record for _, record in batch])
-            return [handle for handle, _ in batch]
-        except BrokerUnavailableError:
-            raise
+            outcome.published = [handle for handle, _ in batch]
+            return outcome
+        except BrokerUnavailableError as exc:
+            outcome.published = [batch[i][0] for i in exc.published if 0 <= i < len(batch)]
+            outcome.unavailable = exc
+            return outcome
         except Exception:
             pass  # find the culprit below
-        kept: list[JobHandle] = []
         for handle, record in batch:
             try:
                 publisher.publish(record)
-            except BrokerUnavailableError:
-                raise
-            except Exception:
-                _log.exception("livescore: a job could not be published; it is dropped")
-                handle.drop("invalid_job")
+            except BrokerUnavailableError as exc:
+                outcome.unavailable = exc
+                return outcome
+            except JobTooLargeError as exc:
+                self._drop(handle, JOB_TOO_LARGE, exc, logged)
+                outcome.dropped.append(handle)
                 continue
-            kept.append(handle)
-        return kept
+            except Exception as exc:
+                self._drop(handle, INVALID_JOB, exc, logged)
+                outcome.dropped.append(handle)
+                continue
+            outcome.published.append(handle)
+        return outcome
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """How one batch went: published, dropped, and why the rest stays buffered."""
+
+    published: list[JobHandle] = field(default_factory=list)
+    dropped: list[JobHandle] = field(default_factory=list)
+    unavailable: BrokerUnavailableError | None = None
 
 
 class _PublishState:
@@ -257,9 +323,12 @@ class _PublishState:
             while len(self._buffer) >= self.max_buffer and not self._down and not self._abandoned:
                 self._cond.wait()
 
-    def next_batch(self, limit: int) -> list[tuple[JobHandle, dict[str, Any]]]:
-        """The oldest buffered jobs and their records (kept until :meth:`done`); ``[]``:
-        stop."""
+    def next_batch(
+        self, limit: int
+    ) -> tuple[list[tuple[JobHandle, dict[str, Any]]], list[tuple[JobHandle, BaseException]]]:
+        """The oldest buffered jobs and their records (kept until :meth:`done`), and the
+        jobs whose record could not be built (out of the buffer; drop them); ``[]`` and
+        ``[]``: stop."""
         with self._cond:
             woken = False
             while not self._buffer and not self._closing and not self._abandoned:
@@ -274,23 +343,37 @@ class _PublishState:
                     self.linger,
                 )
             if self._abandoned or not self._buffer:
-                return []
-            batch = []
-            for i in range(min(limit, len(self._buffer))):
+                return [], []
+            batch: list[tuple[JobHandle, dict[str, Any]]] = []
+            unbuildable: list[tuple[JobHandle, BaseException]] = []
+            i = 0
+            while i < len(self._buffer) and len(batch) < limit:
                 handle, record = self._buffer[i]
                 if record is None:
                     # Built once: a retried publish sends the same id.
-                    record = job_record(handle)
+                    try:
+                        record = job_record(handle)
+                    except Exception as exc:  # RecursionError, ValueError...: this run only
+                        del self._buffer[i]
+                        unbuildable.append((handle, exc))
+                        continue
                     self._buffer[i] = (handle, record)
                 batch.append((handle, record))
-            return batch
+                i += 1
+            if unbuildable:
+                self._cond.notify_all()
+            return batch, unbuildable
 
     def done(self, handles: list[JobHandle]) -> None:
-        """Forget the published (or dropped) jobs at the head of the buffer."""
+        """Forget the published (or dropped) jobs (at the head of the buffer, usually)."""
+        if not handles:
+            return
         gone = {id(h) for h in handles}
         with self._cond:
             while self._buffer and id(self._buffer[0][0]) in gone:
-                self._buffer.popleft()
+                gone.discard(id(self._buffer.popleft()[0]))
+            if gone:  # a partly published batch: the rest of it stays, in order
+                self._buffer = deque(item for item in self._buffer if id(item[0]) not in gone)
             self._cond.notify_all()
 
     def wait(self, seconds: float) -> None:

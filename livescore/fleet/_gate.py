@@ -1,4 +1,5 @@
-"""Fleet-wide judge limits: one Redis-backed gate that every worker's judge requests pass.
+"""Fleet-wide judge limits: one Redis-backed gate that every worker's judge requests pass,
+and the Redis ledger of judge budgets the fleet shares (:class:`RedisBudgetLedger`).
 
 Three limits, all shared by every worker through Redis and checked in one Lua call per
 judge request:
@@ -6,10 +7,10 @@ judge request:
 - a pause: after a 429 any worker sets ``pause`` for the ``retry-after`` the judge asked for
   (1 s when it named none), and every worker waits it out before its next request: the
   whole fleet backs off, not the one worker that was told;
-- requests per minute (``--judge-rpm``): a fixed-window counter over windows of at least
+- requests per minute (``--fleet-judge-rpm``): a fixed-window counter over windows of at least
   one second, sized so each window allows a whole number of requests (bursts stay within a
   second's share, as providers enforce per-minute limits in sub-minute slices);
-- concurrent requests (``--judge-concurrency``): leases in a sorted set, each expiring
+- concurrent requests (``--fleet-judge-concurrency``): leases in a sorted set, each expiring
   after the request timeout, so a worker killed mid-request holds its slot only that long.
 
 Why not Dramatiq's rate limiters: they are synchronous (a thread hop per request from the
@@ -28,13 +29,16 @@ import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from livescore.fleet._ledger import PREFIX
 
-__all__ = ("RedisJudgeGate",)
+if TYPE_CHECKING:
+    from livescore.judges import Admission, Reservation
+
+__all__ = ("RedisBudgetLedger", "RedisJudgeGate")
 
 _log = logging.getLogger("livescore.fleet")
 
@@ -93,7 +97,7 @@ def rpm_window(rpm: float) -> tuple[int, int]:
 
 
 class RedisJudgeGate:
-    """A :class:`~livescore.judges.RequestGate` shared by every worker through Redis.
+    """The judge's request gate, shared by every worker through Redis.
 
     Args:
         url: The Redis URL.
@@ -203,3 +207,183 @@ class RedisJudgeGate:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+# -- the fleet's judge budget ----------------------------------------------------------------
+
+# KEYS: the budget's key prefix. ARGV: window s (0: none), limit usd, limit tokens (negative:
+# none), usd, tokens, alone (1/0), lease ms, lease id. The window comes from Redis' clock, so
+# every worker agrees on it. Returns {admitted, window start, spent usd, spent tokens,
+# reserved usd, reserved tokens} (figures as strings: Redis would truncate Lua numbers).
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local start = 0
+if window > 0 then start = tonumber(t[1]) - (tonumber(t[1]) % window) end
+local base = KEYS[1] .. start
+local leases, amounts, spent_key = base .. ':leases', base .. ':amounts', base .. ':spent'
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
+for _, id in ipairs(expired) do redis.call('HDEL', amounts, id) end
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', leases, '-inf', now) end
+local reserved_usd, reserved_tokens = 0, 0
+for _, v in ipairs(redis.call('HVALS', amounts)) do
+  local gap = string.find(v, ' ')
+  reserved_usd = reserved_usd + tonumber(string.sub(v, 1, gap - 1))
+  reserved_tokens = reserved_tokens + tonumber(string.sub(v, gap + 1))
+end
+local spent_usd = tonumber(redis.call('HGET', spent_key, 'usd') or '0')
+local spent_tokens = tonumber(redis.call('HGET', spent_key, 'tokens') or '0')
+local alone = ARGV[6] == '1'
+local function fits(spent, reserved, amount, limit)
+  if limit < 0 then return true end
+  if spent + reserved + amount <= limit * (1 + 1e-9) then return true end
+  return alone and spent + reserved < limit
+end
+local ok = fits(spent_usd, reserved_usd, tonumber(ARGV[4]), tonumber(ARGV[2]))
+  and fits(spent_tokens, reserved_tokens, tonumber(ARGV[5]), tonumber(ARGV[3]))
+if ok then
+  local lease = tonumber(ARGV[7])
+  redis.call('ZADD', leases, now + lease, ARGV[8])
+  redis.call('HSET', amounts, ARGV[8], ARGV[4] .. ' ' .. ARGV[5])
+  redis.call('PEXPIRE', leases, lease * 2)
+  redis.call('PEXPIRE', amounts, lease * 2)
+end
+return {ok and 1 or 0, start, tostring(spent_usd), tostring(spent_tokens),
+        tostring(reserved_usd), tostring(reserved_tokens)}
+"""
+
+# KEYS: the budget's key prefix. ARGV: window start, lease id, usd, tokens, ttl ms (0: none).
+_SETTLE = """
+local base = KEYS[1] .. ARGV[1]
+redis.call('HDEL', base .. ':amounts', ARGV[2])
+redis.call('ZREM', base .. ':leases', ARGV[2])
+redis.call('HINCRBYFLOAT', base .. ':spent', 'usd', ARGV[3])
+redis.call('HINCRBY', base .. ':spent', 'tokens', ARGV[4])
+if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', base .. ':spent', ARGV[5]) end
+return 1
+"""
+
+# KEYS: the budget's key prefix. ARGV: window s. Returns {spent usd, spent tokens}.
+_SPENT = """
+local t = redis.call('TIME')
+local window = tonumber(ARGV[1])
+local start = 0
+if window > 0 then start = tonumber(t[1]) - (tonumber(t[1]) % window) end
+local spent = redis.call('HMGET', KEYS[1] .. start .. ':spent', 'usd', 'tokens')
+return {spent[1] or '0', spent[2] or '0'}
+"""
+
+
+class RedisBudgetLedger:
+    """A :class:`~livescore.judges.BudgetLedger` in Redis: one judge budget for the fleet.
+
+    What ``JudgeBudget(..., broker=URL)`` and ``livescore worker --judge-budget`` use. Each
+    reservation is one Lua call that drops expired reservations, sums the open ones, applies
+    the admission rule of :mod:`livescore.judges._budget` and records the new one; each
+    settlement is one more. A reservation is a lease: a worker killed mid-score holds its
+    share only until it expires. Windows follow Redis' clock, so every worker agrees on
+    them. With Redis unreachable the budget fails closed (scores are skipped).
+
+    Args:
+        url: The Redis URL.
+        name: The budget's name (its keys are ``livescore:fleet:budget:NAME:...``).
+    """
+
+    def __init__(self, url: str, *, name: str = "judge") -> None:
+        import redis.asyncio
+
+        self.url = url
+        self.name = name
+        self._prefix = f"{PREFIX}budget:{name}:"
+        self._redis = redis.asyncio
+        # One client per event loop: an asyncio Redis client belongs to its loop.
+        self._clients: anyio.lowlevel.RunVar[Any] = anyio.lowlevel.RunVar(
+            f"livescore_budget_{id(self)}", default=None
+        )
+
+    def __repr__(self) -> str:
+        return f"RedisBudgetLedger(name={self.name!r})"
+
+    def _client(self) -> Any:
+        client: Any = self._clients.get()
+        if client is None:
+            client = self._redis.Redis.from_url(
+                self.url, socket_connect_timeout=2.0, socket_timeout=5.0
+            )
+            client.livescore_scripts = (
+                client.register_script(_RESERVE),
+                client.register_script(_SETTLE),
+                client.register_script(_SPENT),
+            )
+            self._clients.set(client)
+        return client
+
+    async def _run(self, which: int, args: list[Any]) -> Any:
+        import redis
+
+        from livescore.judges import BudgetLedgerError
+
+        client = self._client()
+        try:
+            return await client.livescore_scripts[which](keys=[self._prefix], args=args)
+        except (redis.RedisError, OSError) as exc:
+            raise BudgetLedgerError(f"Redis at {_display(self.url)}: {exc}") from None
+
+    async def admit(self, request: Reservation) -> Admission:
+        from livescore.judges import Admission
+
+        lease = uuid.uuid4().hex
+        r = request
+        answer = await self._run(
+            0,
+            [
+                r.window_s,
+                repr(-1.0 if r.limit_usd is None else float(r.limit_usd)),
+                -1 if r.limit_tokens is None else int(r.limit_tokens),
+                repr(float(r.usd)),
+                int(r.tokens),
+                1 if r.alone else 0,
+                int(r.lease_s * 1000),
+                lease,
+            ],
+        )
+        return Admission(
+            admitted=int(answer[0]) == 1,
+            window=int(answer[1]),
+            window_s=r.window_s,
+            lease=lease,
+            spent_usd=float(answer[2]),
+            spent_tokens=int(float(answer[3])),
+            reserved_usd=float(answer[4]),
+            reserved_tokens=int(float(answer[5])),
+        )
+
+    async def settle(self, admission: Admission, *, usd: float, tokens: int) -> None:
+        # The spend is kept two windows (a score settling late still counts in its own).
+        await self._run(
+            1,
+            [
+                admission.window,
+                admission.lease,
+                repr(float(usd)),
+                int(tokens),
+                admission.window_s * 2000,
+            ],
+        )
+
+    async def spent(self, *, window_s: int) -> tuple[float, int]:
+        answer = await self._run(2, [window_s])
+        return float(answer[0]), int(float(answer[1]))
+
+    async def aclose(self) -> None:
+        client = self._clients.get()
+        if client is not None:
+            self._clients.set(None)
+            await client.aclose()
+
+
+def _display(url: str) -> str:
+    from livescore._redaction import redact_url
+
+    return redact_url(url)

@@ -20,7 +20,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from livescore.fleet._engine import BrokerUnavailableError, Publisher
+from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore.fleet._engine import Publisher
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.fleet._ledger import PREFIX
 from livescore.live import ScorerConfig, ScoringJob
@@ -62,15 +63,16 @@ class RemoteScoring:
         record.update(id=job_id, source="eval", reply_to=self.reply_to)
         pending = self._pending[job_id] = _Pending(frozenset(s.id for s in self.scorers))
         try:
-            error = await self._publish(record)
-            if error is not None:
+            failure = await self._publish(record)
+            if failure is not None:
+                error_type, error = failure
                 return {
                     s.id: ScoreResult(
                         run_id=run.run_id,
                         scorer_id=s.id,
                         status="failed",
                         error=error,
-                        error_type="broker_unavailable",
+                        error_type=error_type,
                     )
                     for s in self.scorers
                 }
@@ -79,20 +81,23 @@ class RemoteScoring:
         finally:
             self._pending.pop(job_id, None)
 
-    async def _publish(self, record: dict[str, Any]) -> str | None:
+    async def _publish(self, record: dict[str, Any]) -> tuple[str, str] | None:
+        """Publish ``record``; ``None``, or why it was not: ``(error type, message)``."""
         wait = 0.1
         for attempt in range(_PUBLISH_ATTEMPTS):
             try:
                 await anyio.to_thread.run_sync(self._publisher.publish, record)
+            except JobTooLargeError as exc:
+                return "job_too_large", str(exc)
             except BrokerUnavailableError as exc:
                 if attempt == _PUBLISH_ATTEMPTS - 1:
-                    return f"{exc} (after {_PUBLISH_ATTEMPTS} attempts)"
+                    return "broker_unavailable", f"{exc} (after {_PUBLISH_ATTEMPTS} attempts)"
                 await anyio.sleep(wait)
                 wait *= 2
                 continue
             self.published += 1
             return None
-        return "unreachable"  # pragma: no cover
+        return "broker_unavailable", "unreachable"  # pragma: no cover
 
     async def collect(self) -> None:
         """Read results from the reply list until cancelled."""

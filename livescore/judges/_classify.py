@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, create_model, field_validator
 
-from livescore.judges._errors import JudgeConfigError
-from livescore.judges._usage import JudgeReply
+from livescore._errors import JudgeConfigError
+from livescore._usage import JudgeReply
 
 if TYPE_CHECKING:
     from livescore.judges._protocol import Judge
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = (
     "MAX_TOP_LOGPROBS",
     "Classification",
-    "ask_to_classify",
     "check_choices",
     "choice_schema",
     "classification_from_completion",
@@ -296,14 +295,3 @@ async def classify_with_object(
     reply = await judge.generate_object(system=system, prompt=prompt, schema=schema)
     label = str(getattr(reply.value, "verdict"))  # noqa: B009 - a field of a dynamic model
     return JudgeReply(Classification.certain(label, words), reply.usage)
-
-
-async def ask_to_classify(
-    judge: Judge, *, system: str, prompt: str, choices: Sequence[str]
-) -> JudgeReply[Classification]:
-    """``judge.classify(...)``, or :func:`classify_with_object` for a judge without it."""
-    method = getattr(judge, "classify", None)
-    if method is None:
-        return await classify_with_object(judge, system=system, prompt=prompt, choices=choices)
-    reply: JudgeReply[Classification] = await method(system=system, prompt=prompt, choices=choices)
-    return reply

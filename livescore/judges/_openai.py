@@ -8,7 +8,8 @@ Ollama, LiteLLM). The work is split by job:
 - :mod:`._structured`: the structured-output ladder, remembered per server, and parsing;
 - :mod:`._validation`: local validation and the one corrective retry (shared with
   :class:`~livescore.testing.ScriptedJudge`);
-- :mod:`._redaction`: keeping credentials out of errors, logs and reprs;
+- :mod:`livescore._redaction`: keeping credentials out of errors, logs and reprs (shared
+  with the dashboard sinks);
 - this module: the judge's settings, the request body (and adapting it to what a model
   refuses), the optional cache.
 
@@ -20,12 +21,17 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
+from livescore import _http
+from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
+from livescore._text import replace_lone_surrogates
+from livescore._usage import JudgeReply, JudgeUsage
 from livescore.judges._classify import (
     MAX_TOP_LOGPROBS,
     Classification,
@@ -36,15 +42,15 @@ from livescore.judges._classify import (
     refuses_logprobs,
     remember_no_logprobs,
 )
-from livescore.judges._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore.judges._prices import Price, PriceLike, PriceTable, resolve_price
 from livescore.judges._protocol import ModelT
-from livescore.judges._redaction import Redactor, redact_url, split_credentials
 from livescore.judges._structured import (
     LADDER,
     Answer,
     Message,
     SchemaForms,
     StructuredOutputMode,
+    forget_server,
     next_rung,
     read_answer,
     rejects_format,
@@ -53,25 +59,31 @@ from livescore.judges._structured import (
     schema_forms,
     structured_request,
 )
-from livescore.judges._usage import JudgeReply, JudgeUsage
 from livescore.judges._validation import ask_for_object
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "OpenAIJudge", "TransportName")
+    from livescore.judges._budget import JudgeBudget
+
+__all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "OpenAIJudge", "TransportName")
 
 _log = logging.getLogger("livescore.judges")
 
-DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+DEFAULT_MAX_RESPONSE_BYTES = _http.DEFAULT_MAX_RESPONSE_BYTES
 """The most bytes :class:`OpenAIJudge` reads of one response by default (1 MB)."""
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds one judge request may take by default, for the library and ``--judge-timeout``
+alike. A live score's own timeout is 60 s (``ScorerConfig.timeout``), so one slow request
+still leaves room for its retry; a judge that hangs no longer costs a timeout per call, as
+the circuit breaker opens after the first few."""
 
 TransportName = Literal["auto", "aiohttp", "httpx"]
 """The HTTP transport under the ``openai`` client (see :class:`OpenAIJudge`)."""
 
 _OFFICIAL_HOST = "api.openai.com"
 _LOCAL_KEY = "not-needed"  # local servers ignore the key, but the client insists on one
-_SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|password|signature", re.I)
 _TRANSPORTS = ("auto", "aiohttp", "httpx")
 
 
@@ -85,7 +97,7 @@ class OpenAIJudge:
     authentication and never appear in logs, errors or spans.
 
     Args:
-        model: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
+        model_name: The model name the server knows (``"gpt-4o-mini"``, ``"qwen2.5:7b"``).
         client: A ready ``openai.AsyncOpenAI``; it is then used from every event loop as
             is (your responsibility, as are its logging and response sizes), and
             ``base_url`` / ``api_key`` / ``transport`` / ``max_response_bytes`` are ignored.
@@ -114,10 +126,26 @@ class OpenAIJudge:
         transport: The HTTP transport under the ``openai`` client: ``"auto"`` uses aiohttp
             on asyncio loops when it is installed (``openai[aiohttp]``, a dependency of
             livescore; about half the CPU per call), else httpx; or force one.
+        circuit_failures: Attempts in a row that do not reach the server (a refused or
+            dropped connection, a timeout) after which the judge stops calling it: every
+            call then fails at once as ``connection_error`` (``error.type`` on its score),
+            instead of each one waiting through its retries, while one probe every
+            ``circuit_probe_interval`` seconds checks whether the server is back (its
+            success closes the circuit). Any HTTP answer, even an error, ends a streak.
+            ``None`` never opens it. :attr:`unreachable` says when it is open.
+        circuit_probe_interval: Seconds between probes while the circuit is open.
+        prices: What this judge's tokens cost, in USD per million tokens: one price,
+            ``(input, output)`` or ``(input, output, cached_input)``, or a price table
+            ``{model_name: (input, output[, cached_input])}``. Without it the price comes
+            from the budget's ``prices``, ``$LIVESCORE_JUDGE_PRICES`` or
+            :data:`~livescore.judges.DEFAULT_PRICES`; a model none of them names has no
+            price, and its scores carry no cost.
+        budget: A :class:`~livescore.judges.JudgeBudget` every scorer using this judge
+            spends from: a score it cannot pay is skipped before any judge call.
 
     Example:
         >>> judge = OpenAIJudge("llama3.2", base_url="http://127.0.0.1:8080/v1")
-        >>> judge.model
+        >>> judge.model_name
         'llama3.2'
 
         Then, in a scorer: ``create_hallucination_scorer(model=judge)``, or give the string
@@ -126,12 +154,12 @@ class OpenAIJudge:
 
     def __init__(
         self,
-        model: str,
+        model_name: str,
         *,
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 3,
         max_concurrency: int = 8,
         cache: bool | int = False,
@@ -144,8 +172,12 @@ class OpenAIJudge:
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         transport: TransportName = "auto",
+        circuit_failures: int | None = 5,
+        circuit_probe_interval: float = 5.0,
+        prices: PriceLike | PriceTable | None = None,
+        budget: JudgeBudget | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
+        if not isinstance(model_name, str) or not model_name.strip():
             raise JudgeConfigError(
                 "OpenAIJudge needs a model name, e.g. OpenAIJudge('gpt-4o-mini')"
             )
@@ -168,6 +200,16 @@ class OpenAIJudge:
             raise JudgeConfigError(
                 f"transport must be 'auto', 'aiohttp' or 'httpx', got {transport!r}"
             )
+        if circuit_failures is not None and (
+            isinstance(circuit_failures, bool) or circuit_failures < 1
+        ):
+            raise JudgeConfigError(
+                f"circuit_failures must be 1 or more (or None), got {circuit_failures!r}"
+            )
+        if not circuit_probe_interval > 0:
+            raise JudgeConfigError(
+                f"circuit_probe_interval must be positive, got {circuit_probe_interval!r}"
+            )
         # Imported here, not at module level: ``import livescore`` must not load ``openai``.
         from livescore.judges import _transport
 
@@ -175,9 +217,9 @@ class OpenAIJudge:
             raise JudgeConfigError(
                 "transport='aiohttp' needs aiohttp: pip install 'openai[aiohttp]'"
             )
-        self._model = model.strip()
+        self._model = model_name.strip()
         headers = dict(default_headers or {})
-        secrets: list[str | None] = [v for k, v in headers.items() if _SENSITIVE_HEADER.search(k)]
+        secrets: list[str | None] = list(header_secrets(headers))
         settings: _transport.ClientSettings | None = None
         if client is None:
             raw_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -191,6 +233,7 @@ class OpenAIJudge:
                     )
                 key = _LOCAL_KEY
             raw_url = (raw_url or f"https://{_OFFICIAL_HOST}/v1").rstrip("/")
+            _check_base_url(raw_url)
             # The HTTP client never sees credentials in the URL, so its logs cannot show them.
             url, authorization, url_secrets = split_credentials(raw_url)
             if authorization is not None:
@@ -231,16 +274,23 @@ class OpenAIJudge:
             backoff_base=float(backoff_base),
             backoff_max=float(backoff_max),
             retry_after_max=float(retry_after_max),
+            breaker=_transport.CircuitBreaker(circuit_failures, float(circuit_probe_interval)),
         )
         cache_size = 1024 if cache is True else int(cache)
         self._cache_size = max(0, cache_size)
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
+        # Checked now: a malformed table fails here, not on the first score.
+        self._prices_given = prices
+        self._price = resolve_price(self._model, prices)
+        self._budget: JudgeBudget | None = None
+        if budget is not None:
+            self.budget = budget
 
     # -- public surface --------------------------------------------------------------------
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         """The model's name, as sent to the server and shown on score spans."""
         return self._model
 
@@ -249,8 +299,54 @@ class OpenAIJudge:
         """The server's base URL (credentials in it shown as ``***``)."""
         return self._display_url
 
+    @staticmethod
+    def forget_server(base_url: str) -> None:
+        """Forget which structured-output form the server at ``base_url`` accepted.
+
+        Every judge on one server remembers what it took (``json_schema``, ``json_object``
+        or the schema in the prompt), so the next one starts there. Call this after
+        swapping the model behind a URL; :class:`~livescore.testing.OpenAITestServer` calls
+        it on start, since a new server may reuse an old one's port.
+
+        Example:
+            >>> OpenAIJudge.forget_server("http://127.0.0.1:8080/v1")
+        """
+        forget_server(base_url)
+
+    @property
+    def price(self) -> Price | None:
+        """What this judge's tokens cost (``None``: unknown, its scores carry no cost)."""
+        return self._price
+
+    @property
+    def budget(self) -> JudgeBudget | None:
+        """The budget every scorer using this judge spends from (``None``: no limit).
+
+        Settable; a USD budget needs a price for the model (else ``JudgeConfigError``).
+        """
+        return self._budget
+
+    @budget.setter
+    def budget(self, value: JudgeBudget | None) -> None:
+        from livescore.judges._budget import JudgeBudget
+
+        if value is not None and not isinstance(value, JudgeBudget):
+            raise JudgeConfigError(f"budget must be a JudgeBudget, not {value!r}")
+        price = resolve_price(self._model, self._prices_given, value.prices if value else None)
+        self._price = price
+        if value is not None:
+            value.check_judge(self)
+        self._budget = value
+
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self._model!r}, base_url={self.base_url!r})"
+        return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why the server cannot be reached (``"connection refused"``) while the circuit
+        is open and calls fail at once; ``None`` while it is closed."""
+        breaker = self._transport.breaker
+        return (breaker.reason or "unreachable") if breaker.open else None
 
     # The retry settings live on the transport, which uses them; these read and set them.
 
@@ -344,7 +440,7 @@ class OpenAIJudge:
             _messages(system, prompt),
             schema,
             validate=validate,
-            model=self._model,
+            model_name=self._model,
             usage=usage,
         )
         self._cache_put(cache_key, value.model_dump(mode="json"))
@@ -519,9 +615,11 @@ class OpenAIJudge:
         *,
         one_token: bool = False,
     ) -> dict[str, Any]:
+        # A lone surrogate (a broken decoder upstream) cannot be encoded as UTF-8: the
+        # HTTP client would fail the request before sending anything.
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [{**m, "content": _valid_unicode(m["content"])} for m in messages],
+            "messages": [{**m, "content": replace_lone_surrogates(m["content"])} for m in messages],
         }
         if self.temperature is not None and self._send_temperature:
             body["temperature"] = self.temperature
@@ -588,18 +686,21 @@ def _has_logprobs(completion: Mapping[str, Any]) -> bool:
     return isinstance(logprobs, Mapping) and bool(logprobs.get("content"))
 
 
+def _check_base_url(url: str) -> None:
+    """A judge URL is http(s) with a host; anything else fails now, not at each call."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise JudgeConfigError(
+            f"the judge's base URL {redact_url(url)!r} is not valid: {exc}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeConfigError(
+            f"the judge's base URL must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+            f"not {redact_url(url)!r}"
+        )
+
+
 def _messages(system: str, prompt: str) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _valid_unicode(text: str) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD.
-
-    A broken decoder upstream (``errors="surrogateescape"``, a bad JSON escape) can leave
-    lone surrogates in an agent's output or a tool result; the HTTP client cannot encode
-    them as UTF-8 and would fail the request before sending anything.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)

@@ -7,27 +7,12 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard, TypeVar, runtime_checkabl
 
 from pydantic import BaseModel
 
-# Re-exported here for the modules that import them from this one.
-from livescore.judges._errors import (
-    JudgeConfigError,
-    JudgeError,
-    JudgeResponseError,
-)
-from livescore.judges._usage import JudgeReply, JudgeUsage
+from livescore._usage import JudgeReply
 
 if TYPE_CHECKING:
     from livescore.judges._classify import Classification
 
-__all__ = (
-    "Judge",
-    "JudgeConfigError",
-    "JudgeError",
-    "JudgeReply",
-    "JudgeResponseError",
-    "JudgeUsage",
-    "ModelT",
-    "is_judge",
-)
+__all__ = ("Judge", "ModelT", "is_judge")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -43,7 +28,7 @@ class Judge(Protocol):
     """
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         """The model's name, as it appears on score spans (``gen_ai.request.model``)."""
         ...
 
@@ -59,7 +44,8 @@ class Judge(Protocol):
 
         ``validate`` may raise ``ValueError`` to reject a well-formed but wrong answer (a
         verdict count that does not match the claims); the judge then asks once more with
-        the problem spelled out, and raises :class:`JudgeResponseError` if that fails too.
+        the problem spelled out, and raises :class:`~livescore.judges.JudgeResponseError`
+        if that fails too.
         """
         ...
 
@@ -91,5 +77,5 @@ def is_judge(value: object) -> TypeGuard[Judge]:
     if isinstance(value, Judge):
         return True
     return not isinstance(value, str) and all(
-        hasattr(value, name) for name in ("model", "generate_object", "generate_text")
+        hasattr(value, name) for name in ("model_name", "generate_object", "generate_text")
     )

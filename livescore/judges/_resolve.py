@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from livescore.judges._errors import JudgeConfigError
+from livescore._errors import JudgeConfigError
 from livescore.judges._openai import OpenAIJudge
 from livescore.judges._protocol import Judge, is_judge
 
@@ -29,7 +29,7 @@ def resolve_judge(model: str | Judge, **kwargs: Any) -> Judge:
 
     Example:
         >>> judge = resolve_judge("openai/llama3.2", base_url="http://127.0.0.1:8080/v1")
-        >>> judge.model
+        >>> judge.model_name
         'llama3.2'
     """
     if is_judge(model):

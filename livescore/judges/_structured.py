@@ -22,8 +22,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from livescore._redaction import split_credentials
 from livescore.judges._protocol import ModelT
-from livescore.judges._redaction import split_credentials
 
 __all__ = (
     "LADDER",
@@ -68,11 +68,9 @@ _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|schema|structured
 
 
 def forget_server(base_url: str) -> None:
-    """Forget which structured-output rung the server at ``base_url`` accepted (and whether
-    it gives logprobs).
-
-    :class:`~livescore.testing.OpenAITestServer` calls it on start, since a new server may
-    reuse an old one's port; call it yourself after swapping the model behind a URL.
+    """Forget which structured-output rung the server at ``base_url`` accepted, and whether
+    it gives logprobs
+    (:meth:`OpenAIJudge.forget_server <livescore.judges.OpenAIJudge.forget_server>`).
 
     Example:
         >>> forget_server("http://127.0.0.1:8080/v1")

@@ -13,6 +13,10 @@
   connection is dropped unread and the call fails as ``invalid_response``.
 - Retries (429, 5xx, timeouts, dropped connections, bodies that are not a chat completion)
   with exponential backoff, jitter and ``retry-after``; a total timeout per request.
+- A circuit breaker (:class:`CircuitBreaker`): after a few attempts in a row that did not
+  reach the server (refused, dropped, timed out), calls fail at once as
+  ``connection_error`` instead of each waiting through its retries, while one probe every
+  few seconds checks whether the server is back.
 - Errors are built from masked strings only and raised outside ``except`` blocks, so the
   ``openai`` exception (which holds the request, key included) is never in their chain.
 
@@ -29,32 +33,44 @@ import importlib.util
 import json
 import logging
 import random
+import socket
+import threading
 import time
 import weakref
-import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
-import httpx2
 import openai
 
-from livescore.judges._errors import JudgeConfigError, JudgeError, RequestRefused, judge_error
-from livescore.judges._gate import current_request_gate
-from livescore.judges._redaction import Redactor
-from livescore.judges._usage import JudgeUsage
+from livescore._errors import (
+    JudgeConfigError,
+    JudgeError,
+    RequestRefused,
+    UnreadableResponse,
+    judge_error,
+)
+from livescore._http import async_response_cap
+from livescore._redaction import Redactor
+from livescore._request_gate import current_request_gate
+from livescore._usage import JudgeUsage
 
 if TYPE_CHECKING:
     from livescore.judges._openai import TransportName
 
 __all__ = (
+    "CIRCUIT_OPEN_EVENT",
+    "CircuitBreaker",
     "ClientSettings",
     "Transport",
 )
 
 _log = logging.getLogger("livescore.judges")
+
+CIRCUIT_OPEN_EVENT = "judge_circuit_open"
+"""The ``livescore_event`` attribute of the warning logged when a judge's circuit opens."""
 
 _MAX_ERROR_EXCERPT = 300
 _MAX_BODY_EXCERPT = 200
@@ -78,80 +94,6 @@ class ClientSettings:
 def aiohttp_installed() -> bool:
     """Whether the aiohttp transport (``openai[aiohttp]``) can be used."""
     return importlib.util.find_spec("aiohttp") is not None
-
-
-# -- the response cap ------------------------------------------------------------------------
-
-
-class _UnreadableResponseError(Exception):
-    """The response is over the size cap, or encoded in a way it cannot be read bounded."""
-
-
-class _BoundedStream(httpx2.AsyncByteStream):
-    """A response body that raises past ``limit`` bytes (decoded), instead of buffering on."""
-
-    def __init__(
-        self, inner: httpx2.AsyncByteStream, limit: int, decoder: Any | None = None
-    ) -> None:
-        self._inner = inner
-        self._limit = limit
-        self._decoder = decoder  # a zlib decompressobj, for gzip or deflate bodies
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
-        async for raw in self._inner:
-            chunk = raw
-            if self._decoder is not None:
-                try:
-                    # Never inflate more than the cap allows: a small gzip bomb stays small.
-                    chunk = self._decoder.decompress(raw, self._limit - received + 1)
-                except zlib.error:
-                    raise _UnreadableResponseError("the compressed body is corrupt") from None
-                if self._decoder.unconsumed_tail:
-                    raise _too_large(self._limit)
-            received += len(chunk)
-            if received > self._limit:
-                raise _too_large(self._limit)
-            yield chunk
-        if self._decoder is not None:
-            rest = self._decoder.flush()
-            if received + len(rest) > self._limit:
-                raise _too_large(self._limit)
-            if rest:
-                yield rest
-
-    async def aclose(self) -> None:
-        # Closing an unfinished response drops its connection: the rest is never read.
-        await self._inner.aclose()
-
-
-def _too_large(limit: int) -> _UnreadableResponseError:
-    return _UnreadableResponseError(
-        f"the response is larger than max_response_bytes ({limit:,} bytes); it was not read further"
-    )
-
-
-def _response_cap(limit: int) -> Callable[[httpx2.Response], Any]:
-    """An httpx response hook that bounds the body before anything reads it."""
-
-    async def cap(response: httpx2.Response) -> None:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise _too_large(limit)
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        decoder = None
-        if encoding not in ("", "identity"):
-            # We ask for identity; a server that compresses anyway is decoded here, bounded
-            # by the cap, rather than by the HTTP client, which would inflate it whole.
-            if encoding not in ("gzip", "x-gzip", "deflate"):
-                raise _UnreadableResponseError(
-                    f"the response is encoded as {encoding!r} although identity was asked for"
-                )
-            decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header
-            del response.headers["content-encoding"]
-        response.stream = _BoundedStream(response.stream, limit, decoder)  # type: ignore[arg-type]
-
-    return cap
 
 
 # -- one HTTP client per event loop ----------------------------------------------------------
@@ -225,7 +167,7 @@ def _new_client(settings: ClientSettings) -> openai.AsyncOpenAI:
         # Compression buys nothing on a few-KB reply, and an uncompressed body is what the
         # response cap counts; a server that compresses anyway is decoded under the cap.
         "headers": {"Accept-Encoding": "identity"},
-        "event_hooks": {"response": [_response_cap(settings.max_response_bytes)]},
+        "event_hooks": {"response": [async_response_cap(settings.max_response_bytes)]},
     }
     http_client = (
         openai.DefaultAioHttpClient(**options)
@@ -251,6 +193,86 @@ class _Failure:
     status: int | None = None
     retry_after: float | None = None
     final: bool = False  # not worth retrying
+    unreachable: bool = False  # the server was not reached (refused, dropped, timed out)
+
+
+class CircuitBreaker:
+    """Stops calling a server that cannot be reached, and notices when it is back.
+
+    Closed (normal): each attempt that does not reach the server (a refused or dropped
+    connection, a timeout with no answer) adds to a streak; any HTTP answer, even an
+    error, ends it. After ``failures`` such attempts in a row the circuit opens: calls
+    fail at once as ``connection_error`` (counted like any failed score), except one probe
+    every ``probe_interval`` seconds, whose success closes it again.
+
+    Thread-safe and loop-independent: one judge shares it across event loops (the live
+    worker's, ``anyio.run``'s).
+
+    Args:
+        failures: Attempts in a row that open the circuit; ``None`` never opens it.
+        probe_interval: Seconds between probes while open.
+
+    Example:
+        >>> breaker = CircuitBreaker(2, probe_interval=60)
+        >>> breaker.record(False, "connection refused")  # did this attempt open it?
+        False
+        >>> breaker.record(False, "connection refused"), breaker.open
+        (True, True)
+        >>> breaker.admit()
+        'refuse'
+    """
+
+    def __init__(self, failures: int | None, probe_interval: float) -> None:
+        self.failures = failures
+        self.probe_interval = probe_interval
+        self.reason: str | None = None
+        self.streak = 0
+        self._lock = threading.Lock()
+        self._open = False
+        self._next_probe = 0.0
+        self._probing = False
+
+    @property
+    def open(self) -> bool:
+        """Whether calls are refused (the server is unreachable)."""
+        return self._open
+
+    def admit(self) -> str:
+        """``"go"`` (closed), ``"probe"`` (open, and this attempt checks the server) or
+        ``"refuse"`` (open: fail at once)."""
+        with self._lock:
+            if not self._open:
+                return "go"
+            if not self._probing and time.monotonic() >= self._next_probe:
+                self._probing = True
+                return "probe"
+            return "refuse"
+
+    def next_probe_in(self) -> float:
+        """Seconds until the next probe may go (0 when one may go now)."""
+        return max(0.0, self._next_probe - time.monotonic())
+
+    def record(self, reached: bool, reason: str | None = None, *, probe: bool = False) -> bool:
+        """Note an attempt's outcome; returns whether this one opened the circuit."""
+        with self._lock:
+            if probe:
+                self._probing = False
+            if reached:
+                self.streak, self._open, self.reason = 0, False, None
+                return False
+            self.streak += 1
+            self.reason = reason
+            opened = False
+            if self.failures is not None and self.streak >= self.failures:
+                opened = not self._open
+                self._open = True
+                self._next_probe = time.monotonic() + self.probe_interval
+            return opened
+
+    def release_probe(self) -> None:
+        """A probe that ended without an outcome (cancelled): let the next one go."""
+        with self._lock:
+            self._probing = False
 
 
 class Transport:
@@ -277,8 +299,10 @@ class Transport:
         backoff_base: float,
         backoff_max: float,
         retry_after_max: float,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.describe = describe
+        self.breaker = breaker or CircuitBreaker(None, 5.0)
         self.settings = settings
         self.user_client = user_client
         self.redact = redact
@@ -339,9 +363,15 @@ class Transport:
         """
         client, limiter = await self._client_and_limiter()
         gate = current_request_gate()  # a fleet worker's shared judge limits, else None
+        breaker = self.breaker
         attempt = 0
         while True:
             async with limiter:
+                # Asked after the wait for a slot: calls queued behind attempts that found
+                # the server gone must not try it again one by one.
+                admission = breaker.admit()
+                if admission == "refuse":
+                    raise self._unreachable(usage)
                 usage.calls += 1
                 started = time.perf_counter()
                 try:
@@ -350,14 +380,37 @@ class Transport:
                     else:
                         async with gate.request():
                             outcome = await self._attempt(client, body)
+                except BaseException:
+                    if admission == "probe":
+                        breaker.release_probe()
+                    raise
                 finally:
                     usage.latency_s += time.perf_counter() - started
+            unreached = outcome if isinstance(outcome, _Failure) and outcome.unreachable else None
+            if breaker.record(
+                unreached is None,
+                None if unreached is None else _reason_of(unreached),
+                probe=admission == "probe",
+            ):
+                _log.warning(
+                    "%s: unreachable (%s, %d attempts in a row): judge calls fail at once "
+                    "until a probe (every %gs) gets through",
+                    self.redact(self.describe),
+                    breaker.reason,
+                    breaker.streak,
+                    breaker.probe_interval,
+                    # Lets a command that reports the outage its own way hold this line back.
+                    extra={"livescore_event": CIRCUIT_OPEN_EVENT},
+                )
             if gate is not None and not isinstance(outcome, Mapping) and outcome.status == 429:
                 await gate.rate_limited(outcome.retry_after)
             if isinstance(outcome, Mapping):
                 _add_tokens(usage, outcome)
                 return outcome
             failure = outcome
+            if admission == "probe" and failure.unreachable:
+                # Still unreachable: the probe's call fails now, not after retries.
+                failure.final = True
             detail = (
                 f"HTTP {failure.status}: {failure.detail}"
                 if failure.status is not None
@@ -380,6 +433,15 @@ class Transport:
             usage.latency_s += time.perf_counter() - started
             attempt += 1
 
+    def _unreachable(self, usage: JudgeUsage) -> JudgeError:
+        breaker = self.breaker
+        return self.error(
+            "connection_error",
+            f"unreachable ({breaker.reason}, {breaker.streak} attempts in a row): not "
+            f"called while the circuit is open; next probe in {breaker.next_probe_in():.1f}s",
+            usage,
+        )
+
     async def _attempt(
         self, client: openai.AsyncOpenAI, body: Mapping[str, Any]
     ) -> Mapping[str, Any] | _Failure:
@@ -398,19 +460,27 @@ class Transport:
                     options={"timeout": self.timeout},
                 )
         except TimeoutError:
-            return _Failure("timeout", f"timed out after {self.timeout:g}s")
-        except _UnreadableResponseError as exc:
+            return _Failure("timeout", f"timed out after {self.timeout:g}s", unreachable=True)
+        except UnreadableResponse as exc:
             return _Failure("invalid_response", str(exc), final=True)
         except openai.APITimeoutError as exc:
             # A timeout cannot fire before the timeout: an early one is the aiohttp
-            # transport's name for a dropped connection.
+            # transport's name for a refused or dropped connection.
             if time.perf_counter() - started >= 0.9 * self.timeout:
-                return _Failure("timeout", f"timed out after {self.timeout:g}s")
-            return _Failure("connection_error", f"connection failed ({_cause_name(exc)})")
+                return _Failure("timeout", f"timed out after {self.timeout:g}s", unreachable=True)
+            return _Failure(
+                "connection_error",
+                f"connection failed ({_connection_detail(exc)})",
+                unreachable=True,
+            )
         except openai.APIConnectionError as exc:
-            if isinstance(exc.__cause__, _UnreadableResponseError):  # older openai wraps it
+            if isinstance(exc.__cause__, UnreadableResponse):  # older openai wraps it
                 return _Failure("invalid_response", str(exc.__cause__), final=True)
-            return _Failure("connection_error", f"connection failed ({_cause_name(exc)})")
+            return _Failure(
+                "connection_error",
+                f"connection failed ({_connection_detail(exc)})",
+                unreachable=True,
+            )
         except openai.APIStatusError as exc:
             status = exc.status_code
             return _Failure(
@@ -464,8 +534,36 @@ class Transport:
         return ceiling * (0.5 + random.random() / 2)
 
 
-def _cause_name(exc: BaseException) -> str:
+def _connection_detail(exc: BaseException) -> str:
+    """What went wrong underneath the client's error: ``connection refused``, not the
+    ``ConnectTimeout`` the aiohttp transport reports a refused port as."""
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for error in chain:
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(error, socket.gaierror):
+            return f"cannot resolve the host: {error.strerror or error}"
+        if isinstance(error, ConnectionResetError | BrokenPipeError):
+            return "connection reset"
+        if isinstance(error, ConnectionAbortedError):
+            return "connection aborted"
+    for error in chain:
+        if isinstance(error, OSError) and error.strerror:
+            return error.strerror.lower()
     return type(exc.__cause__ or exc).__name__
+
+
+def _reason_of(failure: _Failure) -> str:
+    detail = failure.detail
+    if detail.startswith("connection failed (") and detail.endswith(")"):
+        return detail[len("connection failed (") : -1]
+    return detail
 
 
 def _status_error_type(status: int) -> str:
@@ -505,6 +603,9 @@ def _add_tokens(usage: JudgeUsage, completion: Mapping[str, Any]) -> None:
     if isinstance(reported, Mapping):
         usage.input_tokens += _count(reported.get("prompt_tokens"))
         usage.output_tokens += _count(reported.get("completion_tokens"))
+        details = reported.get("prompt_tokens_details")
+        if isinstance(details, Mapping):
+            usage.cached_input_tokens += _count(details.get("cached_tokens"))
 
 
 def _count(value: Any) -> int:

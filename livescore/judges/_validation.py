@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from livescore.judges._errors import JudgeResponseError
+from livescore._errors import JudgeResponseError
+from livescore._usage import JudgeUsage
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import Answer, Message, describe_problem, parse_object
-from livescore.judges._usage import JudgeUsage
 
 __all__ = ("MAX_QUOTED_ANSWER", "ask_for_object", "correction_messages")
 
@@ -57,7 +57,7 @@ async def ask_for_object(
     schema: type[ModelT],
     *,
     validate: Callable[[ModelT], None] | None,
-    model: str,
+    model_name: str,
     usage: JudgeUsage,
 ) -> ModelT:
     """Ask for an object; on an invalid answer, ask once more with the problem spelled out.
@@ -67,7 +67,7 @@ async def ask_for_object(
         messages: The system and user messages.
         schema: The pydantic model the answer must fit.
         validate: The caller's own check; raises ``ValueError`` to reject an answer.
-        model: The judge's model name, for the error message.
+        model_name: The judge's model name, for the error message.
         usage: What the calls cost; the error carries it too.
 
     Raises:
@@ -88,6 +88,6 @@ async def ask_for_object(
             messages = correction_messages(messages, answer, problem)
     # Raised outside the ``except``: the invalid answer's exception stays out of the chain.
     raise JudgeResponseError(
-        f"{model} gave an invalid answer twice (after a corrective retry): {problem}",
+        f"{model_name} gave an invalid answer twice (after a corrective retry): {problem}",
         usage=usage,
     )

@@ -26,7 +26,7 @@ Example:
     >>> from livescore.live import LiveDispatcher, ScorerConfig
     >>> from livescore.scorers import create_keyword_coverage_scorer
     >>> with LiveDispatcher(
-    ...     [ScorerConfig(create_keyword_coverage_scorer(), sampling={"type": "ratio", "rate": 1})],
+    ...     [ScorerConfig(create_keyword_coverage_scorer(), sampling=1.0)],
     ...     register_atexit=False,
     ... ) as dispatcher:
     ...     dispatcher.submit(Run(input="Rust ownership", output="Ownership in Rust"))
@@ -35,40 +35,26 @@ Example:
     True
 """
 
-from livescore.live._dispatcher import LiveDispatcher, OverflowPolicy
-from livescore.live._executor import (
-    JOB_FORMAT,
-    Executor,
-    InProcessExecutor,
-    JobHandle,
-    ScoringJob,
-)
+from livescore.live._dispatcher import LiveDispatcher
+from livescore.live._executor import Executor, InProcessExecutor, JobHandle, ScoringJob
 from livescore.live._exit import install_sigterm_handler
 from livescore.live._guard import is_scoring
-from livescore.live._integration import EmitRunSpans, RunSink, dispatcher_for
+from livescore.live._integration import Dispatcher, EmitRunSpans, dispatcher_for
 from livescore.live._recorder import RunRecorder, record_run
-from livescore.live._sampling import (
-    SamplingDecision,
-    SamplingSpec,
-    ScorerConfig,
-    sample_fraction,
-    sample_rate_of,
-)
+from livescore.live._sampling import BudgetSampling, SamplingDecision, ScorerConfig
 from livescore.live._stats import DispatchStats, ScorerStats
 
 __all__ = (
-    "JOB_FORMAT",
+    "BudgetSampling",
     "DispatchStats",
+    "Dispatcher",
     "EmitRunSpans",
     "Executor",
     "InProcessExecutor",
     "JobHandle",
     "LiveDispatcher",
-    "OverflowPolicy",
     "RunRecorder",
-    "RunSink",
     "SamplingDecision",
-    "SamplingSpec",
     "ScorerConfig",
     "ScorerStats",
     "ScoringJob",
@@ -76,6 +62,4 @@ __all__ = (
     "install_sigterm_handler",
     "is_scoring",
     "record_run",
-    "sample_fraction",
-    "sample_rate_of",
 )

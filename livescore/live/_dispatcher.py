@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore._emit import EmitSignal
+from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._executor import (
     Executor,
     InProcessExecutor,
@@ -24,14 +26,7 @@ from livescore.live._sampling import SamplingDecision, ScorerConfig, decide
 from livescore.live._stats import Counts, DispatchStats, total_stats
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
-from livescore.runs import (
-    Run,
-    RunLike,
-    TraceParent,
-    coerce_run,
-    normalize_span_id,
-    normalize_trace_id,
-)
+from livescore.runs import Run, RunLike, TraceParent, coerce_run
 from livescore.scoring import Scorer, ScoreResult
 
 if TYPE_CHECKING:
@@ -92,6 +87,15 @@ class _Job:
 
     def hand_off(self, index: int | None = None) -> None:
         self._dispatcher._end_pairs(self, _indices(self, index), _HANDED_OFF, None)
+
+
+def _applied_rates(
+    configs: list[ScorerConfig], rates: list[float | None]
+) -> tuple[float | None, ...] | None:
+    """The rates a job carries: only when one differs from its scorer's fixed rate."""
+    if all(rate == config.rate for config, rate in zip(configs, rates, strict=True)):
+        return None
+    return tuple(rates)
 
 
 def _indices(job: _Job, index: int | None) -> Iterable[int]:
@@ -159,6 +163,12 @@ class LiveDispatcher:
         scorers: Scorers, or :class:`ScorerConfig` for sampling, timeout and concurrency.
         emitter: Where scores and counts go; an :class:`~livescore.otel.OTelEmitter` on the
             global providers by default.
+        emit: What the default emitter makes of each score besides its metrics:
+            ``("spans", "events")`` (the default, also written ``"spans,events"``), an
+            evaluation span under the run's span and a ``gen_ai.evaluation.result`` event
+            parented to it; ``"spans"`` or ``"events"`` alone. With ``emitter=``, set it on
+            that emitter (``OTelEmitter(emit=...)``); with ``broker=``, on the workers
+            (``livescore worker --emit``).
         sinks: Dashboards each finished score also goes to
             (:class:`~livescore.sinks.PhoenixSink`, :class:`~livescore.sinks.LangfuseSink`),
             after the emitter and off the agent's path (each sink queues and delivers on
@@ -228,6 +238,7 @@ class LiveDispatcher:
         scorers: Sequence[Scorer | ScorerConfig],
         *,
         emitter: Emitter | None = None,
+        emit: str | Iterable[EmitSignal] | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         executor: Executor | None = None,
         broker: str | None = None,
@@ -256,7 +267,17 @@ class LiveDispatcher:
         if duplicates:
             raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
         _check_int("max_queue", max_queue)
+        if emit is not None and emitter is not None:
+            raise ValueError(
+                "emit= configures the default emitter: with emitter=..., set it there "
+                "(OTelEmitter(emit=...))"
+            )
         if broker is not None:
+            if emit is not None:
+                raise ValueError(
+                    "with broker=, scores are emitted on the workers: choose what they emit "
+                    "there (livescore worker --emit, or FleetWorker(emit=...))"
+                )
             if executor is not None:
                 raise ValueError("give executor= or broker=, not both")
             if sinks:
@@ -268,7 +289,7 @@ class LiveDispatcher:
             if max_judge_concurrency is not None:
                 raise ValueError(
                     "max_judge_concurrency limits in-process scoring; with broker=, the "
-                    "workers' --concurrency and --judge-concurrency apply"
+                    "workers' --scorer-concurrency and --fleet-judge-concurrency apply"
                 )
         if max_judge_concurrency is not None:
             _check_int("max_judge_concurrency", max_judge_concurrency)
@@ -288,7 +309,7 @@ class LiveDispatcher:
         if emitter is None:
             from livescore.otel import OTelEmitter
 
-            emitter = OTelEmitter()
+            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
         elif not isinstance(emitter, Emitter):
             missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
             raise TypeError(
@@ -360,7 +381,8 @@ class LiveDispatcher:
         predicate are in ``decision.deferred`` and decide at submit. A key that is a trace
         id (32 hex digits, or ``0x``-prefixed) is normalised first (lowercase, no ``0x``,
         zero-padded), so its spelling never changes the decision; :meth:`submit` keys a
-        run's ``trace_id`` the same way.
+        run's ``trace_id`` the same way. A scorer with a
+        :class:`~livescore.live.BudgetSampling` counts the run toward its target here.
 
         Example:
             >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -413,11 +435,13 @@ class LiveDispatcher:
             else:
                 decision = self.sample(run.trace_id or run.run_id)
         configs = list(decision.scorers)
+        rates = [decision.rate_of(i) for i in range(len(configs))]
         broken: list[ScorerConfig] = []
         for config in decision.deferred:
             try:
                 if config.sampling(run):  # type: ignore[operator]
                     configs.append(config)
+                    rates.append(None)
             except Exception:
                 _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
                 broken.append(config)
@@ -448,7 +472,8 @@ class LiveDispatcher:
                     self._count_drop(config.scorer_id, "queue_full")
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
-                evicted = q.put_locked(_Job(self, ScoringJob(run, tuple(configs), parent)))
+                job = ScoringJob(run, tuple(configs), parent, _applied_rates(configs, rates))
+                evicted = q.put_locked(_Job(self, job))
                 if evicted is not None:
                     self._drop_job(evicted, "queue_full")
                 for config in configs:
@@ -686,6 +711,7 @@ class LiveDispatcher:
                     return
                 job.done[index] = True
                 config = job.job.scorers[index]
+                config.record_score(result)  # a budget-following rate learns the cost
                 counts = self._counts_of(config.scorer_id)
                 counts.in_flight -= 1
                 if result.status == "scored":
@@ -703,7 +729,7 @@ class LiveDispatcher:
             self.emitter.emit(
                 job.job.run,
                 result,
-                sample_rate=config.rate,
+                sample_rate=job.job.rate_of(index),
                 source="live",
                 scorer_version=config.scorer.version,
                 start_time_ns=start_time_ns,

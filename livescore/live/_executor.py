@@ -43,7 +43,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
 
@@ -62,9 +62,6 @@ __all__ = (
 )
 
 _log = logging.getLogger("livescore.live")
-
-JOB_FORMAT = 1
-"""The version of :meth:`ScoringJob.to_dict`'s record; a worker refuses newer ones."""
 
 EXECUTORS_GROUP = "livescore.executors"
 """The entry point group whose ``broker`` entry builds the executor of ``broker=URL``."""
@@ -93,25 +90,37 @@ class ScoringJob:
         ('r1', '00f067aa0ba902b7')
     """
 
+    FORMAT: ClassVar[int] = 1
+    """The version of :meth:`to_dict`'s record; a worker refuses newer ones."""
+
     run: Run
     scorers: tuple[ScorerConfig, ...]
     parent: TraceParent | None = field(default=None)
+    rates: tuple[float | None, ...] | None = field(default=None)
+    """The rate that sampled each scorer's pair, when it is not the scorer's fixed rate (a
+    :class:`~livescore.live.BudgetSampling` adjusts its rate); ``None``: the fixed rates."""
+
+    def rate_of(self, index: int) -> float | None:
+        """The sampling rate of the pair at ``index``, as its score span carries it."""
+        if self.rates is not None and index < len(self.rates):
+            return self.rates[index]
+        return self.scorers[index].rate
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe record: the run, its parent span, and each scorer by id with its rate
         and timeout (a worker knows the scorers themselves by id)."""
         return {
-            "format": JOB_FORMAT,
+            "format": self.FORMAT,
             "run": self.run.to_dict(),
             "parent": self.parent.to_dict() if self.parent is not None else None,
             "scorers": [
                 {
                     "id": c.scorer_id,
                     "version": c.scorer.version,
-                    "sample_rate": c.rate,
+                    "sample_rate": self.rate_of(i),
                     "timeout": c.timeout,
                 }
-                for c in self.scorers
+                for i, c in enumerate(self.scorers)
             ],
         }
 
@@ -126,10 +135,10 @@ class ScoringJob:
             ValueError: The record comes from a newer livescore (its ``format``).
         """
         version = data.get("format", 1)
-        if not isinstance(version, int) or version > JOB_FORMAT:
+        if not isinstance(version, int) or version > cls.FORMAT:
             raise ValueError(
                 f"this job record has format {version!r}; this livescore reads up to "
-                f"{JOB_FORMAT} (upgrade the worker)"
+                f"{cls.FORMAT} (upgrade the worker)"
             )
         configs = []
         for entry in data.get("scorers") or ():

@@ -2,10 +2,10 @@
 
 An integration (the LangChain handler, the OpenAI Agents SDK processor, the plain-code
 recorder) only captures: it turns its runtime's events into a :class:`~livescore.Run` and
-hands it to a :class:`RunSink`. :func:`dispatcher_for` builds that sink from the keywords
+hands it to a :class:`Dispatcher`. :func:`dispatcher_for` builds one from the keywords
 every integration takes (``scorers``, ``dispatcher``, ``broker``, ``sinks``, the
-OpenTelemetry providers, ``capture_content``), so the rules for combining them are written
-once.
+OpenTelemetry providers, ``capture_content``, ``emit``), so the rules for combining them are
+written once.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from livescore.live._stats import DispatchStats
 from livescore.runs import Run
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
     from opentelemetry.trace import TracerProvider
 
+    from livescore._emit import EmitSignal
     from livescore.otel import ContentCapture
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "RunSink", "dispatcher_for")
+__all__ = ("Dispatcher", "EmitRunSpans", "dispatcher_for")
 
 EmitRunSpans = Literal["auto", "always", "never"]
 """When an integration opens its own ``invoke_agent`` span for a run: ``"auto"`` only when
@@ -32,14 +34,16 @@ no other span represents it (no instrumentation's span, no span current at the r
 start), ``"always"``, or ``"never"``."""
 
 
-class RunSink(Protocol):
-    """Where an integration hands finished runs: a :class:`~livescore.live.LiveDispatcher`.
+class Dispatcher(Protocol):
+    """Where an integration hands finished runs (its ``dispatcher=``): what a
+    :class:`~livescore.live.LiveDispatcher` offers the hot path. Dashboards' score sinks
+    are another thing (:class:`livescore.sinks.ScoreSink`).
 
     Example:
         >>> from livescore.live import LiveDispatcher
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink: RunSink = LiveDispatcher([create_keyword_coverage_scorer()])
-        >>> sink.shutdown()
+        >>> dispatcher: Dispatcher = LiveDispatcher([create_keyword_coverage_scorer()])
+        >>> dispatcher.shutdown()
     """
 
     def sample(self, key: str | None) -> SamplingDecision:
@@ -70,7 +74,7 @@ class RunSink(Protocol):
 def dispatcher_for(
     owner: str,
     scorers: Sequence[Scorer | ScorerConfig] | None,
-    dispatcher: RunSink | None,
+    dispatcher: Dispatcher | None,
     *,
     name: str,
     broker: str | None = None,
@@ -78,13 +82,15 @@ def dispatcher_for(
     tracer_provider: TracerProvider | None = None,
     meter_provider: Any = None,
     capture_content: ContentCapture = "full",
-) -> tuple[RunSink, bool]:
-    """The sink an integration hands its runs to, and whether the integration owns it.
+    logger_provider: LoggerProvider | None = None,
+    emit: str | Sequence[EmitSignal] | None = None,
+) -> tuple[Dispatcher, bool]:
+    """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
     Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
-    ``broker``, ``sinks``, the providers and ``capture_content``) or ``dispatcher`` (used
-    as it is: its own broker, sinks and emitter apply, so giving ``broker`` or ``sinks``
-    too is an error).
+    ``broker``, ``sinks``, the providers, ``capture_content`` and ``emit``) or
+    ``dispatcher`` (used as it is: its own broker, sinks and emitter apply, so giving
+    ``broker``, ``sinks`` or ``emit`` too is an error).
 
     Args:
         owner: The integration's class name, for error messages.
@@ -95,20 +101,24 @@ def dispatcher_for(
         sinks: Dashboards each score also goes to.
         tracer_provider: Where the score spans go (the global provider by default).
         meter_provider: Where the metrics go (the global provider by default).
-        capture_content: What user text the score spans carry.
+        capture_content: What user text the score spans and events carry.
+        logger_provider: Where the ``gen_ai.evaluation.result`` events go (the global
+            provider by default).
+        emit: What each score becomes: ``"spans"``, ``"events"`` or both (the default).
 
     Raises:
-        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker`` or
-            ``sinks`` with ``dispatcher``.
+        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker``,
+            ``sinks`` or ``emit`` with ``dispatcher``; ``emit`` with ``broker`` (the
+            workers emit).
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sink, owned = dispatcher_for(
+        >>> dispatcher, owned = dispatcher_for(
         ...     "MyIntegration", [create_keyword_coverage_scorer()], None, name="my-agent"
         ... )
         >>> owned
         True
-        >>> sink.shutdown()
+        >>> dispatcher.shutdown()
     """
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
@@ -116,6 +126,7 @@ def dispatcher_for(
         for keyword, what, example, value in (
             ("broker", "broker", "broker=...", broker),
             ("sinks", "sinks", "sinks=[...]", sinks),
+            ("emit", "emitter", "emitter=OTelEmitter(emit=...)", emit),
         ):
             if value:
                 raise ValueError(
@@ -124,14 +135,22 @@ def dispatcher_for(
                     f"(LiveDispatcher(..., {example}))"
                 )
         return dispatcher, False
+    from livescore._emit import DEFAULT_EMIT
     from livescore.live._dispatcher import LiveDispatcher
     from livescore.otel import OTelEmitter
 
     assert scorers is not None
+    if broker is not None and emit is not None:
+        raise ValueError(
+            f"{owner}: with broker=, scores are emitted on the workers: choose what they "
+            "emit there (livescore worker --emit)"
+        )
     emitter = OTelEmitter(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        logger_provider=logger_provider,
+        emit=DEFAULT_EMIT if emit is None else emit,
     )
     made = LiveDispatcher(scorers, emitter=emitter, broker=broker, sinks=sinks, name=name)
     return made, True

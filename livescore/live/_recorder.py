@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
+from livescore._errors import exception_message
 from livescore._version import __version__
 from livescore.otel import (
     ContentCapture,
@@ -312,5 +313,5 @@ def record_run(
 def _error_text(error: BaseException | str) -> str:
     if isinstance(error, str):
         return error
-    text = str(error)
+    text = exception_message(error)  # never raises, whatever the exception's __str__ does
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -4,27 +4,176 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
+import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from livescore.runs import Run
-from livescore.scoring import Scorer
+from livescore.scoring import Scorer, ScoreResult
 
 __all__ = (
+    "BudgetSampling",
     "SamplingDecision",
     "SamplingSpec",
     "ScorerConfig",
     "sample_fraction",
-    "sample_rate_of",
 )
 
-SamplingSpec: TypeAlias = float | Mapping[str, Any] | Callable[[Run], bool]
-"""How often a scorer runs: a rate in ``[0, 1]``, ``{"type": "ratio", "rate": r}``, or a
-predicate of the finished :class:`~livescore.Run`."""
-
 _TWO_64 = float(2**64)
+_PERIODS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSampling:
+    """Sampling that aims at a number of scores, or a judge spend, per window.
+
+    The rate is adjusted ``steps`` times a window (fixed windows aligned to UTC, like judge
+    budgets): each adjustment aims what is left of the window's target at the runs
+    expected in the rest of it (their arrival rate so far), so a quiet hour samples more
+    and a busy one less. Within one adjustment interval the rate is fixed, so the decision
+    is still made from the trace id alone (``sample_fraction(trace id) < rate``: the same
+    runs for every scorer at that rate, and for every replica at that rate); and the rate
+    applied is carried on every score (``livescore.sample_rate``) so dashboards re-weight.
+    Once the window's target is reached, or an interval has taken twice its share, no more
+    runs are sampled until the next interval.
+
+    A spend target (``usd``) counts each sampled run at its scorer's recent cost per score
+    (learned from the scores this process finishes: in-process scoring, or
+    ``expected_cost`` until then, and always on a fleet, where the workers score). Each
+    replica aims at the target on its own: divide it by the replicas.
+
+    Written in a :class:`ScorerConfig` as ``sampling=BudgetSampling(scores=600, per="hour")``
+    or ``sampling=BudgetSampling(usd=5, per="day")``.
+
+    Args:
+        scores: Scores per window to aim at.
+        usd: Judge spend per window to aim at, in US dollars.
+        per: ``"minute"``, ``"hour"`` or ``"day"``.
+        initial_rate: The rate before anything is known (the first interval).
+        min_rate: The lowest rate it adjusts to (0: it may stop sampling).
+        steps: Adjustments per window.
+        expected_cost: USD per score to assume before any score is seen (``usd`` only).
+        clock: Epoch seconds now (``time.time``): which window and interval it is.
+
+    Example:
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> config = ScorerConfig(create_keyword_coverage_scorer(),
+        ...                       sampling=BudgetSampling(scores=100, per="minute"))
+        >>> config.rate is None, config.budget_sampling is not None
+        (True, True)
+    """
+
+    scores: int | None = None
+    usd: float | None = None
+    per: str = "hour"
+    initial_rate: float = 1.0
+    min_rate: float = 0.0
+    steps: int = 60
+    expected_cost: float | None = None
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.scores is None) == (self.usd is None):
+            raise ValueError("budget sampling aims at scores=N or usd=X per window (one of them)")
+        if self.scores is not None and (
+            isinstance(self.scores, bool) or not isinstance(self.scores, int) or self.scores < 1
+        ):
+            raise ValueError(f"scores must be a positive int, not {self.scores!r}")
+        for name in ("usd", "expected_cost"):
+            value = getattr(self, name)
+            if value is not None and not (
+                isinstance(value, int | float) and math.isfinite(value) and value > 0
+            ):
+                raise ValueError(f"{name} must be a positive number of dollars, not {value!r}")
+        if self.per not in _PERIODS:
+            raise ValueError(f"per must be 'minute', 'hour' or 'day', not {self.per!r}")
+        for name in ("initial_rate", "min_rate"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
+                raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
+            raise ValueError(f"steps must be a positive int, not {self.steps!r}")
+
+
+SamplingSpec: TypeAlias = float | BudgetSampling | Callable[[Run], bool]
+"""How often a scorer runs: a rate in ``[0, 1]``, a :class:`BudgetSampling` (a number of
+scores or a judge spend per window), or a predicate of the finished :class:`~livescore.Run`."""
+
+
+class _BudgetRate:
+    """The adjusting rate of one :class:`BudgetSampling` (thread-safe, process-local)."""
+
+    def __init__(self, spec: BudgetSampling) -> None:
+        self.spec = spec
+        self.window_s = _PERIODS[spec.per]
+        self.step_s = self.window_s / spec.steps
+        self._lock = threading.Lock()
+        self._window = -1  # the current window's start
+        self._step = -1  # the current interval's index in it
+        self.rate = spec.initial_rate
+        self._used = 0.0  # units (scores, or USD) the window's sampled runs take
+        self._step_used = 0.0
+        self._step_share = math.inf
+        self._offered = 0  # runs offered in the current interval
+        self._arrivals: float | None = None  # runs per interval, smoothed
+        self._cost = spec.expected_cost  # USD per score, smoothed
+
+    def decide(self, fraction: float) -> float | None:
+        """The rate that sampled the run (``fraction`` below it), or ``None``: not sampled."""
+        with self._lock:
+            self._roll(self.spec.clock())
+            self._offered += 1
+            unit = self._unit()
+            target = self._target()
+            if self._used + unit > target or self._step_used + unit > self._step_share:
+                return None
+            if fraction >= self.rate:
+                return None
+            self._used += unit
+            self._step_used += unit
+            return self.rate
+
+    def observe(self, cost: float | None) -> None:
+        """A score of this scorer finished, costing ``cost`` USD (``None``: unknown)."""
+        if cost is None or self.spec.usd is None:
+            return
+        with self._lock:
+            self._cost = cost if self._cost is None else 0.8 * self._cost + 0.2 * cost
+
+    def _target(self) -> float:
+        if self.spec.scores is not None:
+            return float(self.spec.scores)
+        return float(self.spec.usd or 0.0)
+
+    def _unit(self) -> float:
+        if self.spec.scores is not None:
+            return 1.0
+        return self._cost if self._cost is not None else 0.0
+
+    def _roll(self, now: float) -> None:
+        window = int(now) - int(now) % self.window_s
+        step = min(int((now - window) / self.step_s), self.spec.steps - 1)
+        if window == self._window and step == self._step:
+            return
+        if window != self._window:
+            self._window, self._used = window, 0.0
+        if self._step >= 0:
+            seen = float(self._offered)
+            self._arrivals = seen if self._arrivals is None else 0.5 * self._arrivals + 0.5 * seen
+        self._step, self._offered, self._step_used = step, 0, 0.0
+        steps_left = self.spec.steps - step
+        share = max(self._target() - self._used, 0.0) / steps_left
+        unit = self._unit()
+        # Twice its share at most: a burst cannot spend the window in one interval.
+        self._step_share = max(2 * share, unit)
+        if self._arrivals and unit > 0:
+            rate = share / (self._arrivals * unit)
+            self.rate = min(1.0, max(self.spec.min_rate, rate))
+        elif self._arrivals and self.spec.usd is not None:
+            self.rate = self.spec.initial_rate  # no cost seen yet: nothing to aim with
 
 
 def sample_fraction(key: str) -> float:
@@ -45,18 +194,10 @@ def sample_fraction(key: str) -> float:
 
 def _parse_rate(sampling: Any, scorer_id: str) -> float:
     where = f"scorer {scorer_id!r}: sampling"
-    if isinstance(sampling, Mapping):
-        if sampling.get("type") != "ratio" or set(sampling) - {"type", "rate"}:
-            raise ValueError(
-                f'{where} must look like {{"type": "ratio", "rate": 0.1}}, not {dict(sampling)!r}'
-            )
-        if "rate" not in sampling:
-            raise ValueError(f'{where} {{"type": "ratio"}} needs a "rate" between 0 and 1')
-        sampling = sampling["rate"]
     if isinstance(sampling, bool) or not isinstance(sampling, int | float):
         raise TypeError(
-            f"{where} must be a rate between 0 and 1, "
-            f'{{"type": "ratio", "rate": r}} or a function of the run, not {sampling!r}'
+            f"{where} must be a rate between 0 and 1 (sampling=0.1) or a function of the "
+            f"run, not {sampling!r}"
         )
     rate = float(sampling)
     if not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
@@ -70,11 +211,12 @@ class ScorerConfig:
 
     Args:
         scorer: The scorer.
-        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run), Mastra's form
-            ``{"type": "ratio", "rate": r}``, or a predicate ``(run) -> bool``. A rate is
-            decided from the trace id before the run is captured; a predicate sees the
-            finished run and is decided at :meth:`LiveDispatcher.submit` (so the run is
-            always captured, and its scores carry no sample rate).
+        sampling: A rate in ``[0, 1]`` (default ``1.0``: every run), a
+            :class:`BudgetSampling` that aims at a number of scores or a judge spend per
+            window, or a predicate ``(run) -> bool``. A rate is decided from the trace id
+            before the run is captured; a predicate sees the finished run and is decided at
+            :meth:`LiveDispatcher.submit` (so the run is always captured, and its scores
+            carry no sample rate).
         timeout: Seconds one score may take (judge calls included) before it is recorded as
             failed with ``error.type = "timeout"``.
         max_concurrency: How many scores of this scorer run at once.
@@ -95,16 +237,23 @@ class ScorerConfig:
     max_concurrency: int = 4
     salt: str = ""
     rate: float | None = field(init=False, default=None)
-    """The sampling rate, or ``None`` when ``sampling`` is a predicate."""
+    """The sampling rate, or ``None`` when ``sampling`` is a predicate or adjusts itself
+    (:class:`BudgetSampling`: each score carries the rate that sampled it)."""
+    budget_sampling: BudgetSampling | None = field(init=False, default=None)
+    """The :class:`BudgetSampling`, when ``sampling`` is one."""
+    _budget_rate: _BudgetRate | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.scorer, Scorer):
             raise TypeError(f"ScorerConfig needs a livescore Scorer, not {self.scorer!r}")
         sid = self.scorer.id
-        if callable(self.sampling) and not isinstance(self.sampling, Mapping):
-            rate = None
-        else:
-            rate = _parse_rate(self.sampling, sid)
+        sampling = self.sampling
+        rate = None
+        if isinstance(sampling, BudgetSampling):
+            object.__setattr__(self, "budget_sampling", sampling)
+            object.__setattr__(self, "_budget_rate", _BudgetRate(sampling))
+        elif not callable(sampling):
+            rate = _parse_rate(sampling, sid)
         object.__setattr__(self, "rate", rate)
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float):
             raise TypeError(f"scorer {sid!r}: timeout must be a number of seconds")
@@ -125,20 +274,24 @@ class ScorerConfig:
         return self.scorer.id
 
     def __repr__(self) -> str:
-        sampling = self.rate if self.rate is not None else "<predicate>"
+        sampling: Any = self.rate if self.rate is not None else "<predicate>"
+        if self.budget_sampling is not None:
+            sampling = self.budget_sampling
         return f"ScorerConfig({self.scorer.id!r}, sampling={sampling})"
 
+    @property
+    def adaptive(self) -> bool:
+        """Whether the rate adjusts itself (:class:`BudgetSampling`)."""
+        return self._budget_rate is not None
 
-def sample_rate_of(config: ScorerConfig) -> float | None:
-    """The rate a scorer samples at (``None`` for a predicate), as put on its score spans.
+    def current_rate(self) -> float | None:
+        """The rate it samples at now (its fixed rate; the adjusted one of a budget)."""
+        return self._budget_rate.rate if self._budget_rate is not None else self.rate
 
-    Example:
-        >>> from livescore.scorers import create_keyword_coverage_scorer
-        >>> sample_rate_of(ScorerConfig(create_keyword_coverage_scorer(), {"type": "ratio",
-        ...     "rate": 0.5}))
-        0.5
-    """
-    return config.rate
+    def record_score(self, result: ScoreResult) -> None:
+        """Tell a :class:`BudgetSampling` what one of its scores cost (others ignore it)."""
+        if self._budget_rate is not None and result.status != "skipped":
+            self._budget_rate.observe(result.usage.cost_usd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +316,12 @@ class SamplingDecision:
     scorers: tuple[ScorerConfig, ...]
     deferred: tuple[ScorerConfig, ...] = ()
     fraction: float = 0.0
+    rates: tuple[float | None, ...] = ()
+    """The rate that picked each of ``scorers`` (empty: each one's fixed ``rate``)."""
+
+    def rate_of(self, index: int) -> float | None:
+        """The rate that picked ``scorers[index]``."""
+        return self.rates[index] if self.rates else self.scorers[index].rate
 
     @property
     def sampled(self) -> bool:
@@ -178,13 +337,25 @@ def decide(configs: tuple[ScorerConfig, ...], key: str | None) -> SamplingDecisi
     fractions = {"": sample_fraction(base)}
     picked: list[ScorerConfig] = []
     deferred: list[ScorerConfig] = []
+    rates: list[float | None] = []
+    adaptive = False
     for config in configs:
-        if config.rate is None:
+        budget_rate = config._budget_rate
+        if config.rate is None and budget_rate is None:
             deferred.append(config)
             continue
         fraction = fractions.get(config.salt)
         if fraction is None:
             fraction = fractions[config.salt] = sample_fraction(f"{config.salt}:{base}")
-        if fraction < config.rate:
+        if budget_rate is not None:
+            adaptive = True
+            applied = budget_rate.decide(fraction)
+            if applied is not None:
+                picked.append(config)
+                rates.append(applied)
+        elif fraction < config.rate:  # type: ignore[operator]
             picked.append(config)
-    return SamplingDecision(key, tuple(picked), tuple(deferred), fractions[""])
+            rates.append(config.rate)
+    return SamplingDecision(
+        key, tuple(picked), tuple(deferred), fractions[""], tuple(rates) if adaptive else ()
+    )

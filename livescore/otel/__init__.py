@@ -1,8 +1,11 @@
 """Scores as OpenTelemetry data: the emitter, and every attribute name in one module.
 
-``livescore.otel.attributes`` imports nothing; the emitter (and OpenTelemetry with it) is
-loaded on first use of the names below, so scorers can name their span attributes without
-loading OpenTelemetry.
+Scoring any OpenTelemetry-instrumented agent from its spans is :mod:`livescore.collect`'s
+``LiveScoringSpanProcessor``; this module names it too (``from livescore.otel import
+LiveScoringSpanProcessor``), beside the rest of livescore's OpenTelemetry, and loads it only
+when that name is used. ``livescore.otel.attributes`` imports nothing; the emitter (and
+OpenTelemetry with it) is loaded on first use of the names below, so scorers can name their
+span attributes without loading OpenTelemetry.
 
 Example:
     >>> from livescore.otel import OTelEmitter, attributes
@@ -18,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 from livescore.otel import attributes
 
 if TYPE_CHECKING:
+    from livescore._emit import EmitSignal
+    from livescore.collect import LiveScoringSpanProcessor
     from livescore.otel._context import current_trace_parent, parent_span_context
     from livescore.otel._emitter import (
         ContentCapture,
         Emitter,
         OTelEmitter,
         QueueDepthSource,
-        run_span_context,
     )
     from livescore.otel._run_spans import (
         current_span,
@@ -36,7 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = (
     "ContentCapture",
+    "EmitSignal",
     "Emitter",
+    "LiveScoringSpanProcessor",
     "OTelEmitter",
     "QueueDepthSource",
     "attributes",
@@ -44,18 +50,21 @@ __all__ = (
     "current_trace_parent",
     "end_span",
     "parent_span_context",
-    "run_span_context",
     "span_ids",
     "start_agent_span",
     "start_tool_span",
 )
 
 _LAZY = {
+    # The one name of a layer above (livescore.collect, built on the live dispatcher): a
+    # re-export loaded only when asked for, so importing livescore.otel never loads the
+    # layers above it. tests/test_layers.py knows it (LAZY_REEXPORTS) and allows no other.
+    "LiveScoringSpanProcessor": "livescore.collect",
     "ContentCapture": "livescore.otel._emitter",
+    "EmitSignal": "livescore._emit",
     "Emitter": "livescore.otel._emitter",
     "OTelEmitter": "livescore.otel._emitter",
     "QueueDepthSource": "livescore.otel._emitter",
-    "run_span_context": "livescore.otel._emitter",
     "current_trace_parent": "livescore.otel._context",
     "parent_span_context": "livescore.otel._context",
     "current_span": "livescore.otel._run_spans",

@@ -1,4 +1,5 @@
-"""Scores as OpenTelemetry data: one evaluation span per score, plus metrics.
+"""Scores as OpenTelemetry data: an evaluation span and a ``gen_ai.evaluation.result``
+event per score, plus metrics.
 
 Only ``opentelemetry-api`` is used: the application owns the SDK, its providers and its
 exporters (OpenTelemetry's rule for libraries). Without an SDK every call is a no-op.
@@ -12,20 +13,37 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from opentelemetry import metrics, trace
+from opentelemetry import _logs, metrics, trace
+from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import (
+    INVALID_SPAN,
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+)
 
+from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
 from livescore._version import __version__
 from livescore.otel import attributes as A
 from livescore.otel._context import parent_span_context
 from livescore.runs import Run, TraceParent
 from livescore.scoring import ScoreResult
 
-__all__ = ("ContentCapture", "Emitter", "OTelEmitter", "QueueDepthSource", "run_span_context")
+__all__ = (
+    "ContentCapture",
+    "Emitter",
+    "OTelEmitter",
+    "QueueDepthSource",
+    "run_span_context",
+)
 
 ContentCapture = Literal["full", "truncated", "none"]
 """What user-derived text (explanations, error messages, skip reasons) scores carry."""
+
 # Scores are usually in [0, 1]; the SDK's default buckets (0, 5, 10, ...) would put every
 # score in one bucket.
 _SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
@@ -108,24 +126,36 @@ def run_span_context(run: Run) -> SpanContext | None:
 
 
 class OTelEmitter:
-    """Publish scores as OpenTelemetry spans and metrics (``opentelemetry-api`` only).
+    """Publish scores as OpenTelemetry spans, events and metrics (``opentelemetry-api`` only).
 
-    Each score becomes an ``evaluation {scorer id}`` span, a child of the run's span (the
-    ``parent`` given to :meth:`emit`, else ``run.trace_id`` / ``run.span_id``) with one link
-    to it, carrying the GenAI ``gen_ai.evaluation.*`` attributes, ``livescore.*`` extras,
-    the scorer's own ``ScoreResult.attributes`` (claim counts, truncation…), the
-    OpenInference ``evaluations.0.evaluation.*`` attributes and a
-    ``gen_ai.evaluation.result`` event. A run without a span gets a root span in a new
+    Spans (``"spans"`` in ``emit``): each score becomes an ``evaluation {scorer id}`` span,
+    a child of the run's span (the ``parent`` given to :meth:`emit`, else ``run.trace_id``
+    / ``run.span_id``) with one link to it, carrying the GenAI ``gen_ai.evaluation.*``
+    attributes, ``livescore.*`` extras, the scorer's own ``ScoreResult.attributes`` (claim
+    counts, truncation…), the OpenInference ``evaluations.0.evaluation.*`` attributes and a
+    ``gen_ai.evaluation.result`` span event. A run without a span gets a root span in a new
     trace, findable by ``livescore.run.id``. A run whose trace is not sampled (scored only
     when the dispatcher's ``score_unsampled_traces=True``) gets a root span in a new trace
     too, linked to the run's span and carrying ``livescore.run.trace_id``: as a child of an
     unsampled span, a ``ParentBased`` sampler (the SDK's default) would drop it; as a new
     root, your sampler decides for it afresh.
 
-    Metrics (meter ``livescore``): ``livescore.score`` (histogram), ``livescore.runs``
-    (counter by ``livescore.status``), ``livescore.judge.latency`` (histogram, seconds),
-    ``livescore.judge.tokens`` (counter by ``gen_ai.token.type``) and
-    ``livescore.queue.depth`` (gauge).
+    Events (``"events"`` in ``emit``): each scored or failed score also becomes a
+    ``gen_ai.evaluation.result`` log record through the Logs API, as the GenAI semantic
+    conventions define it: its trace and span ids are the run's span (not the evaluation
+    span), its attributes ``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``,
+    ``gen_ai.evaluation.score.label``, ``gen_ai.evaluation.explanation``,
+    ``gen_ai.response.id`` (the run's ``response_id``) and, for a failed score,
+    ``error.type`` (and no score), plus ``livescore.*`` extras. A skipped score is not an
+    evaluation result: it has no event (its span and the ``livescore.runs`` counter record
+    it).
+
+    Metrics (meter ``livescore``, always): ``livescore.score`` (histogram),
+    ``livescore.runs`` (counter by ``livescore.status``), ``livescore.judge.latency``
+    (histogram, seconds), ``livescore.judge.tokens`` (counter by ``gen_ai.token.type``),
+    ``livescore.judge.cost`` (counter, USD, by scorer and judge model, for judges with a
+    price) and ``livescore.queue.depth`` (gauge). A score a judge budget could not pay counts
+    as skipped with ``livescore.reason = "budget_exhausted"``.
 
     Args:
         tracer_provider: Where spans go; the global provider by default (resolved lazily,
@@ -136,12 +166,23 @@ class OTelEmitter:
             ``max_content_chars``; ``"none"`` leaves them out (they can quote user data).
             Scores, labels, counts and flags are always kept.
         max_content_chars: The cut for ``"truncated"``.
+        logger_provider: Where events go; the global ``LoggerProvider`` by default
+            (resolved lazily, like the tracer provider).
+        emit: ``"spans"``, ``"events"`` or both (the default), as a tuple or as
+            ``"spans,events"``.
+        semconv_proposals: Also set the attributes of open GenAI convention proposals
+            whose names are settled enough: ``gen_ai.evaluation.evaluator.id``,
+            ``.evaluator.version`` and ``.evaluator.type`` (PR #359 of
+            semantic-conventions-genai) and ``gen_ai.evaluation.target`` (the agent's name,
+            as pydantic-evals emits it). Off by default: they may still be renamed.
 
     Example:
         >>> from livescore import Run, ScoreResult
         >>> emitter = OTelEmitter(capture_content="truncated", max_content_chars=200)
         >>> emitter.emit(Run(run_id="r1"), ScoreResult(run_id="r1", scorer_id="demo",
         ...              score=1.0), sample_rate=1.0)
+        >>> OTelEmitter(emit="events").signals
+        ('events',)
     """
 
     def __init__(
@@ -150,7 +191,14 @@ class OTelEmitter:
         meter_provider: metrics.MeterProvider | None = None,
         capture_content: ContentCapture = "full",
         max_content_chars: int = 1000,
+        *,
+        logger_provider: _logs.LoggerProvider | None = None,
+        emit: str | Iterable[EmitSignal] = DEFAULT_EMIT,
+        semconv_proposals: bool = False,
     ) -> None:
+        self.signals: tuple[EmitSignal, ...] = parse_emit(emit)
+        """What each score becomes besides metrics: ``"spans"``, ``"events"`` or both."""
+        self.semconv_proposals = bool(semconv_proposals)
         if capture_content not in ("full", "truncated", "none"):
             raise ValueError(
                 f"capture_content must be 'full', 'truncated' or 'none', not {capture_content!r}"
@@ -163,8 +211,14 @@ class OTelEmitter:
         self.max_content_chars = max_content_chars
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
+        self._logger_provider = logger_provider
+        self._spans = "spans" in self.signals
+        self._events = "events" in self.signals
         self._tracer = trace.get_tracer(
             A.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
+        )
+        self._logger = _logs.get_logger(
+            A.INSTRUMENTATION_SCOPE, __version__, logger_provider=logger_provider
         )
         meter = metrics.get_meter(
             A.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider
@@ -192,6 +246,11 @@ class OTelEmitter:
             unit="{token}",
             description="Tokens the judge consumed, by gen_ai.token.type",
         )
+        self._judge_cost = meter.create_counter(
+            A.METRIC_JUDGE_COST,
+            unit="USD",
+            description="What judge calls cost in US dollars, by scorer and judge model",
+        )
         self._queue_sources: list[weakref.ref[Any] | Callable[[], Any]] = []
         self._queue_lock = threading.Lock()
         self._queue_gauge: Any = None
@@ -218,7 +277,8 @@ class OTelEmitter:
         self._runs.add(count, {A.LIVESCORE_SCORER_ID: scorer_id, A.LIVESCORE_STATUS: "handed_off"})
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Force-flush the tracer and meter providers (SDK ones; API ones have nothing).
+        """Force-flush the tracer, logger and meter providers (SDK ones; API ones have
+        nothing).
 
         A dispatcher calls it at shutdown and from the SIGTERM handler, so scores still in
         a ``BatchSpanProcessor`` leave before the process does. It never shuts a provider
@@ -228,10 +288,12 @@ class OTelEmitter:
             ``False`` when a provider did not finish within ``timeout``.
         """
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
-        providers = (
-            self._tracer_provider or trace.get_tracer_provider(),
-            self._meter_provider or metrics.get_meter_provider(),
-        )
+        # The tracer provider even without "spans": callers count on this flush to export
+        # the run spans of the same provider before sinks annotate them.
+        providers: list[Any] = [self._tracer_provider or trace.get_tracer_provider()]
+        if self._events:
+            providers.append(self._logger_provider or _logs.get_logger_provider())
+        providers.append(self._meter_provider or metrics.get_meter_provider())
         done = True
         for provider in providers:
             # force_flush is SDK API, not OTel API: the API's no-op providers lack it.
@@ -290,7 +352,8 @@ class OTelEmitter:
         start_time_ns: int | None = None,
         parent: TraceParent | None = None,
     ) -> None:
-        """Publish one score as an evaluation span, a span event and metrics.
+        """Publish one score as an evaluation span (with its span event), a
+        ``gen_ai.evaluation.result`` event and metrics, as ``emit`` chose.
 
         Args:
             run: The scored run; its trace and span ids place the span unless ``parent``
@@ -301,19 +364,115 @@ class OTelEmitter:
             source: ``"live"`` or ``"eval"``.
             scorer_version: Recorded as ``livescore.scorer.version``.
             start_time_ns: When scoring started (epoch ns); ``now - result.duration_s`` by
-                default. The span ends now.
-            parent: The span to nest under (the dispatcher passes the job's parent: the
-                run's span, or the span current at submit).
+                default. The span ends now, and the event is timed now.
+            parent: The span to nest under, and the span the event is parented to (the
+                dispatcher passes the job's parent: the run's span, or the span current at
+                submit).
         """
         end_ns = time.time_ns()
         if start_time_ns is None:
             start_time_ns = end_ns - int(max(result.duration_s, 0.0) * 1e9)
         if parent is None:
             parent = TraceParent.of_run(run)
-        self._emit_span(
-            run, result, parent, sample_rate, source, scorer_version, start_time_ns, end_ns
-        )
+        if self._spans:
+            self._emit_span(
+                run, result, parent, sample_rate, source, scorer_version, start_time_ns, end_ns
+            )
         self._emit_metrics(result)
+        if self._events and result.status != "skipped":
+            self._emit_event(run, result, parent, sample_rate, source, scorer_version, end_ns)
+
+    def _emit_event(
+        self,
+        run: Run,
+        result: ScoreResult,
+        parent: TraceParent | None,
+        sample_rate: float | None,
+        source: str,
+        scorer_version: str | None,
+        end_ns: int,
+    ) -> None:
+        attrs = self._event_attributes(run, result, sample_rate, source, scorer_version)
+        # The record takes its trace and span ids from this context's span: the run's span.
+        # Without one, an explicit invalid span: an empty context would fall back to
+        # whatever span is current on this thread.
+        span = NonRecordingSpan(parent_span_context(parent)) if parent else INVALID_SPAN
+        failed = result.status == "failed"
+        self._logger.emit(
+            LogRecord(
+                timestamp=end_ns,
+                context=trace.set_span_in_context(span, Context()),
+                severity_number=SeverityNumber.WARN if failed else SeverityNumber.INFO,
+                severity_text="WARN" if failed else "INFO",
+                body=_event_body(result),
+                attributes=attrs,
+                event_name=A.GEN_AI_EVALUATION_RESULT_EVENT,
+            )
+        )
+
+    def _event_attributes(
+        self,
+        run: Run,
+        result: ScoreResult,
+        sample_rate: float | None,
+        source: str,
+        scorer_version: str | None,
+    ) -> dict[str, Any]:
+        # The convention's attributes first, then what a reader of the event needs to
+        # trust or re-weight it. The scorer's own facts stay on the span.
+        attrs: dict[str, Any] = {A.GEN_AI_EVALUATION_NAME: result.scorer_id}
+        if result.status == "scored":
+            if result.score is not None:
+                attrs[A.GEN_AI_EVALUATION_SCORE_VALUE] = float(result.score)
+            if result.label is not None:
+                attrs[A.GEN_AI_EVALUATION_SCORE_LABEL] = result.label
+            explanation = self._content(result.reason)
+            if explanation:
+                attrs[A.GEN_AI_EVALUATION_EXPLANATION] = explanation
+        if run.response_id:
+            attrs[A.GEN_AI_RESPONSE_ID] = run.response_id
+        if result.status == "failed":
+            attrs[A.ERROR_TYPE] = result.error_type or "error"
+        attrs[A.LIVESCORE_STATUS] = result.status
+        attrs[A.LIVESCORE_RUN_ID] = run.run_id
+        attrs[A.LIVESCORE_SOURCE] = source
+        if scorer_version is not None:
+            attrs[A.LIVESCORE_SCORER_VERSION] = scorer_version
+        if sample_rate is not None:
+            attrs[A.LIVESCORE_SAMPLE_RATE] = float(sample_rate)
+        if result.status == "failed":
+            if result.failed_step:
+                attrs[A.LIVESCORE_FAILED_STEP] = result.failed_step
+            message = self._content(result.error)
+            if message:
+                attrs[A.LIVESCORE_ERROR_MESSAGE] = message
+        self._judge_attributes(result, attrs)
+        self._proposal_attributes(run, result, scorer_version, attrs)
+        return attrs
+
+    def _judge_attributes(self, result: ScoreResult, attrs: dict[str, Any]) -> None:
+        if result.judge_model:
+            attrs[A.LIVESCORE_JUDGE_MODEL] = result.judge_model
+        usage = result.usage
+        if usage.calls:
+            attrs[A.LIVESCORE_JUDGE_CALLS] = usage.calls
+            attrs[A.LIVESCORE_JUDGE_INPUT_TOKENS] = usage.input_tokens
+            attrs[A.LIVESCORE_JUDGE_OUTPUT_TOKENS] = usage.output_tokens
+
+    def _proposal_attributes(
+        self, run: Run, result: ScoreResult, scorer_version: str | None, attrs: dict[str, Any]
+    ) -> None:
+        if not self.semconv_proposals:
+            return
+        attrs[A.GEN_AI_EVALUATION_EVALUATOR_ID] = result.scorer_id
+        if scorer_version is not None:
+            attrs[A.GEN_AI_EVALUATION_EVALUATOR_VERSION] = scorer_version
+        # A scorer with a judge names its model on every result, failed ones included.
+        attrs[A.GEN_AI_EVALUATION_EVALUATOR_TYPE] = (
+            A.EVALUATOR_TYPE_LLM_JUDGE if result.judge_model else A.EVALUATOR_TYPE_DETERMINISTIC
+        )
+        if run.name:
+            attrs[A.GEN_AI_EVALUATION_TARGET] = run.name
 
     def _emit_span(
         self,
@@ -416,14 +575,12 @@ class OTelEmitter:
             attrs[A.ERROR_TYPE] = result.error_type or "error"
             if result.failed_step:
                 attrs[A.LIVESCORE_FAILED_STEP] = result.failed_step
-        if result.judge_model:
-            attrs[A.LIVESCORE_JUDGE_MODEL] = result.judge_model
-        usage = result.usage
-        if usage.calls:
-            attrs[A.LIVESCORE_JUDGE_CALLS] = usage.calls
-            attrs[A.LIVESCORE_JUDGE_INPUT_TOKENS] = usage.input_tokens
-            attrs[A.LIVESCORE_JUDGE_OUTPUT_TOKENS] = usage.output_tokens
-            attrs[A.LIVESCORE_JUDGE_LATENCY] = float(usage.latency_s)
+        self._judge_attributes(result, attrs)
+        if result.usage.calls:
+            attrs[A.LIVESCORE_JUDGE_LATENCY] = float(result.usage.latency_s)
+        if run.response_id:
+            attrs[A.GEN_AI_RESPONSE_ID] = run.response_id
+        self._proposal_attributes(run, result, scorer_version, attrs)
         return attrs
 
     def _content(self, text: str | None) -> str | None:
@@ -438,6 +595,8 @@ class OTelEmitter:
         outcome: dict[str, str] = {**scorer, A.LIVESCORE_STATUS: result.status}
         if result.status == "failed":
             outcome[A.ERROR_TYPE] = result.error_type or "error"
+        elif result.attributes.get(A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED) is True:
+            outcome[A.LIVESCORE_REASON] = "budget_exhausted"
         self._runs.add(1, outcome)
         if result.status == "scored" and result.score is not None:
             self._score.record(
@@ -455,6 +614,17 @@ class OTelEmitter:
                 self._judge_tokens.add(
                     usage.output_tokens, {**judge, A.GEN_AI_TOKEN_TYPE: "output"}
                 )
+            if usage.cost_usd:
+                self._judge_cost.add(float(usage.cost_usd), judge)
+
+
+def _event_body(result: ScoreResult) -> str:
+    """A short, readable line for log viewers; scores and labels only, never user text."""
+    if result.status == "failed":
+        return f"evaluation {result.scorer_id} failed: {result.error_type or 'error'}"
+    score = "none" if result.score is None else f"{result.score:g}"
+    label = f" ({result.label})" if result.label else ""
+    return f"evaluation {result.scorer_id} = {score}{label}"
 
 
 def _strong(fn: Callable[[], Any]) -> Callable[[], Any]:

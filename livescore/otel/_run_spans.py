@@ -16,6 +16,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from livescore._errors import exception_message
 from livescore.otel import attributes as attrs
 from livescore.otel._emitter import ContentCapture
 
@@ -119,7 +120,7 @@ def end_span(
     """
     if error is not None:
         if isinstance(error, BaseException):
-            kind, message = error_type or type(error).__name__, str(error)
+            kind, message = error_type or type(error).__name__, exception_message(error)
         else:
             kind, message = error_type or "error", error
         if capture == "none":

@@ -94,6 +94,9 @@ class Run:
         steps: The agent's steps, in order.
         error: The error message when the run itself failed.
         metadata: Free-form, JSON-safe extras (tags, user ids, the integration's name).
+        response_id: The id of the model response that gave the answer
+            (``gen_ai.response.id``, such as ``"chatcmpl-123"``), when the run's span or its
+            final model call carries one; its scores' evaluation events name it.
 
     Example:
         >>> run = Run(input="What is 2+2?", output="4", ground_truth="4")
@@ -112,6 +115,7 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    response_id: str | None = None
 
     @property
     def final_step(self) -> Step | None:
@@ -135,6 +139,7 @@ class Run:
             "steps": [_step_to_dict(s) for s in self.steps],
             "error": self.error,
             "metadata": _json_safe(self.metadata),
+            "response_id": self.response_id,
         }
 
     @classmethod
@@ -145,6 +150,8 @@ class Run:
         }
         if "run_id" in kwargs:
             kwargs["run_id"] = str(kwargs["run_id"])
+        if not isinstance(kwargs.get("response_id", ""), str):
+            del kwargs["response_id"]  # an id is text; anything else is not one
         kwargs["steps"] = [_step_from_dict(s) for s in data.get("steps") or ()]
         return cls(**kwargs)
 
@@ -187,6 +194,7 @@ _RUN_KEYS = frozenset(
         "steps",
         "error",
         "metadata",
+        "response_id",
     }
 )
 

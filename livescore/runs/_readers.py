@@ -6,10 +6,11 @@ Every reader takes a :class:`~livescore.runs.Run` or its mapping form, as scorer
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from livescore._messages import find_message, message_text
 from livescore.runs._model import RunLike, coerce_run
 
 __all__ = (
@@ -18,12 +19,9 @@ __all__ = (
     "ToolResult",
     "extract_retrieved_documents",
     "extract_tool_results",
-    "find_assistant_message",
-    "find_user_message",
     "get_assistant_message",
     "get_run_context",
     "get_user_message",
-    "message_text",
 )
 
 CONTEXT_METADATA_KEY = "context"
@@ -145,140 +143,37 @@ def extract_retrieved_documents(run: RunLike) -> list[str]:
     return [doc for step in steps if step.kind == "retriever" for doc in step.documents]
 
 
-def message_text(value: Any) -> str:
-    """The text of a message, a list of content parts, or a plain value.
-
-    Accepts strings, role/content dicts, LangChain-style message objects (by duck typing: a
-    ``content`` attribute) and OpenAI-style content part lists (``{"type": "text", ...}``).
-    ``None`` and mappings without text give ``""``.
-
-    Raises:
-        TypeError: ``value`` is not text-like (a number, bytes, an arbitrary object).
-
-    Example:
-        >>> message_text([{"type": "text", "text": "Hello"}, {"role": "user", "content": "!"}])
-        'Hello\\n!'
-    """
-    text = _text_of(value)
-    return "" if text is None else text
-
-
-def _text_of(value: Any) -> str | None:
-    """The text in ``value``; ``None`` when it holds nothing text-like (not the same as "")."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        if "content" in value:
-            return message_text(value["content"])
-        if value.get("type") == "text" and isinstance(value.get("text"), str):
-            return str(value["text"])
-        return None
-    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        if not value:
-            return ""
-        parts = [_text_of(part) for part in value]
-        found = [p for p in parts if p is not None]
-        return "\n".join(p for p in found if p) if found else None
-    content = getattr(value, "content", None)
-    if content is not None:
-        return message_text(content)
-    raise TypeError(f"cannot read text from a {type(value).__name__}")
-
-
-# LangChain's message types (a message's "type"); a content part's "type" ("text",
-# "image_url"…) does not make a list of parts a list of messages.
-_MESSAGE_TYPES = frozenset(
-    {"human", "ai", "system", "tool", "function", "chat", "user", "assistant", "developer"}
-)
-
-
-def _role(message: Any) -> str | None:
-    if isinstance(message, Mapping):
-        role = message.get("role")
-        kind = message.get("type")
-    else:
-        role = getattr(message, "role", None)
-        kind = getattr(message, "type", None)
-    if not role:
-        role = kind if isinstance(kind, str) and kind in _MESSAGE_TYPES else None
-    if role is None:
-        return None
-    return {"human": "user", "ai": "assistant"}.get(str(role), str(role))
-
-
-def _is_message_list(value: Any) -> bool:
-    return (
-        isinstance(value, Sequence)
-        and not isinstance(value, str | bytes | bytearray)
-        and any(_role(m) is not None for m in value)
-    )
-
-
-def _find_message(value: Any, role: str) -> str | None:
-    if isinstance(value, Mapping) and "messages" in value:
-        value = value["messages"]
-    if _is_message_list(value):
-        for message in reversed(value):
-            if _role(message) == role:
-                return message_text(message)
-        return None
-    return _text_of(value)
-
-
-def find_user_message(run: RunLike) -> str | None:
+def get_user_message(run: RunLike) -> str | None:
     """The text of the user's last message, or ``None`` when the input holds no text at all.
 
     ``None`` ("not found") differs from ``""`` (an empty message): a run whose input is a
     mapping of prompt variables (``{"topic": "..."}``), a message list without a user
     message, or nothing at all has no user text to score, and scorers skip it as not
-    scorable instead of scoring an empty string.
+    scorable instead of scoring an empty string. Write ``get_user_message(run) or ""``
+    where any text will do.
 
     Raises:
         TypeError: The input is not text-like (a number, bytes…).
 
     Example:
-        >>> find_user_message({"input": [{"role": "user", "content": "Hi"}]})
-        'Hi'
-        >>> find_user_message({"input": {"topic": "bears"}}) is None
-        True
-    """
-    return _find_message(coerce_run(run).input, "user")
-
-
-def find_assistant_message(run: RunLike) -> str | None:
-    """The text of the agent's final answer, or ``None`` when the output holds no text.
-
-    See :func:`find_user_message`: ``{"answer": ...}`` or a message list without an
-    assistant message gives ``None``; an empty answer gives ``""``.
-
-    Example:
-        >>> find_assistant_message({"output": ""})
-        ''
-        >>> find_assistant_message({"output": {"result": 42}}) is None
-        True
-    """
-    return _find_message(coerce_run(run).output, "assistant")
-
-
-def get_user_message(run: RunLike) -> str:
-    """The text of the last user message of ``run.input`` (``""`` when there is none).
-
-    Example:
         >>> get_user_message({"input": {"messages": [{"role": "user", "content": "Hi"}]}})
         'Hi'
+        >>> get_user_message({"input": {"topic": "bears"}}) is None
+        True
     """
-    text = find_user_message(run)
-    return "" if text is None else text
+    return find_message(coerce_run(run).input, "user")
 
 
-def get_assistant_message(run: RunLike) -> str:
-    """The text of the final assistant message of ``run.output`` (``""`` when there is none).
+def get_assistant_message(run: RunLike) -> str | None:
+    """The text of the agent's final answer, or ``None`` when the output holds no text.
+
+    As :func:`get_user_message`: ``{"answer": ...}`` or a message list without an assistant
+    message gives ``None``; an empty answer gives ``""``.
 
     Example:
         >>> get_assistant_message({"output": "Hello!"})
         'Hello!'
+        >>> get_assistant_message({"output": {"result": 42}}) is None
+        True
     """
-    text = find_assistant_message(run)
-    return "" if text is None else text
+    return find_message(coerce_run(run).output, "assistant")

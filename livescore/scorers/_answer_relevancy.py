@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -40,13 +41,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "ExtractedStatements",
@@ -408,4 +403,6 @@ def create_answer_relevancy_scorer(
     examples=("answer-relevancy",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_answer_relevancy_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_answer_relevancy_scorer(
+        model=options.require_model(), judge_mode=options.judge_mode
+    )

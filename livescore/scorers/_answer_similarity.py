@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -38,7 +39,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, NotScorable, PromptStep, Scorer, StepContext
+from livescore.scoring import NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "MATCH_WEIGHTS",
@@ -463,4 +464,6 @@ def create_answer_similarity_scorer(
     examples=("answer-similarity",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_answer_similarity_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_answer_similarity_scorer(
+        model=options.require_model(), judge_mode=options.judge_mode
+    )

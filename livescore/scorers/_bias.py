@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -39,7 +40,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, PromptStep, Scorer, StepContext
+from livescore.scoring import PromptStep, Scorer, StepContext
 
 __all__ = (
     "BiasOneCallAnswer",
@@ -335,4 +336,4 @@ def create_bias_scorer(
     examples=("bias",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_bias_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_bias_scorer(model=options.require_model(), judge_mode=options.judge_mode)

@@ -9,16 +9,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
 from livescore.scorers._text import reference_text
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = (
     "COMPLETENESS_LABELS",

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
-from livescore._text import DROP_WHITESPACE, dice_similarity
+from livescore._text import DEFAULT_MAX_TEXT_CHARS, DROP_WHITESPACE, dice_similarity
 from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext, create_scorer
+from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_label")
 

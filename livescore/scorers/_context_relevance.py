@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -45,13 +46,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    ContextFunction,
-    NotScorable,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "RELEVANCE_WEIGHTS",
@@ -418,4 +413,6 @@ def create_context_relevance_scorer(
     examples=("context-relevance",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_context_relevance_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_context_relevance_scorer(
+        model=options.require_model(), judge_mode=options.judge_mode
+    )

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.scorers._claims import Claims
@@ -46,13 +47,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    PromptStep,
-    Scorer,
-    StepContext,
-    StepFunction,
-)
+from livescore.scoring import PromptStep, Scorer, StepContext, StepFunction
 
 __all__ = (
     "CriteriaOneCallAnswer",
@@ -519,5 +514,5 @@ def create_criteria_scorer(
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     assert argument is not None  # required
     return create_criteria_scorer(
-        model=options.require_judge(), criteria=argument, judge_mode=options.mode
+        model=options.require_model(), criteria=argument, judge_mode=options.judge_mode
     )

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -64,13 +65,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    ContextFunction,
-    NotScorable,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "FaithfulnessOneCallAnswer",
@@ -453,5 +448,5 @@ def create_faithfulness_scorer(
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     return create_faithfulness_scorer(
-        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
+        model=options.require_model(), get_context=get_run_context, judge_mode=options.judge_mode
     )

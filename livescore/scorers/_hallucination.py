@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
@@ -73,13 +74,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    ContextFunction,
-    NotScorable,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
@@ -89,22 +84,14 @@ __all__ = (
     "ClaimVerdicts",
     "EmptyContextPolicy",
     "ExtractedClaims",
-    "HallucinationMode",
     "OneCallAnswer",
     "create_hallucination_scorer",
     "hallucination_label",
 )
 
-HallucinationMode: TypeAlias = JudgeMode
-"""``"three_step"``: claims, verdicts and reason in three judge calls (Mastra's pipeline).
-``"one_call"``: all three in one structured answer, cheaper and a little less careful.
-``"logprob"``: one one-token call on the whole output; the score is the judge's probability
-that some claim is unsupported. The same as :data:`livescore.scorers.JudgeMode`, the
-``judge_mode=`` of every judge scorer."""
-
 EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
 """What to do when there is no context: ``"skip"`` the run (not scorable), or count every
-claim as unsupported (``"all_unsupported"``, the seed's literal behaviour: score = scale)."""
+claim as unsupported (``"all_unsupported"``: score = scale)."""
 
 HALLUCINATION_LABELS = DEFECT_LABELS
 """Every label :func:`hallucination_label` can return, from best to worst."""
@@ -146,9 +133,9 @@ class OneCallAnswer(BaseModel):
 
 
 def hallucination_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a hallucination score, from the seed's interpretation bands.
+    """The label of a hallucination score, from Mastra's interpretation bands.
 
-    The label reads ``score / scale`` so it does not depend on the scale. The seed's bands
+    The label reads ``score / scale`` so it does not depend on the scale. Mastra's bands
     leave gaps (0.3–0.4, 0.5–0.6…); livescore closes them at the midpoints:
 
     ======================  ============  =====================================
@@ -176,8 +163,7 @@ def create_hallucination_scorer(
     scale: float = 1.0,
     context: Sequence[str] | None = None,
     get_context: ContextFunction | None = None,
-    mode: HallucinationMode | None = None,
-    judge_mode: JudgeMode | None = None,
+    judge_mode: JudgeMode = "three_step",
     on_empty_context: EmptyContextPolicy = "skip",
     id: str = "hallucination",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
@@ -203,17 +189,15 @@ def create_hallucination_scorer(
             ``"get_context"``. With neither ``context`` nor ``get_context`` it is
             :func:`livescore.get_run_context`: the context given with the run (a dataset
             item's), else the run's successful tool calls and retrieved documents.
-        mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls, the
-            default), ``"one_call"`` (one structured answer with all three; same result
-            fields) or ``"logprob"`` (one one-token call on the whole output: the score is
-            the judge's probability that the output makes an unsupported claim, × scale;
-            ``flags["verdict_probability"]``, ``flags["verdict_from_logprobs"]``). The
-            scorer's original keyword, kept as it is.
-        judge_mode: The same choice under the keyword every judge scorer takes (give one
-            of the two; both with different values is an error).
+        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls,
+            the default), ``"one_call"`` (one structured answer with all three, cheaper
+            and a little less careful; same result fields) or ``"logprob"`` (one one-token
+            call on the whole output: the score is the judge's probability that the output
+            makes an unsupported claim, × scale; ``flags["verdict_probability"]``,
+            ``flags["verdict_from_logprobs"]``).
         on_empty_context: With no context (none given, or ``get_context`` returned nothing):
             ``"skip"`` marks the run not scorable; ``"all_unsupported"`` still extracts the
-            claims and counts every one as hallucinated (score = ``scale``), as the seed does.
+            claims and counts every one as hallucinated (score = ``scale``).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Output text beyond this is cut before judging; the result then has
             ``flags["output_truncated"]`` and the span ``livescore.output_truncated``.
@@ -236,7 +220,7 @@ def create_hallucination_scorer(
         without an assistant message) is skipped as not scorable.
 
     Raises:
-        ValueError: ``scale``, ``mode`` / ``judge_mode``, ``on_empty_context`` or a size
+        ValueError: ``scale``, ``judge_mode``, ``on_empty_context`` or a size
             limit is invalid.
         TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
         livescore.judges.JudgeConfigError: No usable judge model.
@@ -258,7 +242,7 @@ def create_hallucination_scorer(
         (0.0, 'none')
     """
     scale = check_scale(scale)
-    chosen_mode = judge_mode_of(judge_mode, mode, scorer="hallucination", modes=JUDGE_MODES)
+    chosen_mode = judge_mode_of(judge_mode, scorer="hallucination", modes=JUDGE_MODES)
     if on_empty_context not in ("skip", "all_unsupported"):
         raise ValueError(
             f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
@@ -426,5 +410,5 @@ def create_hallucination_scorer(
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     # The item's context, else the run's tool results and retrieved documents.
     return create_hallucination_scorer(
-        model=options.require_judge(), get_context=get_run_context, judge_mode=options.mode
+        model=options.require_model(), get_context=get_run_context, judge_mode=options.judge_mode
     )

@@ -9,8 +9,9 @@ from collections.abc import Iterable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal, TypeAlias
 
+from livescore._messages import message_text
 from livescore.judges import Judge, JudgeConfigError, resolve_judge
-from livescore.runs import Run, find_user_message, message_text
+from livescore.runs import Run, get_user_message
 
 __all__ = (
     "DEFECT_LABELS",
@@ -58,43 +59,29 @@ FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
 
 
 def judge_mode_of(
-    judge_mode: object,
-    mode: object = None,
-    *,
-    scorer: str,
-    modes: tuple[JudgeMode, ...] = STRUCTURED_MODES,
+    judge_mode: object, *, scorer: str, modes: tuple[JudgeMode, ...] = STRUCTURED_MODES
 ) -> JudgeMode:
-    """The judge mode from ``judge_mode=`` (every judge scorer) or an older ``mode=``.
+    """``judge_mode=`` of a judge scorer, checked.
 
     ``modes`` are the ones the scorer takes (``"logprob"`` only where it is built).
 
     Raises:
-        ValueError: An unknown value, one the scorer does not take, or both keywords with
-            different values.
+        ValueError: An unknown value, or one the scorer does not take.
 
     Example:
-        >>> judge_mode_of(None, scorer="x"), judge_mode_of("one_call", scorer="x")
+        >>> judge_mode_of("three_step", scorer="x"), judge_mode_of("one_call", scorer="x")
         ('three_step', 'one_call')
     """
-    for name, value in (("judge_mode", judge_mode), ("mode", mode)):
-        if value is None or value in modes:
-            continue
-        allowed = " or ".join(repr(m) for m in modes)
-        if value in JUDGE_MODES:
-            raise ValueError(
-                f"{scorer}: {name}={value!r} is not available to this scorer (it takes "
-                f"{allowed}); 'logprob' is available to hallucination and faithfulness"
-            )
-        raise ValueError(f"{scorer}: {name} must be {allowed}, not {value!r}")
-    if judge_mode is not None and mode is not None and judge_mode != mode:
-        raise ValueError(
-            f"{scorer}: judge_mode={judge_mode!r} and mode={mode!r} disagree; give judge_mode only"
-        )
-    chosen = judge_mode if judge_mode is not None else mode
     for known in modes:
-        if chosen == known:
+        if judge_mode == known:
             return known
-    return "three_step"
+    allowed = " or ".join(repr(m) for m in modes)
+    if judge_mode in JUDGE_MODES:
+        raise ValueError(
+            f"{scorer}: judge_mode={judge_mode!r} is not available to this scorer (it takes "
+            f"{allowed}); 'logprob' is available to hallucination and faithfulness"
+        )
+    raise ValueError(f"{scorer}: judge_mode must be {allowed}, not {judge_mode!r}")
 
 
 def resolve_model(
@@ -187,7 +174,7 @@ def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
 def defect_label(score: float, *, scale: float = 1.0) -> str:
     """The label of a score where higher is worse (hallucination, toxicity, bias).
 
-    Bands on ``score / scale`` (the seed's hallucination bands, gaps closed at midpoints):
+    Bands on ``score / scale`` (Mastra's hallucination bands, gaps closed at midpoints):
     0 → ``none``; below 0.45 → ``low``; below 0.65 → ``mixed``; below 0.85 → ``high``;
     else ``severe``.
 
@@ -269,7 +256,7 @@ def optional_user_text(run: Run, limit: int) -> str | None:
     For scorers that show the question as context only and score runs without one.
     """
     try:
-        text = find_user_message(run)
+        text = get_user_message(run)
     except TypeError:
         return None
     return None if text is None or not text.strip() else text[:limit]

@@ -5,10 +5,10 @@ Pipeline (code only, no judge; microseconds to a few milliseconds per score):
 1. preprocess: the keywords of the reference (the user's input, or the ground truth) and of
    the response, ``{"reference_keywords": set, "response_keywords": set}`` (display forms).
    The extraction rules (stopwords, stems, technical and compound terms) are in
-   :class:`~livescore.scorers.KeywordExtractor`.
+   ``KeywordExtractor``.
 2. analyze: ``{"total_keywords", "matched_keywords", "missing_keywords"}``.
 3. generate_score: matched / total × scale, unrounded. With no reference keywords: ``scale``
-   when the response has none either, else 0 (the seed's documented rule).
+   when the response has none either, else 0 (Mastra's documented rule).
 4. generate_reason: which keywords are missing.
 """
 
@@ -19,16 +19,12 @@ from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
 from livescore.scorers._text import reference_text
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = (
     "KEYWORD_COVERAGE_LABELS",
@@ -50,9 +46,9 @@ _STATE_KEY = "keyword_coverage"
 
 
 def keyword_coverage_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a keyword coverage score, from the seed's interpretation bands.
+    """The label of a keyword coverage score, from Mastra's interpretation bands.
 
-    The label reads ``score / scale``. The seed names 1.0, 0.7–0.9, 0.4–0.6, 0.1–0.3 and 0.0;
+    The label reads ``score / scale``. Mastra names 1.0, 0.7–0.9, 0.4–0.6, 0.1–0.3 and 0.0;
     livescore closes the gaps at the midpoints, keeps ``"complete"`` for full coverage only
     and ``"none"`` for no coverage at all:
 

@@ -3,7 +3,7 @@
 Three-step mode (the default; two judge calls):
 
 1. analyze (judge): the answer against the user's prompt, the system prompt, or each of them
-   separately (``mode="both"``): intent (0–1), requirements (each fulfilled or not),
+   separately (``evaluation_mode="both"``): intent (0–1), requirements (each fulfilled or not),
    completeness (0–1) and appropriateness of format and tone (0–1).
 2. generate_score (code): per prompt 0.4 intent + 0.3 requirements + 0.2 completeness +
    0.1 appropriateness (the system prompt: 0.35 / 0.35 / 0.15 / 0.15); the requirements
@@ -20,9 +20,11 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, Field
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._messages import message_text
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import Run, message_text
+from livescore.runs import Run
 from livescore.scorers._judged import (
     JudgeMode,
     check_scale,
@@ -34,7 +36,6 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
     PromptStep,
     Scorer,
@@ -132,7 +133,7 @@ class AlignmentAnalysis(BaseModel):
 
 
 class BothAlignmentAnalysis(BaseModel):
-    """``mode="both"``: the answer against each prompt, separately."""
+    """``evaluation_mode="both"``: the answer against each prompt, separately."""
 
     user: AlignmentAnalysis
     system: AlignmentAnalysis
@@ -145,7 +146,7 @@ class AlignmentOneCallAnswer(AlignmentAnalysis):
 
 
 class BothAlignmentOneCallAnswer(BothAlignmentAnalysis):
-    """The one-call answer of ``mode="both"``: both analyses, then the reason."""
+    """The one-call answer of ``evaluation_mode="both"``: both analyses, then the reason."""
 
     reason: str
 
@@ -327,7 +328,7 @@ def _reason_prompt(
 def create_prompt_alignment_scorer(
     *,
     model: str | Judge,
-    mode: AlignmentMode = "user",
+    evaluation_mode: AlignmentMode = "user",
     system_prompt: str | None = None,
     scale: float = 1.0,
     judge_mode: JudgeMode = "three_step",
@@ -338,13 +339,13 @@ def create_prompt_alignment_scorer(
     """Score how well the answer follows its prompt: intent, requirements, completeness,
     format and tone.
 
-    ``mode`` chooses the prompt: ``"user"`` (the user's message), ``"system"`` (the
+    ``evaluation_mode`` chooses the prompt: ``"user"`` (the user's message), ``"system"`` (the
     agent's system prompt: its rules and constraints) or ``"both"``, where the answer is
     judged against each one separately and the scores combine 70 / 30. Higher is better.
 
     Args:
         model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        mode: ``"user"``, ``"system"`` or ``"both"``.
+        evaluation_mode: ``"user"``, ``"system"`` or ``"both"``.
         system_prompt: The agent's system prompt, when you know it up front; otherwise it
             is read from each run (see :func:`find_system_prompt`).
         scale: The best score.
@@ -355,17 +356,17 @@ def create_prompt_alignment_scorer(
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
 
     Returns:
-        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system":
-        {...}, "scores": {"user": ..., "system": ...}}`` (the prompts of ``mode`` only; each
-        analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``,
-        ``moderate``, ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
-        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode``
-        and ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0
-        without a call. A run without the prompt the mode needs (no user text; no system
-        prompt given or recorded) is skipped as not scorable.
+        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system": {...},
+        "scores": {"user": ..., "system": ...}}`` (the prompts of ``evaluation_mode`` only; each
+        analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``, ``moderate``,
+        ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
+        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode`` and
+        ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0 without a call.
+        A run without the prompt the evaluation mode needs (no user text; no system prompt given or
+        recorded) is skipped as not scorable.
 
     Raises:
-        ValueError: A bad ``mode``, ``scale`` or ``judge_mode``, or an empty
+        ValueError: A bad ``evaluation_mode``, ``scale`` or ``judge_mode``, or an empty
             ``system_prompt``.
         livescore.judges.JudgeConfigError: No usable judge model.
 
@@ -388,8 +389,11 @@ def create_prompt_alignment_scorer(
         >>> result.score, result.label
         (0.7, 'high')
     """
+    mode = evaluation_mode
     if mode not in ("user", "system", "both"):
-        raise ValueError(f"mode must be 'user', 'system' or 'both', not {mode!r}")
+        raise ValueError(
+            f"evaluation_mode must be 'user', 'system' or 'both', not {evaluation_mode!r}"
+        )
     if system_prompt is not None and (
         not isinstance(system_prompt, str) or not system_prompt.strip()
     ):
@@ -411,9 +415,9 @@ def create_prompt_alignment_scorer(
             system = system_prompt or find_system_prompt(ctx.run)
             if not system or not system.strip():
                 raise NotScorable(
-                    f"no system prompt (mode={mode!r}): pass system_prompt=..., or record "
-                    "the system message in the run (its input, its first model turn's "
-                    "input, or metadata['system_prompt'])"
+                    f"no system prompt (evaluation_mode={mode!r}): pass system_prompt=..., "
+                    "or record the system message in the run (its input, its first model "
+                    "turn's input, or metadata['system_prompt'])"
                 )
             system = system[:max_text_chars]
         ctx.state["prompts"] = (user, system)
@@ -584,7 +588,7 @@ def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     if mode not in ("user", "system", "both"):
         raise ValueError(f"prompt-alignment judges against user, system or both, not {mode!r}")
     return create_prompt_alignment_scorer(
-        model=options.require_judge(),
-        mode=mode,  # type: ignore[arg-type]
-        judge_mode=options.mode,
+        model=options.require_model(),
+        evaluation_mode=mode,  # type: ignore[arg-type]
+        judge_mode=options.judge_mode,
     )

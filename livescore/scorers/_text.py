@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
-from livescore.runs import message_text
+from livescore._messages import message_text
 from livescore.scoring import NotScorable, StepContext
 
 __all__ = ("Reference", "check_reference", "reference_text")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
-from livescore._text import utf16_units
+from livescore._text import DEFAULT_MAX_TEXT_CHARS, utf16_units
 from livescore.scorers._content_similarity import similarity_label
 from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext, create_scorer
+from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("create_textual_difference_scorer", "sequence_ratio")
 

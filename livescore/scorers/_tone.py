@@ -11,13 +11,8 @@ from itertools import repeat
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
-from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = (
     "TONE_CONSISTENCY_LABELS",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
-from livescore.runs import RecordedCall, describe_calls, is_subsequence, read_tool_calls
+from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer")

@@ -28,9 +28,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import RecordedCall, describe_calls, read_tool_calls
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,
@@ -40,7 +41,6 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     NotScorable,
     PromptStep,
     Scorer,
@@ -508,5 +508,5 @@ def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     else:
         tools = list(split_names(argument, "tool-call-accuracy-llm"))
     return create_tool_call_accuracy_scorer_llm(
-        model=options.require_judge(), available_tools=tools, judge_mode=options.mode
+        model=options.require_model(), available_tools=tools, judge_mode=options.judge_mode
     )

@@ -21,9 +21,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
-from livescore.runs import find_user_message
+from livescore.runs import get_user_message
 from livescore.scorers._judged import (
     JudgeMode,
     check_scale,
@@ -41,7 +42,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS, Scorer, StepContext
+from livescore.scoring import Scorer, StepContext
 
 __all__ = (
     "MAX_STATEMENTS",
@@ -269,7 +270,7 @@ def create_toxicity_scorer(
     def question(ctx: StepContext) -> str | None:
         # Context for the judge only: a run without a question is still scored.
         try:
-            return find_user_message(ctx.run)
+            return get_user_message(ctx.run)
         except TypeError:
             return None
 
@@ -348,4 +349,4 @@ def create_toxicity_scorer(
     examples=("toxicity",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_toxicity_scorer(model=options.require_judge(), judge_mode=options.mode)
+    return create_toxicity_scorer(model=options.require_model(), judge_mode=options.judge_mode)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
-from livescore.runs import RecordedCall, describe_calls, read_tool_calls
+from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")

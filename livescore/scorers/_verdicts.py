@@ -31,10 +31,10 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, field_validator
 
 from livescore import _attributes as A
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Classification, Judge
 from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
-    DEFAULT_MAX_TEXT_CHARS,
     ContextFunction,
     PromptStep,
     Scorer,
@@ -371,7 +371,7 @@ def build_verdict_scorer(
             )
         generate_reason = one_call_reason
 
-    return create_scorer(
+    scorer = create_scorer(
         id=id,
         description=description,
         model=judge,
@@ -385,6 +385,23 @@ def build_verdict_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
     )
+    if judge_mode == "three_step":
+        # What a judge budget's fallback="one_call" switches to when the budget runs low.
+        scorer.offer_judge_mode(
+            "one_call",
+            lambda: build_verdict_scorer(
+                parts,
+                id=id,
+                description=description,
+                judge=judge,
+                judge_mode="one_call",
+                label=label,
+                context=context,
+                get_context=get_context,
+                max_text_chars=max_text_chars,
+            ),
+        )
+    return scorer
 
 
 def _logprob_scorer(

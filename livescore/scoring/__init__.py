@@ -1,41 +1,40 @@
-"""The scorer pipeline: build scorers from steps and run them on runs."""
+"""The scorer pipeline: build scorers from steps and run them on runs.
 
+A scorer is :func:`create_scorer` over up to four steps (``preprocess`` → ``analyze`` →
+``generate_score`` → ``generate_reason``), each a function of the :class:`StepContext` or a
+:class:`PromptStep` the judge answers, plus an optional ``get_context(run, step)``.
+:meth:`Scorer.score` never raises: every failure becomes a :class:`ScoreResult` with
+``status == "failed"``.
+
+Example:
+    >>> from livescore.scoring import create_scorer
+    >>> short = create_scorer(id="short", description="1 when the answer is short",
+    ...                       generate_score=lambda ctx: float(len(ctx.output_text) < 20))
+    >>> short.run_sync({"input": "2+2?", "output": "4"}).score
+    1.0
+"""
+
+from livescore._errors import NotScorable, ScorerRunError
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import (
-    AttributeValue,
-    NotScorable,
-    ScoreResult,
-    ScorerRunError,
-    ScoreStatus,
-)
+from livescore.scoring._result import ScoreResult
 from livescore.scoring._scorer import (
-    DEFAULT_MAX_TEXT_CHARS,
-    SYNC_HOOK_THREADS,
     ContextFunction,
-    PipelineStep,
     PromptStep,
     Scorer,
     StepContext,
     StepFunction,
-    SyncSteps,
     create_scorer,
 )
 
 __all__ = (
-    "DEFAULT_MAX_TEXT_CHARS",
-    "SYNC_HOOK_THREADS",
-    "AttributeValue",
     "ContextFunction",
     "NotScorable",
-    "PipelineStep",
     "PromptStep",
     "RunMemo",
     "ScoreResult",
-    "ScoreStatus",
     "Scorer",
     "ScorerRunError",
     "StepContext",
     "StepFunction",
-    "SyncSteps",
     "create_scorer",
 )

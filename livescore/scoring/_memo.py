@@ -159,7 +159,7 @@ def _judge_identity(judge: Judge) -> Hashable:
         return (
             "openai",
             judge.base_url,
-            judge.model,
+            judge.model_name,
             judge.temperature,
             judge.max_tokens,
             judge.structured_output,

@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from livescore._errors import LivescoreError
 from livescore.judges import JudgeUsage
 
-__all__ = ("AttributeValue", "NotScorable", "ScoreResult", "ScoreStatus", "ScorerRunError")
+__all__ = ("AttributeValue", "ScoreResult", "ScoreStatus")
 
 ScoreStatus = Literal["scored", "skipped", "failed"]
 """How a scoring attempt ended (a dropped run never reaches a scorer and has no result)."""
@@ -23,7 +22,7 @@ OpenTelemetry span attribute."""
 class ScoreResult:
     """The outcome of one scorer on one run.
 
-    Step results are plain dicts (or whatever a custom step returned), with the seed's keys
+    Step results are plain dicts (or whatever a custom step returned), with Mastra's keys
     in snake_case (``claims``, ``verdicts``, ``reference_keywords``…).
 
     Attributes:
@@ -155,7 +154,16 @@ def _usage_of(data: Mapping[str, Any]) -> JudgeUsage:
         output_tokens=int(data.get("output_tokens") or 0),
         latency_s=float(data.get("latency_s") or 0.0),
         cached=int(data.get("cached") or 0),
+        shared=int(data.get("shared") or 0),
+        cached_input_tokens=int(data.get("cached_input_tokens") or 0),
+        cost_usd=_cost_of(data.get("cost_usd")),
     )
+
+
+def _cost_of(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
@@ -166,6 +174,8 @@ def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
         "latency_s": usage.latency_s,
         "cached": usage.cached,
         "shared": usage.shared,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "cost_usd": usage.cost_usd,
     }
 
 
@@ -179,36 +189,3 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return _plain(value.model_dump())
     return value
-
-
-class NotScorable(Exception):
-    """Raise from any step (or ``get_context``) to declare a run not scorable.
-
-    The result then has ``status == "skipped"``, the message as ``reason``, and no score.
-
-    Example:
-        >>> def preprocess(ctx):
-        ...     if not ctx.context:
-        ...         raise NotScorable("no context to judge against")
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class ScorerRunError(LivescoreError):
-    """A scorer step failed.
-
-    Attributes:
-        step: The failed step's name (``"get_context"``, ``"preprocess"``, ``"analyze"``,
-            ``"generate_score"``, ``"generate_reason"``, ``"input"``).
-        result: The partial result, with ``status == "failed"`` and every step that finished.
-        error_type: A short failure class, taken from the cause when it is a judge error.
-    """
-
-    def __init__(self, step: str, result: ScoreResult, cause: BaseException) -> None:
-        super().__init__(f"scorer {result.scorer_id!r} failed in step {step!r}: {cause}")
-        self.step = step
-        self.result = result
-        self.error_type = result.error_type or type(cause).__name__

@@ -12,7 +12,6 @@ import inspect
 import math
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,13 +22,19 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 
 from livescore import _attributes as A
+from livescore._errors import NotScorable, ScorerRunError, exception_message
+from livescore._messages import message_text
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import (
+    BudgetTicket,
     Classification,
     Judge,
     JudgeError,
     JudgeReply,
     JudgeUsage,
-    ask_to_classify,
+    budget_of,
+    classify_with_object,
+    price_of,
 )
 from livescore.runs import (
     NOT_SCORABLE_METADATA_KEY,
@@ -37,15 +42,13 @@ from livescore.runs import (
     RunLike,
     Step,
     coerce_run,
-    find_assistant_message,
-    find_user_message,
-    message_text,
+    get_assistant_message,
+    get_user_message,
 )
 from livescore.scoring._memo import RunMemo
-from livescore.scoring._result import AttributeValue, NotScorable, ScoreResult, ScorerRunError
+from livescore.scoring._result import AttributeValue, ScoreResult
 
 __all__ = (
-    "DEFAULT_MAX_TEXT_CHARS",
     "SYNC_HOOK_THREADS",
     "ContextFunction",
     "PipelineStep",
@@ -59,11 +62,6 @@ __all__ = (
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-
-DEFAULT_MAX_TEXT_CHARS = 50_000
-"""Longest input, output or context text (in characters) a scorer reads before truncating.
-
-Megabyte outputs are cut, not sent whole to a judge; the cut is recorded in ``flags``."""
 
 SYNC_HOOK_THREADS = 16
 """Synchronous ``get_context`` functions and steps running at once, per event loop.
@@ -160,6 +158,18 @@ class StepContext:
         return self._output_text
 
 
+def _a(noun: str) -> str:
+    """``"an int"``, ``"a float"``: the article a type name takes."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _text_or_none(find: Callable[[Run], str | None], run: Run) -> str | None:
+    try:
+        return find(run)
+    except TypeError:
+        return None
+
+
 def _missing_reason(value: Any, where: str, what: str) -> str:
     if value is None:
         found = f"the run has no {where}"
@@ -167,10 +177,10 @@ def _missing_reason(value: Any, where: str, what: str) -> str:
         keys = sorted(str(k) for k in value)
         shown = ", ".join(repr(k) for k in keys[:8]) + (", …" if len(keys) > 8 else "")
         found = f"its {where} is a mapping with keys [{shown}]"
-    elif isinstance(value, Sequence):
+    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         found = f"its {where} is a list of {len(value)} items with no {what.split()[0]} message"
     else:
-        found = f"its {where} is a {type(value).__name__}"
+        found = f"its {where} is {_a(type(value).__name__)}"
     return (
         f"no {what} found in the run: {found}, not text, a chat message or a list of "
         "messages (this scorer reads it)"
@@ -254,7 +264,7 @@ class Scorer:
         description: What the scorer measures.
         judge: The judge for prompt steps, or ``None`` for a code-only scorer.
         version: Recorded on every score (``livescore.scorer.version``).
-        sync_steps: Where synchronous code steps run (see :data:`SyncSteps`).
+        sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
     """
 
     def __init__(
@@ -263,7 +273,7 @@ class Scorer:
         id: str,
         description: str,
         generate_score: PipelineStep,
-        judge: Judge | None = None,
+        model: Judge | None = None,
         preprocess: PipelineStep | None = None,
         analyze: PipelineStep | None = None,
         generate_reason: PipelineStep | None = None,
@@ -287,7 +297,7 @@ class Scorer:
         for name, step in steps.items():
             if step is not None and not (isinstance(step, PromptStep) or callable(step)):
                 raise TypeError(f"{name} must be a function or a PromptStep, not {step!r}")
-            if isinstance(step, PromptStep) and judge is None:
+            if isinstance(step, PromptStep) and model is None:
                 raise ValueError(
                     f"scorer {id!r}: {name} is a PromptStep, so the scorer needs a judge "
                     "(model='openai/<model>' or a Judge object)"
@@ -304,7 +314,7 @@ class Scorer:
             raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
         self.id = id
         self.description = description
-        self.judge = judge
+        self.judge = model
         self.version = version
         self.max_text_chars = max_text_chars
         self.sync_steps: SyncSteps = sync_steps
@@ -312,14 +322,43 @@ class Scorer:
         self._context = list(context) if context is not None else None
         self._get_context = get_context
         self._label = label
+        self._judge_modes: dict[str, Callable[[], Scorer]] = {}
+        self._built_modes: dict[str, Scorer] = {}
 
     def __repr__(self) -> str:
-        judge = f", judge={self.judge.model!r}" if self.judge is not None else ""
+        judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
         return f"Scorer(id={self.id!r}{judge})"
 
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
         return self._label(score) if self._label is not None else None
+
+    def offer_judge_mode(self, mode: str, build: Callable[[], Scorer]) -> None:
+        """Say that this scorer can also run in judge mode ``mode`` (``"one_call"``).
+
+        ``build`` makes the same scorer in that mode; it is called once, when a judge
+        budget's ``fallback="one_call"`` first needs it. The prebuilt verdict scorers
+        (hallucination, faithfulness…) offer ``"one_call"`` when built in ``"three_step"``.
+
+        Example:
+            >>> from livescore.scorers import create_hallucination_scorer
+            >>> from livescore.testing import ScriptedJudge
+            >>> scorer = create_hallucination_scorer(model=ScriptedJudge([]))
+            >>> scorer.judge_modes
+            ('one_call',)
+        """
+        self._judge_modes[mode] = build
+
+    @property
+    def judge_modes(self) -> tuple[str, ...]:
+        """The other judge modes this scorer offers (see :meth:`offer_judge_mode`)."""
+        return tuple(self._judge_modes)
+
+    def _in_mode(self, mode: str) -> Scorer:
+        built = self._built_modes.get(mode)
+        if built is None:
+            built = self._built_modes[mode] = self._judge_modes[mode]()
+        return built
 
     async def run(
         self, run: RunLike, *, step: Step | None = None, memo: RunMemo | None = None
@@ -392,7 +431,7 @@ class Scorer:
             result = ScoreResult(
                 run_id=_run_id_of(run),
                 scorer_id=self.id,
-                judge_model=self.judge.model if self.judge is not None else None,
+                judge_model=self.judge.model_name if self.judge is not None else None,
             )
             _record_failure(result, "input", exc)
             return result
@@ -410,12 +449,15 @@ class Scorer:
         result = ScoreResult(
             run_id=run.run_id,
             scorer_id=self.id,
-            judge_model=self.judge.model if self.judge is not None else None,
+            judge_model=self.judge.model_name if self.judge is not None else None,
         )
         error: BaseException | None = None
         current = "input"
         overran: str | None = None  # the step during which the time ran out
         ctx: StepContext | None = None
+        judge = self.judge
+        pipeline = self  # the budget's fallback may run the same scorer in another mode
+        ticket: BudgetTicket | None = None
 
         def check_time() -> None:
             nonlocal overran
@@ -425,31 +467,41 @@ class Scorer:
 
         # move_on_after, not fail_after: a step that raises TimeoutError itself is that
         # step's failure, not the scorer's timeout.
-        with anyio.move_on_after(timeout) as scope:
-            try:
-                ctx = self._start(run, step, result)
-                current = "get_context"
-                ctx.context = await self._resolve_context(run, ctx.step)
-                check_time()
-                for current in _STEP_NAMES:
-                    await self._run_step(current, ctx, result, memo)
-                    _check_step_end(ctx, current, result)
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                try:
+                    ctx = self._start(run, step, result)
+                    if judge is not None and budget_of(judge) is not None:
+                        current = "budget"
+                        ticket, judge, pipeline = await self._admit(judge, result)
+                    current = "get_context"
+                    ctx.context = await self._resolve_context(run, ctx.step)
                     check_time()
-            except NotScorable as skip:
-                result.status = "skipped"
-                result.reason = skip.reason
-                result.score = None
-                result.label = None
-            except Exception as exc:
-                error = exc
-                _record_failure(result, current, exc)
-            except BaseException as exc:
-                if _ends_the_caller(exc):
-                    raise
-                # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised by
-                # the scorer's own code: that score fails, nothing else does.
-                error = exc
-                _record_failure(result, current, exc)
+                    for current in _STEP_NAMES:
+                        await pipeline._run_step(current, ctx, result, memo, judge)
+                        _check_step_end(ctx, current, result)
+                        check_time()
+                except NotScorable as skip:
+                    result.status = "skipped"
+                    result.reason = skip.reason
+                    result.score = None
+                    result.label = None
+                except Exception as exc:
+                    error = exc
+                    _record_failure(result, current, exc)
+                except BaseException as exc:
+                    if _ends_the_caller(exc):
+                        raise
+                    # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised
+                    # by the scorer's own code: that score fails, nothing else does.
+                    error = exc
+                    _record_failure(result, current, exc)
+        finally:
+            # Priced and settled even when the caller is cancelled: the calls were paid.
+            if judge is not None:
+                _price_usage(result, judge)
+            if ticket is not None:
+                await ticket.settle(result.usage, record=result.status != "skipped")
         result.duration_s = time.perf_counter() - started
         if scope.cancelled_caught:
             overran = current
@@ -464,6 +516,22 @@ class Scorer:
             _record_failure(result, overran, error)
             result.error_type = "timeout"
         return result, error
+
+    async def _admit(self, judge: Judge, result: ScoreResult) -> tuple[BudgetTicket, Judge, Scorer]:
+        """Ask the judge's budget for this score: what to run it on, or a skip."""
+        budget = budget_of(judge)
+        assert budget is not None
+        ticket = await budget.admit(self.id, judge, one_call="one_call" in self._judge_modes)
+        result.attributes[A.LIVESCORE_JUDGE_BUDGET] = budget.name
+        if not ticket.admitted:
+            result.attributes[A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED] = True
+            raise NotScorable(ticket.reason)
+        used = ticket.judge if ticket.judge is not None else judge
+        pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
+        if ticket.fallback is not None:
+            result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
+            result.judge_model = used.model_name
+        return ticket, used, pipeline
 
     def run_sync(self, run: RunLike, *, step: Step | None = None) -> ScoreResult:
         """Score one run from synchronous code: scripts, and notebooks too.
@@ -498,11 +566,10 @@ class Scorer:
             raise NotScorable(str(not_scorable))
         flags = result.flags
         attributes = result.attributes
-        try:
-            input_text = find_user_message(run)
-            output_text = find_assistant_message(run)
-        except TypeError as exc:
-            raise TypeError(f"run {run.run_id!r}: input and output must be text: {exc}") from exc
+        # A value that is not text at all (a number, bytes) is read as "no text": the steps
+        # that need it skip the score with the reason, as for a mapping of prompt variables.
+        input_text = _text_or_none(get_user_message, run)
+        output_text = _text_or_none(get_assistant_message, run)
         if input_text is not None:
             input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
         if output_text is not None:
@@ -526,7 +593,12 @@ class Scorer:
         return _context_list(value)
 
     async def _run_step(
-        self, name: str, ctx: StepContext, result: ScoreResult, memo: RunMemo | None
+        self,
+        name: str,
+        ctx: StepContext,
+        result: ScoreResult,
+        memo: RunMemo | None,
+        judge: Judge | None,
     ) -> None:
         step = self._steps[name]
         if step is None:
@@ -538,7 +610,8 @@ class Scorer:
             value = await _call_hook(skip_result, ctx, in_thread=in_thread) if skip_result else None
             prompt = None
         elif isinstance(step, PromptStep):
-            value, prompt = await self._ask_judge(name, step, ctx, result, memo)
+            assert judge is not None  # checked in __init__
+            value, prompt = await self._ask_judge(name, step, ctx, result, memo, judge)
         else:
             value, prompt = await _call_hook(step, ctx, in_thread=in_thread), None
         if name == "preprocess":
@@ -562,9 +635,8 @@ class Scorer:
         ctx: StepContext,
         result: ScoreResult,
         memo: RunMemo | None,
+        judge: Judge,
     ) -> tuple[Any, str]:
-        judge = self.judge
-        assert judge is not None  # checked in __init__
         prompt = step.create_prompt(ctx)
         usage = result.step_usage.setdefault(name, JudgeUsage())
         check = step.validate
@@ -575,9 +647,16 @@ class Scorer:
 
         async def call() -> JudgeReply[Any]:
             if choices is not None:
-                return await ask_to_classify(
-                    judge, system=step.system, prompt=prompt, choices=choices
+                # A judge written before classify existed answers from a structured answer.
+                classify = getattr(judge, "classify", None)
+                if classify is None:
+                    return await classify_with_object(
+                        judge, system=step.system, prompt=prompt, choices=choices
+                    )
+                reply: JudgeReply[Any] = await classify(
+                    system=step.system, prompt=prompt, choices=choices
                 )
+                return reply
             if schema is None:
                 return await judge.generate_text(system=step.system, prompt=prompt)
             return await judge.generate_object(
@@ -756,12 +835,7 @@ def _event_loop_running() -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    """``str(exc)``, or a stand-in when even that raises (a broken ``__str__``)."""
-    try:
-        text = str(exc)
-    except BaseException:
-        return f"{type(exc).__name__} (its message could not be read)"
-    return text or type(exc).__name__
+    return exception_message(exc) or type(exc).__name__
 
 
 def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
@@ -773,6 +847,20 @@ def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
     result.error_type = exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
     if isinstance(exc, JudgeError):
         result.usage.add(exc.usage)
+
+
+def _price_usage(result: ScoreResult, judge: Judge) -> None:
+    """Put the cost of the score's judge calls on it, when the judge knows its price."""
+    price = price_of(judge)
+    usage = result.usage
+    if usage.cached_input_tokens:
+        result.attributes[A.LIVESCORE_JUDGE_CACHED_INPUT_TOKENS] = usage.cached_input_tokens
+    if price is None:
+        return
+    for step_usage in result.step_usage.values():
+        step_usage.cost_usd = price.cost(step_usage)
+    usage.cost_usd = price.cost(usage)
+    result.attributes[A.LIVESCORE_JUDGE_COST] = usage.cost_usd
 
 
 def _run_id_of(run: object) -> str:
@@ -822,7 +910,6 @@ def create_scorer(
     version: str = "1",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
-    judge: Judge | str | None = None,
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -838,7 +925,7 @@ def create_scorer(
         context: Static ground truth, as ``ctx.context``.
         get_context: ``get_context(run, step)`` resolving ground truth at scoring time; it
             overrides ``context`` and runs once per score. A synchronous one runs in a
-            worker thread (at most :data:`SYNC_HOOK_THREADS` at once), so it may block.
+            worker thread (at most 16 at once per event loop), so it may block.
         label: Maps a score to a low-cardinality label.
         version: Recorded on every score.
         max_text_chars: Input and output text beyond this length is truncated (and flagged).
@@ -846,8 +933,6 @@ def create_scorer(
             step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
             worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
             of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
-        judge: Deprecated spelling of ``model`` (a ``DeprecationWarning``; removed in the
-            next release).
 
     Example:
         >>> scorer = create_scorer(
@@ -858,16 +943,6 @@ def create_scorer(
         >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
         0.5
     """
-    if judge is not None:
-        if model is not None:
-            raise TypeError("give create_scorer model=..., not both model= and judge=")
-        warnings.warn(
-            "create_scorer(judge=...) is deprecated: use model=... (the keyword of every "
-            "prebuilt scorer)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        model = judge
     resolved: Judge | None = None
     if model is not None:
         from livescore.judges import resolve_judge
@@ -877,7 +952,7 @@ def create_scorer(
         id=id,
         description=description,
         generate_score=generate_score,
-        judge=resolved,
+        model=resolved,
         preprocess=preprocess,
         analyze=analyze,
         generate_reason=generate_reason,

@@ -18,17 +18,11 @@ Example:
     >>> dispatcher.shutdown(); sink.shutdown()
 """
 
-from livescore.sinks._base import ScoreRecord, ScoreSink, SinkEmitter, with_sinks
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SinkStats,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore._errors import RetryLater, SkipRecord
+from livescore.sinks._base import ScoreRecord, ScoreSink, with_sinks
+from livescore.sinks._batching import BatchingSink, DeliveryResult, SinkStats, deliver_one_by_one
 from livescore.sinks._langfuse import LangfuseSink
-from livescore.sinks._phoenix import PhoenixSink, phoenix_endpoint, phoenix_headers
+from livescore.sinks._phoenix import PhoenixSink
 
 __all__ = (
     "BatchingSink",
@@ -38,11 +32,8 @@ __all__ = (
     "RetryLater",
     "ScoreRecord",
     "ScoreSink",
-    "SinkEmitter",
     "SinkStats",
     "SkipRecord",
     "deliver_one_by_one",
-    "phoenix_endpoint",
-    "phoenix_headers",
     "with_sinks",
 )

@@ -29,15 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from livescore._background import BackgroundQueue, add_exit_stage, fit_to_deadline
+from livescore._errors import RetryLater, SkipRecord
 from livescore.otel import attributes as A
 from livescore.sinks._base import ScoreRecord
 
 __all__ = (
     "BatchingSink",
     "DeliveryResult",
-    "RetryLater",
     "SinkStats",
-    "SkipRecord",
     "deliver_one_by_one",
 )
 
@@ -49,42 +48,6 @@ SENT, FAILED, DROPPED, SKIPPED = "sent", "failed", "dropped", "skipped"
 
 # Seconds a shutdown waits, past its deadline, for a delivery in progress to return.
 _JOIN_GRACE_S = 1.0
-
-
-class SkipRecord(Exception):
-    """Raise from :meth:`BatchingSink.prepare`: this record has nothing to deliver.
-
-    It is counted as ``skipped`` with ``reason`` (``"no_span"``, ``"unscored"``…).
-
-    Example:
-        >>> SkipRecord("no_span").reason
-        'no_span'
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class RetryLater(Exception):
-    """Raise from :meth:`BatchingSink.deliver`: the whole batch may succeed later.
-
-    For a network error, a 5xx or a 429. The batch is tried again with exponential backoff
-    (at least ``retry_after`` seconds later when given) until the sink's ``retry_deadline``;
-    then each record is counted as failed with ``reason``.
-
-    Example:
-        >>> RetryLater("http_503", retry_after=2.0).retry_after
-        2.0
-    """
-
-    def __init__(
-        self, reason: str, retry_after: float | None = None, detail: str | None = None
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.detail = detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,12 +497,17 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
                 heapq.heappush(self._retrying, (entry.due, entry))
 
     def _finish(self, entry: _Entry, outcome: str, reason: str, detail: str | None = None) -> None:
+        if outcome == FAILED:
+            # Logged before the entry is finished: a flush() that returns has every failure
+            # it waited for said already (not said a moment later, on this thread).
+            with self._lock:
+                if not self._q.is_unfinished_locked(entry):
+                    return  # a shutdown already counted it as dropped
+            self._log_first(FAILED, reason, detail=detail)
         with self._lock:
             if not self._q.finish_locked(entry):
-                return  # a shutdown already counted it as dropped
+                return  # a shutdown counted it as dropped meanwhile
             self._count_locked(outcome, reason)
-        if outcome == FAILED:
-            self._log_first(FAILED, reason, detail=detail)
 
     # -- counting ---------------------------------------------------------------------------
 

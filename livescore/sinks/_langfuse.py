@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import math
 import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
+from livescore._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    check_max_response_bytes,
+    sync_response_hooks,
+    was_cut,
+)
+from livescore._redaction import Redactor
 from livescore._version import DISTRIBUTION
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import ContentPolicy, score_key, score_metadata, target_span
 
 __all__ = ("LangfuseSink",)
@@ -45,10 +48,14 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
     (``langfuse.api.LangfuseAPI``, ``POST /api/public/scores`` with a batch of scores), on
     the sink's own thread, with this sink's retries and counts: network errors, 429 and 5xx
     are retried with backoff until ``retry_deadline``; other errors fail the batch for good
-    (logged once; a batch refused with 400 or 422 is sent again one score at a time, so only
-    the bad one fails); scores Langfuse rejects in a partial answer (207) are counted as failed
-    (``rejected``). ``Langfuse().create_score`` would hand the score to the SDK's own
-    queue, which logs and drops failures without a count.
+    (logged once, with the keys masked in Langfuse's message; a batch refused with 400 or
+    422 is sent again one score at a time, so only the bad one fails); scores Langfuse
+    rejects in a partial answer (207) are counted as failed (``rejected``).
+    ``Langfuse().create_score`` would hand the score to the SDK's own queue, which logs and
+    drops failures without a count. The sink gives the API client an HTTP client of its
+    own: each request has a total deadline of ``timeout`` seconds, checked while the answer
+    arrives, and at most ``max_response_bytes`` of an answer are read (a ``client`` you pass
+    is used as it is).
 
     No ``Langfuse()`` client is created, so the sink never installs Langfuse's tracer
     provider (``Langfuse()`` sets a global one when none is set, else adds its span
@@ -74,7 +81,9 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         capture_content: What the comments carry of explanations: ``"full"``,
             ``"truncated"`` (cut at ``max_content_chars``) or ``"none"``.
         max_content_chars: The cut for ``"truncated"``.
-        timeout: Seconds per HTTP request.
+        timeout: Seconds per HTTP request, all of it: connecting, sending, and reading
+            the answer to its end.
+        max_response_bytes: The most bytes read of one answer (1 MB).
         max_queue: See :class:`BatchingSink` (so are the next arguments).
         max_batch: Scores per request.
         flush_interval: Seconds a score may wait for its batch.
@@ -109,6 +118,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         capture_content: Literal["full", "truncated", "none"] = "full",
         max_content_chars: int = 1000,
         timeout: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_queue: int = 10_000,
         max_batch: int = 100,
         flush_interval: float = 1.0,
@@ -131,8 +141,10 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
         self.timeout = float(timeout)
+        self.max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._client = client
         self._api: Any = None
+        self._last_cut = False
         if client is not None:
             api = getattr(client, "api", client)
             if not hasattr(api, "scores"):
@@ -159,6 +171,15 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
                 or DEFAULT_BASE_URL
             ).rstrip("/")
         self._api_class = LangfuseAPI
+        # What Langfuse quotes back (an error body echoing the request) is masked with these:
+        # the keys, and the Basic credentials the API client builds from them.
+        keys = [k for k in (self.public_key, self._secret_key) if k]
+        basic = (
+            base64.b64encode(f"{self.public_key}:{self._secret_key}".encode()).decode("ascii")
+            if len(keys) == 2
+            else None
+        )
+        self._redact = Redactor([*keys, basic])
         super().__init__(
             max_queue=max_queue,
             max_batch=max_batch,
@@ -210,17 +231,31 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         )
 
         api = self._get_api()
+        self._last_cut = False
         try:
             # Items are JSON-ready dicts with the API's field names, as the SDK's own score
             # consumer sends them; retries are this sink's (the client's are turned off).
             response = api.scores.create(request=list(batch), request_options={"max_retries": 0})
-        except httpx.TimeoutException as exc:
-            raise RetryLater("timeout", detail=str(exc) or None) from exc
+        except (httpx.TimeoutException, ResponseDeadline) as exc:
+            raise RetryLater("timeout", detail=self._masked(exc)) from exc
         except httpx.TransportError as exc:
-            raise RetryLater("connection_error", detail=str(exc) or None) from exc
+            raise RetryLater("connection_error", detail=self._masked(exc)) from exc
+        except UnreadableResponse as exc:  # a body it cannot decode bounded
+            raise RetryLater("invalid_response", detail=self._masked(exc)) from exc
         except ApiError as exc:
             status = exc.status_code
-            detail = f"HTTP {status} from {self.base_url}: {str(exc.body)[:300]}"
+            # Mask first, cut after: a cut could otherwise leave a key's first characters.
+            detail = (
+                f"HTTP {status} from {self.base_url}: {self._redact.excerpt(str(exc.body), 300)}"
+            )
+            if self._last_cut:
+                detail += f" (the answer was cut at {self.max_response_bytes:,} bytes)"
+                if status is not None and 200 <= status < 300:
+                    # A success answer too big to read: what it said is unknown.
+                    return DeliveryResult(
+                        failed=dict.fromkeys(range(len(batch)), "response_too_large"),
+                        detail=detail,
+                    )
             if status is None or status == 429 or status >= 500:
                 raise RetryLater(f"http_{status}", detail=detail) from exc
             if status in (400, 422) and len(batch) > 1:
@@ -232,7 +267,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         if isinstance(response, CreateScoreBatchResults) and response.rejected:
             # Langfuse says how many it rejected, not which: the count is exact.
             rejected = min(response.rejected, len(batch))
-            messages = "; ".join(e.message for e in response.errors)[:300]
+            messages = self._redact.excerpt("; ".join(e.message for e in response.errors), 300)
             return DeliveryResult(
                 failed=dict.fromkeys(range(len(batch) - rejected, len(batch)), "rejected"),
                 detail=messages or None,
@@ -243,6 +278,14 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         if self._api is None:
             from importlib.metadata import version
 
+            import httpx  # the SDK's HTTP package
+
+            hooks = sync_response_hooks(self.max_response_bytes, self.timeout, module=httpx)
+
+            def note_cut(response: Any) -> None:  # after the cap's hook: was the body cut?
+                response.read()
+                self._last_cut = was_cut(response)
+
             langfuse_version = version("langfuse")
             self._api = self._api_class(
                 base_url=self.base_url,
@@ -252,8 +295,20 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
                 x_langfuse_sdk_version=langfuse_version,
                 x_langfuse_public_key=self.public_key,
                 timeout=self.timeout,
+                httpx_client=httpx.Client(
+                    timeout=self.timeout,
+                    # An uncompressed answer is what the cap counts.
+                    headers={"Accept-Encoding": "identity"},
+                    event_hooks={
+                        "request": hooks["request"],
+                        "response": [*hooks["response"], note_cut],
+                    },
+                ),
             )
         return self._api
+
+    def _masked(self, exc: BaseException) -> str | None:
+        return self._redact(str(exc)) or None
 
     def close(self) -> None:
         """Close the HTTP client this sink created (a client you passed stays open)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
+from livescore._errors import SkipRecord
 from livescore.otel import attributes as A
 from livescore.runs import TraceParent
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import SkipRecord
 
 __all__ = ("ContentPolicy", "score_key", "score_metadata", "target_span")
 

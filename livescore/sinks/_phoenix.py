@@ -9,15 +9,17 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
+from livescore._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    check_max_response_bytes,
+    sync_response_hooks,
+    was_cut,
+)
+from livescore._redaction import Redactor, header_secrets
 from livescore._version import __version__
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import (
-    BatchingSink,
-    DeliveryResult,
-    RetryLater,
-    SkipRecord,
-    deliver_one_by_one,
-)
+from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
 if TYPE_CHECKING:
@@ -111,8 +113,13 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
     span exporter): those annotations are retried with backoff until ``retry_deadline``,
     then counted as failed (``span_not_found``); the rest of the batch goes at once.
     Network errors, 429 and 5xx are retried the same way; other answers (401, 403…) fail
-    the batch for good, logged once with Phoenix's message. A batch refused with 400 or 422
-    is sent again one annotation at a time, so only the bad one fails.
+    the batch for good, logged once with Phoenix's message (credentials in it masked: the
+    API key, any header value named like one, anything that looks like a key). A batch
+    refused with 400 or 422 is sent again one annotation at a time, so only the bad one
+    fails. Each request has a total deadline of ``timeout`` seconds, checked while the
+    body arrives (a server trickling its answer cannot stall delivery), and at most
+    ``max_response_bytes`` of an answer are read (a bigger one is cut there and its
+    connection dropped).
 
     Failed and skipped scores have no score to show: they are counted as skipped
     (``unscored``) unless ``include_unscored=True``, which annotates them too, with the
@@ -135,7 +142,9 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         capture_content: What explanations (and error messages) the annotations carry:
             ``"full"``, ``"truncated"`` (cut at ``max_content_chars``) or ``"none"``.
         max_content_chars: The cut for ``"truncated"``.
-        timeout: Seconds per HTTP request.
+        timeout: Seconds per HTTP request, all of it: connecting, sending, and reading
+            the answer to its end.
+        max_response_bytes: The most bytes read of one answer (1 MB).
         max_queue: See :class:`BatchingSink` (so are the next arguments).
         max_batch: Annotations per request.
         flush_interval: Seconds an annotation may wait for its batch.
@@ -170,6 +179,7 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         capture_content: Literal["full", "truncated", "none"] = "full",
         max_content_chars: int = 1000,
         timeout: float = 10.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_queue: int = 10_000,
         max_batch: int = 100,
         flush_interval: float = 1.0,
@@ -189,10 +199,16 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
         self.include_unscored = bool(include_unscored)
         self.content = ContentPolicy(capture_content, max_content_chars)
         self.timeout = float(timeout)
+        self.max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._headers = {
             "User-Agent": f"livescore/{__version__}",
+            # An uncompressed answer is what the cap counts (a compressed one is decoded
+            # under the cap all the same).
+            "Accept-Encoding": "identity",
             **phoenix_headers(api_key, headers),
         }
+        # What Phoenix quotes back (a 401 body echoing the request) is masked with these.
+        self._redact = Redactor(header_secrets(self._headers))
         self._client: httpx2.Client | None = None
         super().__init__(
             max_queue=max_queue,
@@ -247,17 +263,26 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
 
         client = self._client
         if client is None:
-            client = self._client = httpx2.Client(timeout=self.timeout, headers=self._headers)
+            client = self._client = httpx2.Client(
+                timeout=self.timeout,
+                headers=self._headers,
+                event_hooks=sync_response_hooks(self.max_response_bytes, self.timeout),
+            )
         try:
             response = client.post(self.url, params={"sync": "true"}, json={"data": list(batch)})
-        except httpx2.TimeoutException as exc:
-            raise RetryLater("timeout", detail=str(exc) or None) from exc
+        except (httpx2.TimeoutException, ResponseDeadline) as exc:
+            raise RetryLater("timeout", detail=self._masked(exc)) from exc
         except httpx2.TransportError as exc:
-            raise RetryLater("connection_error", detail=str(exc) or None) from exc
+            raise RetryLater("connection_error", detail=self._masked(exc)) from exc
+        except UnreadableResponse as exc:  # a body it cannot decode bounded
+            raise RetryLater("invalid_response", detail=self._masked(exc)) from exc
         status = response.status_code
         if 200 <= status < 300:
             return None
-        detail = f"HTTP {status} from {self.url}: {response.text[:300]}"
+        # Mask first, cut after: a cut could otherwise leave a key's first characters.
+        detail = f"HTTP {status} from {self.url}: {self._redact.excerpt(response.text, 300)}"
+        if was_cut(response):
+            detail += f" (the answer was cut at {self.max_response_bytes:,} bytes)"
         if status == 404:
             found = _MISSING_SPANS.search(response.text)
             if found is None:  # not Phoenix's answer (a wrong path, a proxy): may pass
@@ -302,6 +327,9 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
                 failed.update({present[i]: reason for i, reason in again.failed.items()})
                 detail = again.detail or detail
         return DeliveryResult(retry=retry, failed=failed, detail=detail)
+
+    def _masked(self, exc: BaseException) -> str | None:
+        return self._redact(str(exc)) or None
 
     def close(self) -> None:
         """Close the HTTP client."""

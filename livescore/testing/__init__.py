@@ -7,7 +7,7 @@ Example:
     ...     judge = server.judge()
 """
 
-from livescore.testing._redis import RedisTestServer, find_redis_server
+from livescore.testing._redis import RedisTestServer
 from livescore.testing._scripted import ScriptedJudge
 from livescore.testing._server import OpenAITestServer, Reply, ReplyLike
 
@@ -17,5 +17,4 @@ __all__ = (
     "Reply",
     "ReplyLike",
     "ScriptedJudge",
-    "find_redis_server",
 )

@@ -91,7 +91,7 @@ def _estimate_tokens(text: str) -> int:
 
 def _usage(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if reply.usage is not None:
-        input_tokens, output_tokens = reply.usage
+        input_tokens, output_tokens = reply.usage[0], reply.usage[1]
     else:
         prompt = json.dumps([request.get("instructions"), request.get("input")])
         input_tokens = _estimate_tokens(prompt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -18,12 +18,13 @@ from livescore.judges import (
     JudgeResponseError,
     JudgeUsage,
     Message,
-    ModelT,
     ask_for_object,
     classify_with_object,
 )
 
 __all__ = ("ScriptedJudge",)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 ScriptedAnswer = dict[str, Any] | str | Exception | Callable[[str], Any]
 
@@ -45,12 +46,12 @@ class ScriptedJudge:
 
     Example:
         >>> judge = ScriptedJudge([{"claims": []}])
-        >>> judge.model
+        >>> judge.model_name
         'scripted'
     """
 
     answers: Iterable[ScriptedAnswer] = ()
-    model: str = "scripted"
+    model_name: str = "scripted"
     tokens_per_call: int = 10
     prompts: list[str] = field(default_factory=list)
 
@@ -96,7 +97,7 @@ class ScriptedJudge:
             {"role": "user", "content": prompt},
         ]
         value = await ask_for_object(
-            ask, messages, schema, validate=validate, model=self.model, usage=usage
+            ask, messages, schema, validate=validate, model_name=self.model_name, usage=usage
         )
         return JudgeReply(value, usage)
 

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
-from livescore.judges import OpenAIJudge, forget_server
+from livescore.judges import OpenAIJudge
 
 __all__ = ("OpenAITestServer", "Reply", "ReplyLike")
 
@@ -64,7 +64,9 @@ class Reply:
             (``large_body``).
         seconds, then: How long to wait, and the reply after it (``delay``, ``hang``).
         finish_reason: The choice's ``finish_reason``.
-        usage: ``(prompt_tokens, completion_tokens)``; estimated when ``None``.
+        usage: ``(prompt_tokens, completion_tokens)``, or with a third figure, the cached
+            prompt tokens (``usage.prompt_tokens_details.cached_tokens``); estimated when
+            ``None``.
         calls: ``(id, name, JSON arguments)`` per tool call.
         logprobs: ``(token, logprob)`` alternatives of the first token, most probable
             first, sent as ``choices[0].logprobs`` when the request asks for logprobs
@@ -85,7 +87,7 @@ class Reply:
     seconds: float = 0.0
     then: Reply | None = None
     finish_reason: str = "stop"
-    usage: tuple[int, int] | None = None
+    usage: tuple[int, int] | tuple[int, int, int] | None = None
     calls: tuple[tuple[str, str, str], ...] = ()
     data: bytes = b""
     size: int | None = None
@@ -119,17 +121,23 @@ class Reply:
         )
 
     @classmethod
-    def json(cls, data: Any, *, usage: tuple[int, int] | None = None) -> Reply:
+    def json(
+        cls, data: Any, *, usage: tuple[int, int] | tuple[int, int, int] | None = None
+    ) -> Reply:
         """Answer with ``data`` serialised as JSON in the assistant message's content.
 
-        ``usage`` is ``(prompt_tokens, completion_tokens)``; by default both are estimated
-        from the text (about four characters a token).
+        ``usage`` is ``(prompt_tokens, completion_tokens[, cached_prompt_tokens])``; by
+        default both are estimated from the text (about four characters a token).
         """
         return cls("json", content=json.dumps(data), usage=usage)
 
     @classmethod
     def text(
-        cls, text: str, *, finish_reason: str = "stop", usage: tuple[int, int] | None = None
+        cls,
+        text: str,
+        *,
+        finish_reason: str = "stop",
+        usage: tuple[int, int] | tuple[int, int, int] | None = None,
     ) -> Reply:
         """Answer with ``text`` as the assistant message's content, verbatim.
 
@@ -275,6 +283,14 @@ class OpenAITestServer:
         reject_json_schema: Answer ``response_format={"type": "json_schema"}`` requests with
             ``reject_status`` (as llama-cpp-python's server does), without using the script.
         reject_status: The status for rejected ``json_schema`` requests.
+        prompt_caching: Report prompt caching as OpenAI does: a request whose system
+            message the server has seen before reports that message's tokens as cached
+            (``usage.prompt_tokens_details.cached_tokens``), for testing cached-input
+            prices. Estimated usage only (a reply's own ``usage`` is reported as given).
+
+    Usage is estimated from the text unless a reply gives its own: prompt tokens from the
+    request's messages, completion tokens from the answer (about four characters a
+    token), so it varies with each request as a real server's does.
 
     Attributes:
         requests: The JSON body of every request received, in order (rejected ones too).
@@ -296,8 +312,11 @@ class OpenAITestServer:
         latency: float = 0.0,
         reject_json_schema: bool = False,
         reject_status: int = 400,
+        prompt_caching: bool = False,
     ) -> None:
         self._queue: deque[Reply] = deque(_as_reply(r) for r in replies)
+        self.prompt_caching = prompt_caching
+        self._seen_prefixes: set[str] = set()
         self.responder = responder
         self.latency = latency
         self.reject_json_schema = reject_json_schema
@@ -329,7 +348,7 @@ class OpenAITestServer:
         )
         self._thread.start()
         # A new server may reuse an old one's port: what the old one accepted is no guide.
-        forget_server(self.base_url)
+        OpenAIJudge.forget_server(self.base_url)
         return self
 
     def close(self) -> None:
@@ -415,11 +434,15 @@ class OpenAITestServer:
 
         Keyword arguments go to ``OpenAIJudge``. Test-friendly defaults: ``api_key="test-key"``,
         ``timeout=5.0`` and ``backoff_base=0.01`` (retries do not slow a test down; a scripted
-        ``retry-after`` is still honoured).
+        ``retry-after`` is still honoured), and ``circuit_failures=None``: a script of
+        stalls or dropped connections is tried reply by reply, however many come in a row
+        (and however slow the machine), instead of opening the judge's circuit. Pass
+        ``circuit_failures=`` to test the circuit itself.
         """
         kwargs.setdefault("api_key", "test-key")
         kwargs.setdefault("timeout", 5.0)
         kwargs.setdefault("backoff_base", 0.01)
+        kwargs.setdefault("circuit_failures", None)
         return OpenAIJudge(model, base_url=self.base_url, **kwargs)
 
     # -- serving (runs on handler threads) --------------------------------------------------
@@ -448,6 +471,20 @@ class OpenAITestServer:
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless the server closes first; True when it closed."""
         return self._closing.wait(seconds) if seconds > 0 else self._closing.is_set()
+
+    def _cached_tokens(self, request: dict[str, Any]) -> int:
+        """The prompt tokens a caching server would serve from its cache for ``request``."""
+        if not self.prompt_caching:
+            return 0
+        messages = request.get("messages") or []
+        first = messages[0] if messages and isinstance(messages[0], dict) else {}
+        if first.get("role") != "system":
+            return 0
+        prefix = json.dumps(first)
+        with self._lock:
+            seen = prefix in self._seen_prefixes
+            self._seen_prefixes.add(prefix)
+        return _estimate_tokens(prefix) if seen else 0
 
     def _enter(self) -> None:
         with self._lock:
@@ -580,9 +617,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.kind == "large_body":
             self._send_large(reply.size, chunked=reply.chunked)
         elif request.get("stream"):
-            self._send_bytes(200, _stream(request, reply), "text/event-stream")
+            cached = owner._cached_tokens(request)
+            self._send_bytes(200, _stream(request, reply, cached), "text/event-stream")
         else:
-            self._send_json(200, _completion(request, reply))
+            self._send_json(200, _completion(request, reply, owner._cached_tokens(request)))
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -651,18 +689,22 @@ def _error_body(message: str, error_type: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
 
 
-def _usage(request: dict[str, Any], reply: Reply) -> dict[str, int]:
+def _usage(request: dict[str, Any], reply: Reply, cached: int = 0) -> dict[str, Any]:
     if reply.usage is not None:
-        prompt_tokens, completion_tokens = reply.usage
+        prompt_tokens, completion_tokens = reply.usage[0], reply.usage[1]
+        cached = reply.usage[2] if len(reply.usage) > 2 else 0
     else:
         prompt_tokens = _estimate_tokens(json.dumps(request.get("messages", [])))
         produced = reply.content + "".join(name + args for _, name, args in reply.calls)
         completion_tokens = _estimate_tokens(produced) if produced else 0
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
+    return usage
 
 
 def _message(reply: Reply) -> dict[str, Any]:
@@ -711,7 +753,7 @@ def _logprobs(request: dict[str, Any], reply: Reply) -> dict[str, Any] | None:
     }
 
 
-def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def _completion(request: dict[str, Any], reply: Reply, cached: int = 0) -> dict[str, Any]:
     return {
         **_envelope(request, "chat.completion"),
         "choices": [
@@ -722,11 +764,11 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
                 "finish_reason": reply.finish_reason,
             }
         ],
-        "usage": _usage(request, reply),
+        "usage": _usage(request, reply, cached),
     }
 
 
-def _stream(request: dict[str, Any], reply: Reply) -> bytes:
+def _stream(request: dict[str, Any], reply: Reply, cached: int = 0) -> bytes:
     """The reply as server-sent events: role, content (or tool calls), finish, usage."""
     base = _envelope(request, "chat.completion.chunk")
     message = _message(reply)
@@ -748,7 +790,7 @@ def _stream(request: dict[str, Any], reply: Reply) -> bytes:
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]}
     )
     if (request.get("stream_options") or {}).get("include_usage"):
-        chunks.append({**base, "choices": [], "usage": _usage(request, reply)})
+        chunks.append({**base, "choices": [], "usage": _usage(request, reply, cached)})
     events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
     events.append("data: [DONE]\n\n")
     return "".join(events).encode()

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from livescore import Run, checks
+from livescore._text import dice_similarity
 from livescore.checks import CheckResult
-from livescore.scorers import dice_similarity
 
 RUN = Run(input="Where is my refund?", output="Your REFUND was sent on Monday.\n")
 

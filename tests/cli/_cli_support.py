@@ -26,21 +26,32 @@ def hallucination_responder(body: dict[str, Any]) -> Any:
     prompt = str(body["messages"][-1]["content"])
     if "<claims>" in prompt:
         claims = re.findall(r'<claim index="\d+">(.*?)</claim>', prompt, re.S)
-        verdicts = []
-        for claim in claims:
-            bad = "WRONG" in claim or "drone" in claim.lower()
-            verdicts.append(
-                {
-                    "statement": claim,
-                    "verdict": "yes" if bad else "no",
-                    "reason": "the context does not say so" if bad else "the context states it",
-                }
-            )
-        return {"verdicts": verdicts}
+        return {"verdicts": _verdicts(claims)}
     if "List the factual claims" in prompt:
-        found = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
-        text = found.group(1) if found else ""
-        return {"claims": [s for s in re.split(r"(?<=\.)\s+", text) if s.strip()]}
+        return {"claims": _claims(prompt)}
+    if "list its claims, give one verdict per claim" in prompt:  # the one-call mode
+        claims = _claims(prompt)
+        return {"claims": claims, "verdicts": _verdicts(claims), "reason": "Counted."}
     start = re.search(r'Start with "(The score is [^"]+ because)"', prompt)
     opening = start.group(1) if start else "The score is unknown because"
     return f"{opening} the scripted judge counted the unsupported claims."
+
+
+def _claims(prompt: str) -> list[str]:
+    found = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
+    text = found.group(1) if found else ""
+    return [s for s in re.split(r"(?<=\.)\s+", text) if s.strip()]
+
+
+def _verdicts(claims: list[str]) -> list[dict[str, str]]:
+    verdicts = []
+    for claim in claims:
+        bad = "WRONG" in claim or "drone" in claim.lower()
+        verdicts.append(
+            {
+                "statement": claim,
+                "verdict": "yes" if bad else "no",
+                "reason": "the context does not say so" if bad else "the context states it",
+            }
+        )
+    return verdicts

@@ -3,6 +3,7 @@ scores reach the dashboards."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from phoenix_server import get_json
 from score_api_doubles import LangfuseTestReceiver
 
 from livescore.cli import main
+from livescore.cli._export import Export
 
 ITEMS = [
     {"id": "a", "input": "Rust ownership rules", "output": "Ownership in Rust has three rules."},
@@ -57,6 +59,71 @@ def test_langfuse_scores_name_the_traces_sent_to_the_otlp_endpoint(
         assert score["value"] > 0
 
 
+def test_the_otlp_endpoint_gets_each_score_as_an_event_on_its_items_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver() as collector:
+        code = main(["eval", str(data), "--quiet", "--otlp-endpoint", collector.url])
+    assert code == 0, capsys.readouterr().err
+    items = {s.span_id: s for s in collector.spans if s.name == "eval_item"}
+    events = collector.events()
+    assert len(events) == 2
+    for event in events:
+        print(event.line())
+        assert event.span_id in items
+        assert event.trace_id == items[event.span_id].trace_id
+        assert event.attributes["gen_ai.evaluation.name"] == "keyword-coverage"
+        assert event.attributes["livescore.source"] == "eval"
+        assert event.service_name == "livescore-eval"
+    assert len([s for s in collector.spans if s.name.startswith("evaluation ")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("emit", "score_spans", "events"), [("spans", 2, 0), ("events", 0, 2), ("events,spans", 2, 2)]
+)
+def test_emit_chooses_spans_events_or_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], emit: str, score_spans: int, events: int
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver() as collector:
+        argv = ["eval", str(data), "--quiet", "--otlp-endpoint", collector.url, "--emit", emit]
+        code = main([*argv, "--semconv-proposals"])
+    assert code == 0, capsys.readouterr().err
+    spans = [s for s in collector.spans if s.name.startswith("evaluation ")]
+    assert len(spans) == score_spans
+    assert len(collector.events()) == events
+    assert len([s for s in collector.spans if s.name == "eval_item"]) == 2  # always
+    for record in [*(s.attributes for s in spans), *(e.attributes for e in collector.events())]:
+        assert record["gen_ai.evaluation.evaluator.id"] == "keyword-coverage"
+        assert record["gen_ai.evaluation.evaluator.type"] == "deterministic"
+
+
+@pytest.mark.parametrize(
+    ("otlp", "emit", "logs"),
+    [(False, None, False), (True, None, True), (True, ("spans",), False)],
+)
+def test_events_go_to_the_otlp_endpoint_only_never_to_phoenix(
+    otlp: bool, emit: tuple[str, ...] | None, logs: bool
+) -> None:
+    # Phoenix has no logs endpoint: --phoenix gets the traces, never the events.
+    args = argparse.Namespace(
+        otlp_endpoint="http://127.0.0.1:4318" if otlp else None,
+        phoenix="http://127.0.0.1:6006",
+        langfuse=False,
+        emit=emit,
+    )
+    export = Export.from_args(args)
+    try:
+        assert (export.logger_provider is not None) == logs
+        assert "http://127.0.0.1:6006/v1/traces" in export.urls
+    finally:
+        for sink in export.sinks:
+            sink.shutdown(0)
+        export.sinks = []
+        export.close()
+
+
 def test_usage_errors_come_before_any_scoring(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -66,6 +133,16 @@ def test_usage_errors_come_before_any_scoring(
     assert "LANGFUSE_PUBLIC_KEY" in capsys.readouterr().err
     assert main(["eval", str(data), "--quiet", "--phoenix", "grpc://127.0.0.1:4317"]) == 2
     assert "--phoenix" in capsys.readouterr().err
+    argv = ["eval", str(data), "--quiet", "--broker", "redis://127.0.0.1:1/0", "--emit", "spans"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "error: --emit: with --broker the workers emit the scores: give it to livescore worker"
+    )
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(data), "--quiet", "--emit", "metrics"])
+    assert exited.value.code == 2
+    assert "argument --emit: unknown signal 'metrics'" in capsys.readouterr().err
 
 
 @pytest.mark.phoenix
@@ -79,7 +156,7 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
     assert code == 0, capsys.readouterr().err
     assert "phoenix: sent 2 · failed 0 · skipped 0 · dropped 0" in capsys.readouterr().err
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    span_ids = {r["run"]["span_id"]: r for r in results}
+    span_ids = {r["span_id"]: r for r in results}
     query = "&".join(f"span_ids={s}" for s in span_ids)
     annotations: list[dict[str, Any]] = get_json(
         f"{phoenix_url}/v1/projects/default/span_annotations?{query}&limit=100"
@@ -93,3 +170,41 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
         assert annotation["result"]["score"] == pytest.approx(score["score"])
         assert annotation["result"]["label"] == score["label"]
         assert annotation["metadata"]["livescore.source"] == "eval"
+
+
+# -- what was not delivered --------------------------------------------------------------------
+
+
+def test_spans_an_endpoint_refused_are_one_line_and_exit_1(
+    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    code = main(["eval", str(data), "--quiet", "--otlp-endpoint", refused_url])
+    err = capfd.readouterr().err
+    # Before: exit 0, the exporter's raw "Transient error …" lines, and no summary.
+    assert code == 1
+    assert "Transient error" not in err
+    lines = [line for line in err.splitlines() if "not delivered" in line]
+    assert lines == [
+        f"traces: 4 of 4 span(s) not delivered to {refused_url}/v1/traces (connection refused)"
+    ]
+
+
+def test_a_dead_phoenix_is_said_and_exits_1(
+    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    # Before: 61 s for two items (60 s of retries), then exit 0.
+    code = main(["eval", str(data), "--quiet", "--phoenix", refused_url])
+    err = capfd.readouterr().err
+    assert code == 1
+    assert "Transient error" not in err
+    assert f"span(s) not delivered to {refused_url}/v1/traces (connection refused)" in err
+    assert "phoenix: sent 0 · failed 2" in err
+
+
+def test_spans_that_arrived_are_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver() as collector:
+        assert main(["eval", str(data), "--quiet", "--otlp-endpoint", collector.url]) == 0
+    assert f"traces: 4 span(s) sent to {collector.url}/v1/traces" in capsys.readouterr().err

@@ -116,7 +116,7 @@ def test_faithfulness_predicts_hallucination_with_the_direction_handled(
     assert faithfulness[2] == "score ≤ 0.5"
     # The same figures: a faithfulness of 1 - h predicts exactly what h does.
     assert hallucination[3:8] == faithfulness[3:8] == ["0.750", "0.667", "1.000", "0.800", "0.875"]
-    assert "Judge quality (hallucinated = positive)" in out
+    assert "Judge quality: how well each scorer predicts 'hallucinated'" in out
     assert "for scorers where higher is better, a score ≤ 0.5" in out
     records = [json.loads(line) for line in out_path.read_text().splitlines()]
     assert [r["hallucinated"] for r in records] == [0, 0, 1, 1]
@@ -152,7 +152,7 @@ def test_label_measures_a_scorer_against_any_field(
     out = captured.out
 
     assert code == 0, out
-    assert "Judge quality (rude = positive)" in out
+    assert "Judge quality: how well each scorer predicts 'rude'" in out
     row = quality_row(out, "toxicity")
     assert row[1] == "4"  # the unlabelled line is scored but not measured
     assert row[2] == "score ≥ 0.5"
@@ -173,7 +173,7 @@ def test_a_scorers_own_label_is_read_from_the_catalog(
         assert main(["eval", str(data), "--scorer", "toxicity", "--model", "m", "--quiet"]) == 0
     out = capsys.readouterr().out
 
-    assert "Judge quality (toxic = positive)" in out
+    assert "Judge quality: how well each scorer predicts 'toxic'" in out
     assert quality_row(out, "toxicity")[7] == "1.000"
 
 
@@ -239,7 +239,7 @@ def test_calibration_kappa_confusion_base_rate_and_a_held_out_threshold(
                 "hallucination",
                 "--scorer",
                 "faithfulness",
-                "--mode",
+                "--judge-mode",
                 "logprob",
                 "--model",
                 "m",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from livescore.cli import JUDGE_MODEL_ENV, JudgeOptions, build_parser
 from livescore.cli._common import UsageError
+from livescore.cli._judge_options import JUDGE_MODEL_ENV, JudgeOptions
+from livescore.cli._main import build_parser
 from livescore.judges import OpenAIJudge
 
 
@@ -33,7 +34,7 @@ def test_both_commands_take_the_same_judge_options(command: str) -> None:
         "3",
         "--judge-timeout",
         "12",
-        "--mode",
+        "--judge-mode",
         "one_call",
         command=command,
     )
@@ -43,11 +44,11 @@ def test_both_commands_take_the_same_judge_options(command: str) -> None:
         structured_output="json_object",
         concurrency=3,
         timeout=12.0,
-        mode="one_call",
+        judge_mode="one_call",
     )
     judge = options.resolve()
     assert isinstance(judge, OpenAIJudge)
-    assert judge.model == "llama3.2"
+    assert judge.model_name == "llama3.2"
     assert judge.max_concurrency == 3
 
 

@@ -16,7 +16,7 @@ from otlp_receiver import OTLPTestReceiver
 from rich.console import Console
 
 from livescore.cli import main
-from livescore.demo import local_judge_status
+from livescore.demo._local_judge import local_judge_status
 from livescore.testing import OpenAITestServer
 
 COUNTRIES = "Which countries does Parcelly deliver to?"
@@ -101,6 +101,34 @@ def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPa
     # It is the countries run: its tool span searched for "countries".
     countries_run = agents[flagged[0].parent_span_id]
     assert any(t.parent_span_id == countries_run.span_id for t in tools)
+    # Each score is also a gen_ai.evaluation.result event on its run's span.
+    events = collector.events()
+    assert len(events) == 10
+    assert {e.span_id for e in events} == set(agents)
+    for event in events:
+        assert event.trace_id == agents[event.span_id].trace_id
+        assert event.service_name == "livescore-demo"
+    (flagged_event,) = [
+        e
+        for e in events
+        if e.attributes["gen_ai.evaluation.name"] == "hallucination"
+        and e.attributes["gen_ai.evaluation.score.value"] > 0
+    ]
+    assert flagged_event.span_id == countries_run.span_id
+    assert flagged_event.attributes["gen_ai.evaluation.score.label"] == "low"
+    assert flagged_event.attributes["livescore.judge.calls"] == 3
+
+
+def test_emit_spans_sends_no_events_and_events_alone_is_refused() -> None:
+    console, buffer = _console()
+    with OTLPTestReceiver() as collector:
+        code = run_demo_cli(["--otlp-endpoint", collector.url, "--emit", "spans"], console)
+    assert code == 0, buffer.getvalue()
+    assert len([s for s in collector.spans if s.name.startswith("evaluation ")]) == 5
+    assert collector.events() == []
+    console, buffer = _console()
+    assert run_demo_cli(["--emit", "events"], console) == 2
+    assert "error: --emit: the demo shows each run's score spans" in buffer.getvalue()
 
 
 def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_runs() -> None:

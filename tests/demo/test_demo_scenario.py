@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 
-from livescore.demo import (
+from livescore.demo import ToolOutput, ToolRequest
+from livescore.demo._docs import load_documents, search_documents, split_sentences, words
+from livescore.demo._scenario import (
     QUESTIONS,
     UNSUPPORTED_CLAIM,
-    ToolOutput,
-    ToolRequest,
     get_order_status,
     scripted_turn,
     search_docs,
 )
-from livescore.demo._docs import load_documents, search_documents, split_sentences, words
 
 
 def _answer(question: str) -> tuple[str, str]:

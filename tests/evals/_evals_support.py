@@ -50,7 +50,7 @@ def context_echo_scorer(seen: list[list[str] | None]) -> Scorer:
         seen.append(ctx.context)
         return float(len(ctx.context or ()))
 
-    from livescore.evals import get_item_context
+    from livescore.evals._run_evals import get_item_context
 
     return create_scorer(
         id="context-size",

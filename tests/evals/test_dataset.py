@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from livescore.evals import load_dataset, parse_line
+from livescore.evals import load_dataset
+from livescore.evals._dataset import parse_line
 
 
 def _write(path: Path, lines: list[str | bytes]) -> Path:

@@ -60,7 +60,8 @@ def test_item_to_dict_is_json_safe_and_reads_texts() -> None:
     item = ItemResult(index=0, input=run.input, output=run.output, run=run)
     assert (item.input_text, item.output_text) == ("hi", "hello")
     data = item.to_dict(include_run=True)
-    assert data["output_text"] == "hello"
-    assert data["run"]["run_id"] == run.run_id
+    assert data["output_text"] == "hello"  # the output is a message list: its text too
+    assert data["run_id"] == run.run_id
+    assert "run" not in data  # the run's input and output are the item's: not twice
     json.dumps(data)
     assert EvalResult().to_dict()["items"] == 0

@@ -7,7 +7,8 @@ import itertools
 
 import pytest
 
-from livescore.evals import auroc, binary_quality, cohen_kappa, split_threshold
+from livescore.evals import binary_quality, cohen_kappa, split_threshold
+from livescore.evals._quality import auroc
 
 
 def _auroc_by_pairs(labels: list[int], scores: list[float]) -> float:

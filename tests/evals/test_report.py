@@ -127,10 +127,6 @@ def test_empty_result_renders() -> None:
 def test_write_report_takes_render_reports_order(tmp_path: Path) -> None:
     written = write_report(_result(), tmp_path / "a.html", title="Same order")
     assert written.read_text(encoding="utf-8").count('<tr class="item"') == 3
-    # The old order still works for one release, with a DeprecationWarning.
-    with pytest.warns(DeprecationWarning, match=r"write_report\(result, path\)"):
-        old = write_report(tmp_path / "b.html", _result(), title="Old order")  # type: ignore[arg-type]
-    assert "Old order" in old.read_text(encoding="utf-8")
 
 
 def test_a_partial_report_says_so_in_its_title_and_body() -> None:

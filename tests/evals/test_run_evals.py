@@ -11,7 +11,8 @@ import pytest
 from _evals_support import InMemoryTracing, context_echo_scorer, length_scorer
 
 from livescore import Run, Step, StepContext, ToolCall, create_scorer, extract_tool_results
-from livescore.evals import ItemResult, get_item_context, run_evals, run_evals_sync
+from livescore.evals import ItemResult, run_evals, run_evals_sync
+from livescore.evals._run_evals import get_item_context
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -352,6 +353,63 @@ async def test_judge_usage_is_totalled() -> None:
 # -- tracing -------------------------------------------------------------------------------
 
 
+async def test_each_score_is_an_event_parented_to_its_items_span() -> None:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import (
+        InMemoryLogRecordExporter,
+        SimpleLogRecordProcessor,
+    )
+
+    tracing = InMemoryTracing.create()
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    data = [{"input": "q", "output": "a"}, {"input": "q", "output": "b" * 30}]
+    await run_evals(
+        data, [length_scorer()], tracer_provider=tracing.provider, logger_provider=logger_provider
+    )
+    items = {s.context.span_id: s for s in tracing.spans() if s.name == "eval_item" and s.context}
+    records = [r.log_record for r in logs.get_finished_logs()]
+    assert len(records) == 2
+    for record in records:
+        assert record.event_name == "gen_ai.evaluation.result"
+        assert record.span_id in items  # the item's span, not an evaluation span
+        assert record.trace_id == items[record.span_id].context.trace_id  # type: ignore[union-attr]
+        assert record.attributes["livescore.source"] == "eval"
+    labels = sorted(r.attributes["gen_ai.evaluation.score.label"] for r in records)
+    assert labels == ["long", "short"]
+
+    logs.clear()
+    await run_evals(
+        data,
+        [length_scorer()],
+        tracer_provider=tracing.provider,
+        logger_provider=logger_provider,
+        emit="spans",
+    )
+    assert logs.get_finished_logs() == ()
+    logger_provider.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"emitter": "given", "emit": "events"}, "configure the emitter you pass"),
+        ({"emitter": "given", "logger_provider": object()}, "configure the emitter you pass"),
+        ({"broker": "redis://127.0.0.1:1/0", "emit": "events"}, "emitted on the workers"),
+    ],
+)
+async def test_emit_options_that_cannot_apply_are_refused(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    from livescore.otel import OTelEmitter
+
+    if kwargs.get("emitter") == "given":
+        kwargs["emitter"] = OTelEmitter()
+    with pytest.raises(ValueError, match=message):
+        await run_evals([{"input": "q", "output": "a"}], [length_scorer()], **kwargs)
+
+
 async def test_ready_outputs_become_eval_item_spans_with_evaluation_children() -> None:
     tracing = InMemoryTracing.create()
     data = [{"input": "q", "output": "a", "id": "item-a"}, {"input": "q", "output": "b"}]
@@ -537,7 +595,8 @@ async def test_a_framework_target_without_its_adapter_says_what_to_install(
 def test_the_langchain_adapter_is_found_through_its_entry_point() -> None:
     from importlib.metadata import entry_points
 
-    from livescore.evals import TARGETS_GROUP, resolve_target
+    from livescore.evals import resolve_target
+    from livescore.evals._targets import TARGETS_GROUP
 
     names = {ep.name for ep in entry_points(group=TARGETS_GROUP)}
     assert "langchain" in names

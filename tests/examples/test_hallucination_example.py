@@ -58,7 +58,7 @@ def test_example_one_call(judge_env: OpenAITestServer, capsys: pytest.CaptureFix
     judge_env.enqueue({"claims": CLAIMS, "verdicts": VERDICTS, "reason": "Two claims are off."})
 
     code = load_example("hallucination_static_context").main(
-        ["--mode", "one_call", "--model", "openai/other-model"]
+        ["--judge-mode", "one_call", "--model", "openai/other-model"]
     )
 
     out = capsys.readouterr().out

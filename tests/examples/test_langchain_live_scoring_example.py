@@ -82,3 +82,16 @@ def test_exports_over_otlp_when_the_endpoint_is_set(
     err = capsys.readouterr().err
     assert "only keyword coverage is scored" in err
     assert '"sampled": 3, "scored": 3' in err
+
+
+@pytest.mark.parametrize("rate", ["2", "-0.5", "half"])
+def test_a_rate_outside_0_to_1_is_a_usage_error(
+    rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: a ValueError traceback from ScorerConfig.
+    with pytest.raises(SystemExit) as exit_info:
+        load_example("langchain_live_scoring").main(["--rate", rate])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --rate" in err
+    assert "Traceback" not in err

@@ -89,3 +89,13 @@ def test_without_an_endpoint_it_starts_its_own_model_and_exports_over_otlp(
     assert "only keyword coverage is scored" in err
     assert "A: The museum: Tuesday to Sunday, 10:00-18:00." in err
     assert '"sampled": 3, "scored": 3' in err
+
+
+@pytest.mark.parametrize("rate", ["2", "-0.5", "half"])
+def test_a_rate_outside_0_to_1_is_a_usage_error(
+    rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        load_example("plain_openai_agent").main(["--rate", rate])
+    assert exit_info.value.code == 2
+    assert "argument --rate" in capsys.readouterr().err

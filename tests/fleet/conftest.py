@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # otlp_receiver
 from fleet_support import Fleet
 from otlp_receiver import OTLPTestReceiver
 
-from livescore.testing import RedisTestServer, find_redis_server
+from livescore.testing import RedisTestServer
+from livescore.testing._redis import find_redis_server
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 Configured from environment variables, since each worker is a fresh process:
 
 - ``FLEET_TEST_JUDGE_URL``: the tests' OpenAI-compatible server; the ``judged`` scorer asks
-  it one question per score (so a test sees each score start on the server);
+  it one question per score (so a test sees each score start on the server), and so does
+  ``priced``, through a prompt step (so its usage and cost are the score's);
 - ``FLEET_TEST_SINK_FILE``: where :class:`FileSinkDouble` appends one JSON line per score.
 
 ``crasher`` kills its worker process on an output containing ``POISON`` (a job that crashes
@@ -17,7 +18,7 @@ import os
 import threading
 from typing import Any
 
-from livescore import create_scorer
+from livescore import PromptStep, create_scorer
 from livescore.judges import OpenAIJudge
 from livescore.scorers import create_keyword_coverage_scorer
 from livescore.sinks import ScoreRecord
@@ -62,6 +63,21 @@ if _JUDGE_URL:
 
     scorers.append(
         create_scorer(id="judged", description="asks the test judge", generate_score=_ask_judge)
+    )
+    # One judge prompt per score, as a PromptStep: its usage (and cost, with a price) is
+    # the score's, so a judge budget (livescore worker --judge-budget) applies to it.
+    scorers.append(
+        create_scorer(
+            id="priced",
+            description="one prompt step answered by the test judge",
+            model=_judge,
+            generate_score=PromptStep(
+                description="Answer yes or no",
+                output_schema=None,
+                create_prompt=lambda ctx: ctx.output_text,
+                parse=lambda text, ctx: 1.0 if "yes" in str(text).lower() else 0.0,
+            ),
+        )
     )
 
 

@@ -6,17 +6,92 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+import redis
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from otlp_receiver import OTLPTestReceiver, ReceivedSpan
 
-from livescore.testing import RedisTestServer
+from livescore import Run
+from livescore.live import LiveDispatcher
+from livescore.otel import OTelEmitter
+from livescore.testing import RedisTestServer, Reply
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+
+
+def make_run(i: int, output: str = "Ownership in Rust", **fields: Any) -> Run:
+    """Run ``i``: ids derived from ``i``, a sampled trace."""
+    return Run(
+        input="Rust ownership",
+        output=output,
+        run_id=f"run-{i}",
+        trace_id=f"{i + 1:032x}",
+        span_id=f"{i + 1:016x}",
+        trace_flags=1,
+        **fields,
+    )
+
+
+def job_record(run: Run, *scorer_ids: str, job_id: str, version: int = 1) -> dict[str, Any]:
+    """A job record as an agent publishes it."""
+    return {
+        "format": version,
+        "id": job_id,
+        "source": "live",
+        "run": run.to_dict(),
+        "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
+        "scorers": [
+            {"id": sid, "version": "1", "sample_rate": 1.0, "timeout": 30.0} for sid in scorer_ids
+        ],
+    }
+
+
+def done_pairs(url: str, scorer_id: str) -> int:
+    """Pairs of ``scorer_id`` marked done in the fleet's ledger."""
+    client = redis.Redis.from_url(url)
+    try:
+        return sum(
+            1
+            for key in client.scan_iter("livescore:fleet:job:*")
+            if (client.hget(key, scorer_id) or b"").startswith(b"done:")
+        )
+    finally:
+        client.close()
+
+
+def unacknowledged(url: str, queue: str = "livescore") -> int:
+    """Messages on the queue not acknowledged yet (waiting, or held by a worker)."""
+    client = redis.Redis.from_url(url)
+    try:
+        return int(client.hlen(f"livescore:{queue}.msgs"))
+    finally:
+        client.close()
+
+
+class SlowJudge:
+    """The judge's replies: the first ``hold`` requests wait until released, the rest at once."""
+
+    def __init__(self, hold: int) -> None:
+        self.hold = hold
+        self.release = threading.Event()
+        self.arrived = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        with self._lock:
+            self.arrived += 1
+            held = self.arrived <= self.hold
+        if held:
+            self.release.wait(30)
+        return Reply.text("yes")
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -30,7 +105,8 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 class Worker:
-    """One ``livescore worker`` process; its stderr goes to a file."""
+    """One ``livescore worker`` process; its stderr goes to a file (or to a pipe nobody
+    reads, with ``stderr_pipe=True``)."""
 
     def __init__(self, process: subprocess.Popen[bytes], log: Path) -> None:
         self.process = process
@@ -75,7 +151,13 @@ class Fleet:
         return self.redis.url
 
     def start_worker(
-        self, *args: str, env: dict[str, str] | None = None, wait: bool = True
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        wait: bool = True,
+        module: str = "livescore.cli",
+        broker_args: tuple[str, ...] | None = None,
+        stderr_pipe: bool = False,
     ) -> Worker:
         environ = {
             **os.environ,
@@ -92,11 +174,10 @@ class Fleet:
                 [
                     sys.executable,
                     "-m",
-                    "livescore.cli",
+                    module,
                     "worker",
                     "fleet_scorers:scorers",
-                    "--broker",
-                    self.url,
+                    *(("--broker", self.url) if broker_args is None else broker_args),
                     "--heartbeat-timeout",
                     "2",
                     *args,
@@ -104,7 +185,7 @@ class Fleet:
                 env=environ,
                 cwd=self.tmp,
                 stdout=out,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.PIPE if stderr_pipe else subprocess.STDOUT,
             )
         worker = Worker(process, log)
         self.workers.append(worker)
@@ -137,8 +218,75 @@ class Fleet:
             + "\n".join(w.output()[-2000:] for w in self.workers),
         )
 
+    def wait_for_count(
+        self, value: float, what: str, name: str = "livescore.runs", **attributes: str
+    ) -> None:
+        """Wait until the workers' counter ``name`` (its points with ``attributes``; dots
+        spelled ``_``) sums to ``value``."""
+        wanted = {key.replace("_", "."): v for key, v in attributes.items()}
+        wait_for(lambda: self.receiver.counter_total(name, wanted) == value, 30, what)
+
     def logs(self) -> str:
         return "\n".join(f"--- worker {w.pid}\n{w.output()}" for w in self.workers)
+
+
+def agent_counts(reader: InMemoryMetricReader) -> Counter[tuple[str, str | None]]:
+    """An agent's ``livescore.runs`` counter, by (status, reason), from its metric reader."""
+    counts: Counter[tuple[str, str | None]] = Counter()
+    data = reader.get_metrics_data()
+    for rm in data.resource_metrics if data else ():
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name != "livescore.runs":
+                    continue
+                for point in metric.data.data_points:
+                    reason = point.attributes.get("livescore.reason")
+                    key = (
+                        str(point.attributes["livescore.status"]),
+                        str(reason) if reason else None,
+                    )
+                    counts[key] += int(point.value)  # type: ignore[attr-defined]
+    return counts
+
+
+def worker_outcomes(receiver: OTLPTestReceiver) -> float:
+    """The workers' ``livescore.runs`` ends (scored, failed, skipped, dropped), summed over
+    every worker process from what they exported."""
+    return sum(
+        receiver.counter_total("livescore.runs", {"livescore.status": status})
+        for status in ("scored", "failed", "skipped", "dropped")
+    )
+
+
+def agent_with_metrics(
+    scorers: list[Any], executor: Any, **kwargs: Any
+) -> tuple[LiveDispatcher, InMemoryMetricReader]:
+    """A dispatcher whose metrics a test reads (its ``livescore.runs`` counter)."""
+    reader = InMemoryMetricReader()
+    emitter = OTelEmitter(meter_provider=MeterProvider(metric_readers=[reader]))
+    dispatcher = LiveDispatcher(
+        scorers, emitter=emitter, executor=executor, register_atexit=False, **kwargs
+    )
+    return dispatcher, reader
+
+
+def wait_until_accounted(
+    reader: InMemoryMetricReader, receiver: OTLPTestReceiver, timeout: float = 60.0
+) -> Counter[tuple[str, str | None]]:
+    """Wait until the workers counted an end for every pair the agent handed off; then the
+    fleet's books must balance: ``sampled = dropped (agent) + ends (workers)``, exactly.
+    Returns the agent's counts."""
+    agent = agent_counts(reader)
+    handed_off = agent[("handed_off", None)]
+    wait_for(
+        lambda: worker_outcomes(receiver) >= handed_off,
+        timeout,
+        f"the workers' counts of {handed_off} handed-off pairs (have {worker_outcomes(receiver)})",
+    )
+    dropped = sum(n for (status, _), n in agent.items() if status == "dropped")
+    assert worker_outcomes(receiver) == handed_off, (worker_outcomes(receiver), agent)
+    assert agent[("sampled", None)] == dropped + worker_outcomes(receiver), agent
+    return agent
 
 
 def span_by_pair(spans: Iterable[ReceivedSpan]) -> dict[tuple[str, str], ReceivedSpan]:
@@ -146,3 +294,38 @@ def span_by_pair(spans: Iterable[ReceivedSpan]) -> dict[tuple[str, str], Receive
         (str(s.attributes["livescore.run.id"]), str(s.attributes["livescore.scorer.id"])): s
         for s in spans
     }
+
+
+def publish_jobs(
+    url: str,
+    indices: Iterable[int],
+    scorer_id: str,
+    output: Callable[[int], str] = lambda i: "a",
+) -> set[tuple[str, str]]:
+    """Publish one job per index (run ``run-{i}``, answer ``output(i)``) for ``scorer_id``,
+    as an agent's broker executor does; the (run id, scorer id) pairs."""
+    from livescore.fleet._dramatiq import DramatiqPublisher
+
+    publisher = DramatiqPublisher(url, "livescore")
+    pairs = set()
+    for i in indices:
+        run = Run(
+            input="q",
+            output=output(i),
+            run_id=f"run-{i}",
+            trace_id=f"{i + 1:032x}",
+            span_id=f"{i + 1:016x}",
+            trace_flags=1,
+        )
+        publisher.publish(
+            {
+                "format": 1,
+                "id": f"job-{i}",
+                "run": run.to_dict(),
+                "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
+                "scorers": [{"id": scorer_id, "sample_rate": 1.0}],
+            }
+        )
+        pairs.add((run.run_id, scorer_id))
+    publisher.close()
+    return pairs

@@ -11,6 +11,7 @@ import pytest
 from fleet_support import wait_for
 
 from livescore import Run
+from livescore._errors import JobTooLargeError
 from livescore.fleet import BrokerExecutor, BrokerUnavailableError
 from livescore.live import LiveDispatcher, ScorerConfig
 from livescore.scorers import create_keyword_coverage_scorer
@@ -146,22 +147,36 @@ def test_broker_argument_checks() -> None:
     dispatcher.shutdown()
 
 
-class PickyPublisherDouble(PublisherDouble):
-    """A test double that cannot encode the run ``r-bad`` (as with a value JSON refuses)."""
+class RefusingPublisherDouble(PublisherDouble):
+    """A test double that refuses the run ``r-bad`` with ``error`` (as the engine does a
+    record JSON cannot encode, or one over its size cap)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
 
     def publish(self, record: Mapping[str, Any]) -> None:
         if record["run"]["run_id"] == "r-bad":
-            raise TypeError("Object of type Thing is not JSON serializable")
+            raise self.error
         super().publish(record)
 
     def publish_many(self, records: list[Mapping[str, Any]]) -> None:
         if any(r["run"]["run_id"] == "r-bad" for r in records):
-            raise TypeError("Object of type Thing is not JSON serializable")
+            raise self.error
         super().publish_many(records)
 
 
-def test_a_job_the_engine_cannot_encode_is_dropped_and_the_rest_published() -> None:
-    double = PickyPublisherDouble()
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (TypeError("Object of type Thing is not JSON serializable"), "invalid_job"),
+        (JobTooLargeError(2_000_000, 1_048_576), "job_too_large"),
+    ],
+)
+def test_a_job_the_engine_refuses_is_dropped_and_the_rest_published(
+    error: Exception, reason: str
+) -> None:
+    double = RefusingPublisherDouble(error)
     executor = BrokerExecutor(
         "redis://127.0.0.1:1/0", linger=0.2, publisher_factory=lambda u, q: double
     )
@@ -172,6 +187,43 @@ def test_a_job_the_engine_cannot_encode_is_dropped_and_the_rest_published() -> N
             dispatcher.submit(Run(input="q", output="a", run_id=run_id))
         assert dispatcher.flush(timeout=10)
         stats = dispatcher.stats()
-    assert stats.dropped_by_reason == {"invalid_job": 1}
+    assert stats.dropped_by_reason == {reason: 1}
     assert stats.handed_off == 2
     assert sorted(r["run"]["run_id"] for r in double.records) == ["r1", "r2"]
+
+
+class PartialPublisherDouble(PublisherDouble):
+    """A test double of a broker that takes the first ``room`` jobs of a batch, then
+    refuses the rest as a full Redis does, until ``room`` is raised."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def publish_many(self, records: list[Mapping[str, Any]]) -> None:
+        taken = records[: self.room]
+        self.records.extend(dict(r) for r in taken)
+        self.room -= len(taken)
+        if len(taken) < len(records):
+            raise BrokerUnavailableError(
+                "the broker is out of memory", published=tuple(range(len(taken)))
+            )
+
+
+def test_jobs_taken_before_the_broker_refused_the_rest_are_published_once() -> None:
+    double = PartialPublisherDouble(room=3)
+    executor = BrokerExecutor(
+        "redis://127.0.0.1:1/0", linger=0.2, publisher_factory=lambda u, q: double
+    )
+    with LiveDispatcher(
+        [create_keyword_coverage_scorer()], executor=executor, register_atexit=False
+    ) as dispatcher:
+        for i in range(8):
+            dispatcher.submit(_run(i))
+        wait_for(lambda: len(double.records) == 3, 10, "the first three")
+        double.room = 100  # room again
+        assert dispatcher.flush(timeout=10)
+        stats = dispatcher.stats()
+    assert [r["run"]["run_id"] for r in double.records] == [f"r{i}" for i in range(8)]
+    assert stats.handed_off == 8
+    assert stats.dropped == 0

@@ -7,78 +7,23 @@ scores are counted where they arrive, at an OTLP receiver.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import pytest
-import redis
-from fleet_support import Fleet, wait_for
+from fleet_support import Fleet, SlowJudge, done_pairs, wait_for
+from fleet_support import job_record as _record
+from fleet_support import make_run as _run
 
-from livescore import Run
 from livescore.fleet._dramatiq import DramatiqPublisher
-from livescore.testing import OpenAITestServer, Reply
+from livescore.testing import OpenAITestServer
 
 pytestmark = pytest.mark.slow
 
 
-def _run(i: int, output: str = "Ownership in Rust") -> Run:
-    return Run(
-        input="Rust ownership",
-        output=output,
-        run_id=f"run-{i}",
-        trace_id=f"{i + 1:032x}",
-        span_id=f"{i + 1:016x}",
-        trace_flags=1,
-    )
-
-
-def _record(run: Run, *scorer_ids: str, job_id: str, version: int = 1) -> dict[str, Any]:
-    return {
-        "format": version,
-        "id": job_id,
-        "source": "live",
-        "run": run.to_dict(),
-        "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
-        "scorers": [
-            {"id": sid, "version": "1", "sample_rate": 1.0, "timeout": 30.0} for sid in scorer_ids
-        ],
-    }
-
-
-def _done_pairs(fleet: Fleet, scorer_id: str) -> int:
-    client = redis.Redis.from_url(fleet.url)
-    try:
-        return sum(
-            1
-            for key in client.scan_iter("livescore:fleet:job:*")
-            if (client.hget(key, scorer_id) or b"").startswith(b"done:")
-        )
-    finally:
-        client.close()
-
-
-class _SlowJudge:
-    """The judge's replies: the first ``hold`` requests wait until released, the rest at once."""
-
-    def __init__(self, hold: int) -> None:
-        self.hold = hold
-        self.release = threading.Event()
-        self.arrived = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        with self._lock:
-            self.arrived += 1
-            held = self.arrived <= self.hold
-        if held:
-            self.release.wait(30)
-        return Reply.text("yes")
-
-
 def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: Fleet) -> None:
-    judge = _SlowJudge(hold=4)
+    judge = SlowJudge(hold=4)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        doomed = fleet.start_worker("--concurrency", "4")
+        doomed = fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [_run(i) for i in range(8)]
         for i, run in enumerate(runs):
@@ -86,10 +31,10 @@ def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: F
         # Four jobs are on the doomed worker: their judge calls are held mid-flight, and
         # their quick keyword-coverage pairs were exported and marked done. Kill it there.
         wait_for(lambda: judge.arrived >= 4, 30, "the doomed worker's judge calls")
-        wait_for(lambda: _done_pairs(fleet, "keyword-coverage") >= 4, 30, "quick pairs done")
+        wait_for(lambda: done_pairs(fleet.url, "keyword-coverage") >= 4, 30, "quick pairs done")
         doomed.kill()
         judge.release.set()
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         pairs = {(r.run_id, sid) for r in runs for sid in ("judged", "keyword-coverage")}
         fleet.wait_for_pairs(pairs, timeout=60)
         counts = fleet.pair_counts()
@@ -99,11 +44,11 @@ def test_a_worker_killed_mid_score_loses_nothing_and_duplicates_nothing(fleet: F
 
 
 def test_a_job_delivered_twice_is_scored_once(fleet: Fleet) -> None:
-    judge = _SlowJudge(hold=2)
+    judge = SlowJudge(hold=2)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        fleet.start_worker("--concurrency", "4")
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         run = _run(1)
         record = _record(run, "judged", job_id="job-twice")
@@ -126,10 +71,10 @@ def test_a_job_delivered_twice_is_scored_once(fleet: Fleet) -> None:
 
 
 def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -> None:
-    judge = _SlowJudge(hold=2)
+    judge = SlowJudge(hold=2)
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        stopping = fleet.start_worker("--concurrency", "2", "--drain-timeout", "20")
+        stopping = fleet.start_worker("--scorer-concurrency", "2", "--drain-timeout", "20")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         runs = [_run(i) for i in range(10)]
         for i, run in enumerate(runs):
@@ -144,7 +89,7 @@ def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -
         before = fleet.pair_counts()
         assert len(before) == 4, stopping.output()
         # The rest went back to the queue: another worker scores them, nothing twice.
-        fleet.start_worker("--concurrency", "4")
+        fleet.start_worker("--scorer-concurrency", "4")
         pairs = {(r.run_id, "judged") for r in runs}
         fleet.wait_for_pairs(pairs)
         counts = fleet.pair_counts()
@@ -154,10 +99,10 @@ def test_sigterm_finishes_scores_in_flight_and_requeues_the_rest(fleet: Fleet) -
 
 
 def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet) -> None:
-    judge = _SlowJudge(hold=1)  # the first judge call hangs past the drain deadline
+    judge = SlowJudge(hold=1)  # the first judge call hangs past the drain deadline
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        stopping = fleet.start_worker("--concurrency", "1", "--drain-timeout", "1")
+        stopping = fleet.start_worker("--scorer-concurrency", "1", "--drain-timeout", "1")
         publisher = DramatiqPublisher(fleet.url, "livescore")
         run = _run(1)
         publisher.publish(_record(run, "judged", "keyword-coverage", job_id="job-1"))
@@ -166,7 +111,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
         assert "handed back to the queue 1" in stopping.output(), stopping.output()
         judge.release.set()
         # Its quick pair was kept; the judged one is scored by the next worker, once.
-        fleet.start_worker("--concurrency", "1")
+        fleet.start_worker("--scorer-concurrency", "1")
         fleet.wait_for_pairs({(run.run_id, "judged"), (run.run_id, "keyword-coverage")})
         counts = fleet.pair_counts()
         assert counts == {(run.run_id, "judged"): 1, (run.run_id, "keyword-coverage"): 1}
@@ -174,7 +119,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
 
 
 def test_bad_jobs_become_failed_scores_with_a_clear_error_type(fleet: Fleet) -> None:
-    fleet.start_worker("--concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
     publisher = DramatiqPublisher(fleet.url, "livescore")
     run = _run(1, output="POISON in the answer")
     publisher.publish(_record(run, "raiser", "no-such-scorer", job_id="job-1"))

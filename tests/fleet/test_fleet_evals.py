@@ -24,7 +24,7 @@ DATA = [
 
 
 def test_run_evals_scores_on_the_workers_in_data_order(fleet: Fleet) -> None:
-    worker = fleet.start_worker("--concurrency", "4")
+    worker = fleet.start_worker("--scorer-concurrency", "4")
     completed: list[int] = []
     data = DATA * 10  # 30 items
     result = anyio.run(
@@ -60,7 +60,7 @@ def test_run_evals_with_an_unreachable_broker_says_so() -> None:
 
 
 def test_livescore_eval_broker(fleet: Fleet, tmp_path: Path) -> None:
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     data = tmp_path / "data.jsonl"
     data.write_text("\n".join(json.dumps(row) for row in DATA) + "\n")
     out = tmp_path / "results.jsonl"
@@ -116,7 +116,7 @@ def test_livescore_eval_broker_unreachable_is_a_usage_error(tmp_path: Path) -> N
 def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path) -> None:
     # The workers judge; here a judge scorer only names itself. These workers lack it, so
     # its scores fail, named, and nothing could be scored (exit 1, not a usage error).
-    fleet.start_worker("--concurrency", "2")
+    fleet.start_worker("--scorer-concurrency", "2")
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps(DATA[0]) + "\n")
     out = tmp_path / "results.jsonl"
@@ -144,6 +144,6 @@ def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path
     assert row["scores"]["hallucination"]["error_type"] == "unknown_scorer"
     # The worker read the catalog: it says how to give the workers that scorer.
     assert (
-        "build_scorer('hallucination', ScorerOptions(judge=...))"
+        "build_scorer('hallucination', ScorerOptions(model=...))"
         in (row["scores"]["hallucination"]["error"])
     )

@@ -10,39 +10,15 @@ from typing import Any
 
 import pytest
 import redis
-from fleet_support import Fleet, wait_for
+from fleet_support import Fleet, publish_jobs, wait_for
 
-from livescore import Run
-from livescore.fleet._dramatiq import DramatiqPublisher
 from livescore.testing import OpenAITestServer, Reply
 
 pytestmark = pytest.mark.slow
 
 
 def _publish(fleet: Fleet, first: int, count: int) -> set[tuple[str, str]]:
-    publisher = DramatiqPublisher(fleet.url, "livescore")
-    pairs = set()
-    for i in range(first, first + count):
-        run = Run(
-            input="q",
-            output="a",
-            run_id=f"run-{i}",
-            trace_id=f"{i + 1:032x}",
-            span_id=f"{i + 1:016x}",
-            trace_flags=1,
-        )
-        publisher.publish(
-            {
-                "format": 1,
-                "id": f"job-{i}",
-                "run": run.to_dict(),
-                "parent": {"trace_id": run.trace_id, "span_id": run.span_id, "trace_flags": 1},
-                "scorers": [{"id": "judged", "sample_rate": 1.0}],
-            }
-        )
-        pairs.add((run.run_id, "judged"))
-    publisher.close()
-    return pairs
+    return publish_jobs(fleet.url, range(first, first + count), "judged")
 
 
 class _Clock:
@@ -74,9 +50,9 @@ def test_a_429_pauses_every_worker(fleet: Fleet) -> None:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         fleet.env["FLEET_TEST_JUDGE_RETRIES"] = "5"
         # No limit configured: the pause after a 429 is always shared.
-        # Small prefetch (Dramatiq takes twice its threads, which are twice --concurrency),
+        # Small prefetch (Dramatiq takes twice its threads, which are twice --scorer-concurrency),
         # so that both workers hold jobs while the fleet is paused.
-        workers = [fleet.start_worker("--concurrency", "2") for _ in range(2)]
+        workers = [fleet.start_worker("--scorer-concurrency", "2") for _ in range(2)]
         first = _publish(fleet, 0, 1)
         client = redis.Redis.from_url(fleet.url)
         wait_for(
@@ -100,7 +76,7 @@ def test_judge_concurrency_is_shared_by_the_fleet(fleet: Fleet) -> None:
     with OpenAITestServer(responder=clock) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         for _ in range(2):
-            fleet.start_worker("--concurrency", "8", "--judge-concurrency", "3")
+            fleet.start_worker("--scorer-concurrency", "8", "--fleet-judge-concurrency", "3")
         fleet.wait_for_pairs(_publish(fleet, 0, 16))
         # 16 workers' worth of slots, three judge requests at a time across both.
         assert server.max_concurrent == 3
@@ -111,7 +87,7 @@ def test_judge_requests_per_minute_are_shared_by_the_fleet(fleet: Fleet) -> None
     with OpenAITestServer(responder=clock) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
         for _ in range(2):
-            fleet.start_worker("--concurrency", "8", "--judge-rpm", "120")
+            fleet.start_worker("--scorer-concurrency", "8", "--fleet-judge-rpm", "120")
         fleet.wait_for_pairs(_publish(fleet, 0, 10))
         # 120 a minute = at most 2 in each 1 s window: any 5 requests in a row span at
         # least three windows, so more than a second.

@@ -22,7 +22,7 @@ def test_the_handler_hands_runs_to_the_fleet(fleet: Fleet) -> None:
     from livescore_langchain import LiveScoringHandler
     from livescore_langchain.testing import ScriptedChatModel
 
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

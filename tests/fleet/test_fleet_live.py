@@ -6,28 +6,17 @@ import json
 from pathlib import Path
 
 from fleet_support import Fleet, span_by_pair, wait_for
+from fleet_support import make_run as _run
 
-from livescore import Run
 from livescore.live import LiveDispatcher, ScorerConfig
 from livescore.scorers import create_keyword_coverage_scorer
-
-
-def _run(i: int, output: str = "Ownership in Rust") -> Run:
-    return Run(
-        input="Rust ownership",
-        output=output,
-        run_id=f"run-{i}",
-        trace_id=f"{i + 1:032x}",
-        span_id=f"{i + 1:016x}",
-        trace_flags=1,
-    )
 
 
 def test_scores_are_child_spans_of_the_runs_and_reach_the_sinks(
     fleet: Fleet, tmp_path: Path
 ) -> None:
     sink_file = tmp_path / "sink.jsonl"
-    fleet.start_worker("--concurrency", "8", env={"FLEET_TEST_SINK_FILE": str(sink_file)})
+    fleet.start_worker("--scorer-concurrency", "8", env={"FLEET_TEST_SINK_FILE": str(sink_file)})
     with LiveDispatcher(
         [ScorerConfig(create_keyword_coverage_scorer(), sampling=0.5)],
         broker=fleet.url,

@@ -22,7 +22,7 @@ from livescore.testing import OpenAITestServer, Reply
 async def test_the_processor_hands_runs_to_the_fleet(fleet: Fleet) -> None:
     from livescore_openai_agents import LiveScoringProcessor
 
-    fleet.start_worker("--concurrency", "4")
+    fleet.start_worker("--scorer-concurrency", "4")
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

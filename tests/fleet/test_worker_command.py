@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from livescore.cli import main
@@ -36,12 +38,48 @@ def test_worker_is_listed_in_the_help(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     for option in (
         "--broker",
-        "--concurrency",
-        "--judge-rpm",
-        "--judge-concurrency",
+        "--scorer-concurrency",
+        "--fleet-judge-rpm",
+        "--fleet-judge-concurrency",
+        "--judge-budget",
+        "--judge-token-budget",
+        "--judge-prices",
         "--sinks",
         "--drain-timeout",
         "--heartbeat-timeout",
         "--max-deliveries",
     ):
         assert option in out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--judge-budget", "5/week"], "the period is one of day, hour, minute, total"),
+        (["--judge-budget", "lots"], "expected a number"),
+        (["--judge-budget", "0/day"], "expected a positive amount"),
+        (["--judge-token-budget", "1.5/day"], "expected a whole number of tokens"),
+        (
+            ["--judge-budget", "5/day", "--judge-token-budget", "9000/hour"],
+            "need the same period",
+        ),
+        (["--judge-prices", "{broken"], "--judge-prices: the price table is not valid JSON"),
+        (
+            ["--judge-budget", "5/day", "--judge-prices", '{"other-model": [1, 2]}'],
+            "judge model 'test-model' has no known price",
+        ),
+    ],
+)
+def test_judge_budget_options_say_what_is_wrong(
+    options: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The scorers' module builds a judge for "test-model" (no default price).
+    monkeypatch.setenv("FLEET_TEST_JUDGE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("LIVESCORE_JUDGE_PRICES", raising=False)
+    monkeypatch.delitem(sys.modules, "fleet_scorers", raising=False)
+    code = main(["worker", "fleet_scorers:scorers", "--broker", "redis://127.0.0.1:9/0", *options])
+    assert code == 2
+    assert message in capsys.readouterr().err

@@ -16,11 +16,11 @@ from livescore.judges import (
     JudgeReply,
     JudgeServerError,
     OpenAIJudge,
-    ask_to_classify,
     classify_with_object,
     resolve_judge,
 )
 from livescore.judges._classify import classification_from_completion
+from livescore.scorers import create_hallucination_scorer
 from livescore.testing import OpenAITestServer, Reply, ScriptedJudge
 
 WORDS = ("supported", "unsupported")
@@ -180,11 +180,11 @@ def test_the_test_server_omits_logprobs_unless_asked() -> None:
 
 
 class OldJudge:
-    """A judge written before ``classify``: model, generate_object and generate_text only."""
+    """A judge written before ``classify``: model_name, generate_object and generate_text."""
 
     def __init__(self, inner: ScriptedJudge) -> None:
         self.inner = inner
-        self.model = "old"
+        self.model_name = "old"
 
     async def generate_object(self, **kwargs: Any) -> Any:
         return await self.inner.generate_object(**kwargs)
@@ -197,11 +197,16 @@ def test_a_judge_without_classify_still_resolves_and_answers_from_its_object() -
     judge = OldJudge(ScriptedJudge([{"verdict": "unsupported"}]))
     assert resolve_judge(judge) is judge
 
-    async def ask() -> JudgeReply[Classification]:
-        return await ask_to_classify(judge, system="s", prompt="p", choices=WORDS)  # type: ignore[arg-type]
-
-    answer = anyio.run(ask)
-    assert answer.value == Classification.certain("unsupported", WORDS)
+    # The logprob mode asks it for the word through its structured answer.
+    scorer = create_hallucination_scorer(
+        model=judge,  # type: ignore[arg-type]
+        judge_mode="logprob",
+        context=["The sky is green."],
+    )
+    result = scorer.run_sync({"input": "What colour is the sky?", "output": "Blue."})
+    assert result.status == "scored", result.error
+    assert result.score == 1.0
+    assert result.flags["verdict_from_logprobs"] is False
 
 
 def test_classify_with_object_reads_the_word_case_insensitively_and_retries_once() -> None:

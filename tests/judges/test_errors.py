@@ -1,5 +1,5 @@
 """Judge errors: one class per kind, each with its ``error_type``; messages say what happened
-once and say it right (issue 8 item 6, issue 9 item 12)."""
+once and say it right."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from livescore import LivescoreError
+from livescore._errors import judge_error
 from livescore.judges import (
     JudgeAuthError,
     JudgeBadRequestError,
@@ -21,7 +22,6 @@ from livescore.judges import (
     JudgeTimeoutError,
     OpenAIJudge,
 )
-from livescore.judges._errors import judge_error
 from livescore.testing import OpenAITestServer, Reply
 
 # The span ``error.type`` values users filter on: they must never change.

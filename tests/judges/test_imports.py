@@ -1,5 +1,5 @@
-"""``import livescore.judges`` does not import ``openai``: it loads when a judge is built
-(issue 8, item 1). Each check runs in a fresh interpreter, where nothing is imported yet."""
+"""``import livescore.judges`` does not import ``openai``: it loads when a judge is built.
+Each check runs in a fresh interpreter, where nothing is imported yet."""
 
 from __future__ import annotations
 

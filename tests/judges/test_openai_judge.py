@@ -48,20 +48,7 @@ class Labels(BaseModel):
     labels: dict[str, int]
 
 
-@pytest.fixture(autouse=True)
-def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
-def http_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs on both transports under the openai client."""
-    if request.param == "httpx":
-        monkeypatch.setattr(_transport, "aiohttp_installed", lambda: False)
-    elif not _transport.aiohttp_installed():
-        pytest.skip("aiohttp is not installed")
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("no_openai_env", "http_transport")
 
 
 @pytest.fixture
@@ -259,7 +246,7 @@ async def test_the_scripted_judge_shares_the_parsing_and_the_corrective_retry() 
     assert judge.prompts[0] == "Extract."
     assert judge.prompts[1].startswith("Extract.\n\nYour previous answer was invalid: ")
     assert "claims: Input should be a valid list" in judge.prompts[1]
-    failing = ScriptedJudge(["no", "still no"], model="scripted-m")
+    failing = ScriptedJudge(["no", "still no"], model_name="scripted-m")
     with pytest.raises(JudgeResponseError, match=r"^scripted-m gave an invalid answer twice"):
         await failing.generate_object(system="s", prompt="p", schema=Claims)
 
@@ -683,11 +670,11 @@ def test_credentials_in_the_base_url_are_hidden() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"model": ""}, "needs a model name"),
-        ({"model": "m", "timeout": 0}, "timeout must be positive"),
-        ({"model": "m", "max_retries": -1}, "max_retries"),
-        ({"model": "m", "max_concurrency": 0}, "max_concurrency"),
-        ({"model": "m", "structured_output": "xml"}, "structured_output"),
+        ({"model_name": ""}, "needs a model name"),
+        ({"model_name": "m", "timeout": 0}, "timeout must be positive"),
+        ({"model_name": "m", "max_retries": -1}, "max_retries"),
+        ({"model_name": "m", "max_concurrency": 0}, "max_concurrency"),
+        ({"model_name": "m", "structured_output": "xml"}, "structured_output"),
     ],
 )
 def test_bad_settings_are_config_errors(kwargs: dict[str, Any], message: str) -> None:
@@ -698,11 +685,11 @@ def test_bad_settings_are_config_errors(kwargs: dict[str, Any], message: str) ->
 def test_resolve_openai_model_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     judge = resolve_judge("openai/gpt-4o-mini", api_key="k", timeout=3.0)
     assert isinstance(judge, OpenAIJudge)
-    assert (judge.model, judge.timeout) == ("gpt-4o-mini", 3.0)
+    assert (judge.model_name, judge.timeout) == ("gpt-4o-mini", 3.0)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
     local = resolve_judge("openai/org/model-7b")
     assert isinstance(local, Judge)
-    assert local.model == "org/model-7b"
+    assert local.model_name == "org/model-7b"
 
 
 def test_resolve_passes_judges_through() -> None:

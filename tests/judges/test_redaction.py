@@ -1,4 +1,4 @@
-"""No credential reaches an error, a repr, a traceback or a log record (issue 9, items 3-4)."""
+"""No credential reaches an error, a repr, a traceback or a log record."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from livescore import Run
+from livescore._redaction import Redactor, split_credentials
 from livescore.judges import JudgeError, OpenAIJudge
-from livescore.judges._redaction import Redactor, split_credentials
 from livescore.scorers import create_hallucination_scorer
 from livescore.testing import OpenAITestServer, Reply
 
@@ -99,7 +99,7 @@ async def test_score_results_and_their_errors_never_carry_the_key() -> None:
         scorer = create_hallucination_scorer(
             model=server.judge(api_key=KEY, max_retries=0),
             context=["It is 21°C in Paris."],
-            mode="one_call",
+            judge_mode="one_call",
         )
         results = [
             await scorer.score(Run(input="Weather?", output="It is 21°C in Paris."))

@@ -1,5 +1,5 @@
 """The bytes read per judge response are capped: a hostile or broken server cannot fill the
-memory of the process the agent runs in (issue 9, item 1), on both HTTP transports."""
+memory of the process the agent runs in, on both HTTP transports."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from pydantic import BaseModel
 
 from livescore.judges import (
-    DEFAULT_MAX_RESPONSE_BYTES,
     JudgeConfigError,
     JudgeError,
     JudgeResponseError,
     OpenAIJudge,
     _transport,
 )
+from livescore.judges._openai import DEFAULT_MAX_RESPONSE_BYTES
 from livescore.testing import OpenAITestServer, Reply
 
 MB = 1_000_000

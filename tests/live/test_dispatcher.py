@@ -816,3 +816,38 @@ def test_a_burst_of_submits_shares_the_workers_wake_ups(monkeypatch: pytest.Monk
         assert wakes < 15  # about one per run without the linger
     finally:
         dispatcher.shutdown(5)
+
+
+# -- what the default emitter emits (emit=) ------------------------------------------------------
+
+
+def test_emit_chooses_what_the_default_emitter_makes_of_each_score() -> None:
+    both = LiveDispatcher([constant_scorer()], register_atexit=False)
+    events = LiveDispatcher([constant_scorer()], emit="events", register_atexit=False)
+    spans = LiveDispatcher([constant_scorer()], emit=("spans",), register_atexit=False)
+    try:
+        assert both.emitter.signals == ("spans", "events")  # type: ignore[attr-defined]
+        assert events.emitter.signals == ("events",)  # type: ignore[attr-defined]
+        assert spans.emitter.signals == ("spans",)  # type: ignore[attr-defined]
+    finally:
+        for d in (both, events, spans):
+            d.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"emitter": FakeEmitter()}, "with emitter=..., set it there"),
+        ({"broker": "redis://127.0.0.1:1/0"}, "emitted on the workers"),
+    ],
+)
+def test_emit_is_refused_where_the_default_emitter_does_not_emit(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        LiveDispatcher([constant_scorer()], emit="events", register_atexit=False, **kwargs)
+
+
+def test_emit_refuses_an_unknown_signal() -> None:
+    with pytest.raises(ValueError, match="unknown signal 'metrics'"):
+        LiveDispatcher([constant_scorer()], emit="metrics", register_atexit=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import subprocess
@@ -280,3 +281,89 @@ def test_the_docs_block_runs_as_written() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["It is 21°C and sunny in Paris.", "scored"]
+
+
+class _UnprintableError(Exception):
+    """An exception whose message cannot be read: its ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+def _ending(run: RunRecorder, n: int) -> None:
+    """Runs end three ways: answered, raising a plain error, raising an unprintable one."""
+    if n % 3 == 1:
+        raise ValueError("the model timed out")
+    if n % 3 == 2:
+        raise _UnprintableError
+    run.output = ANSWER
+
+
+def _recorder(dispatcher: LiveDispatcher, telemetry: Telemetry, n: int) -> RunRecorder:
+    return record_run(
+        dispatcher,
+        input=QUESTION,
+        name="weather",
+        tracer_provider=telemetry.tracer_provider,
+        score_failed_runs=n % 2 == 0,
+    )
+
+
+def _one_run(dispatcher: LiveDispatcher, telemetry: Telemetry, n: int) -> None:
+    with (
+        contextlib.suppress(ValueError, _UnprintableError),
+        _recorder(dispatcher, telemetry, n) as run,
+    ):
+        run.tool_call("get_weather", {"city": "Paris"}, WEATHER, call_id=f"c{n}")
+        _ending(run, n)
+
+
+async def _one_run_in_a_task(dispatcher: LiveDispatcher, telemetry: Telemetry, n: int) -> None:
+    import anyio.lowlevel
+
+    with (
+        contextlib.suppress(ValueError, _UnprintableError),
+        _recorder(dispatcher, telemetry, n) as run,
+    ):
+        await anyio.lowlevel.checkpoint()  # the other tasks' blocks interleave with this one
+        run.tool_call("get_weather", {"city": "Paris"}, WEATHER, call_id=f"c{n}")
+        await anyio.lowlevel.checkpoint()
+        _ending(run, n)
+
+
+def test_every_run_is_counted_and_its_span_ended_whatever_its_exception(
+    dispatcher: LiveDispatcher, telemetry: Telemetry
+) -> None:
+    import anyio
+
+    tasks, threads, per_thread = 300, 8, 50
+
+    async def in_tasks() -> None:
+        async with anyio.create_task_group() as tg:
+            for n in range(tasks):
+                tg.start_soon(_one_run_in_a_task, dispatcher, telemetry, n)
+
+    def in_a_thread(first: int) -> None:
+        for n in range(first, first + per_thread):
+            _one_run(dispatcher, telemetry, n)
+
+    workers = [
+        threading.Thread(target=in_a_thread, args=(tasks + t * per_thread,)) for t in range(threads)
+    ]
+    for worker in workers:
+        worker.start()
+    anyio.run(in_tasks)
+    for worker in workers:
+        worker.join(30)
+    total = tasks + threads * per_thread
+    assert dispatcher.flush(timeout=30)
+    stats = dispatcher.stats()
+    # Before: a run whose exception's str() raised was never counted (15 of 700 lost).
+    assert stats.sampled == total
+    assert stats.sampled == stats.scored + stats.failed + stats.skipped + stats.dropped
+    # Every invoke_agent span ended (before: an unprintable exception left it open).
+    agent_spans = telemetry.spans("invoke_agent")
+    assert len(agent_spans) == total
+    unprintable = [s for s in agent_spans if "could not be read" in (s.status.description or "")]
+    assert len(unprintable) == len([n for n in range(total) if n % 3 == 2])
+    assert all(s.status.status_code == StatusCode.ERROR for s in unprintable)

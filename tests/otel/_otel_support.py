@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -18,6 +20,8 @@ class InMemoryOTel:
     exporter: InMemorySpanExporter
     meter_provider: MeterProvider
     reader: InMemoryMetricReader
+    logger_provider: LoggerProvider
+    log_exporter: InMemoryLogRecordExporter
 
     @classmethod
     def create(cls) -> InMemoryOTel:
@@ -26,7 +30,18 @@ class InMemoryOTel:
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
         reader = InMemoryMetricReader()
         meter_provider = MeterProvider(metric_readers=[reader])
-        return cls(tracer_provider, exporter, meter_provider, reader)
+        log_exporter = InMemoryLogRecordExporter()
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
+        return cls(tracer_provider, exporter, meter_provider, reader, logger_provider, log_exporter)
+
+    def events(self) -> list[Any]:
+        """The ``gen_ai.evaluation.result`` log records (SDK ``LogRecord`` objects)."""
+        return [
+            r.log_record
+            for r in self.log_exporter.get_finished_logs()
+            if r.log_record.event_name == "gen_ai.evaluation.result"
+        ]
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
@@ -58,3 +73,4 @@ class InMemoryOTel:
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
+        self.logger_provider.shutdown()

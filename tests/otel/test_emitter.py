@@ -10,7 +10,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from livescore import Run, ScoreResult
 from livescore.judges import JudgeUsage
-from livescore.otel import OTelEmitter, attributes, run_span_context
+from livescore.otel import OTelEmitter, attributes
+from livescore.otel._emitter import run_span_context
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_ID = "00f067aa0ba902b7"

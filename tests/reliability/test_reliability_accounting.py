@@ -91,7 +91,7 @@ def test_every_sampled_pair_is_counted_once_and_stats_spans_and_metrics_agree(
         hallucination = create_hallucination_scorer(
             model=server.judge(**{**FAST_JUDGE, "max_retries": 0}),
             get_context=tool_contexts,
-            mode="one_call",
+            judge_mode="one_call",
         )
         moody = create_scorer(
             id="moody", description="scores, skips or raises", generate_score=_moody

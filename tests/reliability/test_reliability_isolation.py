@@ -1,6 +1,6 @@
 """Isolation between scores: a blocking hook, a BaseException, a flush from inside a scorer.
 
-Each of these took down or stalled other scorers before (issue 9, items 5, 6 and 8).
+Each of these took down or stalled other scorers before.
 """
 
 from __future__ import annotations
@@ -54,7 +54,10 @@ def test_a_blocking_sync_get_context_does_not_stall_the_other_scorers(
         others = [
             ScorerConfig(
                 create_hallucination_scorer(
-                    model=judge, get_context=tool_contexts, mode="one_call", id=f"grounded-{i}"
+                    model=judge,
+                    get_context=tool_contexts,
+                    judge_mode="one_call",
+                    id=f"grounded-{i}",
                 ),
                 timeout=OTHERS_TIMEOUT_S,
             )
@@ -62,7 +65,7 @@ def test_a_blocking_sync_get_context_does_not_stall_the_other_scorers(
         ]
         slow = ScorerConfig(
             create_hallucination_scorer(
-                model=judge, get_context=slow_store, mode="one_call", id="slow-store"
+                model=judge, get_context=slow_store, judge_mode="one_call", id="slow-store"
             ),
             timeout=30,
         )

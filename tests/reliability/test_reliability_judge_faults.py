@@ -27,7 +27,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from livescore.otel import attributes as A
-from livescore.scorers import HallucinationMode, create_hallucination_scorer
+from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._judged import JudgeMode
 from livescore.testing import OpenAITestServer, Reply, ReplyLike
 
 CLAIMS = ["It is 21°C in Paris.", "It is sunny in Paris."]
@@ -51,7 +52,7 @@ class Fault:
     failed_step: str | None = None
     reason_mentions: str = ""
     judge_calls: int | None = None  # on the span: every attempt is counted
-    mode: HallucinationMode = "three_step"
+    judge_mode: JudgeMode = "three_step"
     options: dict[str, object] = field(default_factory=dict)
 
 
@@ -128,7 +129,7 @@ FAULTS = {
         "preprocess",
         "verdict",
         judge_calls=2,
-        mode="one_call",
+        judge_mode="one_call",
     ),
     "empty replies": Fault(
         (Reply.empty(),) * 2, "failed", "invalid_response", "preprocess", "empty"
@@ -156,7 +157,7 @@ def test_a_judge_fault_ends_as_a_failed_score_or_a_retried_success(
         scorer = create_hallucination_scorer(
             model=server.judge(**{**FAST_JUDGE, **fault.options}),
             get_context=tool_contexts,
-            mode=fault.mode,
+            judge_mode=fault.judge_mode,
         )
         handler = make_handler([scorer])
 
@@ -239,7 +240,7 @@ def test_a_fault_after_stepping_down_from_json_schema_is_retried_on_the_lower_ru
         [Reply.server_error()], responder=lambda body: answer, reject_json_schema=True
     ) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, mode="one_call"
+            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, judge_mode="one_call"
         )
         handler = make_handler([scorer])
         weather_agent().invoke(question(), config={"callbacks": [handler]})

@@ -1,4 +1,4 @@
-"""A huge judge answer does not stall the agent's thread (issue 9, item 2).
+"""A huge judge answer does not stall the agent's thread.
 
 Before the fix, a 50 MB answer was read whole, parsed, and quoted back whole in the
 corrective retry (a 52 MB request): the worker held the GIL long enough to stall the
@@ -72,7 +72,7 @@ def dispatcher_factory(
         scorer = create_hallucination_scorer(
             model=server.judge(timeout=60, max_retries=0),
             context=["It is 21°C in Paris."],
-            mode="one_call",
+            judge_mode="one_call",
         )
         dispatcher = LiveDispatcher(
             [scorer],

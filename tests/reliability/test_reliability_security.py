@@ -170,7 +170,7 @@ def _user_text_scorers(server: OpenAITestServer) -> list[Any]:
 
     return [
         create_hallucination_scorer(
-            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, mode="one_call"
+            model=server.judge(**FAST_JUDGE), get_context=tool_contexts, judge_mode="one_call"
         ),
         create_keyword_coverage_scorer(),  # its reason names the missing user keywords
         create_scorer(id="skipper", description="skips", generate_score=skip),

@@ -1,7 +1,7 @@
 """Scores and the traces they belong to: trace samplers, spans current at submit, trace ids.
 
-Issue 9 item 9 (a trace sampler made scores vanish and still paid the judge), item 12 (trace
-id case), and issue 11 (a run without ids scored in a trace of its own).
+A trace sampler that drops the run's trace (its scores must not vanish after the judge was
+paid), trace ids in any case, and a run without ids (scored in a trace of its own).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def test_tool_call_ok_reflects_error() -> None:
     ],
 )
 def test_trace_ids_are_normalised_or_refused(given: object, expected: str | None) -> None:
-    from livescore.runs import normalize_trace_id
+    from livescore._trace_ids import normalize_trace_id
 
     assert normalize_trace_id(given) == expected
 

@@ -75,7 +75,7 @@ def verdicts(*marks: Any, items: Sequence[str] | None = None) -> dict[str, Any]:
 
 @dataclass
 class Case:
-    """One scorer with a seed-style example, in both judge modes.
+    """One scorer with a Mastra-style example, in both judge modes.
 
     Attributes:
         name: The scorer's id.

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from livescore.scorers import COMPLETENESS_LABELS, create_completeness_scorer, extract_elements
+from livescore.scorers import create_completeness_scorer
+from livescore.scorers._completeness import COMPLETENESS_LABELS, extract_elements
 
 
 def score(run: dict[str, Any], **options: Any) -> Any:

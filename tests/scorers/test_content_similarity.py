@@ -7,12 +7,9 @@ from typing import Any
 import pytest
 
 from livescore import Run
-from livescore.scorers import (
-    SIMILARITY_LABELS,
-    create_content_similarity_scorer,
-    dice_similarity,
-    similarity_label,
-)
+from livescore._text import dice_similarity
+from livescore.scorers import create_content_similarity_scorer
+from livescore.scorers._content_similarity import SIMILARITY_LABELS, similarity_label
 
 # Values computed by string-similarity 4.0.4's compareTwoStrings under Node.js (the package
 # Mastra's content similarity scorer calls), for the same strings.

@@ -10,11 +10,8 @@ from _judge_support import INJECTION, Case, between, score_over_http, user_promp
 
 from livescore import Run, Step, ToolCall
 from livescore.otel import attributes as A
-from livescore.scorers import (
-    create_context_precision_scorer,
-    create_context_relevance_scorer,
-    mean_average_precision,
-)
+from livescore.scorers import create_context_precision_scorer, create_context_relevance_scorer
+from livescore.scorers._context_precision import mean_average_precision
 
 pytestmark = pytest.mark.anyio
 

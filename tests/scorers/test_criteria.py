@@ -9,7 +9,8 @@ import pytest
 from _judge_support import INJECTION, Case, between, score_over_http, user_prompt, verdicts
 
 from livescore.otel import attributes as A
-from livescore.scorers import create_criteria_scorer, parse_rubric
+from livescore.scorers import create_criteria_scorer
+from livescore.scorers._criteria import parse_rubric
 from livescore.testing import OpenAITestServer, ScriptedJudge
 
 pytestmark = pytest.mark.anyio

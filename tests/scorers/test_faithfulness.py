@@ -18,10 +18,11 @@ from _judge_support import (
 from livescore import Run, Step, ToolCall
 from livescore.judges import JudgeConfigError
 from livescore.otel import attributes as A
-from livescore.scorers import FAITHFULNESS_LABELS, create_faithfulness_scorer
+from livescore.scorers import create_faithfulness_scorer
 from livescore.scorers._claims import EXTRACT_SYSTEM
 from livescore.scorers._faithfulness import FaithfulnessVerdict, FaithfulnessVerdicts
 from livescore.scorers._hallucination_prompts import EXTRACT_SYSTEM as HALLUCINATION_EXTRACT
+from livescore.scorers._judged import FAITHFULNESS_LABELS
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -196,7 +197,7 @@ async def test_no_claims_scores_the_scale_after_one_call() -> None:
 
 
 def test_labels_mirror_the_hallucination_bands() -> None:
-    from livescore.scorers import HALLUCINATION_LABELS, hallucination_label
+    from livescore.scorers._hallucination import HALLUCINATION_LABELS, hallucination_label
     from livescore.scorers._judged import quality_label
 
     mirror = dict(zip(HALLUCINATION_LABELS, reversed(FAITHFULNESS_LABELS), strict=True))

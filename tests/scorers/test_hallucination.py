@@ -1,4 +1,4 @@
-"""The hallucination scorer: the seed's examples, its edge cases, and the fixes to Mastra's."""
+"""The hallucination scorer: Mastra's examples, its edge cases, and the fixes to Mastra's."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from livescore import Run, Step, ToolCall, extract_tool_results
 from livescore.judges import JudgeConfigError, JudgeReply, JudgeResponseError
 from livescore.judges._protocol import ModelT
 from livescore.otel import attributes as A
-from livescore.scorers import (
+from livescore.scorers import create_hallucination_scorer
+from livescore.scorers._hallucination import (
     HALLUCINATION_LABELS,
-    create_hallucination_scorer,
+    ClaimVerdict,
+    ClaimVerdicts,
+    OneCallAnswer,
     hallucination_label,
 )
-from livescore.scorers._hallucination import ClaimVerdict, ClaimVerdicts, OneCallAnswer
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
     LOGPROB_SYSTEM,
@@ -132,7 +134,7 @@ def between(prompt: str, tag: str) -> str:
     return prompt.split(opening, 1)[1].split(closing, 1)[0]
 
 
-# -- the seed's static-context example --------------------------------------------------------
+# -- Mastra's static-context example ----------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -190,7 +192,7 @@ async def test_fully_supported_output_scores_zero_with_label_none() -> None:
 @pytest.mark.parametrize("output", ["", "   \n\t ", [], [{"role": "assistant", "content": ""}]])
 async def test_empty_output_scores_zero_without_any_judge_call(mode: Any, output: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode=mode)
 
     result = await scorer.run(iphone_run(output))
 
@@ -299,7 +301,7 @@ def test_answer_schemas_use_the_seed_property_names() -> None:
 
 @pytest.mark.anyio
 async def test_capitalised_verdicts_count_as_hallucinated() -> None:
-    # Mastra compares with "yes" exactly, so "Yes" counted as supported (REFERENCE.md).
+    # Mastra compares with "yes" exactly, so "Yes" counted as supported.
     judge = ScriptedJudge([claims(4), verdicts("Yes", "YES", True, "No"), "why"])
     scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
 
@@ -486,7 +488,7 @@ async def test_get_context_returning_nothing_is_not_scorable(returned: Any) -> N
 @pytest.mark.parametrize("mode", ["three_step", "one_call"])
 async def test_no_context_at_all_is_not_scorable(mode: Any) -> None:
     judge = ScriptedJudge([])
-    scorer = create_hallucination_scorer(model=judge, mode=mode)
+    scorer = create_hallucination_scorer(model=judge, judge_mode=mode)
 
     result = await scorer.run(iphone_run())
 
@@ -570,7 +572,7 @@ async def test_a_million_tiny_context_items_cannot_grow_the_request(mode: Any) -
     )
     judge = ScriptedJudge(answers)
     scorer = create_hallucination_scorer(
-        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, mode=mode
+        model=judge, context=["x"] * 1_000_000, max_context_chars=10_000, judge_mode=mode
     )
 
     result = await scorer.run(iphone_run())
@@ -631,7 +633,7 @@ async def test_one_call_mode_gives_the_same_result_shape_in_one_call() -> None:
             }
         ]
     )
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -659,7 +661,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
     bad = {"claims": ["a", "b"], "verdicts": verdicts("yes")["verdicts"], "reason": "r"}
     good = {"claims": ["a", "b"], "verdicts": verdicts("Yes", "no")["verdicts"], "reason": "r"}
     judge = ScriptedJudge([bad, good])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run())
 
@@ -670,7 +672,7 @@ async def test_one_call_mode_retries_a_count_mismatch_once() -> None:
 @pytest.mark.anyio
 async def test_one_call_mode_with_no_claims() -> None:
     judge = ScriptedJudge([{"claims": [], "verdicts": [], "reason": ""}])
-    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, mode="one_call")
+    scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT, judge_mode="one_call")
 
     result = await scorer.run(iphone_run("Hello!"))
 
@@ -683,7 +685,7 @@ async def test_one_call_mode_all_unsupported_overrides_the_judge_verdicts() -> N
     answer = {"claims": ["a"], "verdicts": verdicts("no")["verdicts"], "reason": "fine"}
     judge = ScriptedJudge([answer])
     scorer = create_hallucination_scorer(
-        model=judge, mode="one_call", on_empty_context="all_unsupported"
+        model=judge, judge_mode="one_call", on_empty_context="all_unsupported"
     )
 
     result = await scorer.run(iphone_run())
@@ -818,14 +820,14 @@ def test_system_prompts_state_the_judging_rules() -> None:
 
 
 @pytest.mark.anyio
-async def test_non_text_output_is_a_clear_input_error() -> None:
+async def test_non_text_output_is_skipped_before_any_judge_call() -> None:
     judge = ScriptedJudge([])
     scorer = create_hallucination_scorer(model=judge, context=IPHONE_CONTEXT)
 
-    with pytest.raises(ScorerRunError, match="must be text") as info:
-        await scorer.run(iphone_run(12345))
+    result = await scorer.score(iphone_run(12345))
 
-    assert info.value.step == "input"
+    assert result.status == "skipped"
+    assert "its output is an int" in (result.reason or "")
     assert judge.prompts == []
 
 
@@ -852,7 +854,7 @@ def test_invalid_scale_is_rejected_at_creation(scale: Any) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"mode": "two_step"}, "mode"),
+        ({"judge_mode": "two_step"}, "judge_mode"),
         ({"on_empty_context": "ignore"}, "on_empty_context"),
         ({"max_context_chars": 0}, "max_context_chars"),
         ({"max_text_chars": 0}, "max_text_chars"),
@@ -895,7 +897,7 @@ def test_model_string_resolves_to_an_openai_judge() -> None:
     )
 
     assert scorer.judge is not None
-    assert scorer.judge.model == "gpt-4o-mini"
+    assert scorer.judge.model_name == "gpt-4o-mini"
     assert scorer.id == "hallucination"
 
 
@@ -973,7 +975,7 @@ async def test_get_context_from_tool_results_over_http_in_one_call_mode() -> Non
     }
     async with OpenAITestServer([answer]) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(), get_context=get_context, mode="one_call"
+            model=server.judge(), get_context=get_context, judge_mode="one_call"
         )
         result = await scorer.run(run)
 

@@ -1,5 +1,5 @@
 """What every LLM-judged scorer does alike, over real HTTP (OpenAITestServer on 127.0.0.1):
-its seed-style example in both judge modes, one-call and three-step agreeing on the same
+its Mastra-style example in both judge modes, one-call and three-step agreeing on the same
 verdicts, a corrective retry on a wrong verdict count then a clear failure, an injection
 attempt inside the output staying data, judge usage per step, and the catalog entry."""
 
@@ -20,8 +20,9 @@ from _judge_support import (
     user_prompt,
 )
 
+from livescore._catalog import get_catalog_entry
 from livescore.otel import attributes as A
-from livescore.scorers import get_catalog_entry, scorer_catalog
+from livescore.scorers import scorer_catalog
 from livescore.scorers._prompting import BLOCK_TAGS
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""The keyword coverage scorer: the seed's examples, edge cases, options and bad input."""
+"""The keyword coverage scorer: Mastra's examples, edge cases, options and bad input."""
 
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ from typing import Any
 import pytest
 
 from livescore import Run, ScorerRunError
-from livescore.scorers import (
-    KEYWORD_COVERAGE_LABELS,
-    create_keyword_coverage_scorer,
-    keyword_coverage_label,
-)
-from livescore.scoring import DEFAULT_MAX_TEXT_CHARS
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.scorers import create_keyword_coverage_scorer
+from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 
-# The seed's three inputs, with realistic agent answers. Keyword sets derived by hand from
+# Mastra's three inputs, with realistic agent answers. Keyword sets derived by hand from
 # the rules (SMART stopwords, Snowball stems, technical and compound terms).
 REACT_Q = "JavaScript frameworks like React and Vue"
 REACT_A = "The most popular JavaScript framework choices are React.js and Vue.js."
@@ -47,7 +44,7 @@ def score(run: dict[str, Any], **options: Any) -> Any:
     return create_keyword_coverage_scorer(**options).run_sync(run)
 
 
-# -- the seed's examples --------------------------------------------------------------------
+# -- Mastra's examples ----------------------------------------------------------------------
 
 
 def test_frameworks_example_word_forms_and_js_names() -> None:
@@ -371,13 +368,11 @@ def test_large_ground_truth_is_truncated_and_flagged() -> None:
 
 
 @pytest.mark.parametrize("output", [42, b"bytes", object()])
-def test_non_text_output_fails_in_the_input_step(output: object) -> None:
+def test_non_text_output_is_skipped_with_its_type(output: object) -> None:
     scorer = create_keyword_coverage_scorer()
-    with pytest.raises(ScorerRunError) as info:
-        scorer.run_sync(Run(input="Redis", output=output))
-    assert info.value.step == "input"
-    assert "must be text" in str(info.value)
-    assert info.value.result.status == "failed"
+    result = scorer.run_sync(Run(input="Redis", output=output))
+    assert result.status == "skipped"
+    assert type(output).__name__ in (result.reason or "")
 
 
 @pytest.mark.parametrize("scale", [0, -1, math.nan, math.inf, True, "1", None])

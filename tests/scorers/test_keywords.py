@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from livescore.scorers import (
+from livescore.scorers import _keywords
+from livescore.scorers._keywords import (
     KeywordExtractor,
     Keywords,
-    _keywords,
     builtin_compound_terms,
     smart_stopwords,
 )

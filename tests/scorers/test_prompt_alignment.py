@@ -11,7 +11,8 @@ from _judge_support import INJECTION, Case, between, score_over_http, user_promp
 
 from livescore import Run, Step
 from livescore.otel import attributes as A
-from livescore.scorers import create_prompt_alignment_scorer, find_system_prompt
+from livescore.scorers import create_prompt_alignment_scorer
+from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +114,7 @@ async def test_both_mode_scores_the_system_prompt_from_its_own_analysis() -> Non
     user = analysis(1.0, [True], 1.0, 1.0)  # follows the user: 1.0
     system = analysis(0.0, [False, False], 0.0, 0.0)  # breaks every system rule: 0.0
     result, requests = await score_over_http(
-        lambda judge: create_prompt_alignment_scorer(model=judge, mode="both"),
+        lambda judge: create_prompt_alignment_scorer(model=judge, evaluation_mode="both"),
         [{"user": user, "system": system}, "The score is 0.7 because it writes code anyway."],
         chat_run(),
     )
@@ -132,7 +133,7 @@ async def test_both_mode_scores_the_system_prompt_from_its_own_analysis() -> Non
 
 async def test_system_mode_uses_the_system_weights() -> None:
     result, requests = await score_over_http(
-        lambda judge: create_prompt_alignment_scorer(model=judge, mode="system"),
+        lambda judge: create_prompt_alignment_scorer(model=judge, evaluation_mode="system"),
         [analysis(1.0, [False], 0.0, 1.0), "why"],
         chat_run(),
     )
@@ -155,7 +156,7 @@ async def test_requirements_are_scored_from_the_list_not_the_judges_number() -> 
 async def test_a_static_system_prompt_overrides_the_run() -> None:
     result, requests = await score_over_http(
         lambda judge: create_prompt_alignment_scorer(
-            model=judge, mode="system", system_prompt="Answer in French."
+            model=judge, evaluation_mode="system", system_prompt="Answer in French."
         ),
         [analysis(1.0, [True], 1.0, 1.0), "why"],
         chat_run(),
@@ -169,8 +170,12 @@ async def test_a_static_system_prompt_overrides_the_run() -> None:
 @pytest.mark.parametrize(
     ("mode", "run", "why"),
     [
-        ("system", {"input": QUESTION, "output": "x"}, "no system prompt (mode='system')"),
-        ("both", {"input": QUESTION, "output": "x"}, "no system prompt (mode='both')"),
+        (
+            "system",
+            {"input": QUESTION, "output": "x"},
+            "no system prompt (evaluation_mode='system')",
+        ),
+        ("both", {"input": QUESTION, "output": "x"}, "no system prompt (evaluation_mode='both')"),
         ("user", {"input": " ", "output": "x"}, "the user's prompt is empty"),
         ("user", {"input": {"topic": "x"}, "output": "x"}, "no user text found"),
     ],
@@ -179,7 +184,9 @@ async def test_runs_without_the_prompt_are_not_scorable(
     judge_mode: Any, mode: Any, run: dict[str, Any], why: str
 ) -> None:
     result, requests = await score_over_http(
-        lambda judge: create_prompt_alignment_scorer(model=judge, mode=mode, judge_mode=judge_mode),
+        lambda judge: create_prompt_alignment_scorer(
+            model=judge, evaluation_mode=mode, judge_mode=judge_mode
+        ),
         [],
         run,
     )
@@ -209,7 +216,7 @@ async def test_one_call_both_mode() -> None:
     system = analysis(0.5, [True], 0.5, 0.5)
     result, requests = await score_over_http(
         lambda judge: create_prompt_alignment_scorer(
-            model=judge, mode="both", judge_mode="one_call"
+            model=judge, evaluation_mode="both", judge_mode="one_call"
         ),
         [{"user": user, "system": system, "reason": "It ignores the terse rule."}],
         chat_run(),
@@ -240,7 +247,7 @@ def test_the_system_prompt_is_found_where_integrations_record_it() -> None:
     assert find_system_prompt(developer) == "Dev rules."
 
 
-@pytest.mark.parametrize("options", [{"mode": "assistant"}, {"system_prompt": "  "}])
+@pytest.mark.parametrize("options", [{"evaluation_mode": "assistant"}, {"system_prompt": "  "}])
 def test_bad_options_are_refused(options: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match=r"mode|system_prompt"):
+    with pytest.raises(ValueError, match=r"evaluation_mode|system_prompt"):
         create_prompt_alignment_scorer(model=ScriptedJudge(), **options)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +41,31 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     # A private module's own name is not a public name of the package.
     with pytest.raises(AttributeError):
         livescore.scorers.ClaimVerdict  # noqa: B018
+
+
+def test_the_typed_imports_name_where_each_name_is_found() -> None:
+    # The package's TYPE_CHECKING imports (what type checkers read) and its lazy lookup
+    # (what runs) agree, name for name, and cover __all__.
+    source = Path(livescore.scorers.__file__).read_text(encoding="utf-8")
+    typed = {
+        alias.name: node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("livescore")
+        for alias in node.names
+    }
+    assert set(typed) == set(livescore.scorers.__all__)
+    for name, module in typed.items():
+        assert livescore.scorers._module_of(name) == module, name
+
+
+def test_every_factory_of_the_scorer_modules_is_exported() -> None:
+    folder = Path(livescore.scorers.__file__).parent
+    factories = {
+        node.name
+        for path in folder.glob("_[!_]*.py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+        and re.fullmatch(r"create_\w+_scorer(_llm)?", node.name)
+    }
+    assert len(factories) == 18
+    assert factories <= set(livescore.scorers.__all__)

@@ -9,8 +9,9 @@ import pytest
 from _judge_support import INJECTION, Case, between, score_over_http, user_prompt, verdicts
 
 from livescore.otel import attributes as A
-from livescore.scorers import DEFECT_LABELS, create_bias_scorer, create_toxicity_scorer
+from livescore.scorers import create_bias_scorer, create_toxicity_scorer
 from livescore.scorers._bias import BiasVerdict
+from livescore.scorers._judged import DEFECT_LABELS
 from livescore.scorers._toxicity import MAX_STATEMENTS, ToxicityVerdict, split_statements
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from livescore.scorers import create_textual_difference_scorer, sequence_ratio
+from livescore.scorers import create_textual_difference_scorer
+from livescore.scorers._textual_difference import sequence_ratio
 
 
 def lcs_table(first: str, second: str) -> int:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-from livescore.scorers import (
+from livescore.scorers import create_tone_scorer
+from livescore.scorers._tone import (
     TONE_CONSISTENCY_LABELS,
     TONE_MATCH_LABELS,
-    create_tone_scorer,
     sentence_tones,
     text_tone,
 )

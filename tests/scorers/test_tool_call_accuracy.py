@@ -8,7 +8,8 @@ import pytest
 from _tool_runs import tool_run
 
 from livescore import Run
-from livescore.scorers import TOOL_CALL_ACCURACY_LABELS, create_tool_call_accuracy_scorer
+from livescore.scorers import create_tool_call_accuracy_scorer
+from livescore.scorers._tool_call_accuracy import TOOL_CALL_ACCURACY_LABELS
 
 
 def score(run: Run, **options: Any) -> Any:

@@ -10,11 +10,8 @@ from _judge_support import INJECTION, Case, between, score_over_http, user_promp
 
 from livescore import Run, Step, ToolCall
 from livescore.otel import attributes as A
-from livescore.scorers import (
-    AvailableTool,
-    create_tool_call_accuracy_scorer,
-    create_tool_call_accuracy_scorer_llm,
-)
+from livescore.scorers import create_tool_call_accuracy_scorer, create_tool_call_accuracy_scorer_llm
+from livescore.scorers._tool_call_accuracy_llm import AvailableTool
 from livescore.testing import ScriptedJudge
 
 pytestmark = pytest.mark.anyio

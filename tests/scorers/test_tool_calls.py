@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from livescore import Run, Step, ToolCall
-from livescore.runs import describe_calls
-from livescore.scorers import RecordedCall, read_tool_calls
+from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 
 
 def test_executed_calls_in_order_with_failures() -> None:

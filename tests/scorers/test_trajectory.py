@@ -8,7 +8,8 @@ import pytest
 from _tool_runs import tool_run
 
 from livescore import Run
-from livescore.scorers import TRAJECTORY_LABELS, create_trajectory_scorer
+from livescore.scorers import create_trajectory_scorer
+from livescore.scorers._trajectory import TRAJECTORY_LABELS
 
 
 def score(run: Run, **options: Any) -> Any:

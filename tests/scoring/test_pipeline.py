@@ -270,11 +270,17 @@ async def test_generate_score_must_return_a_finite_number(bad: Any) -> None:
 
 
 @pytest.mark.anyio
-async def test_non_text_output_is_a_clear_input_error() -> None:
-    scorer = create_scorer(id="s", description="", generate_score=lambda ctx: 1.0)
-    with pytest.raises(ScorerRunError, match="input and output must be text") as info:
-        await scorer.run({"input": "q", "output": 12345})
-    assert info.value.step == "input"
+@pytest.mark.parametrize("output", [12345, 1.5, b"bytes", object()])
+async def test_non_text_output_is_skipped_with_its_type(output: Any) -> None:
+    # A number is "no answer text", like a mapping of fields: skipped, never a failure.
+    scorer = create_scorer(
+        id="s", description="", generate_score=lambda ctx: float(len(ctx.output_text))
+    )
+    result = await scorer.score({"input": "q", "output": output})
+    assert result.status == "skipped"
+    assert result.reason is not None
+    assert f"its output is {'an' if type(output).__name__[0] in 'aeiou' else 'a'} " in result.reason
+    assert type(output).__name__ in result.reason
 
 
 @pytest.mark.anyio

@@ -160,12 +160,9 @@ async def test_a_step_raising_timeout_error_itself_is_not_the_scorer_timeout() -
     assert result.error == "the step's own timeout"
 
 
-def test_create_scorer_takes_the_judge_as_model_and_judge_is_deprecated() -> None:
+def test_create_scorer_takes_the_judge_as_model() -> None:
     judge = ScriptedJudge([])
     scorer = create_scorer(id="s", description="d", model=judge, generate_score=lambda c: 1)
     assert scorer.judge is judge
-    with pytest.warns(DeprecationWarning, match=r"judge=.*deprecated.*model="):
-        old = create_scorer(id="s", description="d", judge=judge, generate_score=lambda c: 1)
-    assert old.judge is judge
-    with pytest.raises(TypeError, match="not both"):
-        create_scorer(id="s", description="d", model=judge, judge=judge, generate_score=lambda c: 1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'judge'"):
+        create_scorer(id="s", description="d", judge=judge, generate_score=lambda c: 1)  # type: ignore[call-arg]

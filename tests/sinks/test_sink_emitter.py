@@ -14,7 +14,8 @@ from livescore.live import LiveDispatcher
 from livescore.otel import OTelEmitter
 from livescore.runs import TraceParent
 from livescore.scorers import create_keyword_coverage_scorer
-from livescore.sinks import ScoreRecord, ScoreSink, SinkEmitter, with_sinks
+from livescore.sinks import ScoreRecord, ScoreSink, with_sinks
+from livescore.sinks._base import SinkEmitter
 
 
 class RecordingSink:

@@ -219,7 +219,7 @@ def test_bad_script_entries_and_unstarted_server_are_clear_errors() -> None:
 def test_judge_helper_points_at_the_server() -> None:
     with OpenAITestServer() as server:
         judge = server.judge("my-model", timeout=2.0)
-        assert judge.model == "my-model"
+        assert judge.model_name == "my-model"
         assert judge.base_url == server.base_url
         assert (judge.timeout, judge.backoff_base) == (2.0, 0.01)
 

@@ -13,14 +13,12 @@ Example:
 """
 
 from livescore_langchain._capture import acapture_run, capture_run
-from livescore_langchain._handler import EmitRunSpans, LiveScoringHandler, RunSink, step_run
+from livescore_langchain._handler import LiveScoringHandler, step_run
 from livescore_langchain._instrument import instrument, instrumented_handler, uninstrument
 from livescore_langchain._version import __version__
 
 __all__ = (
-    "EmitRunSpans",
     "LiveScoringHandler",
-    "RunSink",
     "__version__",
     "acapture_run",
     "capture_run",

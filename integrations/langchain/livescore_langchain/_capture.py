@@ -31,7 +31,7 @@ class _Captured(SamplingDecision):
 
 
 class _CaptureSink:
-    """A :class:`~livescore_langchain.RunSink` that keeps every run instead of scoring it."""
+    """A :class:`~livescore.live.Dispatcher` that keeps every run instead of scoring it."""
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}

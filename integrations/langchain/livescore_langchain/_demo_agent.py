@@ -3,12 +3,14 @@
 Registered under the entry point group ``livescore.demo_agents`` as ``langchain``, so
 ``livescore demo`` loads it only when it runs. The chat model is a real OpenAI-compatible
 one when the demo names one (``langchain-openai``), else :class:`ScriptedDemoModel`, which
-plays the model's part with the scenario's :func:`~livescore.demo.scripted_turn`: it
-really calls the tools and answers from what they returned.
+plays the model's part with the scenario's scripted model
+(:meth:`~livescore.demo.DemoScenario.scripted_turn`): it really calls the tools and
+answers from what they returned.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from collections.abc import Sequence
@@ -21,30 +23,26 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, tool
 
 from livescore.demo import (
-    AGENT_NAME,
-    QUESTIONS,
-    SYSTEM_PROMPT,
+    SCENARIO,
     DemoConfigError,
     DemoQuestion,
     DemoReply,
+    DemoScenario,
     DemoSetup,
     ToolOutput,
     ToolRequest,
-    get_order_status,
-    scripted_turn,
-    search_docs,
 )
 from livescore.live import DispatchStats
 from livescore_langchain._handler import LiveScoringHandler
 
 __all__ = ("LangChainDemoAgent", "ScriptedDemoModel", "build_agent", "start_demo_agent")
 
-TOOLS: tuple[BaseTool, ...] = (tool(search_docs), tool(get_order_status))
+TOOLS: tuple[BaseTool, ...] = tuple(tool(function) for function in SCENARIO.tools)
 """The scenario's tools as LangChain tools."""
 
 
 class ScriptedDemoModel(BaseChatModel):
-    """Plays the chat model's part without an LLM (see :func:`livescore.demo.scripted_turn`).
+    """Plays the chat model's part without an LLM (the scenario's scripted model).
 
     Example:
         >>> model = ScriptedDemoModel()
@@ -52,7 +50,7 @@ class ScriptedDemoModel(BaseChatModel):
         {'query': 'countries'}
     """
 
-    questions: tuple[DemoQuestion, ...] = QUESTIONS
+    questions: tuple[DemoQuestion, ...] = SCENARIO.questions
     model_name: str = "scripted-demo-model"
 
     @property
@@ -83,18 +81,20 @@ class ScriptedDemoModel(BaseChatModel):
             for m in messages[start + 1 :]
             if isinstance(m, ToolMessage)
         ]
-        turn = scripted_turn(question, outputs, self.questions)
+        scenario = dataclasses.replace(SCENARIO, questions=self.questions)
+        turn = scenario.scripted_turn(question, outputs)
         if isinstance(turn, ToolRequest):
             call = {"name": turn.name, "args": turn.args, "id": f"call_{uuid.uuid4().hex[:12]}"}
             return AIMessage(content="", tool_calls=[call])
         return AIMessage(content=turn)
 
 
-def build_agent(model: BaseChatModel | None = None) -> Any:
+def build_agent(model: BaseChatModel | None = None, scenario: DemoScenario = SCENARIO) -> Any:
     """The demo agent: ``create_agent`` with ``search_docs`` and ``get_order_status``.
 
     Args:
         model: The chat model; :class:`ScriptedDemoModel` by default.
+        scenario: The agent's name, instructions and tools.
 
     Example:
         >>> agent = build_agent()
@@ -109,10 +109,10 @@ def build_agent(model: BaseChatModel | None = None) -> Any:
             "the LangChain demo agent needs langchain's create_agent: pip install langchain"
         ) from exc
     return create_agent(
-        model if model is not None else ScriptedDemoModel(),
-        tools=list(TOOLS),
-        system_prompt=SYSTEM_PROMPT,
-        name=AGENT_NAME,
+        model if model is not None else ScriptedDemoModel(questions=scenario.questions),
+        tools=[tool(function) for function in scenario.tools],
+        system_prompt=scenario.system_prompt,
+        name=scenario.agent_name,
     )
 
 
@@ -166,13 +166,15 @@ class LangChainDemoAgent:
     def __init__(self, setup: DemoSetup) -> None:
         model, self.description = _chat_model(setup.agent_model)
         if model is None:
-            model = ScriptedDemoModel(questions=tuple(setup.questions))
-        self._agent = build_agent(model)
+            model = ScriptedDemoModel(questions=setup.scenario.questions)
+        self._agent = build_agent(model, setup.scenario)
         self._handler = LiveScoringHandler(
             scorers=list(setup.scorers),
             tracer_provider=setup.tracer_provider,
-            name=AGENT_NAME,
+            name=setup.scenario.agent_name,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
 
     def ask(self, question: str) -> DemoReply:

@@ -1,6 +1,6 @@
 """The LangChain callback handler that records runs and hands them to the live dispatcher.
 
-Hot-path rules (REFERENCE.md, DESIGN.md decision 3): a sync ``run_inline`` handler costs
+Hot-path rules: a sync ``run_inline`` handler costs
 microseconds per event, where an async handler costs tens to hundreds and makes LangChain
 wait for every task it starts. So every callback here only records references into a small
 per-run record, never blocks, never raises, and the finished run is handed to the
@@ -40,9 +40,9 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 
 from livescore.live import (
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     SamplingDecision,
     dispatcher_for,
     is_scoring,
@@ -55,12 +55,14 @@ from livescore_langchain._version import __version__
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
+    from opentelemetry._logs import LoggerProvider
 
     from livescore.live import ScorerConfig
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringHandler", "RunSink")
+__all__ = ("LiveScoringHandler",)
 
 logger = logging.getLogger("livescore_langchain")
 
@@ -220,6 +222,12 @@ class LiveScoringHandler(BaseCallbackHandler):
             run (see :func:`livescore.live.is_scoring`). On by default;
             :func:`~livescore_langchain.capture_run` turns it off, since nothing it records
             offline is a judge's call.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -237,7 +245,7 @@ class LiveScoringHandler(BaseCallbackHandler):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         name: str | None = None,
         per_step: bool = False,
@@ -250,6 +258,8 @@ class LiveScoringHandler(BaseCallbackHandler):
         score_failed_runs: bool = False,
         ignore_scorer_calls: bool = True,
         sinks: Sequence[ScoreSink] | None = None,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -272,8 +282,10 @@ class LiveScoringHandler(BaseCallbackHandler):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.per_step = per_step
         self.score_failed_runs = score_failed_runs
@@ -888,7 +900,10 @@ def _model_name(
 
 
 def _error_text(error: BaseException) -> str:
-    text = str(error)
+    try:
+        text = str(error)
+    except Exception:  # a broken __str__ must not lose the run it ended
+        text = "(its message could not be read)"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 

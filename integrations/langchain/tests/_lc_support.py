@@ -1,4 +1,4 @@
-"""Shared pieces of the livescore-langchain tests: tools, agents, scorers, a RunSink spy."""
+"""Shared pieces of the livescore-langchain tests: tools, agents, scorers, a Dispatcher spy."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def _spy_scorers() -> tuple[ScorerConfig, ...]:
 
 @dataclass
 class SpySink:
-    """A RunSink test double: records what the handler asks and hands over.
+    """A Dispatcher test double: records what the handler asks and hands over.
 
     Its decisions are real :class:`~livescore.live.SamplingDecision` objects, sampled (by one
     scorer that never runs) or not.

@@ -12,14 +12,9 @@ from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManager
 from langchain_core.runnables import RunnableLambda
 
-from livescore import (
-    Run,
-    create_scorer,
-    extract_tool_results,
-    get_assistant_message,
-    get_user_message,
-)
+from livescore import Run, create_scorer, extract_tool_results
 from livescore.live import LiveDispatcher, is_scoring
+from livescore.runs import get_assistant_message, get_user_message
 from livescore_langchain import acapture_run, capture_run
 from livescore_langchain.testing import ScriptedChatModel
 

@@ -148,7 +148,7 @@ def test_a_chain_whose_output_string_is_an_answer_is_scored(
     keyword_coverage = create_keyword_coverage_scorer()
     with OpenAITestServer([grounded]) as server:
         hallucination = create_hallucination_scorer(
-            model=server.judge(), get_context=get_run_context, mode="one_call"
+            model=server.judge(), get_context=get_run_context, judge_mode="one_call"
         )
         handler = make_handler([hallucination, keyword_coverage], name="rust-faq")
 
@@ -183,7 +183,7 @@ def test_a_dict_output_with_no_text_is_skipped_with_a_reason(
     # a verdict (keyword coverage 0.0, hallucination 0.0 "the output is empty").
     with OpenAITestServer() as server:
         hallucination = create_hallucination_scorer(
-            model=server.judge(), get_context=lambda run, step: [DOCUMENT], mode="one_call"
+            model=server.judge(), get_context=lambda run, step: [DOCUMENT], judge_mode="one_call"
         )
         handler = make_handler([hallucination, create_keyword_coverage_scorer()])
 

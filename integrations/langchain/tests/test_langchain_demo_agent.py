@@ -9,14 +9,9 @@ import pytest
 from langchain_core.messages import ToolMessage
 from opentelemetry.sdk.trace import TracerProvider
 
-from livescore.demo import (
-    DEMO_AGENTS_GROUP,
-    QUESTIONS,
-    UNSUPPORTED_CLAIM,
-    DemoConfigError,
-    DemoSetup,
-    load_demo_agent,
-)
+from livescore.demo import DemoConfigError, DemoSetup
+from livescore.demo._runtime import DEMO_AGENTS_GROUP, load_demo_agent
+from livescore.demo._scenario import QUESTIONS, UNSUPPORTED_CLAIM
 from livescore.scorers import create_keyword_coverage_scorer
 from livescore_langchain._demo_agent import ScriptedDemoModel, build_agent, start_demo_agent
 

@@ -31,8 +31,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from livescore import create_scorer, extract_tool_results, get_user_message
+from livescore import create_scorer, extract_tool_results
 from livescore.live import LiveDispatcher, ScorerConfig
+from livescore.runs import get_user_message
 from livescore_langchain import LiveScoringHandler, step_run
 from livescore_langchain.testing import ScriptedChatModel
 
@@ -187,9 +188,7 @@ def test_sampling_rates_pick_the_same_runs_for_every_scorer(make_handler: MakeHa
     handler = make_handler(
         [
             ScorerConfig(recording_scorer(first, "first"), sampling=0.5),
-            ScorerConfig(
-                recording_scorer(second, "second"), sampling={"type": "ratio", "rate": 0.5}
-            ),
+            ScorerConfig(recording_scorer(second, "second"), sampling=0.5),
         ]
     )
 

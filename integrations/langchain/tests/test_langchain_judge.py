@@ -38,7 +38,7 @@ def test_the_judge_sees_the_tool_result_and_the_score_lands_under_the_run(
 ) -> None:
     with OpenAITestServer([GROUNDED]) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(), get_context=tool_contexts, mode="one_call"
+            model=server.judge(), get_context=tool_contexts, judge_mode="one_call"
         )
         handler = make_handler([scorer], name="weather-agent")
 
@@ -67,7 +67,7 @@ def test_a_judge_fault_is_a_failed_score_and_the_agent_is_untouched(
 ) -> None:
     with OpenAITestServer(responder=lambda body: Reply.server_error(500)) as server:
         scorer = create_hallucination_scorer(
-            model=server.judge(max_retries=0), get_context=tool_contexts, mode="one_call"
+            model=server.judge(max_retries=0), get_context=tool_contexts, judge_mode="one_call"
         )
         handler = make_handler([scorer])
 

@@ -12,11 +12,6 @@ Example:
     >>> processor.shutdown()
 """
 
-from livescore_openai_agents._processor import (
-    NO_CONTENT_REASON,
-    EmitRunSpans,
-    LiveScoringProcessor,
-    RunSink,
-)
+from livescore_openai_agents._processor import NO_CONTENT_REASON, LiveScoringProcessor
 
-__all__ = ("NO_CONTENT_REASON", "EmitRunSpans", "LiveScoringProcessor", "RunSink")
+__all__ = ("NO_CONTENT_REASON", "LiveScoringProcessor")

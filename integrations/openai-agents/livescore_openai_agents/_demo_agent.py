@@ -6,8 +6,9 @@ Registered under the entry point group ``livescore.demo_agents`` as ``openai-age
 ``get_order_status``, the same questions and answers. The agent is a real ``agents.Agent``
 run by the real ``Runner`` on the SDK's ``OpenAIChatCompletionsModel``; with no model
 configured, that model talks to an :class:`~livescore.testing.OpenAITestServer` on
-127.0.0.1 whose replies are the scenario's :func:`~livescore.demo.scripted_turn`: it really
-calls the tools and answers from what they returned.
+127.0.0.1 whose replies are the scenario's scripted model
+(:meth:`~livescore.demo.DemoScenario.scripted_turn`): it really calls the tools and answers
+from what they returned.
 """
 
 from __future__ import annotations
@@ -31,18 +32,13 @@ from anyio.from_thread import start_blocking_portal
 from openai import AsyncOpenAI
 
 from livescore.demo import (
-    AGENT_NAME,
-    QUESTIONS,
-    SYSTEM_PROMPT,
+    SCENARIO,
     DemoConfigError,
-    DemoQuestion,
     DemoReply,
+    DemoScenario,
     DemoSetup,
     ToolOutput,
     ToolRequest,
-    get_order_status,
-    scripted_turn,
-    search_docs,
 )
 from livescore.live import DispatchStats
 from livescore.testing import OpenAITestServer, Reply
@@ -52,22 +48,23 @@ from livescore_openai_agents._processor import LiveScoringProcessor
 __all__ = ("OpenAIAgentsDemoAgent", "scripted_model_reply", "start_demo_agent")
 
 
+_TOOLS = {function.__name__: function for function in SCENARIO.tools}
+
+
 @function_tool(name_override="search_docs")
 def _search_docs(query: str) -> str:
     """Search Parcelly's help centre; returns the best matching pages."""
-    return search_docs(query)
+    return str(_TOOLS["search_docs"](query))
 
 
 @function_tool(name_override="get_order_status")
 def _get_order_status(order_id: str) -> str:
     """Look up a Parcelly order by its id (like PX-1042): status, locker, deadlines."""
     # JSON text: what the model reads (the SDK would show it a dict's Python repr).
-    return json.dumps(get_order_status(order_id))
+    return json.dumps(_TOOLS["get_order_status"](order_id))
 
 
-def scripted_model_reply(
-    body: dict[str, Any], questions: Sequence[DemoQuestion] = QUESTIONS
-) -> Reply:
+def scripted_model_reply(body: dict[str, Any], scenario: DemoScenario = SCENARIO) -> Reply:
     """The scripted model as an :class:`~livescore.testing.OpenAITestServer` responder: the
     scenario's next turn for a chat-completions request.
 
@@ -84,7 +81,7 @@ def scripted_model_reply(
         for m in messages[start + 1 :]
         if m.get("role") == "tool"
     ]
-    turn = scripted_turn(question, outputs, questions)
+    turn = scenario.scripted_turn(question, outputs)
     if isinstance(turn, ToolRequest):
         return Reply.tool_calls((turn.name, turn.args), ids=[f"call_{uuid.uuid4().hex[:12]}"])
     return Reply.text(turn)
@@ -119,9 +116,9 @@ class OpenAIAgentsDemoAgent:
             client = AsyncOpenAI(base_url=base_url, api_key=api_key)
             self.description = f"{name} (OpenAI-compatible, on the Agents SDK)"
         else:
-            questions = tuple(setup.questions)
+            scenario = setup.scenario
             self._server = OpenAITestServer(
-                responder=lambda body: scripted_model_reply(body, questions)
+                responder=lambda body: scripted_model_reply(body, scenario)
             ).start()
             client = AsyncOpenAI(base_url=self._server.base_url, api_key="scripted")
             name = "scripted-demo-model"
@@ -131,16 +128,18 @@ class OpenAIAgentsDemoAgent:
             )
         self._client = client
         self._agent: Agent[Any] = Agent(
-            name=AGENT_NAME,
-            instructions=SYSTEM_PROMPT,
+            name=setup.scenario.agent_name,
+            instructions=setup.scenario.system_prompt,
             tools=[_search_docs, _get_order_status],
             model=OpenAIChatCompletionsModel(name, client),
         )
         self._processor = LiveScoringProcessor(
             scorers=list(setup.scorers),
             tracer_provider=setup.tracer_provider,
-            name=AGENT_NAME,
+            name=setup.scenario.agent_name,
             sinks=list(setup.sinks),
+            logger_provider=setup.logger_provider,
+            emit=setup.emit,
         )
         set_trace_processors([self._processor])
         self._portal_cm = start_blocking_portal()

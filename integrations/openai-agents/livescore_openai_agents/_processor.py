@@ -1,6 +1,6 @@
 """The Agents SDK trace processor that records runs and hands them to the live dispatcher.
 
-Hot-path rules (DESIGN.md decision 3): the SDK calls its trace processors synchronously,
+Hot-path rules: the SDK calls its trace processors synchronously,
 on the agent's own thread and event loop, for every span. So each callback here only
 records references into a small per-run record, never blocks and never raises; the
 finished run is handed to the dispatcher with an O(1) ``submit`` when it ends.
@@ -39,9 +39,9 @@ from opentelemetry.trace import Span as OTelSpan
 from opentelemetry.trace import TracerProvider
 
 from livescore.live import (
+    Dispatcher,
     DispatchStats,
     EmitRunSpans,
-    RunSink,
     dispatcher_for,
     is_scoring,
 )
@@ -58,11 +58,14 @@ from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
 from livescore_openai_agents import _capture, _spans
 
 if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+
     from livescore.live import ScorerConfig
+    from livescore.otel import EmitSignal
     from livescore.scoring import Scorer
     from livescore.sinks import ScoreSink
 
-__all__ = ("EmitRunSpans", "LiveScoringProcessor", "RunSink")
+__all__ = ("NO_CONTENT_REASON", "LiveScoringProcessor")
 
 logger = logging.getLogger("livescore_openai_agents")
 
@@ -95,6 +98,7 @@ class _OpenRun:
         "open_steps",
         "pending_calls",
         "redacted",
+        "response_ids",
         "sampled",
         "sdk_trace_id",
         "span",
@@ -130,6 +134,8 @@ class _OpenRun:
         self.metadata: dict[str, Any] = {}
         self.span: OTelSpan | None = None  # livescore's own invoke_agent span, to end
         self.tool_spans: dict[str, OTelSpan] = {}
+        # Responses API turns: the response id of each model step, by the step's id().
+        self.response_ids: dict[int, str] = {}
         self.trace_id: str | None = None
         self.span_id: str | None = None
         self.trace_flags = 1
@@ -199,6 +205,12 @@ class LiveScoringProcessor(TracingProcessor):
         score_failed_runs: Hand runs that ended in an error (the run raised, was cancelled,
             or stopped without an answer) to the scorers too, with ``Run.error`` set and
             no output. By default they are counted as dropped with reason ``"run_error"``.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -211,7 +223,7 @@ class LiveScoringProcessor(TracingProcessor):
         self,
         scorers: Sequence[Scorer | ScorerConfig] | None = None,
         *,
-        dispatcher: RunSink | None = None,
+        dispatcher: Dispatcher | None = None,
         broker: str | None = None,
         sinks: Sequence[ScoreSink] | None = None,
         name: str | None = None,
@@ -222,6 +234,8 @@ class LiveScoringProcessor(TracingProcessor):
         emit_run_spans: EmitRunSpans = "auto",
         capture_content: ContentCapture = "full",
         score_failed_runs: bool = False,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
     ) -> None:
         if emit_run_spans not in ("auto", "always", "never"):
             raise ValueError(
@@ -243,8 +257,10 @@ class LiveScoringProcessor(TracingProcessor):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
         )
-        self.dispatcher: RunSink = dispatcher
+        self.dispatcher: Dispatcher = dispatcher
         self.name = name
         self.score_failed_runs = score_failed_runs
         self.max_open_runs = max_open_runs
@@ -401,6 +417,8 @@ class LiveScoringProcessor(TracingProcessor):
                 self._model_ended(run, level, step, span, response.input, turn)
                 if response.response is not None:
                     step.name = response.response.model or step.name
+                    if run.sampled and isinstance(response.response.id, str):
+                        run.response_ids[id(step)] = response.response.id
                 self._note_redaction(run, span, response.usage, response.response)
         elif kind == "function":
             self._tool_ended(run, span, cast(FunctionSpanData, data))
@@ -630,6 +648,8 @@ class LiveScoringProcessor(TracingProcessor):
             steps=steps,
             error=error,
             metadata=metadata,
+            # The response that answered (Responses API), for the evaluation events.
+            response_id=run.response_ids.get(id(run.last)) if answer is not None else None,
         )
 
 

@@ -1,5 +1,5 @@
 """Shared pieces of the livescore-openai-agents tests: agents on a scripted model server,
-tools, a recording scorer, a RunSink spy and span helpers."""
+tools, a recording scorer, a Dispatcher spy and span helpers."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ class SpyDecision:
 
 @dataclass
 class SpySink:
-    """A RunSink test double: records what the processor asks and hands over."""
+    """A Dispatcher test double: records what the processor asks and hands over."""
 
     sampled: bool = True
     fail_sample: bool = False

@@ -13,19 +13,9 @@ from _sdk_support import hex_span_id, parent_span_id, spans_named
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from rich.console import Console
 
-from livescore.demo import (
-    QUESTIONS,
-    UNSUPPORTED_CLAIM,
-    DemoConfigError,
-    DemoOptions,
-    DemoSetup,
-    ToolOutput,
-    demo_runtimes,
-    load_demo_agent,
-    run_demo,
-    scripted_turn,
-    search_docs,
-)
+from livescore.demo import DemoConfigError, DemoOptions, DemoSetup, ToolOutput, run_demo
+from livescore.demo._runtime import demo_runtimes, load_demo_agent
+from livescore.demo._scenario import QUESTIONS, UNSUPPORTED_CLAIM, scripted_turn, search_docs
 from livescore.scorers import create_keyword_coverage_scorer
 from livescore.testing import OpenAITestServer
 from livescore_openai_agents._demo_agent import scripted_model_reply, start_demo_agent
@@ -87,7 +77,7 @@ def test_the_demo_runs_the_scenario_on_the_sdk(monkeypatch: pytest.MonkeyPatch) 
     exporter = InMemorySpanExporter()
     with OpenAITestServer(responder=judge_double) as judge_server:
         code = run_demo(
-            DemoOptions(judge=judge_server.judge(), runtime="openai-agents"),
+            DemoOptions(model=judge_server.judge(), runtime="openai-agents"),
             console=console,
             span_exporters=[exporter],
         )

@@ -38,8 +38,9 @@ from agents import (
     trace,
 )
 
-from livescore import extract_tool_results, get_run_context, get_user_message
+from livescore import extract_tool_results, get_run_context
 from livescore.live import LiveDispatcher
+from livescore.runs import get_user_message
 from livescore.testing import OpenAITestServer, Reply
 from livescore_openai_agents import NO_CONTENT_REASON, LiveScoringProcessor
 

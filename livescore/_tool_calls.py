@@ -1,12 +1,14 @@
-"""The tool calls of a run, as the tool-call scorers and quick checks read them."""
+"""The tool calls of a run, as the tool-call scorers and the quick checks read them
+(failed calls and calls requested but never run included)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from livescore.runs._model import Run
+if TYPE_CHECKING:
+    from livescore.runs import Run
 
 __all__ = ("RecordedCall", "describe_calls", "is_subsequence", "read_tool_calls")
 

@@ -1,4 +1,7 @@
-"""Keeping a judge's credentials out of everything that leaves it: errors, logs, spans, reprs.
+"""Keeping credentials out of everything that leaves livescore: errors, logs, spans, reprs.
+
+Shared by the judge (its API key, URL credentials, header values) and the dashboard sinks
+(Phoenix's bearer key, Langfuse's keys), which quote what a server answers.
 
 Two rules. Credentials never reach the HTTP client in a URL (userinfo becomes a header, so
 the client's own "HTTP Request: POST <url>" log line has nothing to leak). And any text a
@@ -10,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ("MASK", "Redactor", "redact_url", "split_credentials")
+__all__ = ("MASK", "Redactor", "header_secrets", "redact_url", "split_credentials")
 
 MASK = "***"
 
@@ -25,6 +28,27 @@ _AUTH_VALUE = re.compile(r"\b((?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=\-]+", re.IGNO
 # What may follow a secret's prefix when a server quotes it cut short.
 _SECRET_TAIL = r"[^\s\"'<>,;]*"
 _PREFIX_LENGTH = 8
+_SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|password|signature", re.I)
+
+
+def header_secrets(headers: Mapping[str, str]) -> list[str]:
+    """The values of the headers named like credentials, to mask wherever they may show.
+
+    For a ``Bearer`` or ``Basic`` value, the token after the scheme too (a server may
+    quote it alone).
+
+    Example:
+        >>> header_secrets({"Authorization": "Bearer k-0123456789", "x-team": "search"})
+        ['Bearer k-0123456789', 'k-0123456789']
+    """
+    found: list[str] = []
+    for name, value in headers.items():
+        if _SENSITIVE_HEADER.search(name) and value:
+            found.append(value)
+            scheme, _, token = value.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                found.append(token.strip())
+    return found
 
 
 def redact_url(url: str) -> str:

@@ -1,0 +1,443 @@
+"""``livescore collect``: an OTLP/HTTP receiver that scores the agent runs it is sent."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from livescore._version import DISTRIBUTION
+from livescore.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    make_console,
+    positive_float,
+    positive_int,
+)
+from livescore.cli._export import add_emit_arguments, logs_url, traces_url
+from livescore.cli._worker import _as_list, load_attribute
+
+__all__ = ("add_collect_parser", "run_collect_command")
+
+
+def add_collect_parser(sub: Any) -> None:
+    """Add the ``collect`` sub-command to ``sub`` (the parser's sub-parsers)."""
+    p = sub.add_parser(
+        "collect",
+        help="receive OpenTelemetry traces over OTLP/HTTP and score the agent runs in them",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Serve POST /v1/traces (OTLP/HTTP, protobuf or JSON, gzip accepted) and score\n"
+            "every agent run the received spans describe (GenAI semantic conventions or\n"
+            "OpenInference) with the scorers of MODULE:ATTR. Point any OTLP exporter, in\n"
+            "any language, or an OpenTelemetry Collector at it. A trace is assembled once\n"
+            "it has been quiet for --quiet-period; each score is a span, child of the run's\n"
+            "span, and a gen_ai.evaluation.result event parented to it (--emit), exported\n"
+            "to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables say). SIGTERM\n"
+            "or Ctrl-C stops it: it answers no more requests, assembles what it holds,\n"
+            "scores it within --drain-timeout and says what it left."
+        ),
+        epilog=(
+            "exit codes:\n"
+            "  0  stopped, with everything received assembled and scored (or counted)\n"
+            "  1  stopped, but the drain deadline left work unscored (the summary says what)\n"
+            "  2  usage error: bad option, scorers that cannot be loaded, an address that\n"
+            "     cannot be bound, a missing extra or token variable\n\n"
+            "example: livescore collect myapp.scoring:scorers --listen 127.0.0.1:4318 \\\n"
+            "  --otlp-endpoint http://127.0.0.1:6006"
+        ),
+    )
+    p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:4318",
+        help="the address to serve (default: 127.0.0.1:4318; 0.0.0.0:4318 to be reached "
+        "from other machines)",
+    )
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require 'Authorization: Bearer <token>', the token read from $NAME",
+    )
+    p.add_argument(
+        "--forward",
+        metavar="URL",
+        help="also pass every accepted request on, unchanged, to this OTLP/HTTP endpoint "
+        "(/v1/traces is added when the URL has no path)",
+    )
+    p.add_argument(
+        "--broker",
+        metavar="URL",
+        help="hand the runs to the worker fleet (livescore worker) behind this Redis URL "
+        "instead of scoring here",
+    )
+    p.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="export the score spans, events and metrics to this OTLP/HTTP endpoint "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
+    )
+    add_emit_arguments(p)
+    p.add_argument(
+        "--sinks",
+        metavar="MODULE:ATTR",
+        help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
+        "scorers' module, if it has one)",
+    )
+    p.add_argument(
+        "--score-failed-runs",
+        action="store_true",
+        help="score runs whose span ended in an error too (by default they are counted "
+        "as dropped, run_error)",
+    )
+    limits = p.add_argument_group("limits")
+    limits.add_argument(
+        "--quiet-period",
+        type=positive_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="a trace with no new span for this long is assembled (default: 5)",
+    )
+    limits.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="largest request body, after decompression (413 past it; default: 16 MiB)",
+    )
+    limits.add_argument(
+        "--max-memory-mb",
+        type=positive_int,
+        default=256,
+        metavar="N",
+        help="spans held in open traces, estimated; oldest traces evicted past it, and "
+        "requests answered 429 while full (default: 256)",
+    )
+    limits.add_argument(
+        "--max-traces",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="open traces held at once (default: 10000)",
+    )
+    limits.add_argument(
+        "--max-spans-per-trace",
+        type=positive_int,
+        default=5_000,
+        metavar="N",
+        help="spans held for one trace; a longer trace is evicted (default: 5000)",
+    )
+    limits.add_argument(
+        "--max-trace-age",
+        type=positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="a trace still open this long after its first span is evicted (default: 600)",
+    )
+    limits.add_argument(
+        "--max-queue",
+        type=positive_int,
+        default=1000,
+        metavar="N",
+        help="runs waiting to be scored; past it they are dropped (queue_full) and requests "
+        "answered 429 (default: 1000)",
+    )
+    limits.add_argument(
+        "--drain-timeout",
+        type=positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, time to assemble and score what is held (default: 30)",
+    )
+    p.add_argument(
+        "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help=""
+    )
+    p.set_defaults(handler=run_collect_command)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:4318`` for IPv6) as ``(host, port)``.
+
+    Example:
+        >>> parse_listen("127.0.0.1:4318")
+        ('127.0.0.1', 4318)
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen must look like HOST:PORT (127.0.0.1:4318), not {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def _require(module: str, what: str, extra: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise UsageError(f"{what} needs {extra}: pip install '{DISTRIBUTION}[collect]'")
+
+
+@dataclass
+class _Telemetry:
+    tracer_provider: Any = None
+    meter_provider: Any = None
+    where: str = ""
+    logger_provider: Any = None
+
+    def shutdown(self) -> None:
+        for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
+            if provider is not None:
+                provider.shutdown()
+
+
+def _telemetry(endpoint: str | None, listen: tuple[str, int], events: bool = True) -> _Telemetry:
+    """Providers for the score spans, events and metrics, or none when nowhere to send
+    them."""
+    env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
+    if endpoint is None and not env:
+        return _Telemetry(where="not exported (give --otlp-endpoint URL)")
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    if endpoint is not None:
+        spans_url = traces_url(endpoint)
+        metrics_url = spans_url.rsplit("/v1/traces", 1)[0] + "/v1/metrics"
+        span_exporter = OTLPSpanExporter(endpoint=spans_url)
+        metric_exporter = OTLPMetricExporter(endpoint=metrics_url)
+        log_exporter = OTLPLogExporter(endpoint=logs_url(endpoint))
+    else:
+        spans_url = str(env)
+        span_exporter, metric_exporter = OTLPSpanExporter(), OTLPMetricExporter()
+        log_exporter = OTLPLogExporter()  # OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT
+    parts = urlsplit(spans_url)
+    if (parts.hostname, parts.port) == listen or (
+        parts.port == listen[1] and {parts.hostname, listen[0]} <= {"127.0.0.1", "localhost"}
+    ):
+        raise UsageError(
+            f"the score spans would be sent to this receiver itself ({spans_url}): give "
+            "--otlp-endpoint the address of your tracing backend"
+        )
+    resource = Resource.create(
+        {"service.name": os.environ.get("OTEL_SERVICE_NAME", "livescore-collect")}
+    )
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    meter_provider = MeterProvider(
+        resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)]
+    )
+    logger_provider = None
+    # Without a logs endpoint of their own, the exporter's default (127.0.0.1:4318) could
+    # be this very receiver: no events then.
+    if events and (
+        endpoint is not None
+        or os.environ.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    ):
+        logger_provider = LoggerProvider(resource=resource)
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+    return _Telemetry(tracer_provider, meter_provider, spans_url, logger_provider)
+
+
+def run_collect_command(args: argparse.Namespace) -> int:
+    """Run ``livescore collect`` until SIGTERM or Ctrl-C; returns the exit code."""
+    from rich.markup import escape
+
+    err = make_console(stderr=True)
+    listen = parse_listen(args.listen)
+    _require("opentelemetry.proto", "decoding OTLP protobuf", "opentelemetry-proto")
+    _require("opentelemetry.sdk", "exporting the score spans", "the OpenTelemetry SDK")
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env, "")
+        if not token.strip():
+            raise UsageError(f"--token-env {args.token_env}: ${args.token_env} is not set")
+    forward = traces_url(args.forward, "--forward") if args.forward else None
+    logging.basicConfig(
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    module, value = load_attribute(args.scorers, "MODULE:ATTR")
+    scorers = _as_list(value, "scorers", "MODULE:ATTR")
+    if args.sinks:
+        _, sink_value = load_attribute(args.sinks, "--sinks")
+        sinks = _as_list(sink_value, "sinks", "--sinks")
+    else:
+        sinks = (
+            [] if args.broker else _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
+        )
+
+    from livescore._emit import DEFAULT_EMIT
+    from livescore.collect import OTLPReceiver, SpanPipeline
+    from livescore.live import LiveDispatcher
+    from livescore.otel import OTelEmitter
+    from livescore.traces import AssemblyLimits
+
+    if args.broker and args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
+    signals = args.emit or DEFAULT_EMIT
+    telemetry = _telemetry(args.otlp_endpoint, listen, events="events" in signals)
+    try:
+        dispatcher = LiveDispatcher(
+            scorers,
+            emitter=OTelEmitter(
+                tracer_provider=telemetry.tracer_provider,
+                meter_provider=telemetry.meter_provider,
+                logger_provider=telemetry.logger_provider,
+                emit=signals,
+                semconv_proposals=args.semconv_proposals,
+            ),
+            sinks=sinks or None,
+            broker=args.broker,
+            max_queue=args.max_queue,
+            name="livescore-collect",
+            register_atexit=False,
+        )
+        limits = AssemblyLimits(
+            max_traces=args.max_traces,
+            max_spans_per_trace=args.max_spans_per_trace,
+            max_bytes=args.max_memory_mb * 1024 * 1024,
+            max_trace_age=args.max_trace_age,
+            quiet_period=args.quiet_period,
+        )
+    except (TypeError, ValueError) as exc:
+        telemetry.shutdown()
+        raise UsageError(str(exc)) from exc
+    pipeline = SpanPipeline(
+        dispatcher,
+        limits,
+        finish_on_root=False,
+        max_queued_spans=max(10_000, args.max_traces * 10),
+        score_failed_runs=args.score_failed_runs,
+        name="livescore-collect-spans",
+        backlog=lambda: _backlogged(dispatcher),
+    )
+    receiver = OTLPReceiver(
+        pipeline,
+        host=listen[0],
+        port=listen[1],
+        max_body_bytes=args.max_body_bytes,
+        token=token,
+        forward=forward,
+    )
+    try:
+        receiver.start()
+    except OSError as exc:
+        dispatcher.shutdown(0)
+        telemetry.shutdown()
+        raise UsageError(
+            f"--listen {args.listen}: cannot listen there ({exc.strerror or exc})"
+        ) from None
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    from livescore._redaction import redact_url
+
+    where = f"on the fleet at {redact_url(args.broker)}" if args.broker else "here"
+
+    ids = ", ".join(c.scorer_id for c in dispatcher.scorers)
+    err.print(
+        f"livescore collect (pid {os.getpid()}): receiving OTLP traces on "
+        f"{escape(receiver.url)}/v1/traces; scoring {escape(ids)} "
+        f"{escape(where)}; scores ({escape(','.join(signals))}) {escape(telemetry.where)}"
+        + (f"; forwarding to {escape(forward)}" if forward else ""),
+        soft_wrap=True,
+    )
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return _drain(err, receiver, pipeline, dispatcher, telemetry, args.drain_timeout)
+
+
+def _backlogged(dispatcher: Any) -> bool:
+    """Whether the dispatcher's queue is (nearly) full: the receiver answers 429 then."""
+    stats = dispatcher.stats()
+    queued = max((s.queued for s in stats.by_scorer.values()), default=0)
+    return bool(queued >= dispatcher.max_queue * 0.9)
+
+
+def _drain(
+    err: Any,
+    receiver: Any,
+    pipeline: Any,
+    dispatcher: Any,
+    telemetry: _Telemetry,
+    timeout: float,
+) -> int:
+    from rich.markup import escape
+
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.0)
+
+    err.print(f"livescore collect: stopping; draining within {timeout:g} s")
+    receiver.stop(min(5.0, left()))
+    # The pipeline hands its waiting runs over while the dispatcher scores; the last
+    # quarter of the deadline is the dispatcher's, to finish what it holds.
+    assembled = pipeline.shutdown(left() * 0.75)
+    dispatcher.shutdown(left())
+    try:
+        telemetry.shutdown()
+    except Exception as exc:  # an unreachable backend must not hide the summary
+        err.print(f"[yellow]the score spans could not all be exported: {escape(str(exc))}[/yellow]")
+    r, p, d = receiver.stats(), pipeline.stats(), dispatcher.stats()
+    a = p.assembly
+    statuses = ", ".join(f"{code}: {n}" for code, n in sorted(r.requests.items())) or "none"
+    err.print(
+        f"received: requests {statuses}; spans accepted {r.spans_accepted}, rejected "
+        f"{r.spans_rejected}, refused (429) {r.spans_refused}",
+        soft_wrap=True,
+    )
+    evicted = sum(a.traces_evicted.values())
+    err.print(
+        f"assembled: traces {a.traces_finished} ({a.traces_without_run} without a run), "
+        f"evicted {evicted}{' ' + escape(str(a.traces_evicted)) if evicted else ''}; runs "
+        f"{a.runs_assembled}: submitted {p.runs_submitted}, not sampled "
+        f"{p.runs_not_sampled}, failed runs dropped {p.runs_failed_dropped}",
+        soft_wrap=True,
+    )
+    err.print(
+        f"scores: scored {d.scored}, failed {d.failed}, skipped {d.skipped}, dropped "
+        f"{d.dropped}{' ' + escape(str(dict(d.dropped_by_reason))) if d.dropped else ''}, "
+        f"handed off {d.handed_off}",
+        soft_wrap=True,
+    )
+    if r.forwarded or r.forward_failed or r.forward_dropped:
+        err.print(
+            f"forwarded: {r.forwarded}, failed {r.forward_failed}, dropped {r.forward_dropped}"
+        )
+    unfinished = p.spans_queued + a.spans_held + p.runs_waiting
+    shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
+    if not assembled or unfinished or shutdown_drops:
+        err.print(
+            f"[red]left at the drain deadline:[/red] {unfinished} span(s) or run(s) not "
+            "assembled or handed over, "
+            f"{shutdown_drops} score(s) dropped unscored",
+            soft_wrap=True,
+        )
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,42 @@
+"""``livescore eval --traces``: stored OTLP JSON traces as the dataset to score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from livescore.cli._common import UsageError
+
+if TYPE_CHECKING:
+    from livescore.evals import Dataset
+
+__all__ = ("load_traces_dataset",)
+
+
+def load_traces_dataset(path: Path) -> Dataset:
+    """The runs of an OTLP JSON traces file, as ``livescore eval`` items (one per run).
+
+    Each item is the :class:`~livescore.Run` itself, so its scores nest under the stored
+    run's span; its "line" is the run's number in the file (runs are not lines). Lines
+    that are not OTLP JSON are reported as problems with their number.
+    """
+    from livescore.evals import Dataset, DatasetProblem
+    from livescore.traces import load_traces
+
+    try:
+        stored = load_traces(path)
+    except OSError as exc:
+        raise UsageError(f"--traces: cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    problems = [DatasetProblem(p.line, p.message) for p in stored.problems]
+    if stored.rejected_spans:
+        problems.append(
+            DatasetProblem(0, f"{stored.rejected_spans} span(s) with an invalid trace or span id")
+        )
+    items: list[Any] = list(stored.runs)
+    return Dataset(
+        items=cast("list[dict[str, Any]]", items),
+        lines=list(range(1, len(items) + 1)),
+        labels=[None] * len(items),
+        problems=problems,
+        formats={"otlp-json": len(items)},
+    )

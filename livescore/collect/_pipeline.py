@@ -1,0 +1,401 @@
+"""From ended spans to submitted runs, off the caller's thread: the span processor's and the
+OTLP receiver's shared back end.
+
+Callers hand spans over with :meth:`SpanPipeline.put_span` (one SDK span, from a span
+processor's ``on_end``) or :meth:`SpanPipeline.offer` (decoded records, from a receiver):
+both are O(1), never block and never raise. One daemon thread converts them, feeds the
+:class:`~livescore.traces.TraceAssembler`, and hands each finished run to the dispatcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from livescore.live import Dispatcher
+from livescore.runs import Run
+from livescore.traces import (
+    AssemblyLimits,
+    AssemblyStats,
+    SpanRecord,
+    TraceAssembler,
+    from_readable_span,
+)
+
+__all__ = ("PipelineStats", "SpanPipeline")
+
+_log = logging.getLogger("livescore.collect")
+
+# A woken worker waits this long for more spans before it works: one wake-up (a GIL
+# hand-off on the agent's thread) per batch of spans instead of per span.
+_LINGER_S = 0.005
+# The scope the score spans are emitted under: they come back through the same provider
+# and are not part of any agent's run.
+_OWN_SCOPE = "livescore"
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineStats:
+    """What a :class:`SpanPipeline` did with the spans it was given.
+
+    Attributes:
+        spans_queued: Spans waiting for the worker now.
+        spans_refused: Spans refused because the queue was full (never assembled).
+        own_spans: livescore's own score spans, seen and ignored.
+        runs_waiting: Assembled runs waiting for the dispatcher's room.
+        runs_submitted: Runs handed to the dispatcher (sampled by at least one scorer).
+        runs_not_sampled: Runs no scorer sampled.
+        runs_failed_dropped: Runs that ended in an error, dropped (``score_failed_runs``
+            off).
+        assembly: The assembler's counts (spans held, traces finished and evicted…).
+    """
+
+    spans_queued: int = 0
+    spans_refused: int = 0
+    own_spans: int = 0
+    runs_waiting: int = 0
+    runs_submitted: int = 0
+    runs_not_sampled: int = 0
+    runs_failed_dropped: int = 0
+    assembly: AssemblyStats = field(default_factory=AssemblyStats)
+
+
+class _Marker:
+    """A flush request travelling through the queue behind the spans before it."""
+
+    __slots__ = ("deadline", "done", "drain")
+
+    def __init__(self, drain: bool, deadline: float | None) -> None:
+        self.done = threading.Event()
+        self.drain = drain
+        self.deadline = deadline  # a drain hands waiting runs over until then
+
+
+class SpanPipeline:
+    """A bounded queue of ended spans and the thread that turns them into scored runs.
+
+    Args:
+        sink: Where finished runs go (a :class:`~livescore.live.LiveDispatcher`).
+        limits: What the assembler may hold.
+        finish_on_root: Finish a trace when its root span arrives (in process), else when
+            it has been quiet for ``limits.quiet_period`` (a receiver).
+        max_queued_spans: Spans that may wait for the worker; past it new spans are
+            refused and counted.
+        score_failed_runs: Submit runs whose span ended in an error (``Run.error`` set);
+            by default they are dropped with reason ``"run_error"``.
+        name: Names the worker thread.
+        backlog: Asked whether the runs' consumer is (nearly) full; while it says so,
+            assembled runs wait here (up to ``max_waiting_runs``) instead of being dropped
+            by it, and :meth:`has_room` is ``False`` (a receiver answers 429). Without it,
+            every run is submitted at once (the dispatcher counts what it cannot queue).
+        max_waiting_runs: Assembled runs that may wait for the consumer's room.
+    """
+
+    def __init__(
+        self,
+        sink: Dispatcher,
+        limits: AssemblyLimits,
+        *,
+        finish_on_root: bool,
+        max_queued_spans: int = 100_000,
+        score_failed_runs: bool = False,
+        name: str = "livescore-spans",
+        backlog: Callable[[], bool] | None = None,
+        max_waiting_runs: int = 10_000,
+    ) -> None:
+        if isinstance(max_queued_spans, bool) or not isinstance(max_queued_spans, int):
+            raise TypeError(f"max_queued_spans must be an int, not {max_queued_spans!r}")
+        if max_queued_spans < 1:
+            raise ValueError(f"max_queued_spans must be at least 1, not {max_queued_spans}")
+        self.sink = sink
+        self.score_failed_runs = score_failed_runs
+        self.max_queued_spans = max_queued_spans
+        self.name = name
+        self._assembler = TraceAssembler(
+            limits,
+            finish_on_root=finish_on_root,
+            keep_trace=self._keep_trace,
+            on_evict=self._on_evict,
+        )
+        # Items: an SDK span, a list of SpanRecord, or a _Marker. Appends and pops of a
+        # deque are atomic: the callers take no lock on the way in.
+        self._queue: deque[Any] = deque()
+        self._queued = 0  # spans in the queue's batches (offer()); guarded by _lock
+        self._batches = 0  # the batches themselves (queue items that are lists)
+        self._bytes = 0  # their estimated size
+        self._max_bytes = limits.max_bytes
+        self._lock = threading.Lock()  # counters written by callers; the worker's state
+        self._wake = threading.Event()
+        self._idle = False
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._refused = 0
+        self._own = 0
+        self._submitted = 0
+        self._not_sampled = 0
+        self._failed_dropped = 0
+        self._assembly = AssemblyStats()
+        self._said_full = False
+        self._backlog = backlog
+        self._backlogged = False
+        self.max_waiting_runs = max_waiting_runs
+        self._ready: deque[Run] = deque()  # assembled, waiting for the dispatcher's room
+
+    # -- the callers' side (any thread; O(1), never raises) -----------------------------------
+
+    def put_span(self, span: Any) -> None:
+        """Queue one SDK span (a ``ReadableSpan``); refused and counted when full."""
+        try:
+            # len() of a deque is O(1) and safe from any thread; the queue holds one item
+            # per span here (a receiver's batches go through offer()).
+            if len(self._queue) + self._queued >= self.max_queued_spans or self._stopped:
+                self._refuse(1)
+                return
+            self._queue.append(span)
+            if self._idle:
+                self._wake.set()
+            elif self._thread is None:
+                self._start()
+        except Exception:
+            _log.debug("livescore: put_span failed", exc_info=True)
+
+    def offer(self, records: Sequence[SpanRecord]) -> bool:
+        """Queue decoded spans; ``False`` (nothing queued, all counted as refused) when the
+        queue cannot take them all."""
+        count = len(records)
+        size = sum(r.size for r in records)
+        with self._lock:
+            full = len(self._queue) + self._queued + count > self.max_queued_spans
+            # What the open traces hold (as of the worker's last batch) plus this batch: past
+            # the cap, refusing it (the client retries) beats evicting a trace for it.
+            full = full or self._assembly.bytes_held + self._bytes + size > self._max_bytes
+            full = full or len(self._ready) >= self.max_waiting_runs
+            if self._stopped or full or self._backlogged:
+                self._refused += count
+                self._say_full()
+                return False
+            self._bytes += size
+            self._queued += count
+            self._batches += 1
+            self._queue.append(list(records))
+        if self._thread is None:
+            self._start()
+        self._wake.set()
+        return True
+
+    def has_room(self, count: int = 1) -> bool:
+        """Whether ``count`` more spans would be queued now (and memory is not full)."""
+        if self._stopped or len(self._queue) + self._queued + count > self.max_queued_spans:
+            return False
+        if self._backlogged or len(self._ready) >= self.max_waiting_runs:
+            return False
+        return self._assembly.bytes_held < self._assembler.limits.max_bytes
+
+    def _refuse(self, count: int) -> None:
+        with self._lock:
+            self._refused += count
+            self._say_full()
+
+    def _say_full(self) -> None:
+        if not self._said_full:
+            self._said_full = True
+            _log.warning(
+                "livescore: the span queue is full (%d spans); spans are refused and counted "
+                "(logged once; see stats().spans_refused)",
+                self.max_queued_spans,
+            )
+
+    # -- control ------------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None, *, drain: bool = False) -> bool:
+        """Wait until the spans queued so far are assembled and their runs submitted.
+
+        Args:
+            timeout: Seconds to wait at most.
+            drain: Also finish every open trace now (what is held is all there will be).
+        """
+        if self._stopped:
+            return True  # nothing more will be assembled
+        if self._thread is None:
+            if not drain:
+                return True
+            self._start()
+        if threading.current_thread() is self._thread:
+            return False  # the worker cannot wait for itself
+        deadline = None if timeout is None else time.monotonic() + timeout
+        marker = _Marker(drain, deadline)
+        self._queue.append(marker)
+        self._wake.set()
+        return marker.done.wait(timeout)
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Finish every open trace, submit its runs, stop the worker. ``False`` when that did
+        not end within ``timeout`` (the rest is counted as refused when it arrives)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        done = self.flush(timeout, drain=True) if not self._stopped else True
+        with self._lock:
+            self._stopped = True
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        return done
+
+    def stats(self) -> PipelineStats:
+        """A snapshot of the counts."""
+        with self._lock:
+            return PipelineStats(
+                spans_queued=len(self._queue) - self._batches + self._queued,
+                spans_refused=self._refused,
+                own_spans=self._own,
+                runs_waiting=len(self._ready),
+                runs_submitted=self._submitted,
+                runs_not_sampled=self._not_sampled,
+                runs_failed_dropped=self._failed_dropped,
+                assembly=self._assembly.copy(),
+            )
+
+    # -- the worker ---------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            self._loop()
+        except BaseException:
+            _log.exception("livescore: the span pipeline stopped")
+            with self._lock:
+                self._stopped = True
+
+    def _loop(self) -> None:
+        queue = self._queue
+        assembler = self._assembler
+        while True:
+            if not queue:
+                if self._stopped:
+                    return
+                self._idle = True
+                if not queue:
+                    deadline = assembler.next_deadline()
+                    wait = 1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
+                    if self._ready:  # runs waiting for the dispatcher: look again soon
+                        wait = min(wait, 0.02)
+                    self._wake.wait(min(wait, 1.0))
+                self._idle = False
+                self._wake.clear()
+                if queue and not self._stopped:
+                    time.sleep(_LINGER_S)
+            markers: list[_Marker] = []
+            records: list[SpanRecord] = []
+            batched = batches = batched_bytes = 0
+            own = 0
+            while queue:
+                item = queue.popleft()
+                if isinstance(item, _Marker):
+                    markers.append(item)
+                    break  # what was queued before it is all it waits for
+                if isinstance(item, list):
+                    batched += len(item)
+                    batches += 1
+                    batched_bytes += sum(r.size for r in item)
+                    records.extend(item)
+                    continue
+                scope = getattr(item, "instrumentation_scope", None)
+                if scope is not None and scope.name == _OWN_SCOPE:
+                    own += 1
+                    continue
+                record = from_readable_span(item)
+                if record is not None:
+                    records.append(record)
+            with self._lock:
+                self._queued -= batched
+                self._batches -= batches
+                self._bytes -= batched_bytes
+                self._own += own
+            now = time.monotonic()
+            runs = assembler.add(records, now) if records else []
+            runs.extend(assembler.collect(now))
+            drains = [m for m in markers if m.drain]
+            try:
+                if drains:
+                    runs.extend(assembler.drain())
+                self._ready.extend(runs)
+                if drains:
+                    self._drain_ready(drains[0].deadline)
+                else:
+                    self._release(force=self._backlog is None)
+                with self._lock:
+                    self._assembly = assembler.stats()
+            except Exception:
+                # A bug here costs this batch (logged), never the thread: spans keep coming.
+                _log.exception("livescore: the span pipeline failed on a batch")
+            for marker in markers:
+                marker.done.set()
+
+    def _release(self, *, force: bool) -> None:
+        """Submit the assembled runs while the dispatcher has room (all of them when
+        ``force``); the rest wait here, bounded, and the receiver answers 429 meanwhile."""
+        ready = self._ready
+        submitted = 0
+        while ready:
+            # Asking for the dispatcher's counts costs a lock and a snapshot: not per run.
+            if not force and submitted % 32 == 0 and self._check_backlog():
+                break
+            self._submit(ready.popleft())
+            submitted += 1
+        self._check_backlog()
+
+    def _drain_ready(self, deadline: float | None) -> None:
+        """At shutdown: hand every waiting run over as the dispatcher makes room, until
+        ``deadline``; then the rest at once (the dispatcher counts what it cannot take)."""
+        while self._ready and (deadline is None or time.monotonic() < deadline):
+            self._release(force=self._backlog is None)
+            if self._ready:
+                time.sleep(0.01)
+        self._release(force=True)
+
+    def _check_backlog(self) -> bool:
+        if self._backlog is None:
+            return False
+        try:
+            self._backlogged = bool(self._backlog())
+        except Exception:
+            self._backlogged = False
+        return self._backlogged
+
+    def _keep_trace(self, trace_id: str) -> bool:
+        return self.sink.sample(trace_id).sampled
+
+    def _on_evict(self, trace_id: str, reason: str, looked_like_agent: bool) -> None:
+        if looked_like_agent:
+            decision = self.sink.sample(trace_id)
+            if decision.sampled:
+                self.sink.drop(decision, "evicted")
+
+    def _submit(self, run: Run) -> None:
+        try:
+            decision = self.sink.sample(run.trace_id)
+            if not decision.sampled:
+                with self._lock:
+                    self._not_sampled += 1
+                return
+            if run.error is not None and not self.score_failed_runs:
+                self.sink.drop(decision, "run_error")
+                with self._lock:
+                    self._failed_dropped += 1
+                return
+            self.sink.submit(run, decision)
+            with self._lock:
+                self._submitted += 1
+        except Exception:
+            _log.exception("livescore: could not hand a run to the dispatcher")

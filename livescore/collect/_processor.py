@@ -1,0 +1,198 @@
+"""``LiveScoringSpanProcessor``: score any OpenTelemetry-instrumented agent in its process."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from livescore.collect._pipeline import PipelineStats, SpanPipeline
+from livescore.live import Dispatcher, DispatchStats, dispatcher_for
+from livescore.traces import AssemblyLimits
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+    from opentelemetry.trace import TracerProvider
+
+    from livescore._emit import EmitSignal
+    from livescore.live import ScorerConfig
+    from livescore.otel import ContentCapture
+    from livescore.scoring import Scorer
+    from livescore.sinks import ScoreSink
+
+__all__ = ("LiveScoringSpanProcessor",)
+
+_log = logging.getLogger("livescore.collect")
+
+
+class LiveScoringSpanProcessor:
+    """Scores the agent runs an application's spans describe: add it to its tracer provider.
+
+    ``provider.add_span_processor(LiveScoringSpanProcessor(scorers=[...]))``: every agent
+    run traced through that provider, by any instrumentation that speaks the OpenTelemetry
+    GenAI conventions (pydantic-ai, Strands, Google ADK…) or OpenInference (LlamaIndex,
+    smolagents, CrewAI, LangChain…), is assembled from its spans into a
+    :class:`~livescore.Run` (input, output, model turns, tool calls with arguments and
+    results, retrieved documents, errors, the conversation id) and scored in the
+    background. Each score is a span, child of the run's span, on ``tracer_provider`` (the
+    global provider by default): pass the same provider the processor is added to.
+
+    A run is the outermost ``invoke_agent`` span, or OpenInference ``AGENT`` span, of a
+    trace; a trace without one is a run when its root span carries an input and an
+    output. A trace is assembled when its root span (in this process) ends, so a run
+    nested under a longer span of your own (a request span) is scored when that span ends.
+
+    ``on_end`` puts the span on a bounded queue and returns (O(1), never raises); a
+    thread of the processor's own assembles runs. What it holds is bounded (open traces,
+    spans per trace, bytes, age): a trace past a bound is evicted unfinished, counted in
+    :meth:`trace_stats` and logged once per reason, and its sampled runs count as dropped
+    (``"evicted"``). Spans recorded without content (content capture off) give runs that
+    every scorer skips with that reason. Runs whose span ended in an error are dropped
+    (``"run_error"``) unless ``score_failed_runs``.
+
+    Args:
+        scorers: Scorers (or :class:`~livescore.live.ScorerConfig` with a sampling rate,
+            timeout and concurrency) for a dispatcher the processor creates and owns.
+        dispatcher: A dispatcher to use instead; give ``scorers`` or ``dispatcher``.
+        broker: Score on a worker fleet (``"redis://host:6379/0"``; ``livescore worker``
+            processes score the runs).
+        sinks: Dashboards each score also goes to, for the dispatcher it creates.
+        tracer_provider: Where the score spans go (the dispatcher it creates).
+        meter_provider: Where the score metrics go.
+        capture_content: What user text the score spans carry: ``"full"``,
+            ``"truncated"`` or ``"none"``.
+        score_failed_runs: Score runs whose span ended in an error too (``Run.error``).
+        max_traces: Open traces held at once.
+        max_spans_per_trace: Spans held for one trace.
+        max_bytes: Estimated bytes of every held span together.
+        max_trace_age: Seconds a trace may stay open: one quiet that long (its root never
+            ended here) is assembled from what it has; one still busy past it is evicted.
+        max_queued_spans: Ended spans waiting for the processor's thread; past it spans
+            are refused and counted.
+        logger_provider: For the ``gen_ai.evaluation.result`` events of the dispatcher it
+            creates; the global provider by default.
+        emit: What the dispatcher it creates makes of each score besides metrics:
+            ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
+            ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
+            dispatcher's emitter instead.
+
+    Example:
+        >>> from livescore.scorers import create_keyword_coverage_scorer
+        >>> processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+        >>> # provider.add_span_processor(processor)
+        >>> processor.shutdown()
+    """
+
+    def __init__(
+        self,
+        scorers: Sequence[Scorer | ScorerConfig] | None = None,
+        *,
+        dispatcher: Dispatcher | None = None,
+        broker: str | None = None,
+        sinks: Sequence[ScoreSink] | None = None,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: Any = None,
+        capture_content: ContentCapture = "full",
+        score_failed_runs: bool = False,
+        max_traces: int = 10_000,
+        max_spans_per_trace: int = 5_000,
+        max_bytes: int = 256 * 1024 * 1024,
+        max_trace_age: float = 600.0,
+        max_queued_spans: int = 100_000,
+        logger_provider: LoggerProvider | None = None,
+        emit: str | Sequence[EmitSignal] | None = None,
+    ) -> None:
+        limits = AssemblyLimits(
+            max_traces=max_traces,
+            max_spans_per_trace=max_spans_per_trace,
+            max_bytes=max_bytes,
+            max_trace_age=max_trace_age,
+            # In process a trace finishes when its root ends; quiet alone never finishes it.
+            quiet_period=max_trace_age,
+        )
+        sink, self._owns_dispatcher = dispatcher_for(
+            "LiveScoringSpanProcessor",
+            scorers,
+            dispatcher,
+            name="livescore-spans",
+            broker=broker,
+            sinks=sinks,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+            logger_provider=logger_provider,
+            emit=emit,
+        )
+        self.dispatcher: Dispatcher = sink
+        self._pipeline = SpanPipeline(
+            sink,
+            limits,
+            finish_on_root=True,
+            max_queued_spans=max_queued_spans,
+            score_failed_runs=score_failed_runs,
+            name="livescore-span-processor",
+        )
+        # Bound once: on_end is the hot path.
+        self._put = self._pipeline.put_span
+        self._shut = False
+
+    # -- the SDK's SpanProcessor interface ---------------------------------------------------
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        """Nothing to do when a span starts."""
+
+    def _on_ending(self, span: Any) -> None:
+        """Nothing to do while a span ends (the SDK calls this before :meth:`on_end`)."""
+
+    def on_end(self, span: Any) -> None:
+        """Queue the ended span for the processor's thread: O(1), never raises."""
+        self._put(span)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Assemble the spans ended so far and wait for the scores of the finished runs."""
+        if self._shut:
+            # The dispatcher's own shutdown flushes the provider, and so this processor.
+            return True
+        return self.flush(timeout_millis / 1000)
+
+    def shutdown(self) -> None:
+        """Finish what is held, score it, and stop (the SDK calls this at exit). Idempotent.
+
+        Traces still open are assembled from what they have; the dispatcher the processor
+        created is shut down (one passed in is only flushed: its owner stops it).
+        """
+        if self._shut:
+            return
+        self._shut = True
+        try:
+            self._pipeline.shutdown(10.0)
+            if self._owns_dispatcher:
+                self.dispatcher.shutdown(10.0)
+            else:
+                self.dispatcher.flush(10.0)
+        except Exception:
+            _log.exception("livescore: the span processor's shutdown failed")
+
+    # -- livescore's side ---------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the runs of traces ended so far are scored; ``False`` on timeout.
+
+        Example:
+            >>> # processor.flush(timeout=30.0)
+        """
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._pipeline.flush(timeout):
+            return False
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        return self.dispatcher.flush(left)
+
+    def stats(self) -> DispatchStats:
+        """The dispatcher's counters: sampled, scored, failed, skipped, dropped pairs."""
+        return self.dispatcher.stats()
+
+    def trace_stats(self) -> PipelineStats:
+        """What became of the spans: queued, refused, assembled into runs, evicted."""
+        return self._pipeline.stats()

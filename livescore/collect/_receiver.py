@@ -1,0 +1,391 @@
+"""An OTLP/HTTP trace receiver: ``POST /v1/traces`` in protobuf or JSON, into a pipeline.
+
+The server is aiohttp's (already a dependency of the judge's transport): one asyncio loop
+in a thread of its own serves every connection, so a flood of connections costs no thread
+each; its ``client_max_size`` caps a body after decompression (gzip and deflate are
+decoded by aiohttp), and decoding runs on a small bounded pool so the loop keeps
+answering (429 when busy) while it works.
+
+Answers follow the OTLP/HTTP specification: 200 with an ``ExportTraceServiceResponse``
+(``partial_success`` counts spans with invalid ids), 400 for a body that is not a trace
+export request, 401 without the bearer token, 404/405 off ``POST /v1/traces``, 413 past
+the body cap, 415 for another content type, and 429 with ``Retry-After`` when the
+pipeline cannot take more; errors carry a ``google.rpc.Status`` body in the request's
+encoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hmac
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from livescore.collect._pipeline import SpanPipeline
+from livescore.traces import DecodedSpans, OTLPDecodeError, decode_otlp_json, decode_otlp_protobuf
+
+__all__ = ("OTLPReceiver", "ReceiverStats")
+
+_log = logging.getLogger("livescore.collect")
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+TRACES_PATH = "/v1/traces"
+# google.rpc.Code values the OTLP specification uses in error bodies.
+_INVALID_ARGUMENT = 3
+_UNAUTHENTICATED = 16
+_RESOURCE_EXHAUSTED = 8
+_UNIMPLEMENTED = 12
+
+
+@dataclass(slots=True)
+class ReceiverStats:
+    """What the receiver answered and passed on.
+
+    Attributes:
+        requests: Requests answered, by HTTP status.
+        spans_accepted: Spans handed to the pipeline.
+        spans_rejected: Spans refused for an invalid trace or span id (partial success).
+        spans_refused: Spans of requests answered 429.
+        bytes_received: Body bytes read (after decompression).
+        forwarded: Requests passed on to ``forward``.
+        forward_failed: Those the forward endpoint did not accept (or could not be reached).
+        forward_dropped: Requests not passed on because too many were still in flight.
+    """
+
+    requests: dict[int, int] = field(default_factory=dict)
+    spans_accepted: int = 0
+    spans_rejected: int = 0
+    spans_refused: int = 0
+    bytes_received: int = 0
+    forwarded: int = 0
+    forward_failed: int = 0
+    forward_dropped: int = 0
+
+    def copy(self) -> ReceiverStats:
+        """A snapshot."""
+        return ReceiverStats(
+            dict(self.requests),
+            self.spans_accepted,
+            self.spans_rejected,
+            self.spans_refused,
+            self.bytes_received,
+            self.forwarded,
+            self.forward_failed,
+            self.forward_dropped,
+        )
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _status_body(encoding: str, code: int, message: str) -> bytes:
+    """A ``google.rpc.Status`` (code and message) in protobuf or JSON."""
+    if encoding == JSON:
+        return json.dumps({"code": code, "message": message}).encode()
+    text = message.encode()
+    return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text
+
+
+def _success_body(encoding: str, rejected: int) -> bytes:
+    """An ``ExportTraceServiceResponse``, with ``partial_success`` when spans were rejected."""
+    message = "spans with an invalid trace or span id were dropped"
+    if encoding == JSON:
+        if not rejected:
+            return b"{}"
+        partial = {"rejectedSpans": str(rejected), "errorMessage": message}
+        return json.dumps({"partialSuccess": partial}).encode()
+    if not rejected:
+        return b""
+    text = message.encode()
+    inner = b"\x08" + _varint(rejected) + b"\x12" + _varint(len(text)) + text
+    return b"\x0a" + _varint(len(inner)) + inner
+
+
+class OTLPReceiver:
+    """Serve ``POST /v1/traces`` and hand every decoded span to a :class:`SpanPipeline`.
+
+    Args:
+        pipeline: Where the spans go.
+        host: The address to bind (``127.0.0.1`` unless you mean to be reached from
+            elsewhere).
+        port: The port (0 picks a free one; see :attr:`port`).
+        max_body_bytes: The largest request body accepted, after decompression (413 past
+            it).
+        token: When set, requests must carry ``Authorization: Bearer <token>`` (401).
+        forward: Pass every accepted request body on, unchanged, to this OTLP/HTTP traces
+            URL (best effort: failures are counted, never retried).
+        max_decoding: Requests decoded at once; more wait for none: they are answered 429.
+        max_forwarding: Forwarded requests in flight at once; past it they are counted as
+            ``forward_dropped``.
+        retry_after: The seconds a 429 tells the client to wait.
+
+    Example:
+        >>> from livescore.collect import SpanPipeline
+        >>> OTLPReceiver.__name__
+        'OTLPReceiver'
+    """
+
+    def __init__(
+        self,
+        pipeline: SpanPipeline,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 4318,
+        max_body_bytes: int = 16 * 1024 * 1024,
+        token: str | None = None,
+        forward: str | None = None,
+        max_decoding: int = 4,
+        max_forwarding: int = 64,
+        retry_after: int = 2,
+    ) -> None:
+        if max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be at least 1, not {max_body_bytes}")
+        self.pipeline = pipeline
+        self.host = host
+        self.port = port
+        self.max_body_bytes = max_body_bytes
+        self.forward = forward
+        self.retry_after = retry_after
+        self._token = token.encode() if token else None
+        self._max_decoding = max_decoding
+        self._max_forwarding = max_forwarding
+        self._decoding = 0
+        self._forwarding = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stats = ReceiverStats()
+        self._lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, min(max_decoding, 4)), thread_name_prefix="livescore-decode"
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: Any = None
+        self._session: Any = None
+        self._ready = threading.Event()
+        self._start_error: BaseException | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL the receiver serves (add ``/v1/traces`` for an exporter's endpoint)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> OTLPReceiver:
+        """Bind and serve in a background thread.
+
+        Raises:
+            OSError: The address cannot be bound (in use, not this machine's…).
+        """
+        self._thread = threading.Thread(target=self._serve, name="livescore-receiver", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._start_error is not None:
+            raise self._start_error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop accepting, let the requests in progress finish (within ``timeout``), close."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._close(timeout), loop)
+        try:
+            future.result(timeout + 1.0)
+        except Exception:
+            _log.exception("livescore: the receiver did not stop cleanly")
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(timeout + 1.0)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def stats(self) -> ReceiverStats:
+        """A snapshot of the counts."""
+        with self._lock:
+            return self._stats.copy()
+
+    def __enter__(self) -> OTLPReceiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._open())
+        except BaseException as exc:
+            self._start_error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _open(self) -> None:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=self.max_body_bytes)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=5.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except BaseException:
+            await self._runner.cleanup()
+            raise
+        sockets = getattr(site._server, "sockets", None) or ()
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+
+    async def _close(self, timeout: float) -> None:
+        if self._runner is not None:
+            try:
+                await asyncio.wait_for(self._runner.cleanup(), timeout)
+            except (asyncio.TimeoutError, Exception):
+                _log.warning("livescore: the receiver's requests did not finish in time")
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+        if self._session is not None:
+            await self._session.close()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _count(self, status: int) -> None:
+        with self._lock:
+            self._stats.requests[status] = self._stats.requests.get(status, 0) + 1
+
+    def _reply(self, status: int, encoding: str, body: bytes, **headers: str) -> Any:
+        from aiohttp import web
+
+        self._count(status)
+        return web.Response(status=status, body=body, content_type=encoding, headers=headers)
+
+    def _error(self, status: int, encoding: str, code: int, message: str, **headers: str) -> Any:
+        return self._reply(status, encoding, _status_body(encoding, code, message), **headers)
+
+    async def _handle(self, request: Any) -> Any:
+        from aiohttp import web
+
+        content_type = request.content_type or ""
+        encoding = JSON if content_type == JSON else PROTOBUF
+        if request.path != TRACES_PATH:
+            return self._error(404, encoding, _UNIMPLEMENTED, f"no such path: {request.path}")
+        if request.method != "POST":
+            return self._error(405, encoding, _UNIMPLEMENTED, "POST traces here", Allow="POST")
+        if self._token is not None:
+            given = request.headers.get("Authorization", "")
+            scheme, _, value = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                value.strip().encode(), self._token
+            ):
+                return self._error(
+                    401,
+                    encoding,
+                    _UNAUTHENTICATED,
+                    "a bearer token is required",
+                    **{"WWW-Authenticate": "Bearer"},
+                )
+        if content_type not in (JSON, PROTOBUF):
+            return self._error(
+                415,
+                encoding,
+                _INVALID_ARGUMENT,
+                f"content type {content_type or '(none)'!r}: send {PROTOBUF} or {JSON}",
+            )
+        if self._decoding >= self._max_decoding or not self.pipeline.has_room():
+            return self._busy(encoding, 0)
+        self._decoding += 1  # only the loop's thread touches it
+        try:
+            try:
+                body = await request.read()
+            except web.HTTPRequestEntityTooLarge:
+                return self._error(
+                    413,
+                    encoding,
+                    _INVALID_ARGUMENT,
+                    f"the body is larger than {self.max_body_bytes} bytes",
+                )
+            with self._lock:
+                self._stats.bytes_received += len(body)
+            decode = decode_otlp_json if encoding == JSON else decode_otlp_protobuf
+            loop = asyncio.get_running_loop()
+            try:
+                decoded: DecodedSpans = await loop.run_in_executor(self._pool, decode, body)
+            except OTLPDecodeError as exc:
+                return self._error(400, encoding, _INVALID_ARGUMENT, str(exc))
+        finally:
+            self._decoding -= 1
+        if decoded.spans and not self.pipeline.offer(decoded.spans):
+            return self._busy(encoding, len(decoded.spans))
+        with self._lock:
+            self._stats.spans_accepted += len(decoded.spans)
+            self._stats.spans_rejected += decoded.rejected
+        if self.forward:
+            self._forward(body, content_type)
+        return self._reply(200, encoding, _success_body(encoding, decoded.rejected))
+
+    def _busy(self, encoding: str, spans: int) -> Any:
+        with self._lock:
+            self._stats.spans_refused += spans
+        return self._error(
+            429,
+            encoding,
+            _RESOURCE_EXHAUSTED,
+            "the receiver is busy: retry later",
+            **{"Retry-After": str(self.retry_after)},
+        )
+
+    def _forward(self, body: bytes, content_type: str) -> None:
+        if self._forwarding >= self._max_forwarding:
+            with self._lock:
+                self._stats.forward_dropped += 1
+            return
+        self._forwarding += 1
+        task = asyncio.get_running_loop().create_task(self._send_on(body, content_type))
+        self._tasks.add(task)  # held until done (the loop keeps only weak references)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_on(self, body: bytes, content_type: str) -> None:
+        import aiohttp
+
+        ok = False
+        try:
+            if self._session is None:
+                self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
+            assert self.forward is not None
+            async with self._session.post(
+                self.forward, data=body, headers={"Content-Type": content_type}
+            ) as response:
+                await response.read()
+                ok = 200 <= response.status < 300
+        except Exception as exc:
+            _log.debug("livescore: forwarding failed: %s", exc)
+        finally:
+            self._forwarding -= 1
+            with self._lock:
+                if ok:
+                    self._stats.forwarded += 1
+                else:
+                    self._stats.forward_failed += 1

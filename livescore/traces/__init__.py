@@ -1,0 +1,58 @@
+"""Runs from OpenTelemetry traces: any agent that describes its runs as spans.
+
+One place turns spans into :class:`~livescore.Run` records, whichever way they arrive:
+in process (``livescore.LiveScoringSpanProcessor``), over OTLP/HTTP
+(``livescore collect``) or from a file of stored traces (:func:`load_traces`,
+``livescore eval --traces``). It reads both conventions agents are traced with: the
+OpenTelemetry GenAI semantic conventions (``invoke_agent`` / ``chat`` / ``execute_tool``
+spans, ``gen_ai.input.messages``…) and OpenInference (``AGENT`` / ``LLM`` / ``TOOL`` /
+``RETRIEVER`` spans, ``input.value``, ``llm.input_messages.*``…).
+
+This package imports neither the OpenTelemetry SDK nor anything above
+:mod:`livescore.runs`; protobuf payloads need ``opentelemetry-proto``, imported on use.
+
+Example:
+    >>> from livescore.traces import SpanRecord, runs_from_spans
+    >>> span = SpanRecord("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", None,
+    ...     "ToolCallingAgent.run", 0, 9, {"openinference.span.kind": "AGENT",
+    ...     "input.value": "What is 2+2?", "output.value": "4"})
+    >>> [(run.input, run.output) for run in runs_from_spans([span])]
+    [('What is 2+2?', '4')]
+"""
+
+from livescore._errors import OTLPDecodeError
+from livescore.traces._assemble import (
+    NO_CONTENT_REASON,
+    AssemblyLimits,
+    AssemblyStats,
+    TraceAssembler,
+    build_run,
+    runs_from_spans,
+)
+from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces
+from livescore.traces._otlp import (
+    DecodedSpans,
+    decode_otlp_json,
+    decode_otlp_protobuf,
+    from_readable_span,
+)
+from livescore.traces._span import SpanEvent, SpanRecord
+
+__all__ = (
+    "NO_CONTENT_REASON",
+    "AssemblyLimits",
+    "AssemblyStats",
+    "DecodedSpans",
+    "OTLPDecodeError",
+    "SpanEvent",
+    "SpanRecord",
+    "StoredTraces",
+    "TraceAssembler",
+    "TraceFileProblem",
+    "build_run",
+    "decode_otlp_json",
+    "decode_otlp_protobuf",
+    "from_readable_span",
+    "load_traces",
+    "runs_from_spans",
+)

@@ -1,0 +1,98 @@
+"""``livescore eval --traces``: stored OTLP JSON traces scored, the scores backfilled under
+the stored runs' spans."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from _cli_support import hallucination_responder
+from otlp_receiver import OTLPTestReceiver
+
+from livescore.cli import main
+from livescore.testing import OpenAITestServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
+from _trace_support import genai_tool_run, memory_provider, otlp_json_line
+
+
+@pytest.fixture(autouse=True)
+def _plain_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    for name in ("LIVESCORE_JUDGE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def stored_traces(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """Two tool-using runs as the Collector's file exporter writes them (a broken line too);
+    returns the file and each run span's id by its answer."""
+    provider, exporter = memory_provider()
+    genai_tool_run(provider, question="Weather in Lyon?", answer="It is sunny in Lyon.")
+    genai_tool_run(provider, question="Weather in Lyon?", answer="It is snowing WRONG in Lyon.")
+    spans = list(exporter.get_finished_spans())
+    roots = {
+        json.loads(s.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"]: format(
+            s.context.span_id, "016x"
+        )
+        for s in spans
+        if s.parent is None
+    }
+    path = tmp_path / "traces.jsonl"
+    lines = [otlp_json_line(spans[:5]), "not json", otlp_json_line(spans[5:])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, roots
+
+
+def test_stored_runs_are_scored_and_the_scores_nest_under_their_spans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, roots = stored_traces(tmp_path)
+    out = tmp_path / "results.jsonl"
+    with (
+        OpenAITestServer(responder=hallucination_responder) as judge,
+        OTLPTestReceiver() as backend,
+    ):
+        code = main(
+            [
+                "eval",
+                "--traces",
+                str(path),
+                "--scorer",
+                "hallucination",
+                "--model",
+                "test-model",
+                "--base-url",
+                judge.base_url,
+                "--quiet",
+                "--otlp-endpoint",
+                backend.url,
+                "--out",
+                str(out),
+            ]
+        )
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert any(
+            "sunny, 24 °C" in json.dumps(r, ensure_ascii=False) for r in judge.requests
+        )  # the tool result
+    assert "traces.jsonl:2: not JSON" in captured.err  # the broken line, by its number
+    scores = [s for s in backend.spans if s.attributes.get("gen_ai.operation.name") == "evaluation"]
+    assert sorted(s.parent_span_id for s in scores) == sorted(roots.values())
+    by_parent = {s.parent_span_id: s.attributes["gen_ai.evaluation.score.value"] for s in scores}
+    assert by_parent[roots["It is sunny in Lyon."]] == 0.0
+    assert by_parent[roots["It is snowing WRONG in Lyon."]] == 1.0
+    assert not [s for s in backend.spans if s.name == "eval_item"]  # no new run spans
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["span_id"] for r in results) == sorted(roots.values())
+
+
+def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"input": "q", "output": "a"}\n', encoding="utf-8")
+    assert main(["eval", str(data), "--traces", str(data), "--quiet"]) == 2
+    assert "one of them" in capsys.readouterr().err
+    assert main(["eval", "--traces", str(tmp_path / "missing.jsonl"), "--quiet"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["eval", "--quiet"]) == 2
