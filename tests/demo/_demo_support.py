@@ -1,10 +1,13 @@
-"""Test double for the demo: a scripted judge that finds the drone claim."""
+"""Demo test support: a scripted judge double that finds the drone claim, a console to read."""
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from rich.console import Console
 
 
 def demo_judge_responder(body: dict[str, Any]) -> Any:
@@ -60,3 +63,9 @@ def run_demo_cli(
             console.print(f"error: {exc}")
             return 2
         raise
+
+
+def recording_console() -> tuple[Console, io.StringIO]:
+    """A wide, colourless console and the buffer it writes to."""
+    buffer = io.StringIO()
+    return Console(file=buffer, width=220, no_color=True, highlight=False), buffer

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
@@ -10,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from _demo_support import demo_judge_responder, run_demo_cli
+from _demo_support import demo_judge_responder, recording_console, run_demo_cli
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import OTLPTestReceiver
-from rich.console import Console
 
 from livescore.cli import main
 from livescore.demo._local_judge import local_judge_status
@@ -22,24 +20,8 @@ from livescore.testing import OpenAITestServer
 COUNTRIES = "Which countries does Parcelly deliver to?"
 
 
-@pytest.fixture(autouse=True)
-def _no_configured_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "LIVESCORE_JUDGE_MODEL",
-        "LIVESCORE_AGENT_MODEL",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
-def _console() -> tuple[Console, io.StringIO]:
-    buffer = io.StringIO()
-    return Console(file=buffer, width=220, no_color=True, highlight=False), buffer
-
-
 def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     with (
         OpenAITestServer(responder=demo_judge_responder) as judge,
         OTLPTestReceiver() as collector,
@@ -120,19 +102,19 @@ def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPa
 
 
 def test_emit_spans_sends_no_events_and_events_alone_is_refused() -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     with OTLPTestReceiver() as collector:
         code = run_demo_cli(["--otlp-endpoint", collector.url, "--emit", "spans"], console)
     assert code == 0, buffer.getvalue()
     assert len([s for s in collector.spans if s.name.startswith("evaluation ")]) == 5
     assert collector.events() == []
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--emit", "events"], console) == 2
     assert "error: --emit: the demo shows each run's score spans" in buffer.getvalue()
 
 
 def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_runs() -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     memory = InMemorySpanExporter()
     code = run_demo_cli([], console, span_exporters=[memory])
     out = buffer.getvalue()
@@ -157,7 +139,7 @@ def test_without_a_judge_hallucination_is_disabled_and_keyword_coverage_still_ru
 
 def test_an_endpoint_without_a_model_name_is_pointed_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--question", COUNTRIES], console) == 0
     out = buffer.getvalue()
     assert "An endpoint is configured" in out
@@ -166,7 +148,7 @@ def test_an_endpoint_without_a_model_name_is_pointed_out(monkeypatch: pytest.Mon
 
 @pytest.mark.skipif(local_judge_status()[0], reason="the local judge is installed here")
 def test_local_judge_not_installed_says_how_to_install() -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--local-judge", "--question", COUNTRIES], console) == 0
     out = buffer.getvalue()
     assert "the local judge is not installed" in out
@@ -181,7 +163,7 @@ def test_a_local_judge_that_dies_is_reported_with_its_log_and_exit_1() -> None:
 
     double = Path(__file__).with_name("crashing_judge_double.py")
     server = LocalJudgeServer(command=[sys.executable, str(double), "{port}"])
-    console, buffer = _console()
+    console, buffer = recording_console()
     code = run_demo_cli(["--local-judge"], console, local_judge_server=server)
     out = buffer.getvalue()
 
@@ -200,7 +182,7 @@ def test_the_judge_failing_on_every_run_exits_1(monkeypatch: pytest.MonkeyPatch)
 
     with OpenAITestServer(responder=lambda body: Reply.error(401, "bad key")) as judge:
         monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
-        console, buffer = _console()
+        console, buffer = recording_console()
         code = run_demo_cli(["--model", "m", "--question", COUNTRIES], console)
     assert code == 1
     assert "The judge failed on every run" in buffer.getvalue()
@@ -212,10 +194,10 @@ def test_a_missing_runtime_integration_says_what_to_install(
     import livescore.demo._runtime as runtime
 
     monkeypatch.setattr(runtime, "entry_points", lambda group: [])
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli([], console) == 2
     assert "pip install 'livescore-ai[langchain]'" in buffer.getvalue()
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--runtime", "openai-agents"], console) == 2
     assert "pip install 'livescore-ai[openai-agents]'" in buffer.getvalue()
 
@@ -226,7 +208,7 @@ def test_a_missing_runtime_integration_says_what_to_install(
     reason="opt-in: set LIVESCORE_LOCAL_LLM=1 with livescore-ai[local-judge] installed",
 )
 def test_local_judge_gives_a_real_verdict_offline() -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     memory = InMemorySpanExporter()
     code = run_demo_cli(["--local-judge", "--question", COUNTRIES], console, [memory])
     out = buffer.getvalue()
@@ -249,13 +231,13 @@ def test_local_judge_gives_a_real_verdict_offline() -> None:
 
 
 def test_bad_configuration_exits_2() -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--model", "claude/x"], console) == 2
     assert "unknown provider 'claude'" in buffer.getvalue()
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--otlp-endpoint", "localhost:4318"], console) == 2
     assert "must be an http(s) URL" in buffer.getvalue()
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--agent-model", "anthropic/claude"], console) == 2
     assert "'openai/<model>'" in buffer.getvalue()
 

@@ -3,37 +3,18 @@ span endpoint, an agent failing every question, a misspelt runtime."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from _demo_support import run_demo_cli
-from rich.console import Console
+from _demo_support import recording_console, run_demo_cli
 
 from livescore.testing import OpenAITestServer, Reply
 
 QUESTION = "Which countries does Parcelly deliver to?"
 
 
-@pytest.fixture(autouse=True)
-def _no_configured_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "LIVESCORE_JUDGE_MODEL",
-        "LIVESCORE_AGENT_MODEL",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
-def _console() -> tuple[Console, io.StringIO]:
-    buffer = io.StringIO()
-    return Console(file=buffer, width=220, no_color=True, highlight=False), buffer
-
-
 def test_a_dead_span_endpoint_is_one_line_and_exit_1(
     refused_url: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    console, buffer = _console()
+    console, buffer = recording_console()
     code = run_demo_cli(["--question", QUESTION, "--otlp-endpoint", refused_url], console)
     out = buffer.getvalue()
     stderr = capfd.readouterr().err
@@ -50,7 +31,7 @@ def test_an_agent_failing_every_question_exits_1(monkeypatch: pytest.MonkeyPatch
     with OpenAITestServer(responder=lambda body: Reply.error(401, "invalid api key")) as model:
         monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        console, buffer = _console()
+        console, buffer = recording_console()
         code = run_demo_cli(["--agent-model", "openai/agent", "--question", QUESTION], console)
     out = buffer.getvalue()
     # Before: exit 0 with nothing answered and nothing scored.
@@ -72,7 +53,7 @@ def test_a_misspelt_runtime_is_named_before_anything_else_is_missing(
         return None if name.startswith("opentelemetry.sdk") else real(name, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(demo.importlib.util, "find_spec", without_the_sdk)
-    console, buffer = _console()
+    console, buffer = recording_console()
     assert run_demo_cli(["--runtime", "bogus"], console) == 2
     out = buffer.getvalue()
     # Before: "the demo exports spans with the OpenTelemetry SDK: pip install …[sdk]".
