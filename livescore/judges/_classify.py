@@ -166,7 +166,7 @@ def classification_from_completion(
         ...                      {"token": "un", "logprob": -4.0}]}]}}]}
         >>> c = classification_from_completion(completion, ["supported", "unsupported"])
         >>> c.label, round(c.probabilities["unsupported"], 3)
-        ('unsupported', 0.839)
+        ('unsupported', 0.835)
     """
     first = _first_token(completion)
     if first is None:
