@@ -134,7 +134,7 @@ def direct_prompt(item: Mapping[str, Any]) -> str:
 
 def sample(stem: str, n: int, seed: int = SEED, data: Path = DATA) -> list[dict[str, Any]]:
     """``n`` items of ``data/hallucination/<stem>.jsonl``: half of each label, seeded, in a
-    shuffled order that depends only on the seed and the set."""
+    shuffled order that depends only on ``seed`` and the set."""
     rows = [json.loads(line) for line in (data / f"{stem}.jsonl").read_text().splitlines() if line]
     rng = random.Random(f"{seed}:{stem}")
     by_label = {label: [r for r in rows if int(r["hallucinated"]) == label] for label in (0, 1)}
