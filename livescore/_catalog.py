@@ -62,7 +62,7 @@ __all__ = (
 
 _log = logging.getLogger("livescore.scorers")
 
-JudgeMode = Literal["three_step", "one_call"]
+JudgeMode = Literal["three_step", "one_call", "logprob"]
 
 SCORER_FAMILIES: Mapping[str, str] = {
     "grounding": "Grounding: is the answer backed by its context",
@@ -95,7 +95,7 @@ class ScorerOptions:
         model: The judge for entries that need one (``None`` when no model is configured;
             :func:`build_scorer` refuses judge entries then).
         judge_mode: ``"three_step"`` or ``"one_call"`` for judge scorers that have both
-            forms (their ``judge_mode=``).
+            forms (their ``judge_mode=``), or ``"logprob"`` (hallucination and faithfulness).
 
     Example:
         >>> ScorerOptions().judge_mode

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from score_api_doubles import LangfuseTestReceiver
 
-from livescore.testing import OpenAITestServer
+from livescore.testing import OpenAITestServer, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (
@@ -126,6 +126,8 @@ def plausible_responder(body: dict[str, Any]) -> Any:
         return _instance(schema, schema.get("$defs", {}))
     if body.get("tools"):  # the agent's own model: answer without calling a tool
         return "It is 21°C and sunny in Paris."
+    if body.get("logprobs"):  # a one-word verdict (logprob mode): the first token's odds
+        return Reply.token_probabilities({"supported": 0.8, "unsupported": 0.15, "un": 0.05})
     return "The score is 0 because every claim is supported by the context."
 
 

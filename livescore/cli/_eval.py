@@ -304,6 +304,9 @@ class _WorkersJudge:
     async def generate_text(self, **kwargs: Any) -> Any:
         raise RuntimeError("with --broker, scores are judged on the workers")
 
+    async def classify(self, **kwargs: Any) -> Any:
+        raise RuntimeError("with --broker, scores are judged on the workers")
+
 
 def _check_threshold(threshold: float, selected: Sequence[_Selected]) -> None:
     for s in selected:
@@ -1071,6 +1074,8 @@ def _print_quality(
             "The length-only baseline is what output length alone achieves (it "
             f"{escape(baseline.coverage)}); a judge should beat it."
         )
+        for row in label_rows[:-1]:
+            out.print(escape(_calibration_line(row)))
     for note in notes:
         out.print(escape(note))
     running = {s.entry.name for s in selected}
@@ -1115,7 +1120,7 @@ def _quality_rows(
 ) -> tuple[list[QualityRow], list[str]]:
     import dataclasses
 
-    from livescore.evals import QualityRow, binary_quality
+    from livescore.evals import QualityRow, binary_quality, split_threshold
 
     rows: list[QualityRow] = []
     notes: list[str] = []
@@ -1126,7 +1131,7 @@ def _quality_rows(
     for selected in predictors:
         sid = selected.scorer.id
         pairs = [
-            (int(column[it.index] or 0), it.scores[sid].score, it.scores[sid])
+            (int(column[it.index] or 0), it.scores[sid].score, it.scores[sid], it.index)
             for it in labelled
             if sid in it.scores and it.scores[sid].score is not None
         ]
@@ -1145,6 +1150,13 @@ def _quality_rows(
             quality = dataclasses.replace(quality, threshold=threshold)
         else:
             quality = binary_quality(labels, scores, threshold=threshold)
+        ranked = [-x for x in scores] if flip else scores
+        keys = [str(dataset.items[p[3]].get("id", p[3])) for p in pairs]
+        split = split_threshold(
+            labels, ranked, keys=keys, default=-threshold if flip else threshold
+        )
+        if split is not None and flip:
+            split = dataclasses.replace(split, threshold=-split.threshold)
         rows.append(
             QualityRow(
                 name=sid,
@@ -1154,6 +1166,7 @@ def _quality_rows(
                 coverage=f"{len(pairs)}/{len(labelled)} labelled items scored",
                 label=label,
                 rule=f"score {'≤' if flip else '≥'} {threshold:g}",
+                split=split,
             )
         )
     if rows:
@@ -1172,6 +1185,25 @@ def _quality_rows(
             )
         )
     return rows, notes
+
+
+def _calibration_line(row: QualityRow) -> str:
+    """The confusion matrix, base rate and κ of a row, and its held-out threshold."""
+    q = row.quality
+    base = "–" if q.base_rate is None else f"{q.base_rate:.2f}"
+    line = (
+        f"Against the labels, {row.name} ({row.rule}): {q.confusion()}; base rate {base} "
+        f"({q.positives} of {q.n} labelled {row.label}); Cohen's κ {_fmt(q.kappa)}."
+    )
+    split = row.split
+    if split is None:
+        return line + " No held-out threshold: a half of the items lacks a class."
+    held = split.held_out
+    return (
+        f"{line} Threshold chosen on half the items ({split.chosen_on.n}, split by item id): "
+        f"score {'≤' if '≤' in row.rule else '≥'} {split.threshold:.3g}; on the other "
+        f"{held.n}: accuracy {_fmt(held.accuracy)}, F1 {_fmt(held.f1)}, κ {_fmt(held.kappa)}."
+    )
 
 
 def _summary_table(result: EvalResult) -> Table:
@@ -1238,7 +1270,7 @@ def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:
     for name in ("scored by", "n", "predicts when", "accuracy", "precision", "recall", "F1"):
         left = name in ("scored by", "predicts when")
         table.add_column(name, justify="left" if left else "right")
-    for name in ("AUROC", "calls/item", "tokens/item"):
+    for name in ("AUROC", "κ", "calls/item", "tokens/item"):
         table.add_column(name, justify="right")
     for row in rows:
         q = row.quality
@@ -1251,6 +1283,7 @@ def _quality_table(label: str, rows: Sequence[QualityRow]) -> Table:
             _fmt(q.recall),
             _fmt(q.f1),
             _fmt(q.auroc),
+            _fmt(q.kappa),
             _fmt(row.calls_per_item, 2),
             _fmt(row.tokens_per_item, 0),
         )

@@ -84,10 +84,11 @@ def add_judge_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--judge-mode",
-        choices=("three_step", "one_call"),
+        choices=("three_step", "one_call", "logprob"),
         default="three_step",
         help="judge scorers with several steps: one judge call per step (default) or one "
-        "call for all",
+        "call for all; logprob (hallucination, faithfulness): one one-token call on the "
+        "whole output, scored by the judge's token probability",
     )
 
 
@@ -102,7 +103,7 @@ class JudgeOptions:
         structured_output: ``auto``, ``json_schema``, ``json_object`` or ``prompt``.
         concurrency: Judge calls in flight at once.
         timeout: Seconds per judge call.
-        judge_mode: ``three_step`` or ``one_call`` (``--judge-mode``).
+        judge_mode: ``three_step``, ``one_call`` or ``logprob`` (``--judge-mode``).
     """
 
     model: str | None = None
@@ -111,7 +112,7 @@ class JudgeOptions:
     structured_output: str = "auto"
     concurrency: int = 8
     timeout: float = DEFAULT_JUDGE_TIMEOUT
-    judge_mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call", "logprob"] = "three_step"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> JudgeOptions:

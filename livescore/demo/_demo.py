@@ -60,7 +60,7 @@ class DemoOptions:
         local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
         judge_timeout: Seconds per judge request (the library's default; the local judge
             gets at least 120).
-        judge_mode: The hallucination scorer's ``three_step`` or ``one_call`` form.
+        judge_mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form.
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
@@ -84,7 +84,7 @@ class DemoOptions:
     model: Judge | None = None
     local_judge: bool = False
     judge_timeout: float = DEFAULT_TIMEOUT
-    judge_mode: Literal["three_step", "one_call"] = "three_step"
+    judge_mode: Literal["three_step", "one_call", "logprob"] = "three_step"
     runtime: str = "langchain"
     agent_model: str | None = None
     questions: Sequence[str] = ()
@@ -299,7 +299,9 @@ def _log_tail_text(server: LocalJudgeServer) -> str:
     return f"\nlast lines of its log:\n{tail}" if tail else ""
 
 
-def _scorers(judge: Judge | None, mode: Literal["three_step", "one_call"]) -> list[Scorer]:
+def _scorers(
+    judge: Judge | None, mode: Literal["three_step", "one_call", "logprob"]
+) -> list[Scorer]:
     from livescore.runs import get_run_context
     from livescore.scorers import create_hallucination_scorer, create_keyword_coverage_scorer
 

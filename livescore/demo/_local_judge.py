@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from livescore._version import DISTRIBUTION
@@ -82,6 +82,7 @@ class LocalJudgeServer:
         port: The port; a free one by default.
         command: Another OpenAI-compatible server to run instead; ``{port}`` in its items is
             replaced by the port. It must serve ``/v1/models`` once ready.
+        env: Environment variables for the server process, on top of this process's.
 
     Example:
         >>> server = LocalJudgeServer("/path/to/model.gguf")  # doctest: +SKIP
@@ -97,11 +98,13 @@ class LocalJudgeServer:
         *,
         port: int | None = None,
         command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.model_path = str(model_path)
         self.port = port or _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._command = list(command) if command is not None else None
+        self._env = dict(env) if env else None
         self._process: subprocess.Popen[bytes] | None = None
         self._returncode: int | None = None
         self.log_path = ""
@@ -117,6 +120,11 @@ class LocalJudgeServer:
             return True
         self._returncode = process.returncode
         return False
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's id (``None`` before :meth:`start`)."""
+        return self._process.pid if self._process is not None else None
 
     @property
     def returncode(self) -> int | None:
@@ -160,7 +168,11 @@ class LocalJudgeServer:
         fd, self.log_path = tempfile.mkstemp(prefix="livescore-local-judge-", suffix=".log")
         with os.fdopen(fd, "wb") as log:  # the child keeps its own copy of the handle
             self._process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **self._env} if self._env else None,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -12,7 +12,13 @@ Example:
 """
 
 from livescore.evals._dataset import Dataset, DatasetProblem, load_dataset
-from livescore.evals._quality import BinaryQuality, binary_quality
+from livescore.evals._quality import (
+    BinaryQuality,
+    SplitThreshold,
+    binary_quality,
+    cohen_kappa,
+    split_threshold,
+)
 from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.evals._result import (
     EvalResult,
@@ -38,13 +44,16 @@ __all__ = (
     "QualityRow",
     "ScoreAggregate",
     "ScoreDistribution",
+    "SplitThreshold",
     "Target",
     "TargetAdapter",
     "binary_quality",
+    "cohen_kappa",
     "load_dataset",
     "render_report",
     "resolve_target",
     "run_evals",
     "run_evals_sync",
+    "split_threshold",
     "write_report",
 )

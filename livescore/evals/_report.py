@@ -19,7 +19,7 @@ from livescore._messages import message_text
 from livescore._text import replace_lone_surrogates
 from livescore._usage import format_usd
 
-from ._quality import BinaryQuality
+from ._quality import BinaryQuality, SplitThreshold
 from ._result import EvalResult, ItemResult, ScoreAggregate
 
 if TYPE_CHECKING:
@@ -45,6 +45,10 @@ class QualityRow:
         label: The 0/1 label predicted (the positive class).
         rule: When the score predicts it (``"score ≥ 0.5"``, ``"score ≤ 0.5"`` for a
             scorer where higher is better); empty for the plain ``≥ threshold``.
+        split: A threshold chosen on half the labelled items and its figures on the
+            other half (:func:`~livescore.evals.split_threshold`); the threshold is on
+            the score's own scale, read in the direction of ``rule``. ``None`` when a half
+            lacks a class, and for a baseline.
     """
 
     name: str
@@ -54,6 +58,7 @@ class QualityRow:
     coverage: str = ""
     label: str = "hallucinated"
     rule: str = ""
+    split: SplitThreshold | None = None
 
 
 @dataclass(slots=True)

@@ -13,6 +13,8 @@ To write a judge of your own, implement :class:`Judge` (``model_name``,
 validation and single corrective retry as :class:`OpenAIJudge` (an ``ask`` function
 returning an :class:`Answer` for a list of :data:`Message` is all it needs). The judge
 errors are defined in ``livescore._errors``, with the whole exception tree.
+:func:`classify_with_object` answers :meth:`Judge.classify` (a one-word verdict with its
+probability) from a structured answer, for a judge whose model gives no token probabilities.
 
 Example:
     >>> from livescore.judges import resolve_judge
@@ -44,6 +46,7 @@ from livescore.judges._budget import (
     Reservation,
     budget_of,
 )
+from livescore.judges._classify import Classification, classify_with_object
 from livescore.judges._openai import DEFAULT_TIMEOUT, OpenAIJudge
 from livescore.judges._prices import (
     DEFAULT_PRICES,
@@ -72,6 +75,7 @@ __all__ = (
     "BudgetPeriod",
     "BudgetStats",
     "BudgetTicket",
+    "Classification",
     "Judge",
     "JudgeAuthError",
     "JudgeBadRequestError",
@@ -94,6 +98,7 @@ __all__ = (
     "Reservation",
     "ask_for_object",
     "budget_of",
+    "classify_with_object",
     "load_prices",
     "price_of",
     "resolve_judge",

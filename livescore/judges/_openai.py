@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -32,6 +32,16 @@ from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefus
 from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
 from livescore._text import replace_lone_surrogates
 from livescore._usage import JudgeReply, JudgeUsage
+from livescore.judges._classify import (
+    MAX_TOP_LOGPROBS,
+    Classification,
+    check_choices,
+    classification_from_completion,
+    classify_with_object,
+    logprobs_refused,
+    refuses_logprobs,
+    remember_no_logprobs,
+)
 from livescore.judges._prices import Price, PriceLike, PriceTable, resolve_price
 from livescore.judges._protocol import ModelT
 from livescore.judges._structured import (
@@ -455,6 +465,63 @@ class OpenAIJudge:
                 return JudgeReply(text, usage)
         raise JudgeResponseError(f"{self._model} returned an empty answer twice", usage=usage)
 
+    async def classify(
+        self, *, system: str, prompt: str, choices: Sequence[str]
+    ) -> JudgeReply[Classification]:
+        """Ask for one of ``choices``; each word's probability from the first token's logprobs.
+
+        One call with ``max_tokens`` 1, ``logprobs`` and ``top_logprobs`` (see
+        :class:`~livescore.judges.Classification`). Where the server gives no logprobs, or
+        refuses the request for them, the judge logs so once (a warning), remembers it for
+        that server, and asks for the structured answer instead (``{"verdict": ...}``):
+        ``from_logprobs`` is then false and the probabilities are 1 and 0. A first token
+        that starts none of the words gets the structured answer too, that time only.
+
+        Example:
+            >>> # reply = await judge.classify(system="...", prompt="...",
+            >>> #                              choices=("supported", "unsupported"))
+            >>> # reply.value.probability("unsupported")
+        """
+        words = check_choices(choices)
+        cache_key = ("classify", system, prompt, words, self.temperature)
+        cached = self._cache_get(cache_key)
+        if isinstance(cached, dict):
+            return JudgeReply(Classification(**cached), JudgeUsage(cached=1))
+        usage = JudgeUsage()
+        if not logprobs_refused(self._url, self._model):
+            result = await self._send(_messages(system, prompt), None, usage, one_token=True)
+            if isinstance(result, RequestRefused):
+                if not refuses_logprobs(result.status, result.detail):
+                    raise result.error
+                self._no_logprobs(f"it refused them (HTTP {result.status}: {result.detail})")
+            else:
+                found = classification_from_completion(result, words)
+                if found is not None:
+                    self._cache_put(cache_key, found.to_dict())
+                    return JudgeReply(found, usage)
+                if not _has_logprobs(result):
+                    self._no_logprobs("its answer had none")
+                else:
+                    _log.debug(
+                        "judge %s: no first-token alternative starts one of %s; asking for "
+                        "the structured answer",
+                        self._model,
+                        list(words),
+                    )
+        reply = await classify_with_object(self, system=system, prompt=prompt, choices=words)
+        usage.add(reply.usage)
+        return JudgeReply(reply.value, usage)
+
+    def _no_logprobs(self, why: str) -> None:
+        if remember_no_logprobs(self._url, self._model):
+            _log.warning(
+                "judge %s at %s gives no logprobs (%s): one-word verdicts come from "
+                "structured answers from now on (probabilities 0 or 1, not continuous)",
+                self._model,
+                self.base_url,
+                self._redact(why),
+            )
+
     async def aclose(self) -> None:
         """Close the HTTP client this judge uses on the running event loop.
 
@@ -510,20 +577,24 @@ class OpenAIJudge:
         messages: list[Message],
         response_format: dict[str, Any] | None,
         usage: JudgeUsage,
+        *,
+        one_token: bool = False,
     ) -> Mapping[str, Any] | RequestRefused:
         """The completion, or the refusal (returned, so that it is raised outside ``except``).
 
         A parameter the model refuses (a temperature, ``max_tokens``) is adapted and the
-        request sent again at once.
+        request sent again at once. ``one_token`` asks for one token and its logprobs.
         """
 
         def refuses(status: int, detail: str) -> bool:
-            # llama.cpp refuses a format with a 500: not a fault to retry.
+            # llama.cpp refuses a format, or logprobs, with a 500: not a fault to retry.
+            if one_token and refuses_logprobs(status, detail):
+                return True
             return response_format is not None and rejects_format(status, detail)
 
         adaptations = 0
         while True:
-            body = self._request_body(messages, response_format)
+            body = self._request_body(messages, response_format, one_token=one_token)
             try:
                 return await self._transport.post(body, usage, refuses=refuses)
             except RequestRefused as exc:
@@ -538,7 +609,11 @@ class OpenAIJudge:
         return remembered_mode(self._url, self._model)
 
     def _request_body(
-        self, messages: list[Message], response_format: dict[str, Any] | None
+        self,
+        messages: list[Message],
+        response_format: dict[str, Any] | None,
+        *,
+        one_token: bool = False,
     ) -> dict[str, Any]:
         # A lone surrogate (a broken decoder upstream) cannot be encoded as UTF-8: the
         # HTTP client would fail the request before sending anything.
@@ -548,7 +623,11 @@ class OpenAIJudge:
         }
         if self.temperature is not None and self._send_temperature:
             body["temperature"] = self.temperature
-        if self.max_tokens is not None:
+        if one_token:
+            body[self._max_tokens_param] = 1
+            body["logprobs"] = True
+            body["top_logprobs"] = MAX_TOP_LOGPROBS
+        elif self.max_tokens is not None:
             body[self._max_tokens_param] = self.max_tokens
         if response_format is not None:
             body["response_format"] = response_format
@@ -597,6 +676,14 @@ class OpenAIJudge:
             self._cache.move_to_end(full_key)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+
+
+def _has_logprobs(completion: Mapping[str, Any]) -> bool:
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return False
+    logprobs = choices[0].get("logprobs")
+    return isinstance(logprobs, Mapping) and bool(logprobs.get("content"))
 
 
 def _check_base_url(url: str) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from livescore._usage import JudgeReply
 
-__all__ = ("Judge", "ModelT")
+if TYPE_CHECKING:
+    from livescore.judges._classify import Classification
+
+__all__ = ("Judge", "ModelT", "is_judge")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -20,6 +23,8 @@ class Judge(Protocol):
 
     Implement it to judge with anything: :class:`livescore.judges.OpenAIJudge` speaks the
     OpenAI-compatible API; :class:`livescore.testing.ScriptedJudge` replays fixed answers.
+    A judge without :meth:`classify` (written before it existed) still works: one-word
+    verdicts then come from :func:`~livescore.judges.classify_with_object`.
     """
 
     @property
@@ -47,3 +52,30 @@ class Judge(Protocol):
     async def generate_text(self, *, system: str, prompt: str) -> JudgeReply[str]:
         """Ask for free text."""
         ...
+
+    async def classify(
+        self, *, system: str, prompt: str, choices: Sequence[str]
+    ) -> JudgeReply[Classification]:
+        """Ask for one of ``choices`` (one word) and the probability of each.
+
+        A judge that reads token probabilities (:class:`~livescore.judges.OpenAIJudge`:
+        one call, one token, ``logprobs``) gives continuous probabilities; one that cannot
+        may answer with :func:`~livescore.judges.classify_with_object` (the structured
+        answer: probability 1 for the chosen word).
+        """
+        ...
+
+
+def is_judge(value: object) -> TypeGuard[Judge]:
+    """Whether ``value`` is a judge: a :class:`Judge`, or one written before ``classify``.
+
+    Example:
+        >>> from livescore.testing import ScriptedJudge
+        >>> is_judge(ScriptedJudge()), is_judge("openai/gpt-4o-mini")
+        (True, False)
+    """
+    if isinstance(value, Judge):
+        return True
+    return not isinstance(value, str) and all(
+        hasattr(value, name) for name in ("model_name", "generate_object", "generate_text")
+    )

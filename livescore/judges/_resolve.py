@@ -6,7 +6,7 @@ from typing import Any
 
 from livescore._errors import JudgeConfigError
 from livescore.judges._openai import OpenAIJudge
-from livescore.judges._protocol import Judge
+from livescore.judges._protocol import Judge, is_judge
 
 __all__ = ("resolve_judge",)
 
@@ -32,7 +32,7 @@ def resolve_judge(model: str | Judge, **kwargs: Any) -> Judge:
         >>> judge.model_name
         'llama3.2'
     """
-    if not isinstance(model, str) and isinstance(model, Judge):
+    if is_judge(model):
         if kwargs:
             raise JudgeConfigError(
                 f"resolve_judge got a ready judge ({model!r}) and judge options "

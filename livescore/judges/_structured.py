@@ -68,16 +68,20 @@ _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|schema|structured
 
 
 def forget_server(base_url: str) -> None:
-    """Forget which structured-output rung the server at ``base_url`` accepted
+    """Forget which structured-output rung the server at ``base_url`` accepted, and whether
+    it gives logprobs
     (:meth:`OpenAIJudge.forget_server <livescore.judges.OpenAIJudge.forget_server>`).
 
     Example:
         >>> forget_server("http://127.0.0.1:8080/v1")
     """
+    from livescore.judges._classify import forget_logprobs
+
     url = split_credentials(base_url.rstrip("/"))[0]
     with _SERVER_MODES_LOCK:
         for key in [k for k in _SERVER_MODES if k[0] == url]:
             del _SERVER_MODES[key]
+    forget_logprobs(url)
 
 
 def remembered_mode(base_url: str, model: str) -> StructuredOutputMode:

@@ -13,6 +13,11 @@ Three-step mode (the default; at most three judge calls):
 4. generate_reason (judge): ``"The score is X because …"``.
 
 One-call mode asks for claims, verdicts and reason in one answer and fills the same fields.
+
+Logprob mode sends the hallucination scorer's one-word question on the whole output
+("supported" or "unsupported", one token) and scores the judge's probability of
+"supported" × scale: the chance that the context backs every claim, not the share of
+claims backed.
 """
 
 from __future__ import annotations
@@ -35,18 +40,26 @@ from livescore.scorers._context import (
     context_items,
     no_context_reason,
 )
+from livescore.scorers._hallucination_prompts import (
+    LOGPROB_CHOICES,
+    LOGPROB_SYSTEM,
+    logprob_prompt,
+)
 from livescore.scorers._judged import (
     FAITHFULNESS_LABELS,
+    JUDGE_MODES,
     JudgeMode,
     check_scale,
     fmt,
     judge_mode_of,
+    optional_user_text,
     quality_label,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import (
+    LogprobVerdict,
     StatementVerdict,
     VerdictScorerParts,
     build_verdict_scorer,
@@ -241,8 +254,10 @@ def create_faithfulness_scorer(
             :func:`livescore.get_run_context`: the context given with the run, else its
             successful tool calls and retrieved documents.
         scale: The score when every claim is backed (a positive number).
-        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three calls) or
-            ``"one_call"`` (one answer with all three; same result fields).
+        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three calls),
+            ``"one_call"`` (one answer with all three; same result fields) or
+            ``"logprob"`` (one one-token call on the whole output: the score is the judge's
+            probability that the context backs every claim, × scale).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Output text beyond this is cut before judging (and flagged).
         max_context_chars: The most characters the context block takes in a request
@@ -284,7 +299,7 @@ def create_faithfulness_scorer(
         (0.5, 'mixed')
     """
     scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="faithfulness")
+    mode = judge_mode_of(judge_mode, scorer="faithfulness", modes=JUDGE_MODES)
     max_context_chars = check_max_context_chars(max_context_chars)
     if get_context is not None and not callable(get_context):
         raise TypeError("get_context must be a function get_context(run, step)")
@@ -343,6 +358,19 @@ def create_faithfulness_scorer(
             "nothing in it is unfaithful."
         )
 
+    def logprob_reason(ctx: StepContext, unsupported: float) -> str:
+        if not ctx.flags.get("verdict_from_logprobs"):
+            word = "unsupported" if unsupported >= 0.5 else "supported"
+            return (
+                f"The score is {fmt(ctx.score)} because the judge answered {word} (it gave "
+                "no token probabilities, so the score is 0 or the scale)."
+            )
+        return (
+            f"The score is {fmt(ctx.score)} because the judge puts a probability of "
+            f"{1 - unsupported:.2f} on the context backing every claim of the output (one "
+            "word, read from its token probabilities)."
+        )
+
     parts = VerdictScorerParts(
         items_key="claims",
         noun="claim",
@@ -365,6 +393,19 @@ def create_faithfulness_scorer(
         one_call_system=ONE_CALL_SYSTEM,
         one_call_prompt=lambda ctx: _one_call_prompt(ctx.output_text, rendered(ctx)),
         record=record,
+        logprob=LogprobVerdict(
+            # The hallucination scorer's question: the two scores mirror each other.
+            system=LOGPROB_SYSTEM,
+            prompt=lambda ctx: logprob_prompt(
+                ctx.output_text,
+                context_for_judge(ctx, max_context_chars),
+                optional_user_text(ctx.run, max_text_chars),
+            ),
+            choices=LOGPROB_CHOICES,
+            verdicts={"supported": "yes", "unsupported": "unsure"},
+            score=lambda ctx, unsupported: round((1 - unsupported) * scale, 4),
+            reason=logprob_reason,
+        ),
     )
     return build_verdict_scorer(
         parts,
@@ -398,6 +439,10 @@ def create_faithfulness_scorer(
         "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
         "livescore.context.chars": "the context's length before the cut (with "
         "livescore.context.truncated)",
+        "livescore.verdict.probability": "logprob mode: the judge's probability that the "
+        "output makes a claim the context does not support",
+        "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
+        "the judge gave none, the probability is a structured answer's 0 or 1)",
     },
     examples=("faithfulness",),
 )

@@ -13,6 +13,13 @@ Pipeline (three-step mode, the default; at most three judge calls):
 
 One-call mode asks for claims, verdicts and reason in a single structured answer and fills the
 same result fields.
+
+Logprob mode asks one short question about the whole output ("supported" or "unsupported",
+one token) and reads the judge's probability of "unsupported" from its token logprobs: the
+score is that probability × scale (the chance that the output makes at least one claim the
+context does not back), not the share of claims. One call, a few hundred tokens, a
+continuous score (so thresholds and AUROC mean something); a judge without logprobs answers
+in a structured word instead, and the score is then 0 or the scale.
 """
 
 from __future__ import annotations
@@ -37,25 +44,31 @@ from livescore.scorers._context import (
     no_context_reason,
 )
 from livescore.scorers._hallucination_prompts import (
+    LOGPROB_CHOICES,
+    LOGPROB_SYSTEM,
     ONE_CALL_SYSTEM,
     REASON_SYSTEM,
     VERDICT_SYSTEM,
+    logprob_prompt,
     one_call_prompt,
     reason_prompt,
     verdict_prompt,
 )
 from livescore.scorers._judged import (
     DEFECT_LABELS,
+    JUDGE_MODES,
     JudgeMode,
     check_scale,
     defect_label,
     fmt,
     judge_mode_of,
+    optional_user_text,
     resolve_model,
     round2,
 )
 from livescore.scorers._prompting import RenderedContext
 from livescore.scorers._verdicts import (
+    LogprobVerdict,
     StatementVerdict,
     VerdictScorerParts,
     build_verdict_scorer,
@@ -177,8 +190,11 @@ def create_hallucination_scorer(
             :func:`livescore.get_run_context`: the context given with the run (a dataset
             item's), else the run's successful tool calls and retrieved documents.
         judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three judge calls,
-            the default) or ``"one_call"`` (one structured answer with all three, cheaper
-            and a little less careful; same result fields).
+            the default), ``"one_call"`` (one structured answer with all three, cheaper
+            and a little less careful; same result fields) or ``"logprob"`` (one one-token
+            call on the whole output: the score is the judge's probability that the output
+            makes an unsupported claim, × scale; ``flags["verdict_probability"]``,
+            ``flags["verdict_from_logprobs"]``).
         on_empty_context: With no context (none given, or ``get_context`` returned nothing):
             ``"skip"`` marks the run not scorable; ``"all_unsupported"`` still extracts the
             claims and counts every one as hallucinated (score = ``scale``).
@@ -226,7 +242,7 @@ def create_hallucination_scorer(
         (0.0, 'none')
     """
     scale = check_scale(scale)
-    chosen_mode = judge_mode_of(judge_mode, scorer="hallucination")
+    chosen_mode = judge_mode_of(judge_mode, scorer="hallucination", modes=JUDGE_MODES)
     if on_empty_context not in ("skip", "all_unsupported"):
         raise ValueError(
             f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
@@ -298,6 +314,28 @@ def create_hallucination_scorer(
             return f"The score is {score_text} because the output is empty, so it makes no claims."
         return f"The score is {score_text} because the output makes no factual claims to check."
 
+    def logprob_reason(ctx: StepContext, probability: float) -> str:
+        return (
+            f"The score is {fmt(ctx.score)} because the judge puts a probability of "
+            f"{probability:.2f} on the output making a claim the context does not support "
+            "(one word, read from its token probabilities)."
+            if ctx.flags.get("verdict_from_logprobs")
+            else f"The score is {fmt(ctx.score)} because the judge answered "
+            f"{'unsupported' if probability >= 0.5 else 'supported'} (it gave no token "
+            "probabilities, so the score is 0 or the scale)."
+        )
+
+    logprob = LogprobVerdict(
+        system=LOGPROB_SYSTEM,
+        prompt=lambda ctx: logprob_prompt(
+            ctx.output_text, rendered(ctx), optional_user_text(ctx.run, max_text_chars)
+        ),
+        choices=LOGPROB_CHOICES,
+        verdicts={"supported": "no", "unsupported": "yes"},
+        score=lambda ctx, probability: round(probability * scale, 4),
+        reason=logprob_reason,
+    )
+
     parts = VerdictScorerParts(
         items_key="claims",
         noun="claim",
@@ -326,6 +364,7 @@ def create_hallucination_scorer(
         one_call_prompt=lambda ctx: one_call_prompt(ctx.output_text, rendered(ctx)),
         record=record,
         fixed_verdicts=all_unsupported,
+        logprob=logprob,
     )
     return build_verdict_scorer(
         parts,
@@ -361,6 +400,10 @@ def create_hallucination_scorer(
         "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
         "livescore.context.chars": "the context's length before the cut (with "
         "livescore.context.truncated)",
+        "livescore.verdict.probability": "logprob mode: the judge's probability that the "
+        "output makes a claim the context does not support",
+        "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
+        "the judge gave none, the probability is a structured answer's 0 or 1)",
     },
     examples=("hallucination",),
 )

@@ -18,6 +18,7 @@ from livescore.scorers._claims import EXTRACT_SYSTEM, extract_prompt
 from livescore.scorers._prompting import (
     RenderedContext,
     block,
+    data_rule,
     item_blocks,
     quote,
     render_context,
@@ -26,11 +27,14 @@ from livescore.scorers._verdicts import tally
 
 __all__ = (
     "EXTRACT_SYSTEM",
+    "LOGPROB_CHOICES",
+    "LOGPROB_SYSTEM",
     "ONE_CALL_SYSTEM",
     "REASON_SYSTEM",
     "VERDICT_SYSTEM",
     "RenderedContext",
     "extract_prompt",
+    "logprob_prompt",
     "one_call_prompt",
     "quote",
     "reason_prompt",
@@ -163,4 +167,55 @@ def one_call_prompt(output: str, context: RenderedContext) -> str:
         f"{context.block}\n\n"
         f"{_output_block(output)}\n\n"
         'Answer with JSON only: {"claims": [...], "verdicts": [...], "reason": "..."}.'
+    )
+
+
+# -- logprob mode: one word on the whole output ------------------------------------------------
+
+LOGPROB_CHOICES = ("supported", "unsupported")
+"""The logprob mode's words: the good one, then the defect. Their first tokens differ, and
+neither reads backwards (a "yes" that means "bad" confuses small judges)."""
+
+SUPPORT_RULES = """Judge with the context as your only source of truth:
+- Do not use your own knowledge of the world. A claim that is true in reality but not \
+backed by the context is unsupported.
+- Unsupported: the claim contradicts the context, or the context does not contain what is \
+needed to back it.
+- Supported: the context states the claim, or it follows plainly from what the context \
+states.
+- Hedged wording ("may", "probably") is supported when the fact it hedges is in the \
+context, and unsupported when that fact is not.
+- Loose precision is still supported: a vaguer date, a rounded number, details left out. \
+A date, number or name that disagrees with the context is unsupported.
+- Subjective or evaluative claims ("pioneering", "the best") are unsupported unless the \
+context itself says so."""
+
+LOGPROB_SYSTEM = f"""\
+You are a strict fact-checker. You compare an AI system's output with a context and decide \
+whether the context supports every claim the output makes.
+
+{SUPPORT_RULES}
+
+{data_rule(("context", "document", "question", "output"))}
+
+Answer with one word: "supported" when the context supports every claim of the output, \
+"unsupported" when at least one claim contradicts the context or is missing from it."""
+
+
+def logprob_prompt(output: str, context: RenderedContext, question: str | None) -> str:
+    """The logprob-mode prompt: is every claim of ``output`` supported by ``context``?
+
+    ``question`` (the message the output answers, when the run has one) is shown for
+    reference: a short answer ("Arthur's Magazine") only makes claims with its question.
+    """
+    asked = (
+        "The output answers this message (for reference only; it is not evidence):\n"
+        f"{block('question', question)}\n\n"
+        if question
+        else ""
+    )
+    return (
+        f"{context.block}\n\n{asked}{_output_block(output)}\n\n"
+        "Does the <context> block support every claim in the <output> block? Answer with "
+        "one word: supported or unsupported."
     )

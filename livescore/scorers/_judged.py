@@ -17,6 +17,8 @@ __all__ = (
     "DEFECT_LABELS",
     "FAITHFULNESS_LABELS",
     "JUDGED_QUALITY_LABELS",
+    "JUDGE_MODES",
+    "STRUCTURED_MODES",
     "JudgeMode",
     "check_scale",
     "defect_label",
@@ -31,15 +33,19 @@ __all__ = (
     "share_phrase",
 )
 
-JudgeMode: TypeAlias = Literal["three_step", "one_call"]
+JudgeMode: TypeAlias = Literal["three_step", "one_call", "logprob"]
 """How a judge scorer asks its judge. ``"three_step"``: one request per judge step (extract,
 judge, explain: up to three calls, two for scorers without an extraction step), each small
 and checked on its own. ``"one_call"``: the intermediate lists, the verdicts and the reason in
 one structured answer (one call, cheaper, a little less careful). Both give the same result
-shape."""
+shape. ``"logprob"`` (hallucination and faithfulness): one call that asks for a one-word
+verdict on the whole output and reads its probability from the judge's token logprobs; the
+score is then that probability (a continuous score), not a share of claims."""
 
-JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
+JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call", "logprob")
 
+STRUCTURED_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
+"""The modes every judge scorer takes."""
 DEFECT_LABELS = ("none", "low", "mixed", "high", "severe")
 """Labels of scores where higher is worse (the share of claims hallucinated, of statements
 toxic, of opinions biased), from best to worst (see :func:`defect_label`)."""
@@ -52,21 +58,30 @@ FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
 """Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
 
 
-def judge_mode_of(judge_mode: object, *, scorer: str) -> JudgeMode:
+def judge_mode_of(
+    judge_mode: object, *, scorer: str, modes: tuple[JudgeMode, ...] = STRUCTURED_MODES
+) -> JudgeMode:
     """``judge_mode=`` of a judge scorer, checked.
 
+    ``modes`` are the ones the scorer takes (``"logprob"`` only where it is built).
+
     Raises:
-        ValueError: Neither ``"three_step"`` nor ``"one_call"``.
+        ValueError: An unknown value, or one the scorer does not take.
 
     Example:
         >>> judge_mode_of("three_step", scorer="x"), judge_mode_of("one_call", scorer="x")
         ('three_step', 'one_call')
     """
-    if judge_mode not in JUDGE_MODES:
+    for known in modes:
+        if judge_mode == known:
+            return known
+    allowed = " or ".join(repr(m) for m in modes)
+    if judge_mode in JUDGE_MODES:
         raise ValueError(
-            f"{scorer}: judge_mode must be 'three_step' or 'one_call', not {judge_mode!r}"
+            f"{scorer}: judge_mode={judge_mode!r} is not available to this scorer (it takes "
+            f"{allowed}); 'logprob' is available to hallucination and faithfulness"
         )
-    return "one_call" if judge_mode == "one_call" else "three_step"
+    raise ValueError(f"{scorer}: judge_mode must be {allowed}, not {judge_mode!r}")
 
 
 def resolve_model(

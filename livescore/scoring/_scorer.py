@@ -27,11 +27,13 @@ from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import (
     BudgetTicket,
+    Classification,
     Judge,
     JudgeError,
     JudgeReply,
     JudgeUsage,
     budget_of,
+    classify_with_object,
     price_of,
 )
 from livescore.runs import (
@@ -220,6 +222,11 @@ class PromptStep(Generic[M]):
         description: What the step does (shown in docs and errors).
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
+        choices: Ask for one of these words instead (``output_schema`` is then ignored):
+            the judge's :meth:`~livescore.judges.Judge.classify`, one short call whose
+            answer is a :class:`~livescore.judges.Classification` holding each word's
+            probability (read from the judge's token logprobs where it gives them). Such
+            a request is not shared through the run's memo.
         create_prompt: Builds the user prompt from the context; or a list of prompts, each
             asked on its own (one after another, each shared through the run's
             :class:`~livescore.scoring.RunMemo`), the step result then being the list of
@@ -257,6 +264,7 @@ class PromptStep(Generic[M]):
     skip_if: Callable[[StepContext], bool] | None = None
     skip_result: StepFunction | None = None
     parse: Callable[[M, StepContext], Any] | None = None
+    choices: tuple[str, ...] | None = None
 
 
 PipelineStep: TypeAlias = StepFunction | PromptStep[Any]
@@ -726,8 +734,20 @@ class Scorer:
         judge: Judge,
     ) -> Any:
         schema = step.output_schema
+        choices = step.choices
 
         async def call() -> JudgeReply[Any]:
+            if choices is not None:
+                # A judge written before classify existed answers from a structured answer.
+                classify = getattr(judge, "classify", None)
+                if classify is None:
+                    return await classify_with_object(
+                        judge, system=step.system, prompt=prompt, choices=choices
+                    )
+                reply: JudgeReply[Any] = await classify(
+                    system=step.system, prompt=prompt, choices=choices
+                )
+                return reply
             if schema is None:
                 return await judge.generate_text(system=step.system, prompt=prompt)
             return await judge.generate_object(
@@ -736,7 +756,7 @@ class Scorer:
 
         shared = False
         try:
-            if memo is None:
+            if memo is None or choices is not None:
                 reply = await call()
             else:
                 reply, shared = await memo.ask(
@@ -762,6 +782,8 @@ def _plain_answer(name: str, value: Any) -> Any:
         return getattr(value, "score", value)
     if isinstance(value, BaseModel):
         return value.model_dump()
+    if isinstance(value, Classification):
+        return value.to_dict()
     return value
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -13,11 +13,13 @@ from pydantic import BaseModel
 # judges' rules.
 from livescore.judges import (
     Answer,
+    Classification,
     JudgeReply,
     JudgeResponseError,
     JudgeUsage,
     Message,
     ask_for_object,
+    classify_with_object,
 )
 
 __all__ = ("ScriptedJudge",)
@@ -33,9 +35,12 @@ class ScriptedJudge:
 
     Each answer is a dict (validated against the requested schema), a string (free text, or
     JSON for a structured request), an exception to raise, or a function of the prompt that
-    returns one of those. Every prompt it received is kept in ``prompts``; a corrective
-    retry's prompt is the original prompt followed by the correction. Structured answers go
-    through the same parsing, validation and single corrective retry as
+    returns one of those. A one-word classification (:meth:`classify`) takes a dict of
+    word → probability (``{"supported": 0.8, "unsupported": 0.2}``: as if read from
+    logprobs), or a structured answer (``{"verdict": "supported"}``, validated like one).
+    Every prompt it received is kept in ``prompts``; a corrective retry's prompt is the
+    original prompt followed by the correction. Structured answers go through the same
+    parsing, validation and single corrective retry as
     :class:`~livescore.judges.OpenAIJudge`. Use it to unit-test your own scorers; use
     :class:`~livescore.testing.OpenAITestServer` to test over HTTP.
 
@@ -99,6 +104,28 @@ class ScriptedJudge:
     async def generate_text(self, *, system: str, prompt: str) -> JudgeReply[str]:
         answer = self._next(prompt)
         return JudgeReply(str(answer), self._usage())
+
+    async def classify(
+        self, *, system: str, prompt: str, choices: Sequence[str]
+    ) -> JudgeReply[Classification]:
+        answer = self._next(prompt)
+        words = tuple(choices)
+        if _is_probabilities(answer, words):
+            weights = {word: float(answer.get(word, 0.0)) for word in words}
+            return JudgeReply(Classification.from_probabilities(weights), self._usage())
+        # A structured answer: put it back and ask as a judge without logprobs would.
+        self.prompts.pop()
+        self._queue.insert(0, answer)
+        return await classify_with_object(self, system=system, prompt=prompt, choices=words)
+
+
+def _is_probabilities(answer: Any, words: Sequence[str]) -> bool:
+    return (
+        isinstance(answer, Mapping)
+        and bool(answer)
+        and all(key in words for key in answer)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in answer.values())
+    )
 
 
 def _as_text(answer: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import socket
 import threading
 import time
@@ -67,6 +68,9 @@ class Reply:
             prompt tokens (``usage.prompt_tokens_details.cached_tokens``); estimated when
             ``None``.
         calls: ``(id, name, JSON arguments)`` per tool call.
+        logprobs: ``(token, logprob)`` alternatives of the first token, most probable
+            first, sent as ``choices[0].logprobs`` when the request asks for logprobs
+            (``None``: the reply carries none, as a server without logprobs answers).
 
     Example:
         >>> Reply.json({"claims": []}).kind
@@ -88,6 +92,33 @@ class Reply:
     data: bytes = b""
     size: int | None = None
     chunked: bool = False
+    logprobs: tuple[tuple[str, float], ...] | None = None
+
+    @classmethod
+    def token_probabilities(
+        cls, probabilities: Mapping[str, float], *, usage: tuple[int, int] | None = None
+    ) -> Reply:
+        """Answer with one token, the most probable of ``probabilities`` (token →
+        probability), and, when the request asks for ``logprobs``, these as the first
+        token's ``top_logprobs`` (at most the ``top_logprobs`` asked for).
+
+        The reply to a one-word classification (:meth:`OpenAIJudge.classify
+        <livescore.judges.OpenAIJudge.classify>`); :meth:`text` answers with no logprobs.
+
+        Example:
+            >>> Reply.token_probabilities({"supported": 0.7, "unsupported": 0.3}).content
+            'supported'
+        """
+        if not probabilities or any(not 0 < p <= 1 for p in probabilities.values()):
+            raise ValueError("token probabilities must be in (0, 1], at least one of them")
+        ranked = sorted(probabilities.items(), key=lambda item: -item[1])
+        return cls(
+            "text",
+            content=ranked[0][0],
+            finish_reason="length",
+            usage=usage,
+            logprobs=tuple((token, math.log(p)) for token, p in ranked),
+        )
 
     @classmethod
     def json(
@@ -699,6 +730,29 @@ def _envelope(request: dict[str, Any], obj: str) -> dict[str, Any]:
     }
 
 
+def _logprobs(request: dict[str, Any], reply: Reply) -> dict[str, Any] | None:
+    """The first token's logprobs, as OpenAI sends them, when asked for and scripted."""
+    if not request.get("logprobs") or not reply.logprobs:
+        return None
+    top = request.get("top_logprobs")
+    count = top if isinstance(top, int) and not isinstance(top, bool) and top >= 0 else 0
+    token, logprob = reply.logprobs[0]
+    return {
+        "content": [
+            {
+                "token": token,
+                "logprob": logprob,
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode())}
+                    for t, lp in reply.logprobs[:count]
+                ],
+            }
+        ],
+        "refusal": None,
+    }
+
+
 def _completion(request: dict[str, Any], reply: Reply, cached: int = 0) -> dict[str, Any]:
     return {
         **_envelope(request, "chat.completion"),
@@ -706,7 +760,7 @@ def _completion(request: dict[str, Any], reply: Reply, cached: int = 0) -> dict[
             {
                 "index": 0,
                 "message": _message(reply),
-                "logprobs": None,
+                "logprobs": _logprobs(request, reply),
                 "finish_reason": reply.finish_reason,
             }
         ],

@@ -237,8 +237,9 @@ def test_labelled_hallucination_data_gives_judge_quality(
     )
     assert summary[:6] == ["hallucination", "0.500", "4", "0", "0", "12"]
     cells = quality
-    # scored by, n, predicts when, accuracy, precision, recall, F1, AUROC, calls/item, tokens
-    assert cells[:9] == [
+    # scored by, n, predicts when, accuracy, precision, recall, F1, AUROC, κ, calls/item,
+    # tokens. κ: 3 of 4 agree (0.75) where chance agrees half the time: (0.75 - 0.5) / 0.5.
+    assert cells[:10] == [
         "hallucination",
         "4",
         "score ≥ 0.5",
@@ -247,9 +248,10 @@ def test_labelled_hallucination_data_gives_judge_quality(
         "1.000",
         "0.800",
         "0.875",
+        "0.500",
         "3.00",
     ]
-    assert int(cells[9]) > 0
+    assert int(cells[10]) > 0
     assert "length-only baseline " in out
     assert "Judge quality" in out
     html = report_path.read_text()

@@ -201,3 +201,74 @@ def test_a_bad_label_value_skips_the_line_with_its_reason(
     err = capsys.readouterr().err
 
     assert "bad.jsonl:2: 'toxic' must be 0 or 1, not 'very'" in err
+
+
+def logprob_judge(body: dict[str, Any]) -> Any:
+    """A logprob-answering judge: the more WRONG claims an output has, the likelier
+    "unsupported" (a continuous score)."""
+    from livescore.testing import Reply
+
+    prompt = str(body["messages"][-1]["content"])
+    output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
+    wrong = (output.group(1) if output else "").count("WRONG")
+    unsupported = min(0.9, 0.2 + 0.3 * wrong)
+    return Reply.token_probabilities({"unsupported": unsupported, "supported": 1 - unsupported})
+
+
+def test_calibration_kappa_confusion_base_rate_and_a_held_out_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {
+            "id": f"item-{i}",
+            "question": "q",
+            "context": "ctx",
+            "output": "Fine." + " WRONG." * (i % 3),
+            "hallucinated": int(i % 3 > 0),
+        }
+        for i in range(12)
+    ]
+    data = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    with OpenAITestServer(responder=logprob_judge) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = main(
+            [
+                "eval",
+                str(data),
+                "--scorer",
+                "hallucination",
+                "--scorer",
+                "faithfulness",
+                "--judge-mode",
+                "logprob",
+                "--model",
+                "m",
+                "--quiet",
+                "--report",
+                str(tmp_path / "report.html"),
+            ]
+        )
+        requests = server.requests
+    out = capsys.readouterr().out
+
+    assert code == 0, out
+    assert len(requests) == 12 * 2  # one one-token call per item and scorer
+    # The report carries the same calibration figures.
+    page = (tmp_path / "report.html").read_text()
+    calibration = page[page.index('<table id="calibration">') :]
+    assert "TP 8 · FP 0 · FN 0 · TN 4" in calibration
+    assert '<td class="num">0.67</td>' in calibration
+    assert '<td class="num">0.35</td>' in calibration  # hallucination's chosen threshold
+    # Scores 0.2 (faithful items) and 0.5 / 0.8 (hallucinated): at 0.5 every item is right.
+    hallucination = quality_row(out, "hallucination")
+    assert hallucination[3] == "1.000"  # accuracy
+    assert hallucination[7] == "1.000"  # AUROC
+    assert hallucination[8] == "1.000"  # κ
+    assert hallucination[9] == "1.00"  # calls per item
+    lines = " ".join(out.split())
+    assert "Against the labels, hallucination (score ≥ 0.5): TP 8 · FP 0 · FN 0 · TN 4" in lines
+    assert "base rate 0.67 (8 of 12 labelled hallucinated); Cohen's κ 1.000" in lines
+    assert "Threshold chosen on half the items (6, split by item id): score ≥ 0.35" in lines
+    # Faithfulness predicts the label with a low score: its threshold reads that way.
+    assert "Against the labels, faithfulness (score ≤ 0.5)" in lines
+    assert "split by item id): score ≤ 0.65" in lines

