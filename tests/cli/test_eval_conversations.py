@@ -77,11 +77,14 @@ def test_eval_scores_the_labelled_conversations_and_their_agreement(
     assert tools_title in table
     assert "Judge quality: how well each scorer predicts 'frustrated' (label 1)" in table
     quality = table.split(tools_title)[1]
-    tool_row = next(line for line in quality.splitlines() if line.startswith("│ tool-error-rate"))
+    lines = quality.splitlines()
+    header = [cell.strip() for cell in next(x for x in lines if x.startswith("┃")).split("┃")]
+    tool_row = next(line for line in lines if line.startswith("│ tool-error-rate"))
+    cells = dict(zip(header, (cell.strip() for cell in tool_row.split("│")), strict=True))
     # 2 of the 3 conversations with a failed tool call reach 0.5 (the third, 1 of 4 calls);
     # every one ranks above every conversation without one (AUROC 1).
-    assert "0.960" in tool_row
-    assert tool_row.rstrip(" │").split("│")[-3].strip() == "1.000"
+    assert cells["accuracy"] == "0.960"
+    assert cells["AUROC"] == "1.000"
     # The results file is a dataset again: the same conversations, the same labels.
     again = load_dataset(out, label_fields=["tool_errors"])
     assert again.problems == []

@@ -52,23 +52,31 @@ def _cost(n: int) -> float:
 
 def test_two_workers_share_one_judge_budget(fleet: Fleet) -> None:
     judge = _Judge()
+
+    def start() -> Any:
+        return fleet.start_worker(
+            "--scorer-concurrency",
+            "4",
+            "--judge-budget",
+            f"{BUDGET}/day",
+            "--judge-prices",
+            json.dumps(PRICE),
+        )
+
     with OpenAITestServer(responder=judge) as server:
         fleet.env["FLEET_TEST_JUDGE_URL"] = server.base_url
-        workers = [
-            fleet.start_worker(
-                "--scorer-concurrency",
-                "4",
-                "--judge-budget",
-                f"{BUDGET}/day",
-                "--judge-prices",
-                json.dumps(PRICE),
-            )
-            for _ in range(2)
-        ]
-        pairs = publish_jobs(fleet.url, range(40), "priced", lambda i: f"answer number {i}")
+        # The first worker spends about half the budget; the second, started after it
+        # stopped, spends from what is left: one ledger in Redis, not one per process.
+        # (Run side by side, which worker takes which job is the broker's choice, and one
+        # of them could take every job: each worker gets its own jobs here.)
+        first = start()
+        pairs = publish_jobs(fleet.url, range(5), "priced", lambda i: f"answer number {i}")
         fleet.wait_for_pairs(pairs)
-        for worker in workers:
-            assert worker.terminate() == 0
+        assert first.terminate() == 0
+        second = start()
+        pairs = publish_jobs(fleet.url, range(5, 40), "priced", lambda i: f"answer number {i}")
+        fleet.wait_for_pairs(pairs)
+        assert second.terminate() == 0
         spans = fleet.score_spans()
         scored = [s for s in spans if s.attributes["livescore.status"] == "scored"]
         skipped = [s for s in spans if s.attributes["livescore.status"] == "skipped"]
@@ -89,12 +97,13 @@ def test_two_workers_share_one_judge_budget(fleet: Fleet) -> None:
         spent = sum(costs)
         largest = max(_cost(n) for n in range(40))
         # One budget for both: spent up to it, past it by at most one score per worker.
-        # (Two budgets of their own would have let the two workers spend about twice it.)
+        # (Two budgets of their own would have let the second worker spend it all again.)
         assert spent <= BUDGET + 2 * largest, (spent, len(scored))
         assert spent >= BUDGET - 2 * largest, (spent, len(scored))
-        # Both workers took part, and the ledger in Redis holds what the spans say.
-        outputs = [w.output() for w in workers]
+        # Both workers spent from it, and the ledger in Redis holds what the spans say.
+        outputs = [first.output(), second.output()]
         assert all(re.search(r"stopped: [1-9]\d* job", out) for out in outputs), fleet.logs()
+        assert all(re.search(r"\$0\.0*[1-9]\d* spent here", out) for out in outputs), outputs
         client = redis.Redis.from_url(fleet.url)
         keys = list(client.scan_iter("livescore:fleet:budget:judge:*:spent"))
         assert len(keys) == 1, keys
