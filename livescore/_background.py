@@ -177,6 +177,9 @@ class BackgroundQueue(Generic[ItemT]):
         self._flush_upto = 0  # items up to this number are wanted now
         self._flush_waiters = 0
         self._thread: threading.Thread | None = None
+        # The thread that said it ended (thread_ended_locked) and may still be returning:
+        # shutdown joins it, so no thread of the queue outlives shutdown.
+        self._ending: threading.Thread | None = None
         self._unstarted: threading.Thread | None = None  # made by a put, started after it
         self._no_thread = False  # none could start: flush works inline
         self._idle = False  # the thread sleeps until someone clears this
@@ -373,9 +376,10 @@ class BackgroundQueue(Generic[ItemT]):
         self._abort.notify_all()
 
     def thread_ended_locked(self) -> None:
-        """The thread's last act: the next put starts a new one."""
+        """The thread's last act on the queue (it may still be returning: shutdown joins
+        it): the next put starts a new one."""
         if self._thread is threading.current_thread():
-            self._thread = None
+            self._ending, self._thread = self._thread, None
         self._done.notify_all()
 
     # -- flush and shutdown -----------------------------------------------------------------
@@ -443,7 +447,7 @@ class BackgroundQueue(Generic[ItemT]):
             self._idle = False
             self._wake.notify_all()
             self._abort.notify_all()
-            thread = self._thread
+            thread = self._thread or self._ending
         started = thread is not None and thread.ident is not None
         if started and thread is not threading.current_thread():
             assert thread is not None

@@ -26,6 +26,7 @@ from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from livescore._emit import DEFAULT_EMIT, EmitSignal
+from livescore._threads import run_in_thread
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step
@@ -787,7 +788,7 @@ async def _run_all(
     if sinks:
         # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
         # thread, as a flush waits on other threads' deliveries.
-        await anyio.to_thread.run_sync(emitter.flush, None)
+        await run_in_thread(emitter.flush, None)
     result.duration_s = time.perf_counter() - started
     return result
 

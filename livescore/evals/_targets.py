@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-import anyio
-
+from livescore._threads import run_in_thread
 from livescore._version import DISTRIBUTION
 from livescore.runs import Run
 
@@ -114,7 +113,7 @@ class _CallableTarget:
         # the context, so spans the target opens still nest under the item's span. A
         # cancelled evaluation (Ctrl-C, a timeout around it) does not wait for a call
         # blocked in the target: the thread is left to finish alone, its answer unused.
-        result = await anyio.to_thread.run_sync(self.fn, value, abandon_on_cancel=True)
+        result = await run_in_thread(self.fn, value, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         return result

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore._threads import run_in_thread
 from livescore.fleet._engine import DEFAULT_MAX_JOB_BYTES, Publisher
 from livescore.live import JobHandle
 
@@ -168,12 +168,12 @@ class BrokerExecutor:
     async def run(self, jobs: AsyncIterator[JobHandle]) -> None:
         """Buffer the jobs and publish them on a thread of their own until ``jobs`` ends."""
         state = _PublishState(self.max_buffer, self.linger)
-        publisher = await anyio.to_thread.run_sync(self._publisher)
+        publisher = await run_in_thread(self._publisher)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(
                     functools.partial(
-                        anyio.to_thread.run_sync,
+                        run_in_thread,
                         self._publish_loop,
                         state,
                         publisher,
@@ -188,7 +188,7 @@ class BrokerExecutor:
                             # Full while the broker answers (a burst): hold the next jobs in
                             # the dispatcher's queue (its overflow policy applies) until
                             # there is room, or the broker stops answering.
-                            await anyio.to_thread.run_sync(
+                            await run_in_thread(
                                 state.wait_for_room_or_outage, abandon_on_cancel=True
                             )
                             if state.add(handle):
@@ -201,7 +201,7 @@ class BrokerExecutor:
             # here, with the reason that kept it (the dispatcher would say "shutdown").
             for handle, reason in state.abandon():
                 handle.drop(reason)
-            await anyio.to_thread.run_sync(publisher.close, abandon_on_cancel=True)
+            await run_in_thread(publisher.close, abandon_on_cancel=True)
 
     def _publish_loop(self, state: _PublishState, publisher: Publisher) -> None:
         backoff = _BACKOFF_FIRST

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from livescore._errors import BrokerUnavailableError, JobTooLargeError
+from livescore._threads import run_in_thread
 from livescore.fleet._engine import Publisher
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.fleet._ledger import PREFIX
@@ -91,7 +91,7 @@ class RemoteScoring:
         wait = 0.1
         for attempt in range(_PUBLISH_ATTEMPTS):
             try:
-                await anyio.to_thread.run_sync(self._publisher.publish, record)
+                await run_in_thread(self._publisher.publish, record)
             except JobTooLargeError as exc:
                 return "job_too_large", str(exc)
             except BrokerUnavailableError as exc:

@@ -15,6 +15,7 @@ import anyio
 
 from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
 from livescore._emit import EmitSignal
+from livescore._threads import ThreadRecord, run_in_thread, weakly
 from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._conversations import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
@@ -176,6 +177,7 @@ class _JobStream:
         self._dispatcher = dispatcher
         self._generation = generation
         self._limiter = limiter
+        self._park = weakly(dispatcher, "_park")  # see livescore._threads
 
     def __aiter__(self) -> _JobStream:
         return self
@@ -191,8 +193,8 @@ class _JobStream:
                 return job
             if stop:
                 raise StopAsyncIteration
-            await anyio.to_thread.run_sync(
-                d._park, self._generation, abandon_on_cancel=True, limiter=self._limiter
+            await run_in_thread(
+                self._park, self._generation, abandon_on_cancel=True, limiter=self._limiter
             )
 
 
@@ -949,15 +951,21 @@ class LiveDispatcher:
     def _thread_main(self, generation: int) -> None:
         ident = threading.get_ident()
         add_worker_thread(ident)
+        threads = ThreadRecord()
         try:
             # The worker is an anyio event loop in this thread. Other threads reach it only
             # through conditions that threads of its own wait on (anyio.to_thread), never
             # by calling into the loop: a BlockingPortal call waits until the loop runs it,
             # which would make the agent's submit wait behind a busy loop.
-            anyio.run(self._worker_main, generation, backend="asyncio")
+            with threads.recording():
+                anyio.run(self._worker_main, generation, backend="asyncio")
         except BaseException:
             _log.exception("livescore: the scoring worker stopped")
         finally:
+            # The loop's threads leave once it ended (its waits were woken by
+            # retire_locked): joined, none outlives shutdown() holding the dispatcher. After
+            # an abort one may run a scorer's blocking call: it is not waited for.
+            threads.join(0.0 if self._q.aborted else _CANCEL_GRACE_S)
             remove_worker_thread(ident)
             with self._lock:
                 # Normally nothing is left; after a crash, what was accepted is dropped.
@@ -985,8 +993,8 @@ class LiveDispatcher:
     async def _cancel_on_abort(
         self, scope: anyio.CancelScope, generation: int, limiter: anyio.CapacityLimiter
     ) -> None:
-        await anyio.to_thread.run_sync(
-            self._q.wait_for_abort, generation, abandon_on_cancel=True, limiter=limiter
+        await run_in_thread(
+            weakly(self._q, "wait_for_abort"), generation, abandon_on_cancel=True, limiter=limiter
         )
         scope.cancel()
 
@@ -1111,7 +1119,7 @@ class LiveDispatcher:
         """
         if is_scoring():
             return False
-        return await anyio.to_thread.run_sync(self.flush, timeout)
+        return await run_in_thread(self.flush, timeout)
 
     def flush_emitter(self, timeout: float | None = None) -> bool:
         """Report pending counts and flush the emitter (export buffered spans). Never raises.

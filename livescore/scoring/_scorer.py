@@ -25,6 +25,7 @@ from livescore import _attributes as A
 from livescore._errors import NotScorable, ScorerRunError, exception_message
 from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore._threads import run_in_thread
 from livescore.judges import (
     BudgetTicket,
     Classification,
@@ -880,9 +881,7 @@ async def _in_worker_thread(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         # abandon_on_cancel: on the scorer's timeout the await returns at once (the thread
         # finishes on its own, holding its limiter slot until then).
-        return await anyio.to_thread.run_sync(
-            call, abandon_on_cancel=True, limiter=_sync_hook_limiter()
-        )
+        return await run_in_thread(call, abandon_on_cancel=True, limiter=_sync_hook_limiter())
     except _Raised as raised:
         raise raised.error from None
     except RuntimeError:

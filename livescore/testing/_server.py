@@ -388,10 +388,10 @@ class OpenAITestServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        import anyio.to_thread
+        from livescore._threads import run_in_thread
 
         # shutdown() waits for the serving loop to notice: keep the event loop free meanwhile.
-        await anyio.to_thread.run_sync(self.close)
+        await run_in_thread(self.close)
 
     # -- scripting -------------------------------------------------------------------------
 
