@@ -1,14 +1,16 @@
 """What reached an OTLP endpoint, said in one line; the OpenTelemetry SDK's log noise kept off.
 
-The SDK's OTLP exporter never raises: it logs each retry ("Transient error … retrying in
-0.92s") and returns a failure, so a command that sends spans to a dead endpoint would
-print a page of raw exporter lines and still claim success. The commands wrap each
-exporter in a :class:`SpanDelivery` (counts what was and was not delivered) and hold the
-SDK's log records in a :class:`SdkLogCapture` while they run, then say in one line what was
-not delivered and why (``connection refused``, ``HTTP 404``, ``timed out``).
+The SDK's OTLP exporters never raise: they log each retry ("Transient error … retrying in
+0.92s") and return a failure, so a command that sends spans or events to a dead endpoint
+would print a page of raw exporter lines and still claim success. The commands wrap each
+exporter in a :class:`Delivery` (counts what was and was not delivered: spans to
+``/v1/traces``, the scores' events to ``/v1/logs``), built by :func:`otlp_span_deliveries`
+and :func:`otlp_event_deliveries`, and hold the SDK's log records in a
+:class:`SdkLogCapture` while they run, then say in one line per endpoint what was not
+delivered and why (``connection refused``, ``HTTP 404``, ``timed out``).
 
-No OpenTelemetry SDK import here: the exporters are duck-typed (``export``,
-``force_flush``, ``shutdown``), so importing this module stays light.
+The exporters are duck-typed (``export``, ``force_flush``, ``shutdown``); the SDK is
+imported only by the two builders, so importing this module stays light.
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-__all__ = ("SdkLogCapture", "SpanDelivery", "failure_reason")
+__all__ = (
+    "Delivery",
+    "SdkLogCapture",
+    "failure_reason",
+    "otlp_event_deliveries",
+    "otlp_span_deliveries",
+)
 
 _SDK_LOGGER = "opentelemetry"
 _MAX_KEPT = 50
@@ -114,29 +122,43 @@ def failure_reason(messages: Sequence[str]) -> str | None:
     return first if len(first) <= 80 else first[:79] + "…"
 
 
-class SpanDelivery:
-    """A span exporter wrapped to count the spans it delivered and failed to deliver.
+class Delivery:
+    """An OTLP exporter wrapped to count the items it delivered and failed to deliver.
 
     Args:
-        exporter: The real exporter (an ``OTLPSpanExporter``).
+        exporter: The real exporter (an ``OTLPSpanExporter`` or an ``OTLPLogExporter``).
         url: Where it sends (for the report line).
+        what: What it exports, for the report line: ``"span"`` or ``"event"``.
+        failure: The exporter's failure result, returned for an export given up on
+            (:meth:`give_up_after`).
+        hints: What to do, said after a reason (``{"HTTP 404": "…"}``).
 
     Example:
         >>> class Refusing:
         ...     def export(self, spans): return "FAILURE"
         ...     def shutdown(self): pass
         ...     def force_flush(self, timeout_millis=30000): return True
-        >>> delivery = SpanDelivery(Refusing(), "http://127.0.0.1:1/v1/traces")
+        >>> delivery = Delivery(Refusing(), "http://127.0.0.1:1/v1/traces", "span", "FAILURE")
         >>> _ = delivery.export([object(), object()])
         >>> delivery.summary([]), delivery.complete
         ('2 of 2 span(s) not delivered to http://127.0.0.1:1/v1/traces', False)
     """
 
-    def __init__(self, exporter: Any, url: str) -> None:
+    def __init__(
+        self,
+        exporter: Any,
+        url: str,
+        what: str,
+        failure: Any,
+        hints: Mapping[str, str] | None = None,
+    ) -> None:
         self.exporter = exporter
         self.url = url
+        self.what = what
+        self.hints = dict(hints or {})
         self.delivered = 0
         self.failed = 0
+        self._failure = failure
         self._lock = threading.Lock()
         self._deadline: float | None = None
 
@@ -148,26 +170,24 @@ class SpanDelivery:
         """
         self._deadline = time.monotonic() + max(0.0, seconds)
 
-    def export(self, spans: Sequence[Any]) -> Any:
+    def export(self, items: Sequence[Any]) -> Any:
         """Export through the wrapped exporter, counting the outcome."""
         if self._deadline is not None and time.monotonic() > self._deadline:
-            from opentelemetry.sdk.trace.export import SpanExportResult
-
             with self._lock:
-                self.failed += len(spans)
-            return SpanExportResult.FAILURE
+                self.failed += len(items)
+            return self._failure
         try:
-            result = self.exporter.export(spans)
+            result = self.exporter.export(items)
         except Exception:
             with self._lock:
-                self.failed += len(spans)
+                self.failed += len(items)
             raise
         ok = getattr(result, "name", result) == "SUCCESS"
         with self._lock:
             if ok:
-                self.delivered += len(spans)
+                self.delivered += len(items)
             else:
-                self.failed += len(spans)
+                self.failed += len(items)
         return result
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -181,15 +201,53 @@ class SpanDelivery:
 
     @property
     def complete(self) -> bool:
-        """Whether every span given to it was delivered."""
+        """Whether every item given to it was delivered."""
         return self.failed == 0
 
     def summary(self, messages: Sequence[str]) -> str:
-        """One line: how many spans were (not) delivered, and why (from ``messages``)."""
+        """One line: how many items were (not) delivered, and why (from ``messages``)."""
         total = self.delivered + self.failed
         if self.failed == 0:
-            return f"{total} span(s) sent to {self.url}"
+            return f"{total} {self.what}(s) sent to {self.url}"
         reason = failure_reason(messages)
-        return f"{self.failed} of {total} span(s) not delivered to {self.url}" + (
-            f" ({reason})" if reason else ""
+        hint = self.hints.get(reason or "")
+        why = f"{reason}: {hint}" if reason and hint else reason
+        return f"{self.failed} of {total} {self.what}(s) not delivered to {self.url}" + (
+            f" ({why})" if why else ""
         )
+
+
+# Traces-only backends (Jaeger) answer /v1/logs with 404.
+_NO_LOGS = {"HTTP 404": "the endpoint takes no logs (Jaeger takes none); --emit spans sends none"}
+
+
+def otlp_span_deliveries(provider: Any, urls: Sequence[str]) -> list[Delivery]:
+    """An OTLP/HTTP span exporter per traces URL on ``provider`` (an SDK
+    ``TracerProvider``), batched, each counted by its :class:`Delivery`."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
+
+    deliveries = []
+    for url in urls:
+        delivery = Delivery(OTLPSpanExporter(endpoint=url), url, "span", SpanExportResult.FAILURE)
+        deliveries.append(delivery)
+        provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
+    return deliveries
+
+
+def otlp_event_deliveries(resource: Any, urls: Sequence[str]) -> tuple[Any, list[Delivery]]:
+    """An SDK ``LoggerProvider`` (of ``resource``) that sends its log records, the scores'
+    ``gen_ai.evaluation.result`` events, to each OTLP/HTTP logs URL, batched, each counted
+    by its :class:`Delivery`: the command's own provider, not the global one."""
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogExportResult
+
+    provider = LoggerProvider(resource=resource)
+    deliveries = []
+    for url in urls:
+        exporter = OTLPLogExporter(endpoint=url)
+        delivery = Delivery(exporter, url, "event", LogExportResult.FAILURE, _NO_LOGS)
+        deliveries.append(delivery)
+        provider.add_log_record_processor(BatchLogRecordProcessor(delivery))  # type: ignore[arg-type]
+    return provider, deliveries

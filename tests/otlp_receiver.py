@@ -92,9 +92,11 @@ class OTLPTestReceiver:
     To play a collector in trouble: while ``refuse`` is set it answers every export with
     ``503 Service Unavailable`` and keeps nothing (``refused`` counts them); while ``gate``
     is cleared it holds each answer until the gate is set again (it keeps the data first).
+    ``traces_only`` plays a backend that takes no logs, as Jaeger: ``/v1/logs`` is a 404.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, traces_only: bool = False) -> None:
+        self.traces_only = traces_only
         self.spans: list[ReceivedSpan] = []
         self.logs: list[ReceivedLogRecord] = []
         self.counters: dict[tuple[str, tuple[tuple[str, Any], ...], str | None], float] = {}
@@ -126,7 +128,7 @@ class OTLPTestReceiver:
                 elif self.path == "/v1/traces":
                     receiver._collect(body)
                     reply = ExportTraceServiceResponse().SerializeToString()
-                elif self.path == "/v1/logs":
+                elif self.path == "/v1/logs" and not receiver.traces_only:
                     receiver._collect_logs(body)
                     reply = ExportLogsServiceResponse().SerializeToString()
                 else:

@@ -2,8 +2,8 @@
 dashboards; and ``--emit`` / ``--semconv-proposals``, which every command that emits
 scores shares.
 
-What was not delivered is said in one line per destination (spans counted by
-:class:`~livescore._delivery.SpanDelivery`, the SDK's own log lines held back), and makes the
+What was not delivered is said in one line per destination (spans and events counted by
+:class:`~livescore._delivery.Delivery`, the SDK's own log lines held back), and makes the
 command exit 1.
 """
 
@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from livescore._delivery import SdkLogCapture, SpanDelivery
+from livescore._delivery import (
+    Delivery,
+    SdkLogCapture,
+    otlp_event_deliveries,
+    otlp_span_deliveries,
+)
 from livescore._version import DISTRIBUTION
 from livescore.cli._common import UsageError
 
@@ -32,7 +37,6 @@ __all__ = (
     "add_emit_arguments",
     "add_export_arguments",
     "emit_signals",
-    "logger_provider",
     "logs_url",
     "traces_url",
 )
@@ -81,8 +85,8 @@ def add_export_arguments(group: Any) -> None:
         metavar="URL",
         help="send each item's trace (its run span and score spans) and the scores' "
         "gen_ai.evaluation.result events to this OTLP/HTTP endpoint (/v1/traces and "
-        "/v1/logs are added when the URL has no path); spans it does not take are counted, "
-        "said in one line, and make the command exit 1",
+        "/v1/logs are added when the URL has no path); spans and events it does not take "
+        "are counted, said in one line, and make the command exit 1",
     )
     group.add_argument(
         "--phoenix",
@@ -138,13 +142,13 @@ def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
 @dataclass
 class Export:
     """What the export options set up: a tracer provider (or none), a logger provider for
-    the events (or none), the sinks, and what became of the spans (:attr:`deliveries`) and
-    of the SDK's log lines (:attr:`logs`)."""
+    the events (or none), the sinks, and what became of the spans and events
+    (:attr:`deliveries`) and of the SDK's log lines (:attr:`logs`)."""
 
     tracer_provider: Any = None
     sinks: list[BatchingSink[Any]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
-    deliveries: list[SpanDelivery] = field(default_factory=list)
+    deliveries: list[Delivery] = field(default_factory=list)
     logs: SdkLogCapture = field(default_factory=SdkLogCapture)
     logger_provider: Any = None
 
@@ -185,9 +189,10 @@ class Export:
                 export.logs.__enter__()
             # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
             if args.otlp_endpoint and "events" in (getattr(args, "emit", None) or ("events",)):
-                export.logger_provider = logger_provider(
-                    [logs_url(args.otlp_endpoint)], "livescore-eval"
+                export.logger_provider, events = otlp_event_deliveries(
+                    export.tracer_provider.resource, [logs_url(args.otlp_endpoint)]
                 )
+                export.deliveries += events
         except UsageError:
             export.close()
             raise
@@ -204,11 +209,12 @@ class Export:
         complete = True
         for delivery in self.deliveries:
             line = escape(delivery.summary(self.logs.messages))
+            label = "traces" if delivery.what == "span" else "events"
             if delivery.complete:
-                console.print(f"traces: {line}")
+                console.print(f"{label}: {line}")
             else:
                 complete = False
-                console.print(f"[red]traces:[/red] {line}")
+                console.print(f"[red]{label}:[/red] {line}")
         for sink in self.sinks:
             got = sink.stats()
             if got.failed or got.dropped:
@@ -224,11 +230,11 @@ class Export:
         """Export what is left within about ``timeout`` seconds, then shut the providers
         and the sinks down.
 
-        Spans still queued when the time is up are counted as not delivered.
+        Spans and events still queued when the time is up are counted as not delivered.
         """
+        for delivery in self.deliveries:
+            delivery.give_up_after(timeout)
         if self.tracer_provider is not None:
-            for delivery in self.deliveries:
-                delivery.give_up_after(timeout)
             self.tracer_provider.shutdown()
         if self.logger_provider is not None:
             self.logger_provider.shutdown()
@@ -247,34 +253,12 @@ def _require_sdk() -> None:
         )
 
 
-def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[SpanDelivery]]:
+def _tracer_provider(urls: Sequence[str]) -> tuple[Any, list[Delivery]]:
     _require_sdk()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     # Its own provider, not the global one: the command is a guest in whatever process
     # runs it (tests, notebooks).
     provider = TracerProvider(resource=Resource.create({"service.name": "livescore-eval"}))
-    deliveries = []
-    for url in urls:
-        delivery = SpanDelivery(OTLPSpanExporter(endpoint=url), url)
-        deliveries.append(delivery)
-        provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
-    return provider, deliveries
-
-
-def logger_provider(urls: Sequence[str], service_name: str) -> Any:
-    """An SDK logger provider that sends its log records (the scores' events) to each OTLP/HTTP
-    logs URL: the command's own, not the global one."""
-    _require_sdk()
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-    from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-    from opentelemetry.sdk.resources import Resource
-
-    provider = LoggerProvider(resource=Resource.create({"service.name": service_name}))
-    for url in urls:
-        provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=url)))
-    return provider
+    return provider, otlp_span_deliveries(provider, urls)

@@ -8,7 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from livescore._delivery import SdkLogCapture, SpanDelivery
+from livescore._delivery import (
+    Delivery,
+    SdkLogCapture,
+    otlp_event_deliveries,
+    otlp_span_deliveries,
+)
 from livescore._errors import DemoConfigError
 from livescore._version import DISTRIBUTION
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
@@ -339,7 +344,7 @@ class _Telemetry:
     provider: Any
     memory: Any
     otlp_urls: list[str]
-    deliveries: list[SpanDelivery] = field(default_factory=list)
+    deliveries: list[Delivery] = field(default_factory=list)
     logs: SdkLogCapture = field(default_factory=SdkLogCapture)
     logger_provider: Any = None
 
@@ -354,7 +359,6 @@ class _Telemetry:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import (
-            BatchSpanProcessor,
             ConsoleSpanExporter,
             SimpleSpanProcessor,
         )
@@ -367,27 +371,14 @@ class _Telemetry:
         provider.add_span_processor(SimpleSpanProcessor(memory))
         for exporter in extra:
             provider.add_span_processor(SimpleSpanProcessor(exporter))
-        deliveries = []
-        for url in otlp_urls:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            # Counted, so the demo says what did not arrive instead of claiming it was sent.
-            delivery = SpanDelivery(OTLPSpanExporter(endpoint=url), url)
-            deliveries.append(delivery)
-            provider.add_span_processor(BatchSpanProcessor(delivery))  # type: ignore[arg-type]
+        # Counted, so the demo says what did not arrive instead of claiming it was sent.
+        deliveries = otlp_span_deliveries(provider, otlp_urls)
         if console_spans:
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
         logger_provider = None
         if logs_urls:
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-            from opentelemetry.sdk._logs import LoggerProvider
-            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-
-            logger_provider = LoggerProvider(resource=provider.resource)
-            for url in logs_urls:
-                logger_provider.add_log_record_processor(
-                    BatchLogRecordProcessor(OTLPLogExporter(endpoint=url))
-                )
+            logger_provider, events = otlp_event_deliveries(provider.resource, logs_urls)
+            deliveries += events
         telemetry = cls(
             provider, memory, list(otlp_urls), deliveries, logger_provider=logger_provider
         )
@@ -397,11 +388,13 @@ class _Telemetry:
         return telemetry
 
     def flush(self, timeout: float = _EXPORT_TIMEOUT_S) -> None:
-        """Export what is left within about ``timeout`` seconds (spans later are counted
-        as not delivered)."""
+        """Export what is left within about ``timeout`` seconds (spans and events later
+        are counted as not delivered)."""
         for delivery in self.deliveries:
             delivery.give_up_after(timeout)
         self.provider.force_flush()
+        if self.logger_provider is not None:
+            self.logger_provider.force_flush()
 
     def close(self) -> None:
         self.flush()
@@ -626,8 +619,9 @@ class _Session:
         for delivery in telemetry.deliveries:
             if not delivery.complete:
                 summary = delivery.summary(telemetry.logs.messages)
-                self.console.print(f"[bold red]Spans:[/bold red] {escape(summary)}.")
-        arrived = [d.url for d in telemetry.deliveries if d.complete]
+                label = "Spans" if delivery.what == "span" else "Events"
+                self.console.print(f"[bold red]{label}:[/bold red] {escape(summary)}.")
+        arrived = [d.url for d in telemetry.deliveries if d.complete and d.what == "span"]
         if arrived:
             where = ", ".join(escape(url) for url in arrived)
             self.console.print(f"Spans were also sent to [bold]{where}[/bold] (OTLP/HTTP).")

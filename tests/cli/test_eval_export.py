@@ -186,8 +186,29 @@ def test_spans_an_endpoint_refused_are_one_line_and_exit_1(
     assert "Transient error" not in err
     lines = [line for line in err.splitlines() if "not delivered" in line]
     assert lines == [
-        f"traces: 4 of 4 span(s) not delivered to {refused_url}/v1/traces (connection refused)"
+        f"traces: 4 of 4 span(s) not delivered to {refused_url}/v1/traces (connection refused)",
+        f"events: 2 of 2 event(s) not delivered to {refused_url}/v1/logs (connection refused)",
     ]
+
+
+def test_events_a_traces_only_backend_refuses_are_said_with_the_fix_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
+    with OTLPTestReceiver(traces_only=True) as jaeger_like:
+        code = main(["eval", str(data), "--quiet", "--otlp-endpoint", jaeger_like.url])
+        err = capsys.readouterr().err
+        # Before: exit 0, "4 span(s) sent", and the two events lost without a word.
+        assert code == 1
+        assert f"traces: 4 span(s) sent to {jaeger_like.url}/v1/traces" in err
+        assert (
+            f"events: 2 of 2 event(s) not delivered to {jaeger_like.url}/v1/logs (HTTP 404: "
+            "the endpoint takes no logs (Jaeger takes none); --emit spans sends none)"
+        ) in " ".join(err.split())
+        args = ["eval", str(data), "--quiet", "--otlp-endpoint", jaeger_like.url]
+        assert main([*args, "--emit", "spans"]) == 0
+        assert "not delivered" not in capsys.readouterr().err
+    assert len(jaeger_like.spans) == 8
 
 
 def test_a_dead_phoenix_is_said_and_exits_1(
@@ -207,4 +228,6 @@ def test_spans_that_arrived_are_counted(tmp_path: Path, capsys: pytest.CaptureFi
     data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
     with OTLPTestReceiver() as collector:
         assert main(["eval", str(data), "--quiet", "--otlp-endpoint", collector.url]) == 0
-    assert f"traces: 4 span(s) sent to {collector.url}/v1/traces" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"traces: 4 span(s) sent to {collector.url}/v1/traces" in err
+    assert f"events: 2 event(s) sent to {collector.url}/v1/logs" in err

@@ -22,8 +22,9 @@ def test_a_dead_span_endpoint_is_one_line_and_exit_1(
     assert code == 1, out
     assert "Spans were also sent" not in out
     lines = [line for line in out.splitlines() if "not delivered" in line]
-    assert len(lines) == 1
+    assert len(lines) == 2
     assert f"span(s) not delivered to {refused_url}/v1/traces (connection refused)" in lines[0]
+    assert f"event(s) not delivered to {refused_url}/v1/logs (connection refused)" in lines[1]
     assert "Transient error" not in stderr + out
 
 
