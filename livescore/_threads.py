@@ -5,9 +5,10 @@ once the loop ends, anyio tells those threads to stop but does not wait for them
 still leaving holds what its last call held, and one abandoned on cancel holds it until its
 call returns. The live dispatcher's worker thread owns its loop: it runs the loop inside
 :meth:`ThreadRecord.recording` and joins what it recorded afterwards, so once ``shutdown()``
-has joined the worker no thread of it is left. A call cancelled before its thread took it
-never runs, so its thread is never recorded, and it still holds the call until it leaves:
-the waits the dispatcher hands over hold their owner through :func:`weakly`.
+has joined the worker no thread that ran its work is left. A call cancelled before its
+thread took it never runs, so that thread is never recorded and may still be leaving,
+holding the call: the waits the dispatcher hands over hold their owner through
+:func:`weakly`.
 
 Every hand-off to a thread in livescore goes through :func:`run_in_thread`. Outside a
 recording it is ``anyio.to_thread.run_sync`` itself.
