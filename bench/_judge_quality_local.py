@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -715,8 +715,7 @@ def items_for(method: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def sort_cells(cells: Sequence[Cell], datasets: Sequence[str]) -> list[Cell]:
-    order = {m: i for i, m in enumerate((*METHODS, *EXTRA_METHODS))}
-    return sorted(cells, key=lambda c: (list(datasets).index(c.dataset), order[c.method]))
+    return sorted(cells, key=lambda c: (list(datasets).index(c.dataset), method_rank(c.method)))
 
 
 def run_plan(
@@ -803,6 +802,30 @@ def run_plan(
                     report()
                 rounds += 1
     return sort_cells(cells, plan.datasets)
+
+
+def keys(cells: Iterable[Cell]) -> set[tuple[str, str]]:
+    return {(c.dataset, c.method) for c in cells}
+
+
+def carried_rows(
+    earlier: Mapping[str, Any], planned: Sequence[tuple[str, str]], here: set[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """The rows (table and A/B) of an earlier results file for planned cells that this
+    machine has not scored, each marked with the commit of the run that scored it: the cells
+    behind a results file live in one machine's cache, so a run elsewhere adds to the file
+    rather than dropping what it cannot rebuild."""
+    commit = (earlier.get("git") or {}).get("commit")
+    return [
+        {**row, "carried_from": row.get("carried_from", commit)}
+        for row in (*earlier.get("rows", []), *earlier.get("ab_rows", []))
+        if (row["dataset"], row["method"]) in set(planned) - here
+    ]
+
+
+def method_rank(method: str) -> int:
+    """A method's place among its set's rows and cells: the order of :data:`METHODS`."""
+    return (*METHODS, *EXTRA_METHODS).index(method)
 
 
 def ab_summary(cells: Sequence[Cell]) -> list[dict[str, Any]]:
@@ -936,10 +959,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs > 1 and len(datasets) > 1:
         run_in_parallel(args, datasets, methods, n)
 
-    def write(cells: list[Cell], why_missing: str) -> None:
+    def write(
+        cells: list[Cell], why_missing: str, earlier: Mapping[str, Any] | None = None
+    ) -> None:
         """The results file as it stands: every finished row; a cell begun but not finished
-        as a row of the items it scored (``partial``); the planned ones not (yet) scored
-        with the reason."""
+        as a row of the items it scored (``partial``); with ``earlier`` (a results file), its
+        rows of cells this machine does not keep, as they were; the planned ones not (yet)
+        scored with the reason."""
         done = {(c.dataset, c.method) for c in cells}
         begun = [
             (cell, planned)
@@ -948,13 +974,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if cell is not None
         ]
+        carried = carried_rows(earlier or {}, planned_cells(plan), done | keys(c for c, _ in begun))
+        done |= {(r["dataset"], r["method"]) for r in carried if not r.get("partial")}
         rows = [{**c.row(), **beside_length(plan, c)} for c in cells if c.method not in AB_METHODS]
         rows += [
             {**c.row(), **beside_length(plan, c), "partial": True, "items_planned": planned}
             for c, planned in begun
             if c.method not in AB_METHODS
         ]
+        rows += [r for r in carried if r["method"] not in AB_METHODS]
+        rows.sort(key=lambda r: (plan.datasets.index(r["dataset"]), method_rank(r["method"])))
         scored_so_far = {(c.dataset, c.method): len(c.items) for c, _ in begun}
+        scored_so_far |= {(r["dataset"], r["method"]): r["n"] for r in carried if r.get("partial")}
         record.extra["judge"] = judge_description(plan.threads)
         record.extra["rows"] = rows
         record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
@@ -972,7 +1003,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         ab_cells = [c for c in cells if c.method in AB_METHODS]
         record.extra["ab_rows"] = [c.row() for c in ab_cells]
+        record.extra["ab_rows"] += [r for r in carried if r["method"] in AB_METHODS]
         record.extra["ab"] = ab_summary(cells)
+        carried_ab = {(r["dataset"], r["method"]) for r in carried if r["method"] in AB_METHODS}
+        record.extra["ab"] += [
+            a for a in (earlier or {}).get("ab", []) if (a["dataset"], a["variant"]) in carried_ab
+        ]
         if AB_PREVIOUS_ONE_CALL in done_methods(cells):
             record.extra["ab_previous_commit"] = previous_package(work)[1]
         record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
@@ -989,7 +1025,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if cell is not None
         ]
-        write(sort_cells(kept, plan.datasets), args.why or "not scored")
+        # Rows whose cells this machine lacks (scored on another one) stay as they were.
+        write(sort_cells(kept, plan.datasets), args.why or "not scored", earlier)
         written = json.loads(record.path().read_text())
         described = ("command", "started", "duration_s", "load_average", "machine", "git")
         written["rewritten"] = {k: written[k] for k in ("command", "git")}

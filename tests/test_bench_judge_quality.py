@@ -339,3 +339,27 @@ def test_the_compared_methods_take_turns_chunk_by_chunk(
     # A run stopped at any point has both methods on (nearly) the same items.
     kinds = ["direct" if p.endswith("Answer yes or no.") else "logprob" for p in prompts]
     assert kinds == ["logprob"] * 2 + ["direct"] * 2 + ["logprob"] * 2 + ["direct"] * 2
+
+
+def test_a_rewrite_on_another_machine_keeps_the_rows_it_cannot_rebuild(
+    tmp_path: Path, local: ModuleType
+) -> None:
+    """The cells behind a results file live in one machine's cache: a rewrite from a cache
+    that lacks some of them keeps those rows as they were, marked with their run's commit."""
+    other = tmp_path / "other"
+    with OpenAITestServer(responder=judge) as server:
+        first = run_args(server.base_url, tmp_path, "--n", "2", "--methods", "length baseline")
+        assert local.main([*first, "--sets", "summedits_200"]) == 0
+        # Elsewhere, a cache of its own: only BEGIN's cell is scored, then the file rewritten.
+        second = [*first, "--cache", str(other)]
+        assert local.main([*second, "--sets", "begin_wow_200", "--cells-only"]) == 0
+        sets = "summedits_200,begin_wow_200"
+        assert local.main([*second, "--sets", sets, "--rewrite", "--why", "elsewhere"]) == 0
+    document = json.loads((tmp_path / "figures.json").read_text())
+    rows = {r["dataset"]: r for r in document["rows"]}
+    assert list(rows) == ["summedits_200", "begin_wow_200"]  # in the table's order
+    assert rows["summedits_200"]["carried_from"] == document["git"]["commit"]
+    assert "carried_from" not in rows["begin_wow_200"]
+    assert rows["summedits_200"]["n"] == rows["begin_wow_200"]["n"] == 2
+    assert document["missing"] == []
+    assert document["complete"] is True
