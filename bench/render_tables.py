@@ -617,6 +617,14 @@ def judge_quality_local(dataset: str) -> str:
         reasons = sorted({m["reason"] for m in missing})
         names = ", ".join(m["method"] for m in missing)
         left = f"\n\n*Not in this table: {names} ({'; '.join(reasons)}).*"
+    # Rows scored on another machine are carried as they were: say which rows are later.
+    later = [m for m in LOCAL_METHODS if m in rows and "carried_from" not in rows[m]]
+    if later and len(later) < len(rows):
+        commit = document["rewritten"]["git"]["commit"][:7]
+        left += (
+            f"\n\n*{', '.join(later)}: scored by a later run, added to the results file with"
+            f" `--rewrite` at commit {commit}; the other rows are the run described below.*"
+        )
     return table(columns, lines) + left + "\n\n" + source(document)
 
 

@@ -74,3 +74,23 @@ def test_cited_results_are_full_runs_on_committed_code() -> None:
         assert document["git"]["commit"], name
         assert document["git"]["dirty"] is False, f"{name}: measured on uncommitted changes"
         assert document["machine"]["packages"]["livescore-ai"] != "not installed", name
+
+
+def test_rows_added_by_a_later_run_are_named(
+    renderer: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local judge-quality file rewritten on another machine: its new rows are told apart
+    from those carried from the run the footer describes."""
+    document = json.loads((ROOT / "bench" / "results" / "judge_quality_local.json").read_text())
+    row = {**document["rows"][0], "method": "livescore one-call"}
+    row.pop("carried_from", None)
+    for old in document["rows"]:
+        old.setdefault("carried_from", document["git"]["commit"])
+    document["rows"].append(row)
+    document["rewritten"] = {"command": "python bench/x.py", "git": {"commit": "f" * 40}}
+    monkeypatch.setattr(renderer, "load", lambda name: document)
+    text = renderer.judge_quality_local(row["dataset"])
+    assert "*livescore one-call: scored by a later run" in text
+    assert "commit fffffff" in text
+    other = next(r["dataset"] for r in document["rows"] if r["dataset"] != row["dataset"])
+    assert "later run" not in renderer.judge_quality_local(other)
