@@ -14,6 +14,7 @@ from livescore.runs._conversation import Conversation, ConversationLike, coerce_
 from livescore.runs._model import Run, RunLike, Step, ToolCall, coerce_run
 from livescore.runs._readers import (
     CONTEXT_METADATA_KEY,
+    NO_INPUT_METADATA_KEY,
     NOT_SCORABLE_METADATA_KEY,
     ToolResult,
     extract_retrieved_documents,
@@ -27,6 +28,7 @@ from livescore.runs._trace import TraceParent
 __all__ = (
     "CONTEXT_METADATA_KEY",
     "NOT_SCORABLE_METADATA_KEY",
+    "NO_INPUT_METADATA_KEY",
     "Conversation",
     "ConversationLike",
     "Run",

@@ -16,6 +16,7 @@ from livescore.runs._model import RunLike, coerce_run
 __all__ = (
     "CONTEXT_METADATA_KEY",
     "NOT_SCORABLE_METADATA_KEY",
+    "NO_INPUT_METADATA_KEY",
     "ToolResult",
     "extract_retrieved_documents",
     "extract_tool_results",
@@ -30,6 +31,10 @@ CONTEXT_METADATA_KEY = "context"
 NOT_SCORABLE_METADATA_KEY = "not_scorable"
 """Where a run says why no scorer can judge it (say, its runtime recorded no content): every
 scorer then skips it with that reason instead of scoring empty text."""
+
+NO_INPUT_METADATA_KEY = "no_input"
+"""Where a run without an input says why (where its integration looked): a scorer that needs
+the input skips with that reason; one that does not (hallucination) still scores."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from livescore.judges import (
     price_of,
 )
 from livescore.runs import (
+    NO_INPUT_METADATA_KEY,
     NOT_SCORABLE_METADATA_KEY,
     Conversation,
     ConversationLike,
@@ -161,7 +162,10 @@ class StepContext:
     def input_text(self) -> str:
         """The user's message (see the class docstring for a run without one)."""
         if self._input_text is None:
-            self._missing = _missing_reason(self.run.input, "input", "user text")
+            said = self.run.metadata.get(NO_INPUT_METADATA_KEY) if self.run.input is None else None
+            self._missing = (
+                str(said) if said else _missing_reason(self.run.input, "input", "user text")
+            )
             raise NotScorable(self._missing)
         return self._input_text
 

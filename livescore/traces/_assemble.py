@@ -17,15 +17,20 @@ from typing import Any
 
 from livescore import _attributes as A
 from livescore._messages import message_text
-from livescore.runs import NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
-from livescore.traces import _conventions as conv
+from livescore.runs import NO_INPUT_METADATA_KEY, NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
+from livescore.traces._readers import Message, Sourced, SpanReading, convention_of, read_span
+from livescore.traces._readers._parse import answer_text, error_of, requested_calls, user_turn
+from livescore.traces._readers.genai import ANSWER_TOOLS
 from livescore.traces._span import SpanRecord
 
 __all__ = (
     "NO_CONTENT_REASON",
+    "AssembledRun",
     "AssemblyLimits",
     "AssemblyStats",
+    "FieldSource",
     "TraceAssembler",
+    "assemble_run",
     "build_run",
     "runs_from_spans",
 )
@@ -48,6 +53,44 @@ def _order(span: SpanRecord) -> tuple[int, int]:
     return (span.start_ns, span.end_ns)
 
 
+@dataclass(frozen=True, slots=True)
+class FieldSource:
+    """Where one field of an assembled run came from.
+
+    Attributes:
+        span_name: The span's name.
+        span_id: Its id.
+        attribute: The attribute or event read (``input.value``, ``event gen_ai.choice``).
+        convention: The reader that read it (``genai``, ``openinference``…).
+        quality: How far the value can be trusted (``whole``, ``built``, ``repr``,
+            ``truncated``).
+    """
+
+    span_name: str
+    span_id: str
+    attribute: str
+    convention: str
+    quality: str = "whole"
+
+    def __str__(self) -> str:
+        note = "" if self.quality == "whole" else f" ({self.quality})"
+        return f"span {self.span_name!r} {self.attribute} [{self.convention}]{note}"
+
+
+@dataclass(slots=True)
+class AssembledRun:
+    """A run and where each of its fields came from (what ``livescore traces inspect`` shows).
+
+    Attributes:
+        run: The run.
+        sources: ``input``, ``output``, ``conversation_id`` and ``tool <name>`` (one per
+            tool step) mapped to where each came from.
+    """
+
+    run: Run
+    sources: dict[str, FieldSource] = field(default_factory=dict)
+
+
 def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
     """The :class:`~livescore.Run` that ``root`` (a run's span) and its descendants describe.
 
@@ -63,6 +106,10 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
         >>> run.input, run.output, run.span_id
         ([{'role': 'user', 'content': '2+2?'}], '4', '2222222222222222')
     """
+    return assemble_run(root, spans).run
+
+
+def _descendants(root: SpanRecord, spans: Iterable[SpanRecord]) -> list[SpanRecord]:
     by_parent: dict[str, list[SpanRecord]] = {}
     for span in spans:
         if span.span_id != root.span_id and span.parent_span_id is not None:
@@ -77,47 +124,90 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
                 descendants.append(child)
                 stack.append(child.span_id)
     descendants.sort(key=_order)
+    return descendants
+
+
+class _Best:
+    """The best value offered for one field of the run, and where it came from."""
+
+    __slots__ = ("source", "value")
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.source: FieldSource | None = None
+
+    def offer(
+        self, span: SpanRecord, reading: SpanReading, found: Sourced[Any] | None, value: Any
+    ) -> None:
+        if found is None or not _has_text(value):
+            return
+        if self.source is None or found.better_than(_as_sourced(self.source)):
+            self.value = value
+            self.source = FieldSource(
+                span.name, span.span_id, found.source, reading.convention, found.quality
+            )
+
+
+def _as_sourced(source: FieldSource) -> Sourced[None]:
+    return Sourced(None, source.attribute, source.quality)  # type: ignore[arg-type]
+
+
+def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
+    """:func:`build_run` with where each field came from."""
+    descendants = _descendants(root, spans)
+    readings = {span.span_id: read_span(span) for span in (root, *descendants)}
+    root_reading = readings[root.span_id]
+    sources: dict[str, FieldSource] = {}
 
     steps: list[Step] = []
     pending: list[ToolCall] = []  # calls models asked for, not yet matched to a tool span
-    answer_from_tool: str | None = None
-    first_model_input: list[dict[str, Any]] | None = None
-    last_model_answer: str | None = None
+    ran: set[str] = set()  # ids of the calls a tool span ran
+    answer_from_tool: Sourced[str] | None = None
+    answer_span: SpanRecord | None = None
+    first_model: tuple[SpanRecord, SpanReading, Sourced[Any]] | None = None
+    inner_input = _Best()  # an inner agent span's input (when the root holds none)
+    last_answer: tuple[SpanRecord, SpanReading, Sourced[Any], str] | None = None
     last_answer_response_id: str | None = None
     redacted_tools = 0
     for span in descendants:
-        kind = conv.span_kind(span)
+        reading = readings[span.span_id]
+        kind = reading.kind
         if kind == "model":
-            messages = conv.input_messages(span)
-            if first_model_input is None and messages:
-                first_model_input = messages
-            out = conv.output_messages(span)
-            text = conv.answer_text(out)
-            if text is None:
-                text = conv.output_value(span) if not out else None
-            requested = conv.requested_calls(out)
+            messages = _messages_of(reading.input)
+            if first_model is None and messages and reading.input is not None:
+                first_model = (span, reading, reading.input)
+            out = _messages_of(reading.output)
+            text = answer_text(out) if out else _text_of(reading.output)
+            requested = requested_calls(out)
             pending.extend(requested)
+            # Tool results the model was sent (a tool-role message): the only record of a tool
+            # call where the instrumentation makes no tool span (raw SDK loops).
+            steps.extend(_answered_calls(messages, ran))
             steps.append(
                 Step(
                     kind="model",
-                    name=conv.model_name(span) or span.name,
+                    name=reading.model or span.name,
                     input=messages,
                     output=text,
                     tool_calls_requested=requested,
-                    error=conv.error_of(span),
+                    error=error_of(span),
                     span_id=span.span_id,
                 )
             )
-            if text:
-                last_model_answer = text
+            if text and reading.output is not None:
+                last_answer = (span, reading, reading.output, text)
                 last_answer_response_id = _response_id(span)
-        elif kind == "tool":
-            call = conv.tool_call_of(span)
+        elif kind == "tool" and reading.tool_call is not None:
+            call = reading.tool_call
             if call.call_id is None:
                 call.call_id = _match(pending, call)
-            if call.name in conv.ANSWER_TOOLS:
+            if call.call_id:
+                ran.add(call.call_id)
+            if call.name in ANSWER_TOOLS:
                 if call.ok and call.result is not None:
-                    answer_from_tool = message_text(call.result) or str(call.result)
+                    text = message_text(call.result) or str(call.result)
+                    answer_from_tool = Sourced(text, "tool result")
+                    answer_span = span
                 continue
             if call.args is None and call.result is None and call.error is None:
                 redacted_tools += 1
@@ -132,65 +222,229 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
                     span_id=span.span_id,
                 )
             )
+            sources[f"tool {call.name}"] = FieldSource(
+                span.name, span.span_id, "tool call", reading.convention
+            )
         elif kind == "retriever":
             steps.append(
                 Step(
                     kind="retriever",
                     name=span.name,
-                    input=conv.input_value(span),
-                    documents=conv.retrieved_documents(span),
-                    error=conv.error_of(span),
+                    input=_text_of(reading.input),
+                    documents=reading.documents,
+                    error=error_of(span),
                     span_id=span.span_id,
                 )
             )
+        elif kind == "agent" and reading.input is not None:
+            inner_input.offer(span, reading, reading.input, _run_input_of(reading.input))
     for index, step in enumerate(steps):
         step.index = index
 
-    run_input: Any = _run_input(root)
-    if run_input is None and first_model_input is not None:
-        run_input = _user_turn(first_model_input)
-    output = _run_output(root)
-    if output is None:
-        output = answer_from_tool if answer_from_tool is not None else last_model_answer
+    run_input = _Best()
+    run_input.offer(root, root_reading, root_reading.input, _run_input_of(root_reading.input))
+    if inner_input.source is not None and run_input.source is None:
+        run_input = inner_input
+    if first_model is not None:
+        span, reading, found = first_model
+        run_input.offer(span, reading, found, _first_user_message(found.value))
+    output = _Best()
+    root_out = root_reading.output
+    output.offer(root, root_reading, root_out, _answer_of(root_out))
+    if answer_from_tool is not None and answer_span is not None:
+        output.offer(
+            answer_span, readings[answer_span.span_id], answer_from_tool, answer_from_tool.value
+        )
+    elif last_answer is not None:
+        span, reading, found, text = last_answer
+        output.offer(span, reading, found, text)
+
     metadata: dict[str, Any] = {
         "integration": INTEGRATION,
-        "convention": conv.convention_of(root),
+        "convention": root_reading.convention,
         "span_name": root.name,
     }
     if root.service_name:
         metadata["service_name"] = root.service_name
-    conversation = conv.conversation_id(root) or next(
-        (c for c in (conv.conversation_id(s) for s in descendants) if c), None
-    )
-    if conversation:
-        metadata["conversation_id"] = conversation
+    conversation: Sourced[str] | None = root_reading.conversation_id
+    conversation_span = root
+    if conversation is None:
+        for span in descendants:
+            found_id = readings[span.span_id].conversation_id
+            if found_id is not None:
+                conversation, conversation_span = found_id, span
+                break
+    if conversation is not None:
+        metadata["conversation_id"] = conversation.value
+        sources["conversation_id"] = FieldSource(
+            conversation_span.name,
+            conversation_span.span_id,
+            conversation.source,
+            readings[conversation_span.span_id].convention,
+        )
     user = root.attributes.get("user.id")
     if isinstance(user, str) and user:
         metadata["user_id"] = user
-    error = conv.error_of(root)
-    missing = [
-        what for what, value in (("input", run_input), ("output", output)) if not _has_text(value)
-    ]
-    if missing and error is None:
-        what = " or ".join(missing)
-        if redacted_tools:
-            what += " (nor tool arguments or results)"
-        metadata[NOT_SCORABLE_METADATA_KEY] = NO_CONTENT_REASON.format(what=what)
-    return Run(
-        input=run_input,
-        output=output,
+    for name, best in (("input", run_input), ("output", output)):
+        if best.source is not None:
+            sources[name] = best.source
+            if best.source.quality == "truncated":
+                metadata[f"{name}_truncated"] = True
+    error = error_of(root)
+    missing = [name for name, best in (("input", run_input), ("output", output)) if not best.value]
+    if error is None and missing:
+        # No output: nothing to judge, every scorer skips. No input alone: the scorers that
+        # need it skip with this reason; those that judge the output against the context
+        # (hallucination) still score.
+        key = NOT_SCORABLE_METADATA_KEY if "output" in missing else NO_INPUT_METADATA_KEY
+        metadata[key] = _missing_reason(missing, [root, *descendants], readings, redacted_tools)
+    run = Run(
+        input=run_input.value,
+        output=output.value,
         run_id=root.span_id,
         trace_id=root.trace_id,
         span_id=root.span_id,
         trace_flags=root.trace_flags,
-        name=conv.agent_name(root) or root.name,
+        name=root_reading.agent_name or root.name,
         steps=steps,
         error=error,
         metadata=metadata,
-        conversation_id=conversation or None,
+        conversation_id=conversation.value if conversation is not None else None,
         # The evaluated completion: the run span's own, else the model call that answered.
         response_id=_response_id(root) or last_answer_response_id,
     )
+    return AssembledRun(run, sources)
+
+
+def _messages_of(found: Sourced[Any] | None) -> list[Message] | None:
+    if found is None or not isinstance(found.value, list):
+        return None
+    return [m for m in found.value if isinstance(m, dict)] or None
+
+
+def _text_of(found: Sourced[Any] | None) -> str | None:
+    if found is None:
+        return None
+    return found.value if isinstance(found.value, str) else None
+
+
+def _run_input_of(found: Sourced[Any] | None) -> Any:
+    """A run span's input: its text, or the user's turn of its messages."""
+    if found is None:
+        return None
+    messages = _messages_of(found)
+    if messages is not None:
+        return user_turn(messages) or messages
+    return found.value
+
+
+def _answer_of(found: Sourced[Any] | None) -> str | None:
+    messages = _messages_of(found)
+    return answer_text(messages) if messages is not None else _text_of(found)
+
+
+def _first_user_message(messages: Any) -> Any:
+    """What a run's first model call says the user asked: the first user message's text."""
+    for message in messages if isinstance(messages, list) else ():
+        if isinstance(message, dict) and message.get("role") in ("user", "human"):
+            content = message.get("content")
+            if isinstance(content, str) and content.strip():
+                return content
+    return None
+
+
+def _answered_calls(messages: list[Message] | None, ran: set[str]) -> list[Step]:
+    """Tool steps for the tool-role messages a model was sent whose calls no tool span ran."""
+    found: list[Step] = []
+    if not messages:
+        return found
+    requested: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if call.get("id"):
+                requested[str(call["id"])] = call
+        call_id = message.get("tool_call_id")
+        if message.get("role") != "tool" or not call_id or call_id in ran:
+            continue
+        ran.add(str(call_id))
+        asked = requested.get(str(call_id), {})
+        result = message.get("content")
+        tool = ToolCall(
+            name=str(asked.get("name") or message.get("name") or "tool"),
+            call_id=str(call_id),
+            args=asked.get("arguments"),
+            result=result,
+        )
+        found.append(
+            Step(kind="tool", name=tool.name, input=tool.args, output=result, tool_call=tool)
+        )
+    return found
+
+
+_CONTENT_WORDS = (
+    "input",
+    "output",
+    "prompt",
+    "message",
+    "content",
+    "completion",
+    "response",
+    "result",
+    "query",
+)
+
+
+def _missing_reason(
+    missing: list[str],
+    spans: Sequence[SpanRecord],
+    readings: dict[str, SpanReading],
+    redacted_tools: int,
+) -> str:
+    """Why a run has no input or output, saying where livescore looked."""
+    what = " or ".join(missing)
+    unread = next((u for u in (_unread_content(spans, m) for m in missing) if u), None)
+    if unread is not None:
+        span, key = unread
+        return (
+            f"no {what} found: span {span.name!r} holds text in attribute {key!r}, which "
+            "livescore does not read for this instrumentation (see docs/any-agent.md, "
+            '"My agent is not scored")'
+        )
+    conventions = sorted({r.convention for r in readings.values()} - {"unknown"})
+    if not conventions:
+        return (
+            f"no {what} found: no span of this run speaks a convention livescore reads "
+            "(see docs/any-agent.md for the instrumentations it reads)"
+        )
+    settings = sorted(
+        {r.content_setting for r in readings.values() if r.content_setting is not None}
+    )
+    where = ", ".join(conventions)
+    hint = f"; turn content capture on: {'; '.join(settings)}" if settings else ""
+    tools = " (nor tool arguments or results)" if redacted_tools else ""
+    return NO_CONTENT_REASON.format(what=what + tools) + f" [read as {where}{hint}]"
+
+
+def _unread_content(spans: Sequence[SpanRecord], side: str) -> tuple[SpanRecord, str] | None:
+    """A text attribute that looks like the run's ``side`` but that no reader reads."""
+    words = (
+        ("input", "prompt", "query", "question", "message", "task")
+        if side == "input"
+        else ("output", "completion", "response", "answer", "result")
+    )
+    for span in spans:
+        reader = convention_of(span)
+        known = reader.reads if reader is not None else ()
+        for key, value in span.attributes.items():
+            if (
+                isinstance(value, str)
+                and len(value.strip()) > 1
+                and any(word in key.lower() for word in words)
+                and not key.startswith(known)
+                and not key.endswith(("mime_type", ".type", ".id", ".name", ".count"))
+            ):
+                return span, key
+    return None
 
 
 def _response_id(span: SpanRecord) -> str | None:
@@ -219,45 +473,28 @@ def _has_text(value: Any) -> bool:
         return True
 
 
-def _user_turn(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The messages up to the first assistant turn: what the user asked (system included)."""
-    turn: list[dict[str, Any]] = []
-    for message in messages:
-        if message.get("role") in ("assistant", "model", "ai", "tool"):
-            break
-        turn.append({"role": message.get("role"), "content": message.get("content")})
-    return turn or None
-
-
-def _run_input(root: SpanRecord) -> Any:
-    messages = conv.input_messages(root)
-    if messages:
-        return _user_turn(messages) or messages
-    text = conv.input_value(root)
-    if text is not None:
-        return text
-    every = conv.all_messages(root)
-    return _user_turn(every) if every else None
-
-
-def _run_output(root: SpanRecord) -> str | None:
-    messages = conv.output_messages(root)
-    if messages:
-        return conv.answer_text(messages)
-    text = conv.output_value(root)
-    if text is not None:
-        return text
-    return conv.final_result(root)
-
-
 def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
     """The spans of ``spans`` that are runs (see the module docstring), in start order."""
-    candidates = [s for s in spans.values() if conv.is_agent_span(s)]
+    kinds = {span_id: read_kind(span) for span_id, span in spans.items()}
+    candidates = [s for s in spans.values() if kinds[s.span_id] == "agent"]
     if not candidates:
+        # No agent span: a root is a run when it holds an input and an output (a lone
+        # chat span, a LangChain CHAIN) or when model calls happen beneath it (an app's own
+        # span around a raw SDK tool loop).
+        under_model: set[str] = set()
+        for span_id, kind in kinds.items():
+            if kind != "model":
+                continue
+            parent, hops = spans[span_id].parent_span_id, 0
+            while parent is not None and parent in spans and hops < len(spans):
+                under_model.add(parent)
+                parent = spans[parent].parent_span_id
+                hops += 1
         roots = [
             s
             for s in spans.values()
-            if (s.parent_span_id is None or s.parent_span_id not in spans) and conv.has_run_io(s)
+            if (s.parent_span_id is None or s.parent_span_id not in spans)
+            and (s.span_id in under_model or _has_run_io(s))
         ]
         return sorted(roots, key=_order)
     ids = {s.span_id for s in candidates}
@@ -274,6 +511,17 @@ def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
         if not nested:
             runs.append(span)
     return sorted(runs, key=_order)
+
+
+def read_kind(span: SpanRecord) -> str | None:
+    """What a span is (``agent``, ``model``, ``tool``, ``retriever``) or ``None``."""
+    return read_span(span).kind
+
+
+def _has_run_io(span: SpanRecord) -> bool:
+    """Whether a span carries both a run's input and its output (a root that may be a run)."""
+    reading = read_span(span)
+    return reading.input is not None and reading.output is not None
 
 
 def runs_from_spans(spans: Iterable[SpanRecord]) -> list[Run]:
@@ -479,7 +727,7 @@ class TraceAssembler:
             trace.last = now
             stats.spans_held += 1
             stats.bytes_held += size
-            if not trace.looks_like_agent and conv.span_kind(span) is not None:
+            if not trace.looks_like_agent and convention_of(span) is not None:
                 trace.looks_like_agent = True
             if len(trace.spans) > limits.max_spans_per_trace:
                 self._evict(trace_id, "max_spans_per_trace")
