@@ -23,9 +23,12 @@ Example:
 from livescore._errors import OTLPDecodeError
 from livescore.traces._assemble import (
     NO_CONTENT_REASON,
+    AssembledRun,
     AssemblyLimits,
     AssemblyStats,
+    FieldSource,
     TraceAssembler,
+    assemble_runs,
     build_run,
     runs_from_spans,
 )
@@ -40,15 +43,18 @@ from livescore.traces._span import SpanEvent, SpanRecord
 
 __all__ = (
     "NO_CONTENT_REASON",
+    "AssembledRun",
     "AssemblyLimits",
     "AssemblyStats",
     "DecodedSpans",
+    "FieldSource",
     "OTLPDecodeError",
     "SpanEvent",
     "SpanRecord",
     "StoredTraces",
     "TraceAssembler",
     "TraceFileProblem",
+    "assemble_runs",
     "build_run",
     "decode_otlp_json",
     "decode_otlp_protobuf",

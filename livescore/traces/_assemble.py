@@ -31,6 +31,7 @@ __all__ = (
     "FieldSource",
     "TraceAssembler",
     "assemble_run",
+    "assemble_runs",
     "build_run",
     "runs_from_spans",
 )
@@ -182,7 +183,11 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
             pending.extend(requested)
             # Tool results the model was sent (a tool-role message): the only record of a tool
             # call where the instrumentation makes no tool span (raw SDK loops).
-            steps.extend(_answered_calls(messages, ran))
+            for step in _answered_calls(messages, ran):
+                steps.append(step)
+                sources[f"tool {step.name}"] = FieldSource(
+                    span.name, span.span_id, "a tool-role message in its input", reading.convention
+                )
             steps.append(
                 Step(
                     kind="model",
@@ -198,7 +203,7 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                 last_answer = (span, reading, reading.output, text)
                 last_answer_response_id = _response_id(span)
         elif kind == "tool" and reading.tool_call is not None:
-            call = reading.tool_call
+            call = reading.tool_call.value
             if call.call_id is None:
                 call.call_id = _match(pending, call)
             if call.call_id:
@@ -223,7 +228,7 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                 )
             )
             sources[f"tool {call.name}"] = FieldSource(
-                span.name, span.span_id, "tool call", reading.convention
+                span.name, span.span_id, reading.tool_call.source, reading.convention
             )
         elif kind == "retriever":
             steps.append(
@@ -531,13 +536,18 @@ def runs_from_spans(spans: Iterable[SpanRecord]) -> list[Run]:
         >>> runs_from_spans([])
         []
     """
+    return [assembled.run for assembled in assemble_runs(spans)]
+
+
+def assemble_runs(spans: Iterable[SpanRecord]) -> list[AssembledRun]:
+    """:func:`runs_from_spans` with where each field of each run came from."""
     traces: dict[str, dict[str, SpanRecord]] = {}
     for span in spans:
         traces.setdefault(span.trace_id, {})[span.span_id] = span
-    runs: list[Run] = []
+    assembled: list[AssembledRun] = []
     for trace in traces.values():
-        runs.extend(build_run(root, trace.values()) for root in _outermost_runs(trace))
-    return runs
+        assembled.extend(assemble_run(root, trace.values()) for root in _outermost_runs(trace))
+    return assembled
 
 
 # -- the bounded buffer of open traces --------------------------------------------------------

@@ -84,7 +84,8 @@ class SpanReading:
             span's whole request; an agent span's user turn).
         output: What it answered: a text, or a list of messages (a model span's response,
             with the tool calls it asked for).
-        tool_call: The call a tool span made (name, id, arguments, result, error).
+        tool_call: The call a tool span made (name, id, arguments, result, error); its
+            source names where the result was read.
         documents: The documents a retriever span returned.
         conversation_id: The conversation (session, thread) the span belongs to.
         agent_name: The agent's name, for an agent span.
@@ -98,7 +99,7 @@ class SpanReading:
     kind: SpanKind | None = None
     input: Sourced[Any] | None = None
     output: Sourced[Any] | None = None
-    tool_call: ToolCall | None = None
+    tool_call: Sourced[ToolCall] | None = None
     documents: list[str] = field(default_factory=list)
     conversation_id: Sourced[str] | None = None
     agent_name: str | None = None

@@ -91,13 +91,14 @@ def messages(span: SpanRecord, *, output: bool) -> Sourced[list[Message]] | None
     return None
 
 
-def tool_call(span: SpanRecord) -> ToolCall:
+def tool_call(span: SpanRecord) -> Sourced[ToolCall]:
     """The call a GenAI tool span made (``gen_ai.tool.*``, or Strands' events)."""
     attributes = span.attributes
     name = attributes.get("gen_ai.tool.name")
     call_id = attributes.get("gen_ai.tool.call.id")
     args = p.parse_json(attributes.get("gen_ai.tool.call.arguments"))
     result = p.parse_json(attributes.get("gen_ai.tool.call.result"))
+    source = "gen_ai.tool.call.result"
     if args is None or result is None:
         # The earlier form (Strands): the call's arguments in a gen_ai.tool.message event,
         # its result in a gen_ai.choice event.
@@ -106,9 +107,10 @@ def tool_call(span: SpanRecord) -> ToolCall:
                 args = p.parse_json(event.attributes.get("content"))
             elif event.name == "gen_ai.choice" and result is None:
                 result = p.text_or_none(p.parse_json(event.attributes.get("message")))
+                source = "event gen_ai.choice"
             if call_id is None and event.attributes.get("id"):
                 call_id = event.attributes.get("id")
-    return make_tool_call(span, name, call_id, args, result)
+    return Sourced(make_tool_call(span, name, call_id, args, result), source)
 
 
 def make_tool_call(span: SpanRecord, name: Any, call_id: Any, args: Any, result: Any) -> ToolCall:

@@ -102,7 +102,7 @@ def _messages(span: SpanRecord, side: str) -> Sourced[list[Message]] | None:
     return Sourced(found, prefix + "N.message.content")
 
 
-def tool_call(span: SpanRecord) -> ToolCall:
+def tool_call(span: SpanRecord) -> Sourced[ToolCall]:
     attributes = span.attributes
     name = attributes.get("tool.name")
     call_id = attributes.get("tool_call.id")
@@ -113,7 +113,7 @@ def tool_call(span: SpanRecord) -> ToolCall:
         # smolagents wraps a tool's keyword arguments: {"args": [], "kwargs": {...}}
         if isinstance(args, Mapping) and isinstance(args.get("kwargs"), Mapping):
             args = dict(args["kwargs"]) if not args.get("args") else args
-    return make_tool_call(span, name, call_id, args, attributes.get(OUTPUT))
+    return Sourced(make_tool_call(span, name, call_id, args, attributes.get(OUTPUT)), OUTPUT)
 
 
 def read(span: SpanRecord) -> SpanReading:
