@@ -14,7 +14,7 @@ from livescore.traces._assemble import runs_from_spans
 from livescore.traces._otlp import decode_otlp_json
 from livescore.traces._span import SpanRecord
 
-__all__ = ("StoredTraces", "TraceFileProblem", "load_traces")
+__all__ = ("StoredTraces", "TraceFileProblem", "load_traces", "read_spans")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +87,25 @@ def load_traces(path: str | os.PathLike[str]) -> StoredTraces:
         >>> [run.output for run in load_traces(f.name)]
         ['4']
     """
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
     result = StoredTraces()
+    spans, result.rejected_spans, result.problems = read_spans(path)
+    result.spans = len(spans)
+    result.traces = len({s.trace_id for s in spans})
+    result.runs = runs_from_spans(spans)
+    return result
+
+
+def read_spans(
+    path: str | os.PathLike[str],
+) -> tuple[list[SpanRecord], int, list[TraceFileProblem]]:
+    """The spans of a traces file (see :func:`load_traces`): ``(spans, rejected, problems)``.
+
+    Raises:
+        OSError: The file cannot be read.
+    """
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
     spans: list[SpanRecord] = []
+    rejected = 0
     lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     problems: list[TraceFileProblem] = []
     for number, line in lines:
@@ -99,7 +115,7 @@ def load_traces(path: str | os.PathLike[str]) -> StoredTraces:
             problems.append(TraceFileProblem(number, str(exc)))
             continue
         spans.extend(decoded.spans)
-        result.rejected_spans += decoded.rejected
+        rejected += decoded.rejected
     if problems and len(problems) == len(lines) and len(lines) > 1:
         # Not JSON lines: perhaps one request written over several lines.
         try:
@@ -107,11 +123,5 @@ def load_traces(path: str | os.PathLike[str]) -> StoredTraces:
         except (ValueError, OTLPDecodeError):
             pass
         else:
-            problems = []
-            spans = decoded.spans
-            result.rejected_spans = decoded.rejected
-    result.problems = problems
-    result.spans = len(spans)
-    result.traces = len({s.trace_id for s in spans})
-    result.runs = runs_from_spans(spans)
-    return result
+            return decoded.spans, decoded.rejected, []
+    return spans, rejected, problems
