@@ -15,13 +15,14 @@ from livescore.cli._collect import add_collect_parser
 from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
 from livescore.cli._demo import add_demo_parser
 from livescore.cli._eval import add_eval_parser
+from livescore.cli._inspect import add_traces_parser
 from livescore.cli._worker import add_worker_parser
 
 __all__ = ("build_parser", "main")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``livescore`` argument parser (``eval``, ``demo``, ``worker``, ``collect``)."""
+    """The ``livescore`` argument parser: one sub-command per line below."""
     from livescore._version import DISTRIBUTION, __version__
 
     parser = argparse.ArgumentParser(
@@ -35,11 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"livescore {__version__} ({DISTRIBUTION})"
     )
-    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker,collect}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,demo,worker,collect,traces}")
     add_eval_parser(sub)
     add_demo_parser(sub)
     add_worker_parser(sub)
     add_collect_parser(sub)
+    add_traces_parser(sub)
     return parser
 
 

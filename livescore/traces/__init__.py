@@ -32,7 +32,8 @@ from livescore.traces._assemble import (
     build_run,
     runs_from_spans,
 )
-from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces
+from livescore.traces._explain import RunReport, TraceReport, explain_traces
+from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces, read_spans
 from livescore.traces._otlp import (
     DecodedSpans,
     decode_otlp_json,
@@ -49,16 +50,20 @@ __all__ = (
     "DecodedSpans",
     "FieldSource",
     "OTLPDecodeError",
+    "RunReport",
     "SpanEvent",
     "SpanRecord",
     "StoredTraces",
     "TraceAssembler",
     "TraceFileProblem",
+    "TraceReport",
     "assemble_runs",
     "build_run",
     "decode_otlp_json",
     "decode_otlp_protobuf",
+    "explain_traces",
     "from_readable_span",
     "load_traces",
+    "read_spans",
     "runs_from_spans",
 )

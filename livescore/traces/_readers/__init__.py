@@ -9,6 +9,8 @@ module here with its ``READER``, one line below, and its test.
 
 from __future__ import annotations
 
+import logging
+
 from livescore.traces._readers import genai, openinference
 from livescore.traces._readers._reading import (
     Message,
@@ -31,6 +33,9 @@ __all__ = (
     "convention_of",
     "read_span",
 )
+
+_log = logging.getLogger("livescore.traces")
+_failed: set[str] = set()  # readers whose failure was logged (once each)
 
 READERS: tuple[Reader, ...] = (
     openinference.READER,
@@ -62,4 +67,7 @@ def read_span(span: SpanRecord) -> SpanReading:
     try:
         return reader.read(span)
     except Exception:  # a reader's bug costs this span's reading, never the trace
+        if reader.name not in _failed:
+            _failed.add(reader.name)
+            _log.exception("livescore: the %s reader failed on span %r", reader.name, span.name)
         return SpanReading(reader.name)
