@@ -2,8 +2,12 @@
 OTLP receiver's shared back end.
 
 Callers hand spans over with :meth:`SpanPipeline.put_span` (one SDK span, from a span
-processor's ``on_end``) or :meth:`SpanPipeline.offer` (decoded records, from a receiver):
-both are O(1), never block and never raise. One daemon thread converts them, feeds the
+processor's ``on_end``; :meth:`SpanPipeline.put_log` takes one SDK log record) or
+:meth:`SpanPipeline.offer` (decoded records, from a receiver: spans, and the log events
+that hold message content where an instrumentation writes it to log records): all are
+O(1), never block and never raise. Spans and log events travel through one queue, in the
+order they came, so a span's log records reach the assembler before the root span that
+finishes its trace. One daemon thread converts them, feeds the
 :class:`~livescore.traces.TraceAssembler`, and hands each finished run to the dispatcher.
 """
 
@@ -22,8 +26,10 @@ from livescore.runs import Run
 from livescore.traces import (
     AssemblyLimits,
     AssemblyStats,
+    LogEvent,
     SpanRecord,
     TraceAssembler,
+    from_log_record,
     from_readable_span,
 )
 
@@ -44,8 +50,9 @@ class PipelineStats:
     """What a :class:`SpanPipeline` did with the spans it was given.
 
     Attributes:
-        spans_queued: Spans waiting for the worker now.
-        spans_refused: Spans refused because the queue was full (never assembled).
+        spans_queued: Spans (and log events) waiting for the worker now.
+        spans_refused: Spans (and log events) refused because the queue was full (never
+            assembled).
         own_spans: livescore's own score spans, seen and ignored.
         runs_waiting: Assembled runs waiting for the dispatcher's room.
         runs_submitted: Runs handed to the dispatcher (sampled by at least one scorer).
@@ -53,6 +60,9 @@ class PipelineStats:
         runs_failed_dropped: Runs that ended in an error, dropped (``score_failed_runs``
             off).
         assembly: The assembler's counts (spans held, traces finished and evicted…).
+        logs_dropped: SDK log records given to :meth:`SpanPipeline.put_log` that belong to
+            no span or name no event (plain log lines), or livescore's own score events:
+            dropped.
     """
 
     spans_queued: int = 0
@@ -63,6 +73,7 @@ class PipelineStats:
     runs_not_sampled: int = 0
     runs_failed_dropped: int = 0
     assembly: AssemblyStats = field(default_factory=AssemblyStats)
+    logs_dropped: int = 0
 
 
 class _Marker:
@@ -140,6 +151,7 @@ class SpanPipeline:
         self._submitted = 0
         self._not_sampled = 0
         self._failed_dropped = 0
+        self._logs_dropped = 0
         self._assembly = AssemblyStats()
         self._said_full = False
         self._backlog = backlog
@@ -165,9 +177,30 @@ class SpanPipeline:
         except Exception:
             _log.debug("livescore: put_span failed", exc_info=True)
 
-    def offer(self, records: Sequence[SpanRecord]) -> bool:
-        """Queue decoded spans; ``False`` (nothing queued, all counted as refused) when the
-        queue cannot take them all."""
+    def put_log(self, record: Any) -> None:
+        """Queue one SDK log record (a ``LogData`` / ``ReadWriteLogRecord``) as a log event
+        of its span; one that names no span or no event is counted and dropped."""
+        try:
+            scope = getattr(record, "instrumentation_scope", None)
+            decoded = from_log_record(record)
+            if not decoded.events or (scope is not None and scope.name == _OWN_SCOPE):
+                with self._lock:
+                    self._logs_dropped += 1
+                return
+            if len(self._queue) + self._queued >= self.max_queued_spans or self._stopped:
+                self._refuse(1)
+                return
+            self._queue.append(decoded.events[0])
+            if self._idle:
+                self._wake.set()
+            elif self._thread is None:
+                self._start()
+        except Exception:
+            _log.debug("livescore: put_log failed", exc_info=True)
+
+    def offer(self, records: Sequence[SpanRecord | LogEvent]) -> bool:
+        """Queue decoded spans and log events; ``False`` (nothing queued, all counted as
+        refused) when the queue cannot take them all."""
         count = len(records)
         size = sum(r.size for r in records)
         with self._lock:
@@ -259,6 +292,7 @@ class SpanPipeline:
                 runs_not_sampled=self._not_sampled,
                 runs_failed_dropped=self._failed_dropped,
                 assembly=self._assembly.copy(),
+                logs_dropped=self._logs_dropped,
             )
 
     # -- the worker ---------------------------------------------------------------------------
@@ -297,7 +331,7 @@ class SpanPipeline:
                 if queue and not self._stopped:
                     time.sleep(_LINGER_S)
             markers: list[_Marker] = []
-            records: list[SpanRecord] = []
+            records: list[SpanRecord | LogEvent] = []
             batched = batches = batched_bytes = 0
             own = 0
             while queue:
@@ -310,6 +344,9 @@ class SpanPipeline:
                     batches += 1
                     batched_bytes += sum(r.size for r in item)
                     records.extend(item)
+                    continue
+                if isinstance(item, LogEvent):  # put_log's
+                    records.append(item)
                     continue
                 scope = getattr(item, "instrumentation_scope", None)
                 if scope is not None and scope.name == _OWN_SCOPE:

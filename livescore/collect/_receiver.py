@@ -1,4 +1,5 @@
-"""An OTLP/HTTP trace receiver: ``POST /v1/traces`` in protobuf or JSON, into a pipeline.
+"""An OTLP/HTTP trace receiver: ``POST /v1/traces`` and ``POST /v1/logs`` in protobuf or
+JSON, into a pipeline.
 
 The server is aiohttp's (already a dependency of the judge's transport): one asyncio loop
 in a thread of its own serves every connection, so a flood of connections costs no thread
@@ -12,6 +13,13 @@ export request, 401 without the bearer token, 404/405 off ``POST /v1/traces``, 4
 the body cap, 415 for another content type, and 429 with ``Retry-After`` when the
 pipeline cannot take more; errors carry a ``google.rpc.Status`` body in the request's
 encoding.
+
+``/v1/logs`` answers the same way, through the same path: instrumentations that capture
+message content in events (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=
+EVENT_ONLY``) send it as log records, each naming its span. Those records go to the
+pipeline beside the spans and are joined to their span when the trace is assembled;
+records that name no span or no event (an application's plain log lines) are accepted,
+counted (``log_records_dropped``) and dropped.
 """
 
 from __future__ import annotations
@@ -22,11 +30,22 @@ import hmac
 import json
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from livescore.collect._pipeline import SpanPipeline
-from livescore.traces import DecodedSpans, OTLPDecodeError, decode_otlp_json, decode_otlp_protobuf
+from livescore.traces import (
+    DecodedLogs,
+    DecodedSpans,
+    LogEvent,
+    OTLPDecodeError,
+    SpanRecord,
+    decode_otlp_json,
+    decode_otlp_logs_json,
+    decode_otlp_logs_protobuf,
+    decode_otlp_protobuf,
+)
 
 __all__ = ("OTLPReceiver", "ReceiverStats")
 
@@ -35,6 +54,7 @@ _log = logging.getLogger("livescore.collect")
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"
 # google.rpc.Code values the OTLP specification uses in error bodies.
 _INVALID_ARGUMENT = 3
 _UNAUTHENTICATED = 16
@@ -55,6 +75,11 @@ class ReceiverStats:
         forwarded: Requests passed on to ``forward``.
         forward_failed: Those the forward endpoint did not accept (or could not be reached).
         forward_dropped: Requests not passed on because too many were still in flight.
+        log_records_accepted: Log records handed to the pipeline (each names its span and
+            an event).
+        log_records_dropped: Log records accepted but dropped: they name no trace and span
+            (they belong to no run) or no event (plain log lines, which no reader reads).
+        log_records_refused: Log records of requests answered 429.
     """
 
     requests: dict[int, int] = field(default_factory=dict)
@@ -65,6 +90,9 @@ class ReceiverStats:
     forwarded: int = 0
     forward_failed: int = 0
     forward_dropped: int = 0
+    log_records_accepted: int = 0
+    log_records_dropped: int = 0
+    log_records_refused: int = 0
 
     def copy(self) -> ReceiverStats:
         """A snapshot."""
@@ -77,6 +105,9 @@ class ReceiverStats:
             self.forwarded,
             self.forward_failed,
             self.forward_dropped,
+            self.log_records_accepted,
+            self.log_records_dropped,
+            self.log_records_refused,
         )
 
 
@@ -101,7 +132,8 @@ def _status_body(encoding: str, code: int, message: str) -> bytes:
 
 
 def _success_body(encoding: str, rejected: int) -> bytes:
-    """An ``ExportTraceServiceResponse``, with ``partial_success`` when spans were rejected."""
+    """An ``ExportTraceServiceResponse``, with ``partial_success`` when spans were rejected
+    (with none, also the empty ``ExportLogsServiceResponse``)."""
     message = "spans with an invalid trace or span id were dropped"
     if encoding == JSON:
         if not rejected:
@@ -115,8 +147,49 @@ def _success_body(encoding: str, rejected: int) -> bytes:
     return b"\x0a" + _varint(len(inner)) + inner
 
 
+class _Decoded:
+    """One request's decoded items, whichever signal: what goes to the pipeline, what was
+    rejected (invalid ids: partial success) and what was accepted but dropped."""
+
+    __slots__ = ("dropped", "items", "rejected")
+
+    def __init__(
+        self, items: Sequence[SpanRecord | LogEvent], rejected: int = 0, dropped: int = 0
+    ) -> None:
+        self.items = items
+        self.rejected = rejected
+        self.dropped = dropped
+
+
+def _traces(decode: Callable[[bytes], DecodedSpans]) -> Callable[[bytes], _Decoded]:
+    def run(body: bytes) -> _Decoded:
+        decoded = decode(body)
+        return _Decoded(decoded.spans, decoded.rejected)
+
+    return run
+
+
+def _logs(decode: Callable[[bytes], DecodedLogs]) -> Callable[[bytes], _Decoded]:
+    def run(body: bytes) -> _Decoded:
+        decoded = decode(body)
+        return _Decoded(decoded.events, dropped=decoded.dropped)
+
+    return run
+
+
+# The decoder of each path, by encoding.
+_DECODERS: dict[str, dict[str, Callable[[bytes], _Decoded]]] = {
+    TRACES_PATH: {JSON: _traces(decode_otlp_json), PROTOBUF: _traces(decode_otlp_protobuf)},
+    LOGS_PATH: {
+        JSON: _logs(decode_otlp_logs_json),
+        PROTOBUF: _logs(decode_otlp_logs_protobuf),
+    },
+}
+
+
 class OTLPReceiver:
-    """Serve ``POST /v1/traces`` and hand every decoded span to a :class:`SpanPipeline`.
+    """Serve ``POST /v1/traces`` and ``POST /v1/logs`` and hand every decoded span, and
+    every log record of a span, to a :class:`SpanPipeline`.
 
     Args:
         pipeline: Where the spans go.
@@ -128,6 +201,9 @@ class OTLPReceiver:
         token: When set, requests must carry ``Authorization: Bearer <token>`` (401).
         forward: Pass every accepted request body on, unchanged, to this OTLP/HTTP traces
             URL (best effort: failures are counted, never retried).
+        forward_logs: Where accepted ``/v1/logs`` bodies go; by default ``/v1/logs``
+            beside ``forward`` when it ends in ``/v1/traces`` (else they are not passed
+            on).
         max_decoding: Requests decoded at once; more wait for none: they are answered 429.
         max_forwarding: Forwarded requests in flight at once; past it they are counted as
             ``forward_dropped``.
@@ -148,6 +224,7 @@ class OTLPReceiver:
         max_body_bytes: int = 16 * 1024 * 1024,
         token: str | None = None,
         forward: str | None = None,
+        forward_logs: str | None = None,
         max_decoding: int = 4,
         max_forwarding: int = 64,
         retry_after: int = 2,
@@ -159,6 +236,9 @@ class OTLPReceiver:
         self.port = port
         self.max_body_bytes = max_body_bytes
         self.forward = forward
+        if forward_logs is None and forward and forward.endswith(TRACES_PATH):
+            forward_logs = forward.removesuffix(TRACES_PATH) + LOGS_PATH
+        self.forward_logs = forward_logs
         self.retry_after = retry_after
         self._token = token.encode() if token else None
         self._max_decoding = max_decoding
@@ -182,7 +262,8 @@ class OTLPReceiver:
 
     @property
     def url(self) -> str:
-        """The base URL the receiver serves (add ``/v1/traces`` for an exporter's endpoint)."""
+        """The base URL the receiver serves (an exporter's endpoint: it adds ``/v1/traces``
+        and ``/v1/logs``)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
@@ -290,10 +371,13 @@ class OTLPReceiver:
 
         content_type = request.content_type or ""
         encoding = JSON if content_type == JSON else PROTOBUF
-        if request.path != TRACES_PATH:
+        decoders = _DECODERS.get(request.path)
+        if decoders is None:
             return self._error(404, encoding, _UNIMPLEMENTED, f"no such path: {request.path}")
+        logs = request.path == LOGS_PATH
         if request.method != "POST":
-            return self._error(405, encoding, _UNIMPLEMENTED, "POST traces here", Allow="POST")
+            what = "logs" if logs else "traces"
+            return self._error(405, encoding, _UNIMPLEMENTED, f"POST {what} here", Allow="POST")
         if self._token is not None:
             given = request.headers.get("Authorization", "")
             scheme, _, value = given.partition(" ")
@@ -315,7 +399,7 @@ class OTLPReceiver:
                 f"content type {content_type or '(none)'!r}: send {PROTOBUF} or {JSON}",
             )
         if self._decoding >= self._max_decoding or not self.pipeline.has_room():
-            return self._busy(encoding, 0)
+            return self._busy(encoding, 0, logs)
         self._decoding += 1  # only the loop's thread touches it
         try:
             try:
@@ -329,26 +413,34 @@ class OTLPReceiver:
                 )
             with self._lock:
                 self._stats.bytes_received += len(body)
-            decode = decode_otlp_json if encoding == JSON else decode_otlp_protobuf
             loop = asyncio.get_running_loop()
             try:
-                decoded: DecodedSpans = await loop.run_in_executor(self._pool, decode, body)
+                decoded = await loop.run_in_executor(self._pool, decoders[encoding], body)
             except OTLPDecodeError as exc:
                 return self._error(400, encoding, _INVALID_ARGUMENT, str(exc))
         finally:
             self._decoding -= 1
-        if decoded.spans and not self.pipeline.offer(decoded.spans):
-            return self._busy(encoding, len(decoded.spans))
+        items = decoded.items
+        if items and not self.pipeline.offer(items):
+            return self._busy(encoding, len(items), logs)
         with self._lock:
-            self._stats.spans_accepted += len(decoded.spans)
-            self._stats.spans_rejected += decoded.rejected
-        if self.forward:
-            self._forward(body, content_type)
+            if logs:
+                self._stats.log_records_accepted += len(items)
+                self._stats.log_records_dropped += decoded.dropped
+            else:
+                self._stats.spans_accepted += len(items)
+                self._stats.spans_rejected += decoded.rejected
+        forward = self.forward_logs if logs else self.forward
+        if forward:
+            self._forward(forward, body, content_type)
         return self._reply(200, encoding, _success_body(encoding, decoded.rejected))
 
-    def _busy(self, encoding: str, spans: int) -> Any:
+    def _busy(self, encoding: str, count: int, logs: bool) -> Any:
         with self._lock:
-            self._stats.spans_refused += spans
+            if logs:
+                self._stats.log_records_refused += count
+            else:
+                self._stats.spans_refused += count
         return self._error(
             429,
             encoding,
@@ -357,26 +449,25 @@ class OTLPReceiver:
             **{"Retry-After": str(self.retry_after)},
         )
 
-    def _forward(self, body: bytes, content_type: str) -> None:
+    def _forward(self, url: str, body: bytes, content_type: str) -> None:
         if self._forwarding >= self._max_forwarding:
             with self._lock:
                 self._stats.forward_dropped += 1
             return
         self._forwarding += 1
-        task = asyncio.get_running_loop().create_task(self._send_on(body, content_type))
+        task = asyncio.get_running_loop().create_task(self._send_on(url, body, content_type))
         self._tasks.add(task)  # held until done (the loop keeps only weak references)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send_on(self, body: bytes, content_type: str) -> None:
+    async def _send_on(self, url: str, body: bytes, content_type: str) -> None:
         import aiohttp
 
         ok = False
         try:
             if self._session is None:
                 self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
-            assert self.forward is not None
             async with self._session.post(
-                self.forward, data=body, headers={"Content-Type": content_type}
+                url, data=body, headers={"Content-Type": content_type}
             ) as response:
                 await response.read()
                 ok = 200 <= response.status < 300

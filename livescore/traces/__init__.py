@@ -3,10 +3,11 @@
 One place turns spans into :class:`~livescore.Run` records, whichever way they arrive:
 in process (``livescore.LiveScoringSpanProcessor``), over OTLP/HTTP
 (``livescore collect``) or from a file of stored traces (:func:`load_traces`,
-``livescore eval --traces``). It reads both conventions agents are traced with: the
-OpenTelemetry GenAI semantic conventions (``invoke_agent`` / ``chat`` / ``execute_tool``
-spans, ``gen_ai.input.messages``…) and OpenInference (``AGENT`` / ``LLM`` / ``TOOL`` /
-``RETRIEVER`` spans, ``input.value``, ``llm.input_messages.*``…).
+``livescore eval --traces``); log records that belong to a span (message content captured
+in events) are joined to it as its events. It reads both conventions agents are traced
+with: the OpenTelemetry GenAI semantic conventions (``invoke_agent`` / ``chat`` /
+``execute_tool`` spans, ``gen_ai.input.messages``…) and OpenInference (``AGENT`` /
+``LLM`` / ``TOOL`` / ``RETRIEVER`` spans, ``input.value``, ``llm.input_messages.*``…).
 
 This package imports neither the OpenTelemetry SDK nor anything above
 :mod:`livescore.runs`; protobuf payloads need ``opentelemetry-proto``, imported on use.
@@ -35,9 +36,14 @@ from livescore.traces._assemble import (
 from livescore.traces._explain import RunReport, TraceReport, explain_traces
 from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces, read_spans
 from livescore.traces._otlp import (
+    DecodedLogs,
     DecodedSpans,
+    LogEvent,
     decode_otlp_json,
+    decode_otlp_logs_json,
+    decode_otlp_logs_protobuf,
     decode_otlp_protobuf,
+    from_log_record,
     from_readable_span,
 )
 from livescore.traces._span import SpanEvent, SpanRecord
@@ -47,8 +53,10 @@ __all__ = (
     "AssembledRun",
     "AssemblyLimits",
     "AssemblyStats",
+    "DecodedLogs",
     "DecodedSpans",
     "FieldSource",
+    "LogEvent",
     "OTLPDecodeError",
     "RunReport",
     "SpanEvent",
@@ -60,8 +68,11 @@ __all__ = (
     "assemble_runs",
     "build_run",
     "decode_otlp_json",
+    "decode_otlp_logs_json",
+    "decode_otlp_logs_protobuf",
     "decode_otlp_protobuf",
     "explain_traces",
+    "from_log_record",
     "from_readable_span",
     "load_traces",
     "read_spans",

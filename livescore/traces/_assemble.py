@@ -8,6 +8,7 @@ span carries an input and an output (a lone ``chat`` span, a LangChain ``CHAIN``
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -18,10 +19,11 @@ from typing import Any
 from livescore import _attributes as A
 from livescore._messages import message_text
 from livescore.runs import NO_INPUT_METADATA_KEY, NOT_SCORABLE_METADATA_KEY, Run, Step, ToolCall
+from livescore.traces._otlp import LogEvent
 from livescore.traces._readers import Message, Sourced, SpanReading, convention_of, read_span
 from livescore.traces._readers._parse import answer_text, error_of, requested_calls, user_turn
 from livescore.traces._readers.genai import ANSWER_TOOLS
-from livescore.traces._span import SpanRecord
+from livescore.traces._span import SpanEvent, SpanRecord
 
 __all__ = (
     "NO_CONTENT_REASON",
@@ -155,6 +157,7 @@ def _as_sourced(source: FieldSource) -> Sourced[None]:
 
 def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
     """:func:`build_run` with where each field came from."""
+    spans = list(spans)  # read twice: the run's descendants, then its ancestors
     descendants = _descendants(root, spans)
     readings = {span.span_id: read_span(span) for span in (root, *descendants)}
     root_reading = readings[root.span_id]
@@ -279,6 +282,12 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
             if found_id is not None:
                 conversation, conversation_span = found_id, span
                 break
+    if conversation is None:
+        # An id set on a span around the run is its conversation too: the OpenAI Agents
+        # SDK's trace (group_id) above each Runner.run, an app's own session span.
+        enclosing = _enclosing_conversation(root, spans)
+        if enclosing is not None:
+            conversation, conversation_span, readings[conversation_span.span_id] = enclosing
     if conversation is not None:
         metadata["conversation_id"] = conversation.value
         sources["conversation_id"] = FieldSource(
@@ -355,6 +364,22 @@ def _first_user_message(messages: Any) -> Any:
             content = message.get("content")
             if isinstance(content, str) and content.strip():
                 return content
+    return None
+
+
+def _enclosing_conversation(
+    root: SpanRecord, spans: Iterable[SpanRecord]
+) -> tuple[Sourced[str], SpanRecord, SpanReading] | None:
+    """The conversation id of the nearest span around ``root`` that has one."""
+    by_id = {span.span_id: span for span in spans}
+    parent = by_id.get(root.parent_span_id or "")
+    seen = {root.span_id}
+    while parent is not None and parent.span_id not in seen:  # a malformed trace may loop
+        seen.add(parent.span_id)
+        reading = read_span(parent)
+        if reading.conversation_id is not None:
+            return reading.conversation_id, parent, reading
+        parent = by_id.get(parent.parent_span_id or "")
     return None
 
 
@@ -559,12 +584,14 @@ class AssemblyLimits:
 
     Attributes:
         max_traces: Open traces held at once; past it the oldest is evicted.
-        max_spans_per_trace: Spans held for one trace; a trace past it is evicted.
-        max_bytes: The estimated bytes of every held span together; past it the oldest
-            traces are evicted.
+        max_spans_per_trace: Spans held for one trace, log events joined to them counted
+            too; a trace past it is evicted.
+        max_bytes: The estimated bytes of every held span and log event together; past it
+            the oldest traces are evicted.
         max_trace_age: Seconds after a trace's first span at which it is evicted unfinished.
-        quiet_period: Seconds without a new span after which a trace counts as finished
-            (the receiver's rule; the span processor finishes a trace when its root ends).
+        quiet_period: Seconds without a new span (or log event) after which a trace counts
+            as finished (the receiver's rule; the span processor finishes a trace when its
+            root ends).
     """
 
     max_traces: int = 10_000
@@ -589,7 +616,9 @@ class AssemblyStats:
     """What became of the spans and traces a :class:`TraceAssembler` was given.
 
     Every span received ends as exactly one of: part of a finished trace, dropped (a trace
-    not sampled, or one already evicted), evicted with its trace, or still held.
+    not sampled, or one already evicted), evicted with its trace, or still held. So does
+    every log event (a log record of a span, :class:`~livescore.traces.LogEvent`): joined to
+    its span in a finished trace, dropped, evicted with its trace, or still held.
 
     Attributes:
         spans_received: Spans given to the assembler.
@@ -604,6 +633,13 @@ class AssemblyStats:
         traces_evicted: Traces evicted unfinished, by reason (``max_traces``, ``max_bytes``,
             ``max_spans_per_trace``, ``max_trace_age``).
         spans_evicted: Spans thrown away with evicted traces.
+        events_received: Log events given to the assembler.
+        events_held: Log events held right now (in open traces; their bytes are in
+            ``bytes_held``).
+        events_joined: Log events of finished traces, added to their span's events.
+        events_dropped: Log events not kept, by reason (``not_sampled``, ``late``,
+            ``evicted_trace``, ``no_span``: their trace finished without their span).
+        events_evicted: Log events thrown away with evicted traces.
     """
 
     spans_received: int = 0
@@ -617,6 +653,11 @@ class AssemblyStats:
     spans_dropped: dict[str, int] = field(default_factory=dict)
     traces_evicted: dict[str, int] = field(default_factory=dict)
     spans_evicted: int = 0
+    events_received: int = 0
+    events_held: int = 0
+    events_joined: int = 0
+    events_dropped: dict[str, int] = field(default_factory=dict)
+    events_evicted: int = 0
 
     def copy(self) -> AssemblyStats:
         """A snapshot."""
@@ -632,14 +673,23 @@ class AssemblyStats:
             dict(self.spans_dropped),
             dict(self.traces_evicted),
             self.spans_evicted,
+            self.events_received,
+            self.events_held,
+            self.events_joined,
+            dict(self.events_dropped),
+            self.events_evicted,
         )
 
 
 class _Trace:
-    __slots__ = ("bytes", "first", "last", "looks_like_agent", "spans")
+    __slots__ = ("bytes", "event_count", "events", "first", "last", "looks_like_agent", "spans")
 
     def __init__(self, now: float) -> None:
         self.spans: dict[str, SpanRecord] = {}
+        # Log events by span id: joined to their span when the trace finishes (a log record
+        # may arrive before its span or after it).
+        self.events: dict[str, list[SpanEvent]] = {}
+        self.event_count = 0
         self.bytes = 0
         self.first = now
         self.last = now
@@ -653,6 +703,11 @@ EvictHook = Callable[[str, str, bool], None]
 class TraceAssembler:
     """Holds the spans of open traces, within :class:`AssemblyLimits`, and turns each
     finished trace into runs.
+
+    It takes log events too (:class:`~livescore.traces.LogEvent`: an instrumentation's
+    log records, which hold the messages when content is captured in events): held with
+    their trace, under the same bounds, and added to their span's events when the trace
+    finishes, whichever arrived first.
 
     Not thread-safe: one thread (or a lock) owns it. Each method takes ``now`` (monotonic
     seconds) so that its caller's clock, not a hidden one, decides when a trace is quiet.
@@ -705,29 +760,22 @@ class TraceAssembler:
         """The estimated bytes of the spans held now."""
         return self._stats.bytes_held
 
-    def add(self, spans: Iterable[SpanRecord], now: float | None = None) -> list[Run]:
-        """Take ended spans; returns the runs of traces they finished (``finish_on_root``)."""
+    def add(self, spans: Iterable[SpanRecord | LogEvent], now: float | None = None) -> list[Run]:
+        """Take ended spans and log events, in the order they came; returns the runs of
+        traces they finished (``finish_on_root``)."""
         now = time.monotonic() if now is None else now
         limits = self.limits
         stats = self._stats
         runs: list[Run] = []
         for span in spans:
+            if isinstance(span, LogEvent):
+                self._add_event(span, now)
+                continue
             stats.spans_received += 1
             trace_id = span.trace_id
-            trace = self._traces.get(trace_id)
+            trace = self._open(trace_id, now, self._drop_span)
             if trace is None:
-                closed = self._closed.get(trace_id)
-                if closed is not None:
-                    # A finished trace stays finished: a late span of it is not a new one.
-                    self._drop_span("late" if closed == "finished" else closed)
-                    continue
-                if self._keep is not None and not self._keep(trace_id):
-                    self._close(trace_id, "not_sampled")
-                    self._drop_span("not_sampled")
-                    continue
-                trace = self._traces[trace_id] = _Trace(now)
-                if len(self._traces) > limits.max_traces:
-                    self._evict(next(iter(self._traces)), "max_traces")
+                continue
             if span.span_id in trace.spans:
                 self._drop_span("duplicate")
                 continue
@@ -739,11 +787,10 @@ class TraceAssembler:
             stats.bytes_held += size
             if not trace.looks_like_agent and convention_of(span) is not None:
                 trace.looks_like_agent = True
-            if len(trace.spans) > limits.max_spans_per_trace:
+            if len(trace.spans) + trace.event_count > limits.max_spans_per_trace:
                 self._evict(trace_id, "max_spans_per_trace")
                 continue
-            while stats.bytes_held > limits.max_bytes and self._traces:
-                self._evict(next(iter(self._traces)), "max_bytes")
+            self._within_bytes()
             if self.finish_on_root and span.is_root and trace_id in self._traces:
                 # At once, not after the batch: a large batch of whole traces must not hold
                 # them all open (and evict them) before their roots are looked at.
@@ -787,9 +834,58 @@ class TraceAssembler:
 
     # -- internals ------------------------------------------------------------------------
 
+    def _open(self, trace_id: str, now: float, drop: Callable[[str], None]) -> _Trace | None:
+        """The open trace ``trace_id``, opened if new; ``None`` (the item dropped with
+        ``drop``) when it is closed or not sampled."""
+        trace = self._traces.get(trace_id)
+        if trace is not None:
+            return trace
+        closed = self._closed.get(trace_id)
+        if closed is not None:
+            # A finished trace stays finished: a late span of it is not a new one.
+            drop("late" if closed == "finished" else closed)
+            return None
+        if self._keep is not None and not self._keep(trace_id):
+            self._close(trace_id, "not_sampled")
+            drop("not_sampled")
+            return None
+        trace = self._traces[trace_id] = _Trace(now)
+        if len(self._traces) > self.limits.max_traces:
+            self._evict(next(iter(self._traces)), "max_traces")
+        return trace
+
+    def _add_event(self, item: LogEvent, now: float) -> None:
+        stats = self._stats
+        stats.events_received += 1
+        trace_id = item.trace_id
+        trace = self._open(trace_id, now, self._drop_event)
+        if trace is None:
+            return
+        size = item.size
+        trace.events.setdefault(item.span_id, []).append(item.event)
+        trace.event_count += 1
+        trace.bytes += size
+        trace.last = now
+        stats.events_held += 1
+        stats.bytes_held += size
+        if not trace.looks_like_agent and item.event.name.startswith("gen_ai."):
+            trace.looks_like_agent = True
+        if len(trace.spans) + trace.event_count > self.limits.max_spans_per_trace:
+            self._evict(trace_id, "max_spans_per_trace")
+            return
+        self._within_bytes()
+
+    def _within_bytes(self) -> None:
+        while self._stats.bytes_held > self.limits.max_bytes and self._traces:
+            self._evict(next(iter(self._traces)), "max_bytes")
+
     def _drop_span(self, reason: str) -> None:
         dropped = self._stats.spans_dropped
         dropped[reason] = dropped.get(reason, 0) + 1
+
+    def _drop_event(self, reason: str, count: int = 1) -> None:
+        dropped = self._stats.events_dropped
+        dropped[reason] = dropped.get(reason, 0) + count
 
     def _close(self, trace_id: str, how: str) -> None:
         self._closed[trace_id] = how
@@ -800,6 +896,7 @@ class TraceAssembler:
     def _release(self, trace_id: str) -> _Trace:
         trace = self._traces.pop(trace_id)
         self._stats.spans_held -= len(trace.spans)
+        self._stats.events_held -= trace.event_count
         self._stats.bytes_held -= trace.bytes
         return trace
 
@@ -809,6 +906,7 @@ class TraceAssembler:
         stats = self._stats
         stats.traces_evicted[reason] = stats.traces_evicted.get(reason, 0) + 1
         stats.spans_evicted += len(trace.spans)
+        stats.events_evicted += trace.event_count
         if reason not in self._said:
             self._said.add(reason)
             _log.warning(
@@ -829,6 +927,7 @@ class TraceAssembler:
         stats = self._stats
         stats.traces_finished += 1
         stats.spans_finished += len(trace.spans)
+        self._join_events(trace)
         try:
             roots = _outermost_runs(trace.spans)
             runs = [build_run(root, trace.spans.values()) for root in roots]
@@ -840,3 +939,13 @@ class TraceAssembler:
             stats.traces_without_run += 1
         stats.runs_assembled += len(runs)
         return runs
+
+    def _join_events(self, trace: _Trace) -> None:
+        """Add each held log event to its span's events (after the span's own)."""
+        for span_id, events in trace.events.items():
+            span = trace.spans.get(span_id)
+            if span is None:
+                self._drop_event("no_span", len(events))
+                continue
+            trace.spans[span_id] = dataclasses.replace(span, events=(*span.events, *events))
+            self._stats.events_joined += len(events)

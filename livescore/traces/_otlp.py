@@ -1,10 +1,18 @@
-"""OTLP trace payloads (protobuf and JSON) and SDK spans, as :class:`SpanRecord` lists.
+"""OTLP trace and log payloads (protobuf and JSON) and SDK spans, as :class:`SpanRecord`
+lists and :class:`LogEvent` lists.
 
 The JSON form follows the OTLP specification, not the generic protobuf JSON mapping:
 trace and span ids are hex strings, field names lowerCamelCase (snake_case is accepted
 too), enums integers, and 64-bit integers may be strings. This is what the OpenTelemetry
 Collector's file exporter writes, one ``ExportTraceServiceRequest`` per line, and what
 OTLP/HTTP exporters send as ``application/json``.
+
+Log records matter where an instrumentation puts message content in events rather than on
+spans (the OpenTelemetry contrib instrumentations with ``..._CAPTURE_MESSAGE_CONTENT=
+EVENT_ONLY``, the older ``gen_ai.user.message`` / ``gen_ai.choice`` events): each record
+that names its trace, its span and an event becomes a :class:`LogEvent`, joined to its span
+as a :class:`SpanEvent` when the trace is assembled, so the readers read it exactly as an
+event recorded on the span.
 
 Protobuf needs ``opentelemetry-proto`` (``pip install 'livescore-ai[collect]'``); it is
 imported on first use.
@@ -20,12 +28,17 @@ from typing import Any
 
 from livescore._errors import OTLPDecodeError
 from livescore._trace_ids import normalize_span_id, normalize_trace_id
-from livescore.traces._span import SpanEvent, SpanRecord
+from livescore.traces._span import SpanEvent, SpanRecord, _value_size
 
 __all__ = (
+    "DecodedLogs",
     "DecodedSpans",
+    "LogEvent",
     "decode_otlp_json",
+    "decode_otlp_logs_json",
+    "decode_otlp_logs_protobuf",
     "decode_otlp_protobuf",
+    "from_log_record",
     "from_readable_span",
 )
 
@@ -50,6 +63,87 @@ class DecodedSpans:
 
     spans: list[SpanRecord] = field(default_factory=list)
     rejected: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """A log record that belongs to a span: an event recorded beside it, not on it.
+
+    Attributes:
+        trace_id: Its trace (32 lowercase hex digits).
+        span_id: The span it was emitted in (16 lowercase hex digits).
+        event: What it says, as the span's own event would (see :func:`log_event`).
+
+    Example:
+        >>> e = LogEvent("1" * 32, "2" * 16, SpanEvent("gen_ai.choice", {"index": 0}))
+        >>> e.event.name, e.size > 0
+        ('gen_ai.choice', True)
+    """
+
+    trace_id: str
+    span_id: str
+    event: SpanEvent
+
+    @property
+    def size(self) -> int:
+        """An estimate of the bytes it holds (what the assembler's memory cap counts)."""
+        total = 120 + len(self.event.name)
+        for key, value in self.event.attributes.items():
+            total += 50 + len(key) + _value_size(value)
+        return total
+
+
+@dataclass(slots=True)
+class DecodedLogs:
+    """What one logs payload held.
+
+    Attributes:
+        events: The records that name their trace, span and event, in payload order.
+        unjoined: Records left out because they name no (valid) trace and span id: they
+            belong to no run.
+        unnamed: Records left out because they name no event (``event_name`` or an
+            ``event.name`` attribute): plain log lines, which no reader reads.
+    """
+
+    events: list[LogEvent] = field(default_factory=list)
+    unjoined: int = 0
+    unnamed: int = 0
+
+    @property
+    def dropped(self) -> int:
+        """Records left out, for either reason."""
+        return self.unjoined + self.unnamed
+
+
+def log_event(
+    trace_id: str | None,
+    span_id: str | None,
+    event_name: str | None,
+    attributes: Mapping[str, Any],
+    body: Any,
+    out: DecodedLogs,
+) -> None:
+    """Add one log record to ``out``: a :class:`LogEvent`, or a count of why not.
+
+    The event's name is the record's ``event_name``, else its ``event.name`` attribute. Its
+    attributes are the record's, plus its body: a map's keys (the older GenAI events carry
+    their content there: ``{"content": ...}``, ``{"message": {...}}``, ``{"id": ...}``; an
+    attribute of the same name wins), anything else under ``body``.
+    """
+    if trace_id is None or span_id is None:
+        out.unjoined += 1
+        return
+    name = event_name or attributes.get("event.name")
+    if not isinstance(name, str) or not name:
+        out.unnamed += 1
+        return
+    merged = dict(attributes)
+    if isinstance(body, Mapping):
+        for key, value in body.items():
+            merged.setdefault(str(key), value)
+    elif body is not None:
+        merged.setdefault("body", body)
+    out.events.append(LogEvent(trace_id, span_id, SpanEvent(name, merged)))
 
 
 # -- protobuf ---------------------------------------------------------------------------------
@@ -113,6 +207,42 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
     return out
 
 
+def decode_otlp_logs_protobuf(body: bytes) -> DecodedLogs:
+    """Decode an ``ExportLogsServiceRequest`` in its protobuf form (see :func:`log_event`).
+
+    Raises:
+        OTLPDecodeError: ``body`` is not such a message.
+        ImportError: ``opentelemetry-proto`` is not installed.
+
+    Example:
+        >>> decode_otlp_logs_protobuf(b"").events
+        []
+    """
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+    )
+
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise OTLPDecodeError(f"not an OTLP protobuf logs export request ({exc})") from None
+    out = DecodedLogs()
+    for resource_logs in request.resource_logs:
+        for scope_logs in resource_logs.scope_logs:
+            for record in scope_logs.log_records:
+                log_event(
+                    normalize_trace_id(record.trace_id.hex()),
+                    normalize_span_id(record.span_id.hex()),
+                    record.event_name,
+                    {kv.key: _pb_value(kv.value) for kv in record.attributes},
+                    _pb_value(record.body) if record.HasField("body") else None,
+                    out,
+                )
+    return out
+
+
 def _pb_value(value: Any) -> Any:
     kind = value.WhichOneof("value")
     if kind is None:
@@ -165,6 +295,47 @@ def decode_otlp_json(payload: bytes | str | Mapping[str, Any]) -> DecodedSpans:
                         out.spans.append(record)
     except (TypeError, ValueError, AttributeError) as exc:
         raise OTLPDecodeError(f"not an OTLP JSON trace request ({exc})") from None
+    return out
+
+
+def decode_otlp_logs_json(payload: bytes | str | Mapping[str, Any]) -> DecodedLogs:
+    """Decode an ``ExportLogsServiceRequest`` in its OTLP JSON form (see :func:`log_event`).
+
+    Raises:
+        OTLPDecodeError: ``payload`` is not JSON, or not shaped like such a request.
+
+    Example:
+        >>> line = ('{"resourceLogs": [{"scopeLogs": [{"logRecords": [{'
+        ...         '"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": "00f067aa0ba902b7",'
+        ...         '"eventName": "gen_ai.user.message",'
+        ...         '"body": {"kvlistValue": {"values": [{"key": "content",'
+        ...         '"value": {"stringValue": "Hi"}}]}}}]}]}]}')
+        >>> [(e.event.name, dict(e.event.attributes)) for e in decode_otlp_logs_json(line).events]
+        [('gen_ai.user.message', {'content': 'Hi'})]
+    """
+    if isinstance(payload, bytes | str):
+        try:
+            payload = json.loads(payload)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise OTLPDecodeError(f"not JSON ({exc})") from None
+    if not isinstance(payload, Mapping):
+        raise OTLPDecodeError("an OTLP JSON logs request is an object with resourceLogs")
+    out = DecodedLogs()
+    try:
+        for resource_logs in _list(payload, "resourceLogs", "resource_logs"):
+            for scope_logs in _list(resource_logs, "scopeLogs", "scope_logs"):
+                for record in _list(scope_logs, "logRecords", "log_records"):
+                    name = _get(record, "eventName", "event_name")
+                    log_event(
+                        normalize_trace_id(_get(record, "traceId", "trace_id") or ""),
+                        normalize_span_id(_get(record, "spanId", "span_id") or ""),
+                        str(name) if name else None,
+                        _json_attributes(_get(record, "attributes")),
+                        _json_value(_get(record, "body")),
+                        out,
+                    )
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise OTLPDecodeError(f"not an OTLP JSON logs request ({exc})") from None
     return out
 
 
@@ -252,7 +423,7 @@ def _json_value(value: Any) -> Any:
     return None
 
 
-# -- SDK spans --------------------------------------------------------------------------------
+# -- SDK spans and log records ----------------------------------------------------------------
 
 
 def from_readable_span(span: Any) -> SpanRecord | None:
@@ -286,3 +457,27 @@ def from_readable_span(span: Any) -> SpanRecord | None:
         parent_is_remote=bool(parent is not None and parent.is_remote),
         service_name=service if isinstance(service, str) else None,
     )
+
+
+def from_log_record(record: Any) -> DecodedLogs:
+    """An OpenTelemetry SDK log record (a ``LogData``/``ReadWriteLogRecord`` or the
+    ``LogRecord`` itself, read by duck typing) as :class:`DecodedLogs` of at most one event.
+
+    Example:
+        >>> from_log_record(object()).unjoined
+        1
+    """
+    inner = getattr(record, "log_record", record)
+    trace_id = getattr(inner, "trace_id", None)
+    span_id = getattr(inner, "span_id", None)
+    out = DecodedLogs()
+    attributes = getattr(inner, "attributes", None) or {}
+    log_event(
+        format(trace_id, "032x") if isinstance(trace_id, int) and trace_id else None,
+        format(span_id, "016x") if isinstance(span_id, int) and span_id else None,
+        getattr(inner, "event_name", None),
+        dict(attributes),
+        getattr(inner, "body", None),
+        out,
+    )
+    return out

@@ -89,4 +89,6 @@ def _value_size(value: Any) -> int:
         return len(value)
     if isinstance(value, list | tuple):
         return sum(_value_size(v) + 8 for v in value)
+    if isinstance(value, Mapping):  # an event's structured value (a log record's body)
+        return sum(len(str(k)) + _value_size(v) + 16 for k, v in value.items())
     return 8

@@ -146,7 +146,7 @@ def test_garbage_is_answered_400_and_the_receiver_keeps_serving(judge: OpenAITes
         assert status == 400
         assert json.loads(body)["code"] == 3
         assert post(scored.endpoint, b"x", "text/plain")[0] == 415
-        assert post(scored.receiver.url + "/v1/logs", b"", "application/json")[0] == 404
+        assert post(scored.receiver.url + "/v1/metrics", b"", "application/json")[0] == 404
         export_run(scored.endpoint)  # still serving
         scored.settle()
         assert scored.receiver.stats().requests == {400: 2, 415: 1, 404: 1, 200: 4}
