@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from livescore.traces._readers import genai, openinference
+from livescore.traces._readers import genai, logfire, openinference
 from livescore.traces._readers._reading import (
     Message,
     Quality,
@@ -39,6 +39,7 @@ _failed: set[str] = set()  # readers whose failure was logged (once each)
 
 READERS: tuple[Reader, ...] = (
     openinference.READER,
+    logfire.READER,
     genai.READER,
 )
 
