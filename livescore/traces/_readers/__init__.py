@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import logging
 
-from livescore.traces._readers import genai, logfire, openinference
+from livescore.traces._readers import (
+    genai,
+    langfuse,
+    logfire,
+    mastra,
+    openinference,
+    traceloop,
+    vercel_ai,
+)
 from livescore.traces._readers._reading import (
     Message,
     Quality,
@@ -40,6 +48,10 @@ _failed: set[str] = set()  # readers whose failure was logged (once each)
 READERS: tuple[Reader, ...] = (
     openinference.READER,
     logfire.READER,
+    traceloop.READER,
+    langfuse.READER,
+    vercel_ai.READER,
+    mastra.READER,
     genai.READER,
 )
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from livescore.runs import ToolCall
-from livescore.traces._readers._reading import Message
+from livescore.traces._readers._reading import Message, Quality, Sourced
 from livescore.traces._span import SpanRecord
 
 
@@ -202,15 +202,78 @@ def normal_role(role: Any) -> str:
     }.get(text, text)
 
 
+_INDEXED_CALL = re.compile(r"^tool_calls\.(\d+)\.(.+)$")
+
+
 def prompt_messages(attributes: Mapping[str, Any], prefix: str) -> list[Message] | None:
+    """OpenLLMetry's flattened ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` messages.
+
+    Each message: ``role``, ``content`` (a text, or the JSON of a list of content parts),
+    the calls an assistant asked for (``tool_calls.M.id`` / ``.name`` / ``.arguments``, or
+    the older ``function_call.name`` / ``.arguments``) and, on a tool message,
+    ``tool_call_id``.
+
+    Example:
+        >>> attributes = {
+        ...     "gen_ai.prompt.0.role": "assistant",
+        ...     "gen_ai.prompt.0.tool_calls.0.id": "c1",
+        ...     "gen_ai.prompt.0.tool_calls.0.name": "get_weather",
+        ...     "gen_ai.prompt.0.tool_calls.0.arguments": '{"city": "Lyon"}',
+        ...     "gen_ai.prompt.1.role": "tool",
+        ...     "gen_ai.prompt.1.content": "sunny",
+        ...     "gen_ai.prompt.1.tool_call_id": "c1"}
+        >>> prompt_messages(attributes, "gen_ai.prompt.")  # doctest: +NORMALIZE_WHITESPACE
+        [{'role': 'assistant', 'content': None,
+          'tool_calls': [{'id': 'c1', 'name': 'get_weather', 'arguments': {'city': 'Lyon'}}]},
+         {'role': 'tool', 'content': 'sunny', 'tool_call_id': 'c1'}]
+    """
     grouped = indexed(attributes, prefix)
     if not grouped:
         return None
-    return [
-        {"role": normal_role(fields.get("role")), "content": fields.get("content")}
-        for _, fields in sorted(grouped.items())
-        if isinstance(fields.get("content"), str) or fields.get("role")
-    ] or None
+    messages: list[Message] = []
+    for _, fields in sorted(grouped.items()):
+        content = _indexed_content(fields.get("content"))
+        calls: dict[int, dict[str, Any]] = {}
+        for key, value in fields.items():
+            match = _INDEXED_CALL.match(key)
+            if match:
+                calls.setdefault(int(match.group(1)), {})[match.group(2)] = value
+        requested = [
+            call_dict(
+                call.get("name", call.get("function.name")),
+                call.get("id"),
+                call.get("arguments", call.get("function.arguments")),
+            )
+            for _, call in sorted(calls.items())
+        ]
+        if not requested and fields.get("function_call.name"):
+            requested = [
+                call_dict(fields["function_call.name"], None, fields.get("function_call.arguments"))
+            ]
+        if content is None and not requested and not fields.get("role"):
+            continue
+        message: Message = {"role": normal_role(fields.get("role")), "content": content}
+        if requested:
+            message["tool_calls"] = requested
+        if fields.get("tool_call_id"):
+            message["tool_call_id"] = str(fields["tool_call_id"])
+        messages.append(message)
+    return messages or None
+
+
+def _indexed_content(value: Any) -> str | None:
+    """An indexed message's content: its text; a JSON list of content parts, their text."""
+    if not isinstance(value, str):
+        return None
+    if value[:1] == "[":
+        parsed = parse_json(value)
+        if (
+            isinstance(parsed, list)
+            and parsed
+            and all(isinstance(part, Mapping) and "type" in part for part in parsed)
+        ):
+            return text_or_none(parsed)
+    return value
 
 
 def event_messages(span: SpanRecord, output: bool) -> list[Message] | None:
@@ -328,4 +391,195 @@ def first_str(attributes: Mapping[str, Any], *keys: str) -> tuple[str, str] | No
         value = attributes.get(key)
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
             return key, str(value)
+    return None
+
+
+# -- values recorded as JSON by decorators (OpenLLMetry's @workflow / @agent / @tool,
+# Langfuse's @observe): a call's arguments, its return value -----------------------------------
+
+Found = tuple[Any, str, Quality]
+"""``(value, where inside the recorded JSON, quality)``: what a recorded value says, where
+(`` .args[0]``, `` .kwargs.question``; empty for the whole value) and how far it can be
+trusted."""
+
+# Argument or key names under which a recorded input holds the user's request.
+_QUESTION_KEYS = (
+    "question",
+    "query",
+    "input",
+    "prompt",
+    "message",
+    "task",
+    "user_input",
+    "text",
+)
+# Keys under which a recorded output holds the answer.
+_ANSWER_KEYS = ("content", "output", "answer", "text", "result", "response", "final_output")
+
+
+def sourced(attribute: str, found: Found | None) -> Sourced[Any] | None:
+    """A :func:`recorded_input` / :func:`recorded_output` finding read from ``attribute``."""
+    if found is None:
+        return None
+    value, where, quality = found
+    return Sourced(value, attribute + where, quality)
+
+
+def is_call_record(value: Any) -> bool:
+    """Whether a value is a recorded call, ``{"args": [...], "kwargs": {...}}``."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and set(value) <= {"args", "kwargs"}
+        and isinstance(value.get("args", []), list)
+        and isinstance(value.get("kwargs", {}), Mapping)
+    )
+
+
+def call_arguments(value: Any) -> Any:
+    """A tool's arguments from its recorded call: the keyword arguments when it was called
+    with no positional ones (so they compare with the arguments the model asked for), else
+    the record as it is.
+
+    Example:
+        >>> call_arguments({"args": [], "kwargs": {"city": "Lyon"}})
+        {'city': 'Lyon'}
+    """
+    if is_call_record(value) and not value.get("args"):
+        return dict(value.get("kwargs") or {})
+    return value
+
+
+def recorded_input(raw: Any, *, encoded: bool = True) -> Found | None:
+    """What a recorded input says the user asked: a text or a list of messages.
+
+    A recorded call gives its first positional text (or list of messages), else a keyword
+    argument named like a question, else its only text argument; a JSON object its
+    question-like key (LangChain's ``{"inputs": {...}}`` is looked into); a value cut short
+    by the instrumentation (JSON that no longer parses, where ``encoded``: every value is
+    written as JSON, as OpenLLMetry does; Langfuse writes a text as it is) what can be read
+    of it, marked ``truncated``; anything else its JSON text, marked ``built``.
+
+    Example:
+        >>> recorded_input('{"args": ["What is the weather in Lyon?"], "kwargs": {}}')
+        ('What is the weather in Lyon?', ' .args[0]', 'whole')
+    """
+    value, cut = _recorded(raw, encoded)
+    if cut:
+        return _salvaged(raw), "", "truncated"
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value, "", "repr" if looks_like_repr(value) else "whole"
+    if is_call_record(value):
+        args = value.get("args") or []
+        kwargs = value.get("kwargs") or {}
+        for index, arg in enumerate(args):
+            found = _question(arg)
+            if found is not None:
+                return found, f" .args[{index}]", "whole"
+        for key in _QUESTION_KEYS:
+            found = _question(kwargs.get(key))
+            if found is not None:
+                return found, f" .kwargs.{key}", "whole"
+        texts = [(k, v) for k, v in kwargs.items() if isinstance(v, str) and v.strip()]
+        if len(texts) == 1:
+            return texts[0][1], f" .kwargs.{texts[0][0]}", "whole"
+        return as_text(value), "", "built"
+    if isinstance(value, Mapping):
+        inner = value.get("inputs")
+        if isinstance(inner, Mapping):
+            value = inner
+        for key in (*_QUESTION_KEYS, "messages"):
+            found = _question(value.get(key))
+            if found is not None:
+                return found, f" .{key}", "whole"
+        return as_text(value), "", "built"
+    found = _question(value)
+    if found is not None:
+        return found, "", "whole"
+    return as_text(value), "", "built"
+
+
+def recorded_output(raw: Any, *, encoded: bool = True) -> Found | None:
+    """What a recorded output says the answer was: a text.
+
+    A text is the answer (a Python repr marked ``repr``); a chat message gives its content;
+    a JSON object its answer-like key (LangChain's ``{"outputs": ...}`` is looked into), or
+    the last assistant message of its ``messages``; a value cut short what can be read of
+    it, marked ``truncated`` (see :func:`recorded_input`); anything else its JSON text,
+    marked ``built``.
+
+    Example:
+        >>> recorded_output('"It is sunny in Lyon."')
+        ('It is sunny in Lyon.', '', 'whole')
+    """
+    value, cut = _recorded(raw, encoded)
+    if cut:
+        return _salvaged(raw), "", "truncated"
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and "outputs" in value:
+        value = value["outputs"]
+    if isinstance(value, str):
+        return value, "", "repr" if looks_like_repr(value) else "whole"
+    if isinstance(value, Mapping):
+        for key in _ANSWER_KEYS:
+            found = value.get(key)
+            if isinstance(found, str):
+                return found, f" .{key}", "whole"
+            if key == "content" and isinstance(found, list):
+                text = text_or_none(found)
+                if text is not None:
+                    return text, " .content", "whole"
+        messages = value.get("messages")
+        if isinstance(messages, list):
+            text = answer_text(genai_messages(messages))
+            if text:
+                return text, " .messages", "whole"
+    if isinstance(value, list):
+        text = answer_text(genai_messages(value))
+        if text:
+            return text, "", "whole"
+    return as_text(value), "", "built"
+
+
+def _recorded(raw: Any, encoded: bool) -> tuple[Any, bool]:
+    """A recorded value parsed, and whether it is JSON cut short (it no longer parses)."""
+    if isinstance(raw, str):
+        if not raw.strip():
+            return None, False
+        parsed = parse_json(raw)
+        if encoded and parsed is raw and raw[:1] in ("[", "{", '"'):
+            return None, True
+        return parsed, False
+    return raw, False
+
+
+_FIRST_TEXT = re.compile(r'"((?:[^"\\]|\\.)*)')
+
+
+def _salvaged(raw: str) -> str:
+    """The readable start of a JSON value cut short: its first text, unescaped."""
+    start = raw.find('"args": ["') + len('"args": [') if raw.startswith('{"args": ["') else 0
+    match = _FIRST_TEXT.match(raw, start)
+    if match is None:
+        return raw
+    text = match.group(1)
+    for end in range(len(text), max(len(text) - 6, -1), -1):  # a cut escape sequence
+        try:
+            return str(json.loads(f'"{text[:end]}"'))
+        except ValueError:
+            continue
+    return text
+
+
+def _question(value: Any) -> Any:
+    """A text, or a list of chat messages that holds some, else ``None``."""
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, list) and value and all(isinstance(m, Mapping) for m in value):
+        messages = genai_messages(value)
+        if messages and has_content(messages) and all("role" in m for m in value):
+            return messages
     return None
