@@ -37,13 +37,16 @@ def add_collect_parser(sub: Any) -> None:
         description=(
             "Serve POST /v1/traces (OTLP/HTTP, protobuf or JSON, gzip accepted) and score\n"
             "every agent run the received spans describe (GenAI semantic conventions or\n"
-            "OpenInference) with the scorers of MODULE:ATTR. Point any OTLP exporter, in\n"
-            "any language, or an OpenTelemetry Collector at it. A trace is assembled once\n"
-            "it has been quiet for --quiet-period; each score is a span, child of the run's\n"
-            "span, and a gen_ai.evaluation.result event parented to it (--emit), exported\n"
-            "to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables say). SIGTERM\n"
-            "or Ctrl-C stops it: it answers no more requests, assembles what it holds,\n"
-            "scores it within --drain-timeout and says what it left."
+            "OpenInference) with the scorers of MODULE:ATTR. POST /v1/logs takes the log\n"
+            "records that carry the messages where an instrumentation captures content in\n"
+            "events (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY): each is\n"
+            "joined to its span; records of no span are counted and dropped. Point any\n"
+            "OTLP exporter, in any language, or an OpenTelemetry Collector at it. A trace\n"
+            "is assembled once it has been quiet for --quiet-period; each score is a span,\n"
+            "child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+            "(--emit), exported to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables\n"
+            "say). SIGTERM or Ctrl-C stops it: it answers no more requests, assembles what\n"
+            "it holds, scores it within --drain-timeout and says what it left."
         ),
         epilog=(
             "exit codes:\n"
@@ -72,7 +75,8 @@ def add_collect_parser(sub: Any) -> None:
         "--forward",
         metavar="URL",
         help="also pass every accepted request on, unchanged, to this OTLP/HTTP endpoint "
-        "(/v1/traces is added when the URL has no path)",
+        "(/v1/traces is added when the URL has no path; log records go to /v1/logs beside "
+        "it)",
     )
     p.add_argument(
         "--broker",
@@ -275,6 +279,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
         if not token.strip():
             raise UsageError(f"--token-env {args.token_env}: ${args.token_env} is not set")
     forward = traces_url(args.forward, "--forward") if args.forward else None
+    forward_logs = logs_url(args.forward, "--forward") if args.forward else None
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -348,6 +353,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes,
         token=token,
         forward=forward,
+        forward_logs=forward_logs,
     )
     try:
         receiver.start()
@@ -371,7 +377,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
     ids = ", ".join(c.scorer_id for c in dispatcher.scorers)
     err.print(
         f"livescore collect (pid {os.getpid()}): receiving OTLP traces on "
-        f"{escape(receiver.url)}/v1/traces; scoring {escape(ids)} "
+        f"{escape(receiver.url)}/v1/traces (log records on /v1/logs); scoring {escape(ids)} "
         f"{escape(where)}; scores ({escape(','.join(signals))}) {escape(telemetry.where)}"
         + (f"; forwarding to {escape(forward)}" if forward else ""),
         soft_wrap=True,
@@ -422,9 +428,22 @@ def _drain(
     statuses = ", ".join(f"{code}: {n}" for code, n in sorted(r.requests.items())) or "none"
     err.print(
         f"received: requests {statuses}; spans accepted {r.spans_accepted}, rejected "
-        f"{r.spans_rejected}, refused (429) {r.spans_refused}",
+        f"{r.spans_rejected}, refused (429) {r.spans_refused}"
+        + (
+            f"; log records accepted {r.log_records_accepted}, of no span "
+            f"{r.log_records_dropped}, refused (429) {r.log_records_refused}"
+            if r.log_records_accepted or r.log_records_dropped or r.log_records_refused
+            else ""
+        ),
         soft_wrap=True,
     )
+    if a.events_received:
+        err.print(
+            f"log records: joined to their span {a.events_joined}"
+            + (f", dropped {escape(str(a.events_dropped))}" if a.events_dropped else "")
+            + (f", evicted {a.events_evicted}" if a.events_evicted else ""),
+            soft_wrap=True,
+        )
     evicted = sum(a.traces_evicted.values())
     err.print(
         f"assembled: traces {a.traces_finished} ({a.traces_without_run} without a run), "

@@ -476,8 +476,18 @@ def from_log_record(record: Any) -> DecodedLogs:
         format(trace_id, "032x") if isinstance(trace_id, int) and trace_id else None,
         format(span_id, "016x") if isinstance(span_id, int) and span_id else None,
         getattr(inner, "event_name", None),
-        dict(attributes),
-        getattr(inner, "body", None),
+        {str(k): _plain(v) for k, v in attributes.items()},
+        _plain(getattr(inner, "body", None)),
         out,
     )
     return out
+
+
+def _plain(value: Any) -> Any:
+    """An SDK attribute value as OTLP decoding gives it: tuples as lists, maps as dicts (the
+    SDK keeps a structured event attribute as tuples; the readers expect lists)."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value

@@ -43,9 +43,15 @@ _KINDS: dict[str, SpanKind] = {
     "execute_tool": "tool",
     "retrieval": "retriever",
 }
+# The one variable every GenAI instrumentation reads, but its values differ: the
+# OpenTelemetry contrib instrumentations built on opentelemetry-util-genai (openai-v2 2.4b0
+# with util-genai 1.1b0) take SPAN_ONLY / EVENT_ONLY / SPAN_AND_EVENT and treat "true" as
+# NO_CONTENT (with a warning); Google ADK and the contrib packages' legacy path take "true".
 CONTENT_SETTING = (
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the OpenTelemetry contrib "
-    "instrumentations also need OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental)"
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY for the OpenTelemetry "
+    "contrib instrumentations (opentelemetry-instrumentation-openai-v2…; EVENT_ONLY puts "
+    "the messages in log records: export them to /v1/logs too), =true for Google ADK and "
+    "older instrumentations"
 )
 
 
@@ -166,5 +172,10 @@ def _common(span: SpanRecord, reading: SpanReading) -> SpanReading:
 
 
 READER = Reader(
-    "genai", speaks, read, reads=("gen_ai.", "pydantic_ai.", "final_result", "session.")
+    "genai",
+    speaks,
+    read,
+    # openai.*: the contrib OpenAI instrumentation's request/response details (service tier,
+    # system fingerprint), never content.
+    reads=("gen_ai.", "pydantic_ai.", "final_result", "session.", "openai."),
 )
