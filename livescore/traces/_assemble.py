@@ -209,6 +209,14 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
             call = reading.tool_call.value
             if call.call_id is None:
                 call.call_id = _match(pending, call)
+            else:
+                asked = next((c for c in pending if c.call_id == call.call_id), None)
+                if asked is not None:
+                    pending.remove(asked)
+                    if not isinstance(call.args, dict) and isinstance(asked.args, dict):
+                        # The tool span holds less than the model asked for (LangChain's
+                        # records a one-argument tool's bare value): the model's call says it.
+                        call.args = asked.args
             if call.call_id:
                 ran.add(call.call_id)
             if call.name in ANSWER_TOOLS:

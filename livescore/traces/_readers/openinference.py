@@ -113,7 +113,17 @@ def tool_call(span: SpanRecord) -> Sourced[ToolCall]:
         # smolagents wraps a tool's keyword arguments: {"args": [], "kwargs": {...}}
         if isinstance(args, Mapping) and isinstance(args.get("kwargs"), Mapping):
             args = dict(args["kwargs"]) if not args.get("args") else args
-    return Sourced(make_tool_call(span, name, call_id, args, attributes.get(OUTPUT)), OUTPUT)
+    result = attributes.get(OUTPUT)
+    message = p.parse_json(result)
+    if (
+        isinstance(message, Mapping)
+        and message.get("type") == "tool"
+        and isinstance(message.get("data"), Mapping)
+    ):
+        # LangChain's tool span: the ToolMessage serialised, its content the result.
+        result = message["data"].get("content")
+        call_id = call_id or message["data"].get("tool_call_id")
+    return Sourced(make_tool_call(span, name, call_id, args, result), OUTPUT)
 
 
 def read(span: SpanRecord) -> SpanReading:
