@@ -166,6 +166,8 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
     steps: list[Step] = []
     pending: list[ToolCall] = []  # calls models asked for, not yet matched to a tool span
     ran: set[str] = set()  # ids of the calls a tool span ran
+    # Tool spans that recorded no content, by call id: a tool-role message may hold it.
+    unfilled: dict[str, Step] = {}
     answer_from_tool: Sourced[str] | None = None
     answer_span: SpanRecord | None = None
     first_model: tuple[SpanRecord, SpanReading, Sourced[Any]] | None = None
@@ -187,7 +189,16 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
             # Tool results the model was sent (a tool-role message): the only record of a tool
             # call where the instrumentation makes no tool span (raw SDK loops).
             for step in _answered_calls(messages, ran):
-                steps.append(step)
+                empty = unfilled.pop(step.tool_call.call_id or "", None) if step.tool_call else None
+                if empty is not None and empty.tool_call is not None:
+                    # The tool span ran it but recorded nothing (content capture off for
+                    # tools only): the message says what it was called with and returned.
+                    empty.input = empty.tool_call.args = step.input
+                    empty.output = empty.tool_call.result = step.output
+                    redacted_tools -= 1
+                    step = empty
+                else:
+                    steps.append(step)
                 sources[f"tool {step.name}"] = FieldSource(
                     span.name, span.span_id, "a tool-role message in its input", reading.convention
                 )
@@ -217,7 +228,8 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                         # The tool span holds less than the model asked for (LangChain's
                         # records a one-argument tool's bare value): the model's call says it.
                         call.args = asked.args
-            if call.call_id:
+            redacted = call.args is None and call.result is None and call.error is None
+            if call.call_id and not redacted:
                 ran.add(call.call_id)
             if call.name in ANSWER_TOOLS:
                 if call.ok and call.result is not None:
@@ -225,7 +237,7 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                     answer_from_tool = Sourced(text, "tool result")
                     answer_span = span
                 continue
-            if call.args is None and call.result is None and call.error is None:
+            if redacted:
                 redacted_tools += 1
             steps.append(
                 Step(
@@ -238,6 +250,8 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                     span_id=span.span_id,
                 )
             )
+            if redacted and call.call_id:
+                unfilled[call.call_id] = steps[-1]
             sources[f"tool {call.name}"] = FieldSource(
                 span.name, span.span_id, reading.tool_call.source, reading.convention
             )
