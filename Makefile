@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -100,7 +100,31 @@ $(STRANDS_VENV)/.installed-$(STRANDS_VERSION): pyproject.toml
 
 strands: $(STRANDS_VENV)/.installed-$(STRANDS_VERSION)
 
-test: lint typecheck docs browser phoenix redis strands unit
+# OpenLLMetry (traceloop-sdk) for its instrumentation test (its agent runs in a subprocess):
+# a virtual environment of its own, since traceloop-sdk pins the OpenTelemetry packages one
+# patch release apart from the dev extra (and brings some 30 instrumentations). The
+# OpenTelemetry pins are the ones it resolves to (unpinned, pip backtracks for minutes);
+# httpx is imported by traceloop-sdk without being declared. livescore is installed there
+# editable from this checkout. Where it cannot be installed, that test is skipped with its
+# reason.
+TRACELOOP_VENV ?= .traceloop-venv
+TRACELOOP_VERSION ?= 0.62.4
+
+$(TRACELOOP_VENV)/.installed-$(TRACELOOP_VERSION): pyproject.toml
+	@echo "Installing traceloop-sdk==$(TRACELOOP_VERSION) into $(TRACELOOP_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(TRACELOOP_VENV) && \
+	  $(TRACELOOP_VENV)/bin/python -m pip install --quiet -e ".[sdk,collect]" \
+	    "traceloop-sdk==$(TRACELOOP_VERSION)" "httpx==0.28.1" \
+	    "opentelemetry-api==1.45.1" "opentelemetry-sdk==1.45.1" \
+	    "opentelemetry-instrumentation==0.66b1" "opentelemetry-instrumentation-logging==0.66b1" \
+	    "opentelemetry-instrumentation-redis==0.66b1" \
+	    >$(TRACELOOP_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(TRACELOOP_VENV)/install.log 2>/dev/null; \
+	    echo "traceloop-sdk could not be installed: its instrumentation test will be skipped."; }
+
+traceloop: $(TRACELOOP_VENV)/.installed-$(TRACELOOP_VERSION)
+
+test: lint typecheck docs browser phoenix redis strands traceloop unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).
@@ -119,4 +143,4 @@ judge-quality: setup
 	$(BIN)/python bench/judge_quality.py --judge local $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) build dist site *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) $(TRACELOOP_VENV) build dist site *.egg-info .mypy_cache .ruff_cache
