@@ -3,6 +3,7 @@ over requests, garbage, caps, the bearer token, back-pressure, and forwarding.""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import sys
@@ -11,13 +12,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from _collect_support import eval_spans, faithfulness, faithfulness_replies, judge_saw
+from _collect_support import CLAIM, eval_spans, faithfulness, faithfulness_replies, judge_saw
+from google.protobuf.json_format import MessageToDict
+from opentelemetry._logs import LogRecord
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import set_span_in_context
 
 from livescore.collect import OTLPReceiver, SpanPipeline
 from livescore.live import LiveDispatcher
@@ -231,3 +239,162 @@ def test_forward_passes_requests_on_unchanged(judge: OpenAITestServer) -> None:
             ["invoke_agent weather", "chat gpt-test", "execute_tool get_weather", "chat gpt-test"]
         )
     assert scored.receiver.stats().forwarded == 4
+
+
+# -- /v1/logs: content captured in events ------------------------------------------------------
+
+
+def _hex_ids(request: dict[str, Any]) -> dict[str, Any]:
+    """OTLP JSON writes ids in hex, the protobuf JSON mapping in base64."""
+    for resource in request.get("resourceLogs", []):
+        for scope in resource.get("scopeLogs", []):
+            for record in scope.get("logRecords", []):
+                for key in ("traceId", "spanId"):
+                    if key in record:
+                        record[key] = base64.b64decode(record[key]).hex()
+    return request
+
+
+def run_with_content_in_events() -> tuple[list[ReadableSpan], list[Any]]:
+    """A raw tool loop as the contrib instrumentations write it with ``EVENT_ONLY``: an app
+    span over two ``chat`` spans without content, each with a
+    ``gen_ai.client.inference.operation.details`` log record holding its messages (the
+    tool's result a ``tool_call_response`` part of the second call's input)."""
+    provider, exporter = memory_provider()
+    logger_provider, logs = LoggerProvider(), InMemoryLogRecordExporter()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    tracer, logger = provider.get_tracer("app"), logger_provider.get_logger("instrumentation")
+    question = {"role": "user", "parts": [{"type": "text", "content": "Weather in Lyon?"}]}
+    call = {"type": "tool_call", "id": "call_w1", "name": "get_weather", "arguments": {}}
+    asked = {"role": "assistant", "parts": [call]}
+    result = {"type": "tool_call_response", "id": "call_w1", "response": "sunny, 24 °C"}
+    turns = [
+        ([question], [asked]),
+        (
+            [question, asked, {"role": "tool", "parts": [result]}],
+            [{"role": "assistant", "parts": [{"type": "text", "content": CLAIM}]}],
+        ),
+    ]
+    with tracer.start_as_current_span("weather-agent"):
+        for inputs, outputs in turns:
+            with tracer.start_as_current_span(
+                "chat m", attributes={"gen_ai.operation.name": "chat"}
+            ) as span:
+                logger.emit(
+                    LogRecord(
+                        event_name="gen_ai.client.inference.operation.details",
+                        attributes={
+                            "gen_ai.input.messages": inputs,
+                            "gen_ai.output.messages": outputs,
+                        },
+                        context=set_span_in_context(span),
+                    )
+                )
+    return list(exporter.get_finished_spans()), list(logs.get_finished_logs())
+
+
+def logs_body(records: list[Any], encoding: str) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
+    request = encode_logs(records)
+    if encoding == "application/x-protobuf":
+        return bytes(request.SerializeToString())
+    return json.dumps(_hex_ids(MessageToDict(request))).encode()
+
+
+def spans_body(spans: list[ReadableSpan], encoding: str) -> bytes:
+    if encoding == "application/x-protobuf":
+        return bytes(encode_spans(spans).SerializeToString())
+    return json.dumps(otlp_json(spans)).encode()
+
+
+@pytest.mark.parametrize("encoding", ["application/json", "application/x-protobuf"])
+@pytest.mark.parametrize("logs_first", [True, False], ids=["logs-first", "spans-first"])
+def test_log_records_are_joined_to_their_spans(
+    judge: OpenAITestServer, encoding: str, logs_first: bool
+) -> None:
+    spans, records = run_with_content_in_events()
+    scored = Scored(judge)
+    try:
+        logs_url = scored.receiver.url + "/v1/logs"
+        requests = [
+            (logs_url, logs_body(records, encoding)),
+            (scored.endpoint, spans_body(spans, encoding)),
+        ]
+        for url, body in requests if logs_first else reversed(requests):
+            status, answer, headers = post(
+                url, gzip.compress(body), encoding, **{"Content-Encoding": "gzip"}
+            )
+            assert (status, headers["Content-Type"]) == (200, encoding)
+            assert answer in (b"", b"{}")
+            scored.pipeline.flush(5)
+        scored.settle()
+        scored_logs = scored.receiver.stats()
+        assembly = scored.pipeline.stats().assembly
+    finally:
+        scored.close()
+    assert (scored_logs.log_records_accepted, scored_logs.log_records_dropped) == (2, 0)
+    assert (assembly.events_received, assembly.events_joined, assembly.events_held) == (2, 2, 0)
+    assert assembly.runs_assembled == 1
+    assert judge_saw(judge, "sunny, 24 °C")  # the tool result, from a log record, is context
+    [score] = eval_spans(list(scored.scores.get_finished_spans()))
+    root = next(s for s in spans if s.parent is None)
+    assert score.parent is not None
+    assert score.parent.span_id == root.context.span_id
+    assert score.attributes is not None
+    assert score.attributes["gen_ai.evaluation.score.value"] == 1.0
+
+
+def test_log_records_of_no_span_are_counted_and_dropped(judge: OpenAITestServer) -> None:
+    plain = {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            {"body": {"stringValue": "GET /health 200"}},  # no trace
+                            {  # a span's plain log line: no event name
+                                "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+                                "spanId": "00f067aa0ba902b7",
+                                "body": {"stringValue": "retrying"},
+                            },
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    scored = Scored(judge)
+    try:
+        status, body, _ = post(
+            scored.receiver.url + "/v1/logs", json.dumps(plain).encode(), "application/json"
+        )
+        assert (status, body) == (200, b"{}")
+        stats = scored.receiver.stats()
+        assert (stats.log_records_accepted, stats.log_records_dropped) == (0, 2)
+        assert scored.pipeline.stats().assembly.traces_open == 0  # nothing held for them
+    finally:
+        scored.close()
+
+
+def test_v1_logs_answers_as_v1_traces_does(judge: OpenAITestServer) -> None:
+    scored = Scored(judge, token="s3cret", max_body_bytes=10_000)
+    url = scored.receiver.url + "/v1/logs"
+    auth = {"Authorization": "Bearer s3cret"}
+    try:
+        status, _, headers = post(url, b"{}", "application/json")
+        assert (status, headers["WWW-Authenticate"]) == (401, "Bearer")
+        assert post(url, b"x", "text/plain", **auth)[0] == 415
+        assert post(url, b"{not json", "application/json", **auth)[0] == 400
+        assert post(url, b"\xff\xfe garbage", "application/x-protobuf", **auth)[0] == 400
+        bomb = gzip.compress(b"{" + b" " * 1_000_000 + b"}")
+        big = post(url, bomb, "application/json", **auth, **{"Content-Encoding": "gzip"})
+        assert big[0] == 413
+        assert post(url, b"", "application/x-protobuf", **auth)[:2] == (200, b"")
+        request = urllib.request.Request(url, method="GET", headers=auth)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10).close()
+        refused.value.close()
+        assert refused.value.code == 405
+    finally:
+        scored.close()
