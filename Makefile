@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop crewai unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -124,7 +124,29 @@ $(TRACELOOP_VENV)/.installed-$(TRACELOOP_VERSION): pyproject.toml
 
 traceloop: $(TRACELOOP_VENV)/.installed-$(TRACELOOP_VERSION)
 
-test: lint typecheck docs browser phoenix redis strands traceloop unit
+# CrewAI for its instrumentation test, traced by OpenInference's CrewAI and OpenAI
+# instrumentors (its crew runs in a subprocess): a virtual environment of its own, and
+# without livescore, since crewai requires openai<3 and livescore openai>=3 (pip cannot put
+# the two in one environment; a CrewAI application is scored by `livescore collect` beside
+# it). About 1 GB, ~1 min from the package index the first time. Where it cannot be
+# installed, that test is skipped with its reason.
+CREWAI_VENV ?= .crewai-venv
+CREWAI_VERSION ?= 1.15.30
+CREWAI_PINS := "crewai==$(CREWAI_VERSION)" "openinference-instrumentation-crewai==1.1.21" \
+  "openinference-instrumentation-openai==0.1.66" "opentelemetry-sdk==1.45.2" \
+  "opentelemetry-exporter-otlp-proto-http==1.45.2"
+
+$(CREWAI_VENV)/.installed-$(CREWAI_VERSION):
+	@echo "Installing crewai==$(CREWAI_VERSION) into $(CREWAI_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(CREWAI_VENV) && \
+	  $(CREWAI_VENV)/bin/python -m pip install --quiet $(CREWAI_PINS) \
+	    >$(CREWAI_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(CREWAI_VENV)/install.log 2>/dev/null; \
+	    echo "CrewAI could not be installed: its instrumentation test will be skipped."; }
+
+crewai: $(CREWAI_VENV)/.installed-$(CREWAI_VERSION)
+
+test: lint typecheck docs browser phoenix redis strands traceloop crewai unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).
@@ -143,4 +165,4 @@ judge-quality: setup
 	$(BIN)/python bench/judge_quality.py --judge local $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) $(TRACELOOP_VENV) build dist site *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) $(TRACELOOP_VENV) $(CREWAI_VENV) build dist site *.egg-info .mypy_cache .ruff_cache

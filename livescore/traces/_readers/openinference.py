@@ -89,7 +89,11 @@ def output_text(span: SpanRecord) -> Sourced[str] | None:
 
 
 def _quality(text: str) -> Any:
-    return "repr" if p.looks_like_repr(text) else "whole"
+    if not p.looks_like_repr(text):
+        return "whole"
+    # LlamaIndex's instrumentor cuts a repr at 200 characters and ends it with "...":
+    # cut short, whatever text it holds is partial.
+    return "truncated" if text.endswith("...") else "repr"
 
 
 def _messages(span: SpanRecord, side: str) -> Sourced[list[Message]] | None:
@@ -123,6 +127,10 @@ def tool_call(span: SpanRecord) -> Sourced[ToolCall]:
         # LangChain's tool span: the ToolMessage serialised, its content the result.
         result = message["data"].get("content")
         call_id = call_id or message["data"].get("tool_call_id")
+    elif isinstance(message, Mapping) and "raw_output" in message and "tool_name" in message:
+        # LlamaIndex's tool span: the ToolOutput serialised, raw_output what the tool returned.
+        raw = message["raw_output"]
+        result = raw if raw is not None else message.get("blocks")
     return Sourced(make_tool_call(span, name, call_id, args, result), OUTPUT)
 
 
