@@ -56,7 +56,10 @@ def _record(raw: dict[str, Any]) -> SpanRecord:
 
 def run_agent(judge: OpenAITestServer, collect_url: str, **env: str) -> dict[str, Any]:
     python = traceloop_python()
-    script = [Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]), Reply.text(ANSWER)]
+    script = [
+        Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]),
+        Reply.text(ANSWER),
+    ]
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TRACELOOP_")}
     with OpenAITestServer(script) as llm:
         done = subprocess.run(
@@ -76,7 +79,11 @@ def run_agent(judge: OpenAITestServer, collect_url: str, **env: str) -> dict[str
 def test_the_pinned_versions_are_installed() -> None:
     python = traceloop_python()
     done = subprocess.run(
-        [python, "-c", f"from importlib.metadata import version; print(*map(version, {list(PINNED)!r}))"],
+        [
+            python,
+            "-c",
+            f"from importlib.metadata import version; print(*map(version, {list(PINNED)!r}))",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -129,7 +136,7 @@ def test_a_traceloop_agent_run_is_scored_in_process_and_by_collect(tmp_path: Pat
         "OpenLLMetry: traceloop-sdk decorators, OpenAI instrumentation",
         f"traceloop-sdk {PINNED['traceloop-sdk']}",
         assembled,
-        "`Traceloop.set_association_properties({\"session_id\": ...})` for the conversation",
+        '`Traceloop.set_association_properties({"session_id": ...})` for the conversation',
     )
 
 
@@ -148,26 +155,36 @@ def test_content_capture_off_skips_the_run_naming_the_setting() -> None:
 
 
 def span(span_id: str, parent: str | None, start: int, name: str, **attributes: Any) -> SpanRecord:
-    return SpanRecord("a" * 32, span_id * 16, parent and parent * 16, name, start, 99 - start, attributes)
+    return SpanRecord(
+        "a" * 32, span_id * 16, parent and parent * 16, name, start, 99 - start, attributes
+    )
 
 
 def test_indexed_messages_give_tool_calls_and_tool_results() -> None:
-    """OpenLLMetry before 0.50 flattened messages into ``gen_ai.prompt.N.*`` and
+    """Earlier OpenLLMetry releases flattened messages into ``gen_ai.prompt.N.*`` and
     ``gen_ai.completion.N.*`` (``llm.request.type`` instead of an operation name), content
     parts as JSON; with no tool span, the tool's result is the tool-role message's."""
     spans = [
         span(
-            "1", None, 0, "weather.workflow",
+            "1",
+            None,
+            0,
+            "weather.workflow",
             **{
                 "traceloop.span.kind": "workflow",
                 "traceloop.entity.name": "weather",
-                "traceloop.entity.input": json.dumps({"args": [], "kwargs": {"question": QUESTION}}),
+                "traceloop.entity.input": json.dumps(
+                    {"args": [], "kwargs": {"question": QUESTION}}
+                ),
                 "traceloop.entity.output": json.dumps(ANSWER),
                 "traceloop.association.properties.thread_id": "t-9",
             },
         ),
         span(
-            "2", "1", 1, "openai.chat",
+            "2",
+            "1",
+            1,
+            "openai.chat",
             **{
                 "llm.request.type": "chat",
                 "gen_ai.request.model": "gpt-4o",
@@ -182,7 +199,10 @@ def test_indexed_messages_give_tool_calls_and_tool_results() -> None:
             },
         ),
         span(
-            "3", "1", 2, "openai.chat",
+            "3",
+            "1",
+            2,
+            "openai.chat",
             **{
                 "llm.request.type": "chat",
                 "gen_ai.prompt.0.role": "user",
@@ -217,7 +237,10 @@ def test_values_cut_short_are_read_as_truncated() -> None:
     wins over it."""
     cut = json.dumps({"args": [QUESTION], "kwargs": {}})[:24]
     root = span(
-        "1", None, 0, "weather.agent",
+        "1",
+        None,
+        0,
+        "weather.agent",
         **{
             "traceloop.span.kind": "agent",
             "traceloop.entity.input": cut,
@@ -227,9 +250,13 @@ def test_values_cut_short_are_read_as_truncated() -> None:
     [run] = runs_from_spans([root])
     assert run.input == QUESTION[: len(cut) - len('{"args": ["')]
     assert run.output == ANSWER[:29]
-    assert run.metadata["input_truncated"] and run.metadata["output_truncated"]
+    assert run.metadata["input_truncated"]
+    assert run.metadata["output_truncated"]
     chat = span(
-        "2", "1", 1, "openai.chat",
+        "2",
+        "1",
+        1,
+        "openai.chat",
         **{
             "gen_ai.operation.name": "chat",
             "gen_ai.input.messages": json.dumps([{"role": "user", "content": QUESTION}]),

@@ -13,9 +13,9 @@ its framework instrumentations.
   on every span beneath: ``session_id`` (or ``conversation_id``, ``thread_id``,
   ``chat_id``) is the conversation, after ``gen_ai.conversation.id``.
 - The model spans of OpenLLMetry's instrumentations (``openai.chat``…) carry no span kind
-  but GenAI attributes (``gen_ai.input.messages`` from 0.50 on, the indexed
-  ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` before) beside the association
-  properties: they are read as GenAI, their conversation from those properties.
+  but GenAI attributes (``gen_ai.input.messages`` in 0.62, the indexed
+  ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` in earlier releases) beside the
+  association properties: they are read as GenAI, their conversation from those properties.
 
 Content (inputs, outputs, messages) is captured unless ``TRACELOOP_TRACE_CONTENT=false``.
 """
