@@ -5,10 +5,19 @@ what a span is; ``input.value`` / ``output.value`` hold its input and output (te
 whose keys vary by framework); model spans flatten their messages into
 ``llm.input_messages.N.message.*`` / ``llm.output_messages.N.message.*``; ``tool.name``,
 ``retrieval.documents.N.document.content``, ``session.id``, ``agent.name``.
+
+CrewAI's instrumentor makes the crew's ``kickoff`` a ``CHAIN`` span holding what the crew
+was asked (``crew_tasks``, the task descriptions, whose ``{placeholders}`` the kickoff's
+``crew_inputs`` fill) and its final answer (``output.value``: the ``CrewOutput``'s
+``raw``); each task is an ``AGENT`` span whose ``input.value`` is the agent's configuration
+(role, goal, tools), not the question. So a kickoff span is read as the run's (agent) span:
+the one span holding both the question and the crew's answer, with the tasks, model calls
+and tools beneath it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +42,12 @@ _KINDS: dict[str, SpanKind] = {
 # Keys under which OpenInference instrumentations put the user's request in a JSON input.
 _INPUT_KEYS = ("task", "input", "query", "question", "prompt", "message", "user_input", "messages")
 CONTENT_SETTING = "OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS unset (or false)"
+# CrewAI's kickoff span (openinference-instrumentation-crewai): the tasks and their inputs.
+CREW_TASKS = "crew_tasks"
+CREW_INPUTS = "crew_inputs"
+# CrewAI's placeholder syntax (crewai.utilities.string_utils.interpolate_only): {name}, so
+# JSON braces in a description stay as they are.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_\-]*)\}")
 
 
 def speaks(span: SpanRecord) -> bool:
@@ -40,6 +55,8 @@ def speaks(span: SpanRecord) -> bool:
 
 
 def kind(span: SpanRecord) -> SpanKind | None:
+    if CREW_TASKS in span.attributes:
+        return "agent"  # a CrewAI kickoff (a CHAIN span): the crew's run
     value = span.attributes.get(KIND)
     return _KINDS.get(value.upper()) if isinstance(value, str) else None
 
@@ -66,6 +83,26 @@ def input_text(span: SpanRecord) -> Sourced[str] | None:
     return Sourced(value, INPUT) if not isinstance(parsed, list) else None
 
 
+def crew_input(span: SpanRecord) -> Sourced[str] | None:
+    """What a CrewAI crew was asked: its tasks' descriptions, placeholders filled from the
+    kickoff's inputs as CrewAI fills them (one paragraph per task)."""
+    tasks = p.parse_json(span.attributes.get(CREW_TASKS))
+    inputs = p.parse_json(span.attributes.get(CREW_INPUTS))
+    values = inputs if isinstance(inputs, Mapping) else {}
+
+    def fill(found: re.Match[str]) -> str:
+        name = found.group(1)
+        return str(values[name]) if name in values else found.group(0)
+
+    descriptions = [
+        _PLACEHOLDER.sub(fill, task["description"]).strip()
+        for task in (tasks if isinstance(tasks, list) else ())
+        if isinstance(task, Mapping) and isinstance(task.get("description"), str)
+    ]
+    text = "\n\n".join(d for d in descriptions if d)
+    return Sourced(text, f"{CREW_TASKS} .description") if text else None
+
+
 def output_text(span: SpanRecord) -> Sourced[str] | None:
     """``output.value`` as the answer's text."""
     value = span.attributes.get(OUTPUT)
@@ -75,7 +112,8 @@ def output_text(span: SpanRecord) -> Sourced[str] | None:
     if isinstance(parsed, str):
         return Sourced(parsed, OUTPUT, _quality(parsed))
     if isinstance(parsed, Mapping):
-        for key in ("content", "output", "answer", "text", "result"):
+        # ``raw``: CrewAI's CrewOutput / TaskOutput (the answer as the model wrote it).
+        for key in ("content", "output", "answer", "text", "result", "raw"):
             found = parsed.get(key)
             if isinstance(found, str):
                 return Sourced(found, f"{OUTPUT} .{key}")
@@ -148,7 +186,8 @@ def read(span: SpanRecord) -> SpanReading:
             if isinstance(fields.get("document.content"), str)
         ]
     else:
-        reading.input = _messages(span, "input") or input_text(span)
+        crew = crew_input(span) if CREW_TASKS in attributes else None
+        reading.input = crew or _messages(span, "input") or input_text(span)
         reading.output = _messages(span, "output") or output_text(span)
     found = p.first_str(attributes, "session.id")
     reading.conversation_id = Sourced(found[1], found[0]) if found else None
@@ -163,5 +202,16 @@ READER = Reader(
     "openinference",
     speaks,
     read,
-    reads=("input.", "output.", "llm.", "retrieval.", "tool.", "tool_call.", "session.", "agent."),
+    reads=(
+        "input.",
+        "output.",
+        "llm.",
+        "retrieval.",
+        "tool.",
+        "tool_call.",
+        "session.",
+        "agent.",
+        CREW_TASKS,
+        CREW_INPUTS,
+    ),
 )
