@@ -29,7 +29,11 @@ def span(
 
 
 def test_an_agent_given_messages_with_a_structured_answer_and_the_thread_in_metadata() -> None:
-    messages = [{"role": "user", "content": [{"type": "text", "text": "A city?"}]}]
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": [{"type": "text", "text": "A city?"}]},
+    ]
     root = span(
         1,
         None,
@@ -46,7 +50,7 @@ def test_an_agent_given_messages_with_a_structured_answer_and_the_thread_in_meta
     )
     [assembled] = assemble_runs([root])
     run = assembled.run
-    assert run.input == [{"role": "user", "content": "A city?"}]
+    assert run.input == [{"role": "user", "content": "A city?"}]  # the turn it answers
     assert run.output == '{"city": "Lyon"}'
     assert run.conversation_id == "thread-4"
     assert assembled.sources["conversation_id"].attribute == "mastra.metadata.threadId"

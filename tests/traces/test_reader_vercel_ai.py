@@ -88,8 +88,8 @@ def test_a_stream_text_run_with_a_messages_prompt_and_input_output_tool_names() 
     assert reader.name == "vercel_ai"  # before genai, which speaks gen_ai.request.model too
     [assembled] = assemble_runs(spans)
     run = assembled.run
-    # The messages up to the first answer: the conversation's earlier turns are the app's.
-    assert run.input == [{"role": "user", "content": "Hi"}]
+    # The conversation so far is the prompt: the run answers its last user turn.
+    assert run.input == [{"role": "user", "content": "Weather in Lyon?"}]
     assert run.output == "Sunny."
     assert run.conversation_id == "conv-9"
     assert run.name == "chat"

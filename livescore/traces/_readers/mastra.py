@@ -21,6 +21,7 @@ from typing import Any
 from livescore.traces._readers import _parse as p
 from livescore.traces._readers import genai
 from livescore.traces._readers._reading import Reader, Sourced, SpanReading
+from livescore.traces._readers.vercel_ai import last_user_turn
 from livescore.traces._span import SpanRecord
 
 __all__ = ("READER",)
@@ -41,13 +42,14 @@ def speaks(span: SpanRecord) -> bool:
 
 
 def _agent_input(value: Any) -> Sourced[Any] | None:
-    """``mastra.agent_run.input``: the text the agent was asked, or its messages."""
+    """``mastra.agent_run.input``: the text the agent was asked, or the last user turn of the
+    messages it was given."""
     parsed = p.parse_json(value)
     if isinstance(parsed, str):
         return Sourced(parsed, AGENT_INPUT) if parsed.strip() else None
     if isinstance(parsed, Mapping) and isinstance(parsed.get("messages"), list):
         parsed = parsed["messages"]
-    messages = p.genai_messages(parsed)
+    messages = last_user_turn(p.genai_messages(parsed) or [])
     return Sourced(messages, AGENT_INPUT) if messages else None
 
 

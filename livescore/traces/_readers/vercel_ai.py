@@ -26,7 +26,7 @@ from livescore.traces._readers._reading import Message, Reader, Sourced, SpanKin
 from livescore.traces._readers.genai import make_tool_call
 from livescore.traces._span import SpanRecord
 
-__all__ = ("READER", "ai_messages")
+__all__ = ("READER", "ai_messages", "last_user_turn")
 
 OPERATION = "ai.operationId"
 # The calls a program makes: each is a run (a generateText call with tools is an agent).
@@ -147,16 +147,28 @@ def _response(attributes: Mapping[str, Any]) -> Sourced[list[Message]] | None:
 
 
 def _prompt(attributes: Mapping[str, Any]) -> Sourced[Any] | None:
-    """An outer call's ``ai.prompt``: the ``prompt`` text, or the ``messages``."""
+    """An outer call's ``ai.prompt``: the ``prompt`` text, or the user's last turn of its
+    ``messages`` (a chat app passes the whole conversation so far: the run answers its end)."""
     prompt = p.parse_json(attributes.get("ai.prompt"))
     if not isinstance(prompt, Mapping):
         return None
     text = prompt.get("prompt")
     if isinstance(text, str) and text:
         return Sourced(text, "ai.prompt .prompt")
-    found = ai_messages(text if isinstance(text, list) else prompt.get("messages"))
     key = "prompt" if isinstance(text, list) else "messages"
+    found = last_user_turn(ai_messages(prompt.get(key)) or [])
     return Sourced(found, f"ai.prompt .{key}") if found else None
+
+
+def last_user_turn(messages: list[Message]) -> list[Message] | None:
+    """The user messages after the last answer (else the last user message): what a run
+    given a whole conversation answers."""
+    answered = [i for i, m in enumerate(messages) if m.get("role") in ("assistant", "tool")]
+    after = messages[answered[-1] + 1 :] if answered else messages
+    turn = [m for m in after if m.get("role") == "user"]
+    if not turn:
+        turn = [m for m in messages if m.get("role") == "user"][-1:]
+    return turn or None
 
 
 def _answer(attributes: Mapping[str, Any]) -> Sourced[str] | None:
