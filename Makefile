@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop crewai unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -146,7 +146,45 @@ $(CREWAI_VENV)/.installed-$(CREWAI_VERSION):
 
 crewai: $(CREWAI_VENV)/.installed-$(CREWAI_VERSION)
 
-test: lint typecheck docs browser phoenix redis strands traceloop crewai unit
+# OpenLIT for its instrumentation test (a raw openai tool loop, in a subprocess): a virtual
+# environment of its own and without livescore, since openlit requires openai<3 and livescore
+# openai>=3; the loop exports to `livescore collect` beside it. The OpenTelemetry pins are
+# what it resolves to (unpinned, pip backtracks into a conflict). Where it cannot be
+# installed, that test is skipped with its reason.
+OPENLIT_VENV ?= .openlit-venv
+OPENLIT_VERSION ?= 1.44.0
+OPENLIT_PINS := "openlit==$(OPENLIT_VERSION)" "openai==2.54.0" "opentelemetry-sdk==1.45.1" \
+  "opentelemetry-instrumentation==0.66b1" "opentelemetry-semantic-conventions==0.66b1" \
+  "opentelemetry-exporter-otlp-proto-http==1.45.1"
+
+$(OPENLIT_VENV)/.installed-$(OPENLIT_VERSION):
+	@echo "Installing openlit==$(OPENLIT_VERSION) into $(OPENLIT_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(OPENLIT_VENV) && \
+	  $(OPENLIT_VENV)/bin/python -m pip install --quiet $(OPENLIT_PINS) \
+	    >$(OPENLIT_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(OPENLIT_VENV)/install.log 2>/dev/null; \
+	    echo "OpenLIT could not be installed: its instrumentation test will be skipped."; }
+
+openlit: $(OPENLIT_VENV)/.installed-$(OPENLIT_VERSION)
+
+# Google ADK for its instrumentation test (its agent runs in a subprocess): a virtual
+# environment of its own, since google-adk requires opentelemetry-api/sdk<=1.44 (the dev
+# extra has later ones). livescore is installed there editable from this checkout. Where it
+# cannot be installed, that test is skipped with its reason.
+ADK_VENV ?= .adk-venv
+ADK_VERSION ?= 2.13.0
+
+$(ADK_VENV)/.installed-$(ADK_VERSION): pyproject.toml
+	@echo "Installing google-adk==$(ADK_VERSION) into $(ADK_VENV) (once)..."
+	@{ $(PYTHON) -m venv $(ADK_VENV) && \
+	  $(ADK_VENV)/bin/python -m pip install --quiet -e ".[sdk,collect]" "google-adk==$(ADK_VERSION)" \
+	    >$(ADK_VENV)/install.log 2>&1 && touch $@; } || \
+	  { tail -n 5 $(ADK_VENV)/install.log 2>/dev/null; \
+	    echo "Google ADK could not be installed: its instrumentation test will be skipped."; }
+
+adk: $(ADK_VENV)/.installed-$(ADK_VERSION)
+
+test: lint typecheck docs browser phoenix redis strands traceloop crewai openlit adk unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).
@@ -165,4 +203,4 @@ judge-quality: setup
 	$(BIN)/python bench/judge_quality.py --judge local $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) $(TRACELOOP_VENV) $(CREWAI_VENV) build dist site *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(STRANDS_VENV) $(OPENLIT_VENV) $(ADK_VENV) $(TRACELOOP_VENV) $(CREWAI_VENV) build dist site *.egg-info .mypy_cache .ruff_cache

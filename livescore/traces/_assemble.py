@@ -188,14 +188,15 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
             pending.extend(requested)
             # Tool results the model was sent (a tool-role message): the only record of a tool
             # call where the instrumentation makes no tool span (raw SDK loops).
-            for step in _answered_calls(messages, ran):
+            for step in _answered_calls(messages, ran, pending):
                 empty = unfilled.pop(step.tool_call.call_id or "", None) if step.tool_call else None
                 if empty is not None and empty.tool_call is not None:
                     # The tool span ran it but recorded nothing (content capture off for
                     # tools only): the message says what it was called with and returned.
-                    empty.input = empty.tool_call.args = step.input
+                    if empty.tool_call.args is None:
+                        empty.input = empty.tool_call.args = step.input
+                        redacted_tools -= 1
                     empty.output = empty.tool_call.result = step.output
-                    redacted_tools -= 1
                     step = empty
                 else:
                     steps.append(step)
@@ -228,8 +229,12 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                         # The tool span holds less than the model asked for (LangChain's
                         # records a one-argument tool's bare value): the model's call says it.
                         call.args = asked.args
-            redacted = call.args is None and call.result is None and call.error is None
-            if call.call_id and not redacted:
+            # A span that records no result (content capture off for tools, or an
+            # instrumentation that keeps results in log records the model call's input holds)
+            # is filled from the tool-role message that answered its call, if one comes.
+            no_result = call.result is None and call.error is None
+            redacted = call.args is None and no_result
+            if call.call_id and not no_result:
                 ran.add(call.call_id)
             if call.name in ANSWER_TOOLS:
                 if call.ok and call.result is not None:
@@ -250,7 +255,7 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                     span_id=span.span_id,
                 )
             )
-            if redacted and call.call_id:
+            if no_result and call.call_id:
                 unfilled[call.call_id] = steps[-1]
             sources[f"tool {call.name}"] = FieldSource(
                 span.name, span.span_id, reading.tool_call.source, reading.convention
@@ -405,11 +410,19 @@ def _enclosing_conversation(
     return None
 
 
-def _answered_calls(messages: list[Message] | None, ran: set[str]) -> list[Step]:
-    """Tool steps for the tool-role messages a model was sent whose calls no tool span ran."""
+def _answered_calls(
+    messages: list[Message] | None, ran: set[str], asked_before: Sequence[ToolCall] = ()
+) -> list[Step]:
+    """Tool steps for the tool-role messages a model was sent whose calls no tool span ran.
+
+    The call's name and arguments come from the assistant message that asked for it, else
+    from an earlier model turn's output (``asked_before``): some instrumentations (OpenLIT)
+    leave the assistant's tool-call turn out of the next call's input messages.
+    """
     found: list[Step] = []
     if not messages:
         return found
+    earlier = {c.call_id: c for c in asked_before if c.call_id}
     requested: dict[str, dict[str, Any]] = {}
     for message in messages:
         for call in message.get("tool_calls") or ():
@@ -420,11 +433,17 @@ def _answered_calls(messages: list[Message] | None, ran: set[str]) -> list[Step]
             continue
         ran.add(str(call_id))
         asked = requested.get(str(call_id), {})
+        before = earlier.get(str(call_id))
         result = message.get("content")
         tool = ToolCall(
-            name=str(asked.get("name") or message.get("name") or "tool"),
+            name=str(
+                asked.get("name")
+                or message.get("name")
+                or (before.name if before is not None else None)
+                or "tool"
+            ),
             call_id=str(call_id),
-            args=asked.get("arguments"),
+            args=asked.get("arguments") if asked or before is None else before.args,
             result=result,
         )
         found.append(

@@ -80,7 +80,10 @@ def test_an_agents_sdk_run_traced_by_openinference_is_scored_in_process_and_by_c
     scores = InMemorySpanExporter()
     score_provider.add_span_processor(SimpleSpanProcessor(scores))
     instrumentor = instrumentation.OpenAIAgentsInstrumentor()
-    script = [Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]), Reply.text(ANSWER)]
+    script = [
+        Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]),
+        Reply.text(ANSWER),
+    ]
     with (
         OpenAITestServer(script) as llm,
         OpenAITestServer(hallucination_replies()) as judge,
