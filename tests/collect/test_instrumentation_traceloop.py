@@ -265,3 +265,41 @@ def test_values_cut_short_are_read_as_truncated() -> None:
     )
     [run] = runs_from_spans([root, chat])
     assert (run.input, run.output) == (QUESTION, ANSWER)
+
+
+def test_framework_spans_with_a_span_kind_and_genai_content_are_read() -> None:
+    """An instrumentation of OpenLLMetry's for a framework may mark its spans with a span
+    kind and say their content the GenAI way (no entity input or output)."""
+    messages = [{"role": "user", "content": QUESTION}]
+    spans = [
+        span(
+            "1",
+            None,
+            0,
+            "weather.agent",
+            **{
+                "traceloop.span.kind": "agent",
+                "gen_ai.agent.name": "weather",
+                "gen_ai.input.messages": json.dumps(messages),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": ANSWER}]),
+            },
+        ),
+        span(
+            "2",
+            "1",
+            1,
+            "get_weather.tool",
+            **{
+                "traceloop.span.kind": "tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": '{"city": "Lyon"}',
+                "gen_ai.tool.call.result": TOOL_RESULT,
+            },
+        ),
+    ]
+    [assembled] = assemble_runs(spans)
+    run = assembled.run
+    assert (run.input, run.output, run.name) == (messages, ANSWER, "weather")
+    [tool] = run.steps
+    assert (tool.name, tool.input, tool.output) == ("get_weather", {"city": "Lyon"}, TOOL_RESULT)
+    assert {s.convention for s in assembled.sources.values()} == {"traceloop"}

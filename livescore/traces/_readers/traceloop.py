@@ -63,7 +63,10 @@ def read(span: SpanRecord) -> SpanReading:
         return reading
     reading = SpanReading(NAME, _KINDS.get(kind_value.lower()), content_setting=CONTENT_SETTING)
     name = p.first_str(attributes, ENTITY_NAME)
-    if reading.kind == "tool":
+    if reading.kind == "tool" and INPUT not in attributes and OUTPUT not in attributes:
+        # A framework instrumentation's tool span may say its call the GenAI way instead.
+        reading.tool_call = genai.tool_call(span)
+    elif reading.kind == "tool":
         tool_name = p.first_str(attributes, "gen_ai.tool.name", ENTITY_NAME)
         args = p.call_arguments(p.parse_json(attributes.get(INPUT)))
         result = p.parse_json(attributes.get(OUTPUT))
@@ -78,6 +81,9 @@ def read(span: SpanRecord) -> SpanReading:
     else:
         reading.input = p.sourced(INPUT, p.recorded_input(attributes.get(INPUT)))
         reading.output = p.sourced(OUTPUT, p.recorded_output(attributes.get(OUTPUT)))
+        # A framework instrumentation's span may carry the GenAI messages instead.
+        reading.input = reading.input or genai.messages(span, output=False)
+        reading.output = reading.output or genai.messages(span, output=True)
         if reading.kind == "agent":
             agent = p.first_str(attributes, "gen_ai.agent.name") or name
             reading.agent_name = agent[1] if agent else None
