@@ -147,7 +147,15 @@ def add_eval_parser(sub: Any) -> None:
         metavar="FILE",
         help="score the agent runs of stored OpenTelemetry traces instead of DATA: OTLP JSON, "
         "one export request per line (the Collector's file exporter); with --otlp-endpoint "
-        "the scores nest under the stored runs' spans",
+        "the scores nest under the stored runs' spans. resourceLogs lines in it (the log "
+        "records that hold the messages when content is captured in events) are joined to "
+        "their spans",
+    )
+    p.add_argument(
+        "--logs",
+        metavar="FILE",
+        help="with --traces: the log records in a file of their own (OTLP JSON resourceLogs "
+        "lines, as the Collector's file exporter writes a logs pipeline)",
     )
     p.add_argument(
         "--scorer",
@@ -546,7 +554,9 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
 
         if target is not None:
             raise UsageError("--traces holds finished runs: --target does not apply")
-        dataset = load_traces_dataset(path)
+        dataset = load_traces_dataset(path, Path(args.logs) if args.logs else None)
+    elif args.logs:
+        raise UsageError("--logs goes with --traces (the log records of stored traces)")
     else:
         try:
             dataset = load_dataset(

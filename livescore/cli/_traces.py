@@ -13,20 +13,23 @@ if TYPE_CHECKING:
 __all__ = ("load_traces_dataset",)
 
 
-def load_traces_dataset(path: Path) -> Dataset:
+def load_traces_dataset(path: Path, logs: Path | None = None) -> Dataset:
     """The runs of an OTLP JSON traces file, as ``livescore eval`` items (one per run).
 
     Each item is the :class:`~livescore.Run` itself, so its scores nest under the stored
     run's span; its "line" is the run's number in the file (runs are not lines). Lines
-    that are not OTLP JSON are reported as problems with their number.
+    that are not OTLP JSON are reported as problems with their number. Log records, in
+    the file (``resourceLogs`` lines) or in ``logs`` (``--logs``), are joined to their
+    spans: where an instrumentation captures message content in events, they hold it.
     """
     from livescore.evals import Dataset, DatasetProblem
     from livescore.traces import load_traces
 
     try:
-        stored = load_traces(path)
+        stored = load_traces(path, logs=logs)
     except OSError as exc:
-        raise UsageError(f"--traces: cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+        name = exc.filename if exc.filename is not None else str(path)
+        raise UsageError(f"--traces: cannot read {str(name)!r}: {exc.strerror or exc}") from exc
     problems = [DatasetProblem(p.line, p.message) for p in stored.problems]
     if stored.rejected_spans:
         problems.append(

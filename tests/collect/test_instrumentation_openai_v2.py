@@ -109,7 +109,7 @@ def run_agent(llm: OpenAITestServer, tracer_provider: Any, logger_provider: Any)
     try:
         client = openai.OpenAI(base_url=llm.base_url, api_key="test-key", max_retries=0)
         tracer = tracer_provider.get_tracer("weather-app")
-        with tracer.start_as_current_span(ROOT):
+        with client, tracer.start_as_current_span(ROOT):
             messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
             while True:
                 reply = client.chat.completions.create(
@@ -291,3 +291,42 @@ def test_without_content_capture_the_run_is_skipped_naming_the_setting(
     assert "captured no message content" in reason, reason
     assert f"{CONTENT}=SPAN_ONLY" in reason, reason  # not "=true": this version ignores it
     assert os.environ.get(CONTENT) == mode
+
+
+@pytest.mark.timeout(120)
+def test_livescore_eval_reads_the_log_records_beside_the_traces(
+    capture: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from livescore.cli import main
+
+    capture("EVENT_ONLY")
+    tracer_provider, spans, logger_provider, logs = memory_providers()
+    with OpenAITestServer(script()) as llm:
+        assert run_agent(llm, tracer_provider, logger_provider) == ANSWER
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+    traces_file, logs_file, out = (tmp_path / n for n in ("t.jsonl", "l.jsonl", "out.jsonl"))
+    traces_file.write_text(
+        json.dumps(_hex_ids(MessageToDict(encode_spans(spans.get_finished_spans())))) + "\n"
+    )
+    logs_file.write_text(
+        json.dumps(_hex_ids(MessageToDict(encode_logs(logs.get_finished_logs())))) + "\n"
+    )
+    argv = ["eval", "--traces", str(traces_file), "--scorer", "keyword-coverage", "--quiet"]
+    assert main([*argv, "--logs", str(logs_file), "--out", str(out)]) == 0, capsys.readouterr()
+    [result] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert result["span_id"] == format(
+        next(s for s in spans.get_finished_spans() if s.name == ROOT).context.span_id, "016x"
+    )
+    assert (result["input"], result["output"]) == (QUESTION, ANSWER)
+    assert result["scores"]["keyword-coverage"]["status"] == "scored"
+    # Without the log records, the same spans hold no content: the run is skipped.
+    assert main([*argv, "--out", str(out)]) == 1  # no item could be scored
+    [result] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert result["output"] is None
+    capsys.readouterr()
+    assert main(["eval", str(traces_file), "--logs", str(logs_file), "--quiet"]) == 2
+    assert "--logs goes with --traces" in capsys.readouterr().err
