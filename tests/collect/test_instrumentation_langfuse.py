@@ -51,7 +51,10 @@ def _record(raw: dict[str, Any]) -> SpanRecord:
 
 
 def run_agent(judge: OpenAITestServer, collect_url: str, **env: str) -> dict[str, Any]:
-    script = [Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]), Reply.text(ANSWER)]
+    script = [
+        Reply.tool_calls(("get_weather", {"city": "Lyon"}), ids=["call_1"]),
+        Reply.text(ANSWER),
+    ]
     environment = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
     with OpenAITestServer(script) as llm:
         done = subprocess.run(
@@ -156,7 +159,10 @@ def test_a_plain_observed_root_over_a_decorated_generation_is_a_run() -> None:
     messages = [{"role": "user", "content": QUESTION}]
     spans = [
         span(
-            "1", None, 0, "answer",
+            "1",
+            None,
+            0,
+            "answer",
             **{
                 "langfuse.observation.type": "span",
                 "langfuse.observation.input": json.dumps({"args": [QUESTION], "kwargs": {}}),
@@ -166,7 +172,10 @@ def test_a_plain_observed_root_over_a_decorated_generation_is_a_run() -> None:
             },
         ),
         span(
-            "2", "1", 1, "search",
+            "2",
+            "1",
+            1,
+            "search",
             **{
                 "langfuse.observation.type": "retriever",
                 "langfuse.observation.input": json.dumps({"args": [], "kwargs": {"query": "Lyon"}}),
@@ -174,7 +183,10 @@ def test_a_plain_observed_root_over_a_decorated_generation_is_a_run() -> None:
             },
         ),
         span(
-            "3", "1", 2, "call_model",
+            "3",
+            "1",
+            2,
+            "call_model",
             **{
                 "langfuse.observation.type": "generation",
                 "langfuse.observation.input": json.dumps({"args": [messages], "kwargs": {}}),
