@@ -9,7 +9,8 @@ Its one argument is a JSON object: ``model_url`` (an OpenAI-compatible test serv
 ``traces_endpoint`` (``livescore collect``'s ``/v1/traces``), ``spans_file`` (where to
 write every span, as the protobuf ``ExportTraceServiceRequest`` the exporter sends, for the
 test to assemble), ``task`` (the task's description, with a ``{city}`` placeholder),
-``city``, ``tool_result`` (what the tool returns for Lyon) and ``session``. Prints one JSON
+``city``, ``tool_result`` (what the tool returns for Lyon), ``session`` and
+``instrument_openai`` (whether the model calls are traced too). Prints one JSON
 object: the crew's answer, the ids of the crew's and the task's spans, the versions run.
 """
 
@@ -19,6 +20,7 @@ import json
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from openinference.instrumentation import using_session
 from openinference.instrumentation.crewai import CrewAIInstrumentor
@@ -36,7 +38,7 @@ PACKAGES = (
 )
 
 
-def main(config: dict[str, str]) -> None:
+def main(config: dict[str, Any]) -> None:
     provider = TracerProvider()
     caught = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(caught))
@@ -45,7 +47,8 @@ def main(config: dict[str, str]) -> None:
     # CrewAI's own spans (kickoff, tasks, tools) and the model calls its native OpenAI
     # provider makes (without the OpenAI instrumentor a run has no model turns).
     CrewAIInstrumentor().instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    if config["instrument_openai"]:
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
 
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
@@ -84,7 +87,7 @@ def main(config: dict[str, str]) -> None:
                 "trace_id": format(crew_span.context.trace_id, "032x"),
                 "crew_span": format(crew_span.context.span_id, "016x"),
                 "task_span": format(task_span.context.span_id, "016x"),
-                "span_names": [s.name for s in spans],
+                "span_names": sorted({s.name for s in spans}),
                 "versions": {package: version(package) for package in PACKAGES},
             }
         )
