@@ -47,11 +47,13 @@ _KINDS: dict[str, SpanKind] = {
 # OpenTelemetry contrib instrumentations built on opentelemetry-util-genai (openai-v2 2.4b0
 # with util-genai 1.1b0) take SPAN_ONLY / EVENT_ONLY / SPAN_AND_EVENT and treat "true" as
 # NO_CONTENT (with a warning); Google ADK and the contrib packages' legacy path take "true".
+# Checked against opentelemetry-instrumentation-openai-v2 2.4b0 (it reads =true as no
+# content) and google-adk 2.13.0 (it reads =true as EVENT_ONLY).
 CONTENT_SETTING = (
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY for the OpenTelemetry "
-    "contrib instrumentations (opentelemetry-instrumentation-openai-v2…; EVENT_ONLY puts "
-    "the messages in log records: export them to /v1/logs too), =true for Google ADK and "
-    "older instrumentations"
+    "contrib instrumentations (opentelemetry-instrumentation-openai-v2…) and Google ADK "
+    "(EVENT_ONLY, and ADK's =true, put the messages in log records: export them to "
+    "/v1/logs too), =true for older instrumentations"
 )
 
 
