@@ -27,9 +27,7 @@ def _where(source: FieldSource | None) -> str:
     return f"`{source.attribute}` on `{source.span_name}`{note}"
 
 
-def compat_row(
-    instrumentation: str, version: str, assembled: AssembledRun, settings: str
-) -> str:
+def compat_row(instrumentation: str, version: str, assembled: AssembledRun, settings: str) -> str:
     """One row of the table, from the run livescore assembled."""
     sources = assembled.sources
     tools = sorted({_where(s) for key, s in sources.items() if key.startswith("tool ")})
