@@ -7,19 +7,30 @@ from collections.abc import Iterator
 
 import pytest
 from _collect_support import CLAIM, eval_spans, faithfulness, faithfulness_replies, judge_saw
+from _compat import record_compat
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer
+from livescore.traces import assemble_runs, from_readable_span
 
 pydantic_ai = pytest.importorskip("pydantic_ai")
+from importlib.metadata import version  # noqa: E402
+
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.capabilities import Instrumentation  # noqa: E402
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
+
+# The version the dev extra pins: a release that changes its spans fails here first.
+PYDANTIC_AI = "2.78.0"
+
+
+def test_the_pinned_version_is_installed() -> None:
+    assert version("pydantic-ai-slim") == PYDANTIC_AI
 
 
 def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -87,6 +98,17 @@ def test_a_tool_using_run_is_scored_under_its_invoke_agent_span(traced) -> None:
     stats = processor.trace_stats()
     assert (stats.runs_submitted, stats.assembly.runs_assembled) == (1, 1)
     assert stats.own_spans >= 1  # its own score span came back through the provider
+    [assembled] = assemble_runs(from_readable_span(s) for s in spans if s is not score)
+    assert assembled.run.input == [{"role": "user", "content": "What is the weather in Lyon?"}]
+    assert assembled.run.output == CLAIM
+    assert assembled.run.conversation_id is not None
+    record_compat(
+        "pydantic-ai (its own instrumentation)",
+        f"pydantic-ai-slim {PYDANTIC_AI}",
+        assembled,
+        "`Instrumentation(settings=InstrumentationSettings(include_content=True))` "
+        "(the default) on the agent",
+    )
 
 
 def test_content_capture_off_skips_the_run_with_that_reason(traced) -> None:

@@ -8,16 +8,27 @@ from __future__ import annotations
 
 import pytest
 from _collect_support import CLAIM, eval_spans, faithfulness, faithfulness_replies, judge_saw
+from _compat import record_compat
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer, Reply
+from livescore.traces import assemble_runs, from_readable_span
 
 smolagents = pytest.importorskip("smolagents")
 instrumentation = pytest.importorskip("openinference.instrumentation.smolagents")
+from importlib.metadata import version  # noqa: E402
+
 from smolagents import tool  # noqa: E402
+
+# The versions the dev extra pins: a release that changes the spans fails here first.
+PINNED = {"smolagents": "1.26.0", "openinference-instrumentation-smolagents": "0.1.43"}
+
+
+def test_the_pinned_versions_are_installed() -> None:
+    assert {name: version(name) for name in PINNED} == PINNED
 
 
 @tool
@@ -68,3 +79,11 @@ def test_a_smolagents_tool_run_is_scored_under_its_agent_span() -> None:
     assert score.parent is not None
     assert score.parent.span_id == agent_span.context.span_id
     assert score.attributes["gen_ai.evaluation.score.value"] == 1.0
+    [assembled] = assemble_runs(from_readable_span(s) for s in spans if s is not score)
+    assert assembled.run.input == "What is the weather in Lyon?"
+    assert assembled.run.output == CLAIM
+    record_compat(
+        "openinference-instrumentation-smolagents",
+        f"{PINNED['openinference-instrumentation-smolagents']} (smolagents {PINNED['smolagents']})",
+        assembled,
+    )
