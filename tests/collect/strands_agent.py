@@ -3,16 +3,21 @@
 Run by test_span_processor_strands.py: Strands traces through the global tracer provider
 and instruments Python's threading on first use, which must not leak into other tests.
 Prints one JSON object: the agent span's ids, the score spans' parents and values, what
-the judge was sent, and the processor's counts.
+the judge was sent, and the processor's counts; writes the agent's spans to the file named
+by its argument, as OTLP JSON (the Collector's file exporter form), for the test to assemble.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -30,7 +35,19 @@ from livescore.collect import LiveScoringSpanProcessor
 from livescore.testing import OpenAITestServer, Reply
 
 
-def main() -> None:
+def otlp_json(spans: Any) -> dict[str, Any]:
+    """The spans as one OTLP JSON request (ids in hex; the protobuf mapping writes base64)."""
+    request = MessageToDict(encode_spans(spans))
+    for resource in request.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64decode(span[key]).hex()
+    return request
+
+
+def main(spans_file: str) -> None:
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -60,6 +77,8 @@ def main() -> None:
     spans = list(exporter.get_finished_spans())
     root = next(s for s in spans if s.name == "invoke_agent weather")
     scores = eval_spans(spans)
+    agent_spans = [s for s in spans if s not in scores]
+    Path(spans_file).write_text(json.dumps(otlp_json(agent_spans)) + "\n", encoding="utf-8")
     print(
         json.dumps(
             {
@@ -77,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1])
