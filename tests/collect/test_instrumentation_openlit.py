@@ -71,7 +71,14 @@ def test_an_openlit_traced_tool_loop_is_scored_by_collect(tmp_path: Path) -> Non
                 capture_output=True,
                 text=True,
                 timeout=150,
-                env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # no OTEL_* from here
+                env={
+                    "PATH": "/usr/bin:/bin",
+                    "HOME": str(tmp_path),
+                    # Anything bound off this machine fails at once (nothing should try).
+                    "HTTP_PROXY": "http://127.0.0.1:9",
+                    "HTTPS_PROXY": "http://127.0.0.1:9",
+                    "NO_PROXY": "127.0.0.1,localhost",
+                },  # and no OTEL_* settings from this process
             )
         finally:
             code, err = stop(collect)
