@@ -150,118 +150,45 @@ class _Best:
                 span.name, span.span_id, found.source, reading.convention, found.quality
             )
 
+    def take(self, other: _Best) -> None:
+        """``other``'s value, where it is better than this one."""
+        if other.source is not None and (
+            self.source is None or _as_sourced(other.source).better_than(_as_sourced(self.source))
+        ):
+            self.value, self.source = other.value, other.source
+
 
 def _as_sourced(source: FieldSource) -> Sourced[None]:
     return Sourced(None, source.attribute, source.quality)  # type: ignore[arg-type]
 
 
-def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
-    """:func:`build_run` with where each field came from."""
-    spans = list(spans)  # read twice: the run's descendants, then its ancestors
-    descendants = _descendants(root, spans)
-    readings = {span.span_id: read_span(span) for span in (root, *descendants)}
-    root_reading = readings[root.span_id]
-    sources: dict[str, FieldSource] = {}
+class _Walk:
+    """The steps of one run, read span by span in start order, and what they say about its
+    input and output (the first model call's request, the last answer)."""
 
-    steps: list[Step] = []
-    pending: list[ToolCall] = []  # calls models asked for, not yet matched to a tool span
-    ran: set[str] = set()  # ids of the calls a tool span ran
-    # Tool spans that recorded no content, by call id: a tool-role message may hold it.
-    unfilled: dict[str, Step] = {}
-    answer_from_tool: Sourced[str] | None = None
-    answer_span: SpanRecord | None = None
-    first_model: tuple[SpanRecord, SpanReading, Sourced[Any]] | None = None
-    inner_input = _Best()  # an inner agent span's input (when the root holds none)
-    last_answer: tuple[SpanRecord, SpanReading, Sourced[Any], str] | None = None
-    last_answer_response_id: str | None = None
-    redacted_tools = 0
-    for span in descendants:
-        reading = readings[span.span_id]
-        kind = reading.kind
-        if kind == "model":
-            messages = _messages_of(reading.input)
-            if first_model is None and messages and reading.input is not None:
-                first_model = (span, reading, reading.input)
-            out = _messages_of(reading.output)
-            text = answer_text(out) if out else _text_of(reading.output)
-            requested = requested_calls(out)
-            pending.extend(requested)
-            # Tool results the model was sent (a tool-role message): the only record of a tool
-            # call where the instrumentation makes no tool span (raw SDK loops).
-            for step in _answered_calls(messages, ran, pending):
-                empty = unfilled.pop(step.tool_call.call_id or "", None) if step.tool_call else None
-                if empty is not None and empty.tool_call is not None:
-                    # The tool span ran it but recorded nothing (content capture off for
-                    # tools only): the message says what it was called with and returned.
-                    if empty.tool_call.args is None:
-                        empty.input = empty.tool_call.args = step.input
-                        redacted_tools -= 1
-                    empty.output = empty.tool_call.result = step.output
-                    step = empty
-                else:
-                    steps.append(step)
-                sources[f"tool {step.name}"] = FieldSource(
-                    span.name, span.span_id, "a tool-role message in its input", reading.convention
-                )
-            steps.append(
-                Step(
-                    kind="model",
-                    name=reading.model or span.name,
-                    input=messages,
-                    output=text,
-                    tool_calls_requested=requested,
-                    error=error_of(span),
-                    span_id=span.span_id,
-                )
-            )
-            if text and reading.output is not None:
-                last_answer = (span, reading, reading.output, text)
-                last_answer_response_id = _response_id(span)
-        elif kind == "tool" and reading.tool_call is not None:
-            call = reading.tool_call.value
-            if call.call_id is None:
-                call.call_id = _match(pending, call)
-            else:
-                asked = next((c for c in pending if c.call_id == call.call_id), None)
-                if asked is not None:
-                    pending.remove(asked)
-                    if not isinstance(call.args, dict) and isinstance(asked.args, dict):
-                        # The tool span holds less than the model asked for (LangChain's
-                        # records a one-argument tool's bare value): the model's call says it.
-                        call.args = asked.args
-            # A span that records no result (content capture off for tools, or an
-            # instrumentation that keeps results in log records the model call's input holds)
-            # is filled from the tool-role message that answered its call, if one comes.
-            no_result = call.result is None and call.error is None
-            redacted = call.args is None and no_result
-            if call.call_id and not no_result:
-                ran.add(call.call_id)
-            if call.name in ANSWER_TOOLS:
-                if call.ok and call.result is not None:
-                    text = message_text(call.result) or str(call.result)
-                    answer_from_tool = Sourced(text, "tool result")
-                    answer_span = span
-                continue
-            if redacted:
-                redacted_tools += 1
-            steps.append(
-                Step(
-                    kind="tool",
-                    name=call.name,
-                    input=call.args,
-                    output=call.result,
-                    tool_call=call,
-                    error=call.error,
-                    span_id=span.span_id,
-                )
-            )
-            if no_result and call.call_id:
-                unfilled[call.call_id] = steps[-1]
-            sources[f"tool {call.name}"] = FieldSource(
-                span.name, span.span_id, reading.tool_call.source, reading.convention
-            )
-        elif kind == "retriever":
-            steps.append(
+    def __init__(self, readings: dict[str, SpanReading], sources: dict[str, FieldSource]):
+        self.readings = readings
+        self.sources = sources
+        self.steps: list[Step] = []
+        self.pending: list[ToolCall] = []  # calls models asked for, not yet matched to a span
+        self.ran: set[str] = set()  # ids of the calls a tool span ran
+        # Tool spans that recorded no content, by call id: a tool-role message may hold it.
+        self.unfilled: dict[str, Step] = {}
+        self.redacted_tools = 0
+        self.first_request = _Best()  # the first model call's first user message
+        self.answer = _Best()  # a final_answer tool's result, else the last model answer
+        self.answer_response_id: str | None = None
+        self.answer_from_tool = False  # a final_answer tool handed the answer over
+        self.inner_input = _Best()  # an inner agent span's input
+
+    def visit(self, span: SpanRecord) -> None:
+        reading = self.readings[span.span_id]
+        if reading.kind == "model":
+            self._model(span, reading)
+        elif reading.kind == "tool" and reading.tool_call is not None:
+            self._tool(span, reading, reading.tool_call)
+        elif reading.kind == "retriever":
+            self.steps.append(
                 Step(
                     kind="retriever",
                     name=span.name,
@@ -271,28 +198,116 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
                     span_id=span.span_id,
                 )
             )
-        elif kind == "agent" and reading.input is not None:
-            inner_input.offer(span, reading, reading.input, _run_input_of(reading.input))
-    for index, step in enumerate(steps):
+        elif reading.kind == "agent" and reading.input is not None:
+            self.inner_input.offer(span, reading, reading.input, _run_input_of(reading.input))
+
+    def _model(self, span: SpanRecord, reading: SpanReading) -> None:
+        messages = _messages_of(reading.input)
+        if messages and self.first_request.source is None:
+            self.first_request.offer(span, reading, reading.input, _first_user_message(messages))
+        out = _messages_of(reading.output)
+        text = answer_text(out) if out else _text_of(reading.output)
+        requested = requested_calls(out)
+        # Tool results the model was sent (a tool-role message): the only record of a tool
+        # call where the instrumentation makes no tool span (raw SDK loops), or where its
+        # tool span recorded nothing (content in log records, capture off for tools).
+        for step in _answered_calls(messages, self.ran, self.pending):
+            empty = (
+                self.unfilled.pop(step.tool_call.call_id or "", None) if step.tool_call else None
+            )
+            if empty is not None and empty.tool_call is not None:
+                if empty.tool_call.args is None:
+                    empty.input = empty.tool_call.args = step.input
+                    self.redacted_tools -= 1
+                empty.output = empty.tool_call.result = step.output
+                step = empty
+            else:
+                self.steps.append(step)
+            self.sources[f"tool {step.name}"] = FieldSource(
+                span.name, span.span_id, "a tool-role message in its input", reading.convention
+            )
+        self.pending.extend(requested)
+        self.steps.append(
+            Step(
+                kind="model",
+                name=reading.model or span.name,
+                input=messages,
+                output=text,
+                tool_calls_requested=requested,
+                error=error_of(span),
+                span_id=span.span_id,
+            )
+        )
+        if text and reading.output is not None and not self.answer_from_tool:
+            # The last answer wins: start over, so an earlier one cannot outrank it.
+            self.answer = _Best()
+            self.answer.offer(span, reading, reading.output, text)
+            self.answer_response_id = _response_id(span)
+
+    def _tool(self, span: SpanRecord, reading: SpanReading, found: Sourced[ToolCall]) -> None:
+        call = found.value
+        if call.call_id is None:
+            call.call_id = _match(self.pending, call)
+        else:
+            asked = next((c for c in self.pending if c.call_id == call.call_id), None)
+            if asked is not None:
+                self.pending.remove(asked)
+                if not isinstance(call.args, dict) and isinstance(asked.args, dict):
+                    # The tool span holds less than the model asked for (LangChain's
+                    # records a one-argument tool's bare value): the model's call says it.
+                    call.args = asked.args
+        no_result = call.result is None and call.error is None
+        if call.call_id and not no_result:
+            self.ran.add(call.call_id)
+        if call.name in ANSWER_TOOLS:
+            if call.ok and call.result is not None:
+                text = message_text(call.result) or str(call.result)
+                self.answer = _Best()
+                self.answer.offer(span, reading, Sourced(text, "tool result"), text)
+                self.answer_from_tool = True
+            return
+        if call.args is None and no_result:
+            self.redacted_tools += 1
+        step = Step(
+            kind="tool",
+            name=call.name,
+            input=call.args,
+            output=call.result,
+            tool_call=call,
+            error=call.error,
+            span_id=span.span_id,
+        )
+        self.steps.append(step)
+        if no_result and call.call_id:
+            self.unfilled[call.call_id] = step
+        self.sources[f"tool {call.name}"] = FieldSource(
+            span.name, span.span_id, found.source, reading.convention
+        )
+
+
+def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
+    """:func:`build_run` with where each field came from."""
+    spans = list(spans)  # read twice: the run's descendants, then its ancestors
+    descendants = _descendants(root, spans)
+    readings = {span.span_id: read_span(span) for span in (root, *descendants)}
+    root_reading = readings[root.span_id]
+    sources: dict[str, FieldSource] = {}
+    walk = _Walk(readings, sources)
+    for span in descendants:
+        walk.visit(span)
+    for index, step in enumerate(walk.steps):
         step.index = index
 
+    # The run span's own values first, then an inner agent's, then the model calls': each
+    # replaced only by a better one (the user's own words over a built prompt, a repr…).
     run_input = _Best()
     run_input.offer(root, root_reading, root_reading.input, _run_input_of(root_reading.input))
-    if inner_input.source is not None and run_input.source is None:
-        run_input = inner_input
-    if first_model is not None:
-        span, reading, found = first_model
-        run_input.offer(span, reading, found, _first_user_message(found.value))
+    if run_input.source is None:
+        run_input = walk.inner_input
+    run_input.take(walk.first_request)
     output = _Best()
-    root_out = root_reading.output
-    output.offer(root, root_reading, root_out, _answer_of(root_out))
-    if answer_from_tool is not None and answer_span is not None:
-        output.offer(
-            answer_span, readings[answer_span.span_id], answer_from_tool, answer_from_tool.value
-        )
-    elif last_answer is not None:
-        span, reading, found, text = last_answer
-        output.offer(span, reading, found, text)
+    output.offer(root, root_reading, root_reading.output, _answer_of(root_reading.output))
+    output.take(walk.answer)
 
     metadata: dict[str, Any] = {
         "integration": INTEGRATION,
@@ -301,28 +316,9 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
     }
     if root.service_name:
         metadata["service_name"] = root.service_name
-    conversation: Sourced[str] | None = root_reading.conversation_id
-    conversation_span = root
-    if conversation is None:
-        for span in descendants:
-            found_id = readings[span.span_id].conversation_id
-            if found_id is not None:
-                conversation, conversation_span = found_id, span
-                break
-    if conversation is None:
-        # An id set on a span around the run is its conversation too: the OpenAI Agents
-        # SDK's trace (group_id) above each Runner.run, an app's own session span.
-        enclosing = _enclosing_conversation(root, spans)
-        if enclosing is not None:
-            conversation, conversation_span, readings[conversation_span.span_id] = enclosing
+    conversation = _conversation(root, descendants, spans, readings)
     if conversation is not None:
-        metadata["conversation_id"] = conversation.value
-        sources["conversation_id"] = FieldSource(
-            conversation_span.name,
-            conversation_span.span_id,
-            conversation.source,
-            readings[conversation_span.span_id].convention,
-        )
+        metadata["conversation_id"], sources["conversation_id"] = conversation
     user = root.attributes.get("user.id")
     if isinstance(user, str) and user:
         metadata["user_id"] = user
@@ -338,7 +334,9 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
         # need it skip with this reason; those that judge the output against the context
         # (hallucination) still score.
         key = NOT_SCORABLE_METADATA_KEY if "output" in missing else NO_INPUT_METADATA_KEY
-        metadata[key] = _missing_reason(missing, [root, *descendants], readings, redacted_tools)
+        metadata[key] = _missing_reason(
+            missing, [root, *descendants], readings, walk.redacted_tools
+        )
     run = Run(
         input=run_input.value,
         output=output.value,
@@ -347,12 +345,12 @@ def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
         span_id=root.span_id,
         trace_flags=root.trace_flags,
         name=root_reading.agent_name or root.name,
-        steps=steps,
+        steps=walk.steps,
         error=error,
         metadata=metadata,
-        conversation_id=conversation.value if conversation is not None else None,
+        conversation_id=conversation[0] if conversation is not None else None,
         # The evaluated completion: the run span's own, else the model call that answered.
-        response_id=_response_id(root) or last_answer_response_id,
+        response_id=_response_id(root) or walk.answer_response_id,
     )
     return AssembledRun(run, sources)
 
@@ -394,10 +392,19 @@ def _first_user_message(messages: Any) -> Any:
     return None
 
 
-def _enclosing_conversation(
-    root: SpanRecord, spans: Iterable[SpanRecord]
-) -> tuple[Sourced[str], SpanRecord, SpanReading] | None:
-    """The conversation id of the nearest span around ``root`` that has one."""
+def _conversation(
+    root: SpanRecord,
+    descendants: Sequence[SpanRecord],
+    spans: Sequence[SpanRecord],
+    readings: dict[str, SpanReading],
+) -> tuple[str, FieldSource] | None:
+    """The run's conversation id and where it was read: its span's, a descendant's, else
+    that of the nearest span around it (the OpenAI Agents SDK's trace above each
+    ``Runner.run``, an app's own session span)."""
+    for span in (root, *descendants):
+        reading = readings[span.span_id]
+        if reading.conversation_id is not None:
+            return _conversation_of(span, reading, reading.conversation_id)
     by_id = {span.span_id: span for span in spans}
     parent = by_id.get(root.parent_span_id or "")
     seen = {root.span_id}
@@ -405,9 +412,15 @@ def _enclosing_conversation(
         seen.add(parent.span_id)
         reading = read_span(parent)
         if reading.conversation_id is not None:
-            return reading.conversation_id, parent, reading
+            return _conversation_of(parent, reading, reading.conversation_id)
         parent = by_id.get(parent.parent_span_id or "")
     return None
+
+
+def _conversation_of(
+    span: SpanRecord, reading: SpanReading, found: Sourced[str]
+) -> tuple[str, FieldSource]:
+    return found.value, FieldSource(span.name, span.span_id, found.source, reading.convention)
 
 
 def _answered_calls(
@@ -450,19 +463,6 @@ def _answered_calls(
             Step(kind="tool", name=tool.name, input=tool.args, output=result, tool_call=tool)
         )
     return found
-
-
-_CONTENT_WORDS = (
-    "input",
-    "output",
-    "prompt",
-    "message",
-    "content",
-    "completion",
-    "response",
-    "result",
-    "query",
-)
 
 
 def _missing_reason(
