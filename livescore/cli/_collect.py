@@ -36,8 +36,9 @@ def add_collect_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Serve POST /v1/traces (OTLP/HTTP, protobuf or JSON, gzip accepted) and score\n"
-            "every agent run the received spans describe (GenAI semantic conventions or\n"
-            "OpenInference) with the scorers of MODULE:ATTR. POST /v1/logs takes the log\n"
+            "every agent run the received spans describe (GenAI semantic conventions,\n"
+            "OpenInference, OpenLLMetry, the Vercel AI SDK, Mastra, Langfuse, Logfire) with\n"
+            "the scorers of MODULE:ATTR. POST /v1/logs takes the log\n"
             "records that carry the messages where an instrumentation captures content in\n"
             "events (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY): each is\n"
             "joined to its span; records of no span are counted and dropped. Point any\n"

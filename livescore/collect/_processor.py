@@ -34,18 +34,19 @@ class LiveScoringSpanProcessor:
     """Scores the agent runs an application's spans describe: add it to its tracer provider.
 
     ``provider.add_span_processor(LiveScoringSpanProcessor(scorers=[...]))``: every agent
-    run traced through that provider, by any instrumentation that speaks the OpenTelemetry
-    GenAI conventions (pydantic-ai, Strands, Google ADK…) or OpenInference (LlamaIndex,
-    smolagents, CrewAI, LangChain…), is assembled from its spans into a
+    run traced through that provider, by any instrumentation livescore reads (the
+    OpenTelemetry GenAI conventions, OpenInference, OpenLLMetry, Langfuse, Logfire…: the
+    compatibility table of the "Any agent" page), is assembled from its spans into a
     :class:`~livescore.Run` (input, output, model turns, tool calls with arguments and
     results, retrieved documents, errors, the conversation id) and scored in the
     background. Each score is a span, child of the run's span, on ``tracer_provider`` (the
     global provider by default): pass the same provider the processor is added to.
 
-    A run is the outermost ``invoke_agent`` span, or OpenInference ``AGENT`` span, of a
-    trace; a trace without one is a run when its root span carries an input and an
-    output. A trace is assembled when its root span (in this process) ends, so a run
-    nested under a longer span of your own (a request span) is scored when that span ends.
+    A run is the outermost agent span of a trace (``invoke_agent``, OpenInference
+    ``AGENT``…); a trace without one is a run when its root span carries an input and an
+    output or has model calls beneath it. A trace is assembled when its root span (in this
+    process) ends, so a run nested under a longer span of your own (a request span) is
+    scored when that span ends.
 
     ``on_end`` puts the span on a bounded queue and returns (O(1), never raises); a
     thread of the processor's own assembles runs. What it holds is bounded (open traces,
@@ -145,6 +146,25 @@ class LiveScoringSpanProcessor:
         # Bound once: on_end is the hot path.
         self._put = self._pipeline.put_span
         self._shut = False
+        self._log_records = _LogRecords(self._pipeline.put_log)
+
+    @property
+    def log_record_processor(self) -> Any:
+        """A processor for the application's logger provider, for the instrumentations that
+        write GenAI content as log records instead of span attributes (the contrib
+        instrumentations' ``…CAPTURE_MESSAGE_CONTENT=EVENT_ONLY``, Google ADK's ``=true``):
+        each record joins the span it names before the run is assembled.
+
+        ``logger_provider.add_log_record_processor(processor.log_record_processor)``
+
+        Example:
+            >>> from livescore.scorers import create_keyword_coverage_scorer
+            >>> processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+            >>> processor.log_record_processor.force_flush()
+            True
+            >>> processor.shutdown()
+        """
+        return self._log_records
 
     # -- the SDK's SpanProcessor interface ---------------------------------------------------
 
@@ -214,3 +234,25 @@ class LiveScoringSpanProcessor:
     def trace_stats(self) -> PipelineStats:
         """What became of the spans: queued, refused, assembled into runs, evicted."""
         return self._pipeline.stats()
+
+
+class _LogRecords:
+    """The SDK's ``LogRecordProcessor`` interface over the span processor's pipeline: each
+    record is queued for the processor's thread (bounded, never raises); the processor's own
+    shutdown and flush cover what it queued."""
+
+    def __init__(self, put: Any) -> None:
+        self._put = put
+
+    def on_emit(self, log_record: Any) -> None:
+        """Queue a record for its span (one that names no span or event is counted, dropped)."""
+        self._put(log_record)
+
+    emit = on_emit  # the name older SDK releases call
+
+    def shutdown(self) -> None:
+        """Nothing of its own to stop: the span processor's shutdown drains the queue."""
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Nothing of its own to flush (records join their trace when the root span ends)."""
+        return True

@@ -243,8 +243,10 @@ def test_livescore_collect_scores_the_loop_under_the_app_span(
 
 
 @pytest.mark.timeout(120)
-def test_the_span_processor_scores_the_loop_with_content_on_spans(capture: Any) -> None:
-    capture("SPAN_ONLY")
+@pytest.mark.parametrize("mode", ["SPAN_ONLY", "EVENT_ONLY"])
+def test_the_span_processor_scores_the_loop(capture: Any, mode: str) -> None:
+    """Content on spans, or in log records given to its log record processor."""
+    capture(mode)
     tracer_provider, spans, logger_provider, _ = memory_providers()
     with (
         OpenAITestServer(script()) as llm,
@@ -254,6 +256,7 @@ def test_the_span_processor_scores_the_loop_with_content_on_spans(capture: Any) 
             scorers=scorers(judge), tracer_provider=tracer_provider
         )
         tracer_provider.add_span_processor(processor)
+        logger_provider.add_log_record_processor(processor.log_record_processor)
         try:
             assert run_agent(llm, tracer_provider, logger_provider) == ANSWER
             assert processor.flush(60)
