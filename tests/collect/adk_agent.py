@@ -142,6 +142,8 @@ def main(judge_url: str, collect_url: str, out_file: str) -> None:
             tracer_provider=score_provider,
         )
         provider.add_span_processor(processor)
+        # ADK's content in log records (=true) joins its spans in process too.
+        logger_provider.add_log_record_processor(processor.log_record_processor)
     trace.set_tracer_provider(provider)
     _logs.set_logger_provider(logger_provider)
 

@@ -53,7 +53,8 @@ CONTENT_SETTING = (
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY for the OpenTelemetry "
     "contrib instrumentations (opentelemetry-instrumentation-openai-v2…) and Google ADK "
     "(EVENT_ONLY, and ADK's =true, put the messages in log records: export them to "
-    "/v1/logs too), =true for older instrumentations"
+    "/v1/logs too, or in process add the span processor's log_record_processor), =true for "
+    "older instrumentations"
 )
 
 
