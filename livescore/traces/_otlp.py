@@ -149,6 +149,17 @@ def log_event(
 # -- protobuf ---------------------------------------------------------------------------------
 
 
+def _parse_protobuf(request: Any, body: bytes, what: str) -> Any:
+    """``request`` (an empty export request message) parsed from ``body``."""
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise OTLPDecodeError(f"not an OTLP protobuf {what} export request ({exc})") from None
+    return request
+
+
 def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
     """Decode an ``ExportTraceServiceRequest`` in its protobuf form.
 
@@ -160,16 +171,11 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
         >>> decode_otlp_protobuf(b"").spans
         []
     """
-    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        raise OTLPDecodeError(f"not an OTLP protobuf trace export request ({exc})") from None
+    request = _parse_protobuf(ExportTraceServiceRequest(), body, "trace")
     out = DecodedSpans()
     for resource_spans in request.resource_spans:
         service = None
@@ -218,16 +224,11 @@ def decode_otlp_logs_protobuf(body: bytes) -> DecodedLogs:
         >>> decode_otlp_logs_protobuf(b"").events
         []
     """
-    from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
         ExportLogsServiceRequest,
     )
 
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        raise OTLPDecodeError(f"not an OTLP protobuf logs export request ({exc})") from None
+    request = _parse_protobuf(ExportLogsServiceRequest(), body, "logs")
     out = DecodedLogs()
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:
