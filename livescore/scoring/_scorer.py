@@ -637,6 +637,12 @@ class Scorer:
             input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
         if output_text is not None:
             output_text = _truncate(output_text, self.max_text_chars, "output", flags, attributes)
+        for which in ("input", "output"):
+            # The integration received the text already cut short (an instrumentation's
+            # attribute length limit): the score says so as it does for its own cut.
+            if run.metadata.get(f"{which}_truncated") is True:
+                flags[f"{which}_truncated"] = True
+                attributes[_TRUNCATED[which]] = True
         return StepContext(
             run=run,
             step=step if step is not None else run.final_step,

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from livescore.runs import NO_INPUT_METADATA_KEY, NOT_SCORABLE_METADATA_KEY, get_run_context
+from livescore.scorers import create_keyword_coverage_scorer
 from livescore.traces import SpanRecord, assemble_runs, runs_from_spans
 from livescore.traces._readers import READERS, read_span
 
@@ -271,3 +272,21 @@ def test_every_reader_survives_values_of_the_wrong_type(caplog: pytest.LogCaptur
                 assert reading.convention in names
     assert len(names) == len(READERS)  # one name per reader
     assert not [r for r in caplog.records if "reader failed" in r.getMessage()]
+
+
+def test_a_score_of_a_run_whose_text_was_cut_says_so() -> None:
+    cut = "StopEvent(result=AgentOutput(response=ChatMessage(role='assistant', content='Par..."
+    spans = [
+        span(
+            "1",
+            None,
+            0,
+            **{"openinference.span.kind": "AGENT", "input.value": "Capital?", "output.value": cut},
+        ),
+    ]
+    [assembled] = assemble_runs(spans)
+    assert assembled.sources["output"].quality == "truncated"
+    assert assembled.run.metadata["output_truncated"] is True
+    result = create_keyword_coverage_scorer().run_sync(assembled.run)
+    assert result.flags.get("output_truncated") is True
+    assert result.attributes["livescore.output_truncated"] is True
