@@ -9,8 +9,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from livescore._version import DISTRIBUTION
@@ -24,6 +25,9 @@ from livescore.cli._common import (
 )
 from livescore.cli._export import add_emit_arguments, logs_url, traces_url
 from livescore.cli._worker import _as_list, load_attribute
+
+if TYPE_CHECKING:
+    from livescore.traces import SpanRecord
 
 __all__ = ("add_collect_parser", "run_collect_command")
 
@@ -111,6 +115,12 @@ def add_collect_parser(sub: Any) -> None:
         action="store_true",
         help="score runs whose span ended in an error too (by default they are counted "
         "as dropped, run_error)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print, for each trace assembled, the run it gave (each field's span and "
+        "attribute, what scorers get) or why none, as 'livescore traces inspect' does",
     )
     limits = p.add_argument_group("limits")
     limits.add_argument(
@@ -266,6 +276,20 @@ def _telemetry(endpoint: str | None, listen: tuple[str, int], events: bool = Tru
     return _Telemetry(tracer_provider, meter_provider, spans_url, logger_provider)
 
 
+def _explainer() -> Callable[[Sequence[SpanRecord]], None]:
+    """What ``--explain`` calls with each finished trace: its report, on stdout."""
+    from livescore.cli._inspect import print_trace_report
+    from livescore.traces import explain_traces
+
+    console = make_console()
+
+    def explain(spans: Sequence[SpanRecord]) -> None:
+        for report in explain_traces(spans):
+            print_trace_report(console, report)
+
+    return explain
+
+
 def run_collect_command(args: argparse.Namespace) -> int:
     """Run ``livescore collect`` until SIGTERM or Ctrl-C; returns the exit code."""
     from rich.markup import escape
@@ -346,6 +370,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
         score_failed_runs=args.score_failed_runs,
         name="livescore-collect-spans",
         backlog=lambda: _backlogged(dispatcher),
+        on_finish=_explainer() if args.explain else None,
     )
     receiver = OTLPReceiver(
         pipeline,

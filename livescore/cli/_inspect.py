@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from livescore.traces import RunReport, TraceReport
 
-__all__ = ("add_traces_parser",)
+__all__ = ("add_traces_parser", "print_trace_report")
 
 _SHOWN = 160  # characters of a text shown before it is cut (the full text is in --json)
 
@@ -67,7 +67,7 @@ def run_inspect_command(args: argparse.Namespace) -> int:
             console.out(json.dumps(report.to_dict(), ensure_ascii=False), highlight=False)
     else:
         for report in reports:
-            _print_trace(console, report)
+            print_trace_report(console, report)
     err = make_console(stderr=True)
     for problem in problems:
         err.print(f"{args.file}: {problem}", markup=False)
@@ -90,7 +90,8 @@ def _cut(text: str | None, *, quoted: bool = True) -> str:
     return json.dumps(flat, ensure_ascii=False) if quoted else flat
 
 
-def _print_trace(console: Console, report: TraceReport) -> None:
+def print_trace_report(console: Console, report: TraceReport) -> None:
+    """One trace's report, as ``livescore traces inspect`` (and ``collect --explain``) print it."""
     read = ", ".join(f"{name} ×{n}" for name, n in sorted(report.conventions.items()))
     console.print(f"trace {report.trace_id}: {report.spans} span(s), read as {read}", markup=False)
     if report.no_run is not None:

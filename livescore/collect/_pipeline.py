@@ -105,6 +105,8 @@ class SpanPipeline:
             by it, and :meth:`has_room` is ``False`` (a receiver answers 429). Without it,
             every run is submitted at once (the dispatcher counts what it cannot queue).
         max_waiting_runs: Assembled runs that may wait for the consumer's room.
+        on_finish: Told about every finished trace's spans, on the pipeline's thread
+            (``livescore collect --explain``).
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class SpanPipeline:
         name: str = "livescore-spans",
         backlog: Callable[[], bool] | None = None,
         max_waiting_runs: int = 10_000,
+        on_finish: Callable[[Sequence[SpanRecord]], None] | None = None,
     ) -> None:
         if isinstance(max_queued_spans, bool) or not isinstance(max_queued_spans, int):
             raise TypeError(f"max_queued_spans must be an int, not {max_queued_spans!r}")
@@ -133,6 +136,7 @@ class SpanPipeline:
             finish_on_root=finish_on_root,
             keep_trace=self._keep_trace,
             on_evict=self._on_evict,
+            on_finish=on_finish,
         )
         # Items: an SDK span, a list of SpanRecord, or a _Marker. Appends and pops of a
         # deque are atomic: the callers take no lock on the way in.

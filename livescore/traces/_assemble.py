@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,11 +285,19 @@ class _Walk:
         )
 
 
-def assemble_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> AssembledRun:
-    """:func:`build_run` with where each field came from."""
+def assemble_run(
+    root: SpanRecord,
+    spans: Iterable[SpanRecord],
+    readings: Mapping[str, SpanReading] | None = None,
+) -> AssembledRun:
+    """:func:`build_run` with where each field came from (``readings``: the spans already
+    read, by span id, so that a trace's spans are read once)."""
     spans = list(spans)  # read twice: the run's descendants, then its ancestors
     descendants = _descendants(root, spans)
-    readings = {span.span_id: read_span(span) for span in (root, *descendants)}
+    known = readings or {}
+    readings = {
+        span.span_id: known.get(span.span_id) or read_span(span) for span in (root, *descendants)
+    }
     root_reading = readings[root.span_id]
     sources: dict[str, FieldSource] = {}
     walk = _Walk(readings, sources)
@@ -544,9 +552,11 @@ def _has_text(value: Any) -> bool:
         return True
 
 
-def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
+def _outermost_runs(
+    spans: dict[str, SpanRecord], readings: Mapping[str, SpanReading]
+) -> list[SpanRecord]:
     """The spans of ``spans`` that are runs (see the module docstring), in start order."""
-    kinds = {span_id: read_kind(span) for span_id, span in spans.items()}
+    kinds = {span_id: readings[span_id].kind for span_id in spans}
     candidates = [s for s in spans.values() if kinds[s.span_id] == "agent"]
     if not candidates:
         # No agent span: a root is a run when it holds an input and an output (a lone
@@ -557,7 +567,12 @@ def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
             if kind != "model":
                 continue
             parent, hops = spans[span_id].parent_span_id, 0
-            while parent is not None and parent in spans and hops < len(spans):
+            while (
+                parent is not None
+                and parent in spans
+                and parent not in under_model  # its ancestors are marked already
+                and hops < len(spans)
+            ):
                 under_model.add(parent)
                 parent = spans[parent].parent_span_id
                 hops += 1
@@ -565,7 +580,7 @@ def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
             s
             for s in spans.values()
             if (s.parent_span_id is None or s.parent_span_id not in spans)
-            and (s.span_id in under_model or _has_run_io(s))
+            and (s.span_id in under_model or _has_run_io(readings[s.span_id]))
         ]
         return sorted(roots, key=_order)
     ids = {s.span_id for s in candidates}
@@ -584,14 +599,8 @@ def _outermost_runs(spans: dict[str, SpanRecord]) -> list[SpanRecord]:
     return sorted(runs, key=_order)
 
 
-def read_kind(span: SpanRecord) -> str | None:
-    """What a span is (``agent``, ``model``, ``tool``, ``retriever``) or ``None``."""
-    return read_span(span).kind
-
-
-def _has_run_io(span: SpanRecord) -> bool:
+def _has_run_io(reading: SpanReading) -> bool:
     """Whether a span carries both a run's input and its output (a root that may be a run)."""
-    reading = read_span(span)
     return reading.input is not None and reading.output is not None
 
 
@@ -612,8 +621,17 @@ def assemble_runs(spans: Iterable[SpanRecord]) -> list[AssembledRun]:
         traces.setdefault(span.trace_id, {})[span.span_id] = span
     assembled: list[AssembledRun] = []
     for trace in traces.values():
-        assembled.extend(assemble_run(root, trace.values()) for root in _outermost_runs(trace))
+        assembled.extend(assemble_trace(trace))
     return assembled
+
+
+def assemble_trace(spans: Mapping[str, SpanRecord]) -> list[AssembledRun]:
+    """The runs of one trace's spans (by span id), each span read once."""
+    readings = {span_id: read_span(span) for span_id, span in spans.items()}
+    return [
+        assemble_run(root, spans.values(), readings)
+        for root in _outermost_runs(dict(spans), readings)
+    ]
 
 
 # -- the bounded buffer of open traces --------------------------------------------------------
@@ -740,6 +758,10 @@ class _Trace:
 EvictHook = Callable[[str, str, bool], None]
 """``on_evict(trace_id, reason, looked_like_an_agent_trace)``."""
 
+FinishHook = Callable[[Sequence[SpanRecord]], None]
+"""``on_finish(spans)``: a finished trace's spans (log events joined), after its runs were
+assembled."""
+
 
 class TraceAssembler:
     """Holds the spans of open traces, within :class:`AssemblyLimits`, and turns each
@@ -760,6 +782,7 @@ class TraceAssembler:
         keep_trace: Called once per new trace id: ``False`` drops its spans on arrival (a
             trace no scorer samples costs no memory).
         on_evict: Told about every trace evicted unfinished.
+        on_finish: Told about every finished trace (``livescore collect --explain``).
 
     Example:
         >>> assembler = TraceAssembler(AssemblyLimits(quiet_period=0), finish_on_root=True)
@@ -778,11 +801,13 @@ class TraceAssembler:
         finish_on_root: bool = False,
         keep_trace: Callable[[str], bool] | None = None,
         on_evict: EvictHook | None = None,
+        on_finish: FinishHook | None = None,
     ) -> None:
         self.limits = limits or AssemblyLimits()
         self.finish_on_root = finish_on_root
         self._keep = keep_trace
         self._on_evict = on_evict
+        self._on_finish = on_finish
         self._traces: OrderedDict[str, _Trace] = OrderedDict()  # oldest first
         # Traces already finished, evicted or refused: their late spans are dropped instead
         # of opening a new trace (bounded: the oldest are forgotten).
@@ -970,8 +995,7 @@ class TraceAssembler:
         stats.spans_finished += len(trace.spans)
         self._join_events(trace)
         try:
-            roots = _outermost_runs(trace.spans)
-            runs = [build_run(root, trace.spans.values()) for root in roots]
+            runs = [assembled.run for assembled in assemble_trace(trace.spans)]
         except Exception:
             # A bug in assembly costs this trace, counted, never the caller.
             _log.exception("livescore: could not assemble a run from trace %s", trace_id)
@@ -979,6 +1003,11 @@ class TraceAssembler:
         if not runs:
             stats.traces_without_run += 1
         stats.runs_assembled += len(runs)
+        if self._on_finish is not None:
+            try:
+                self._on_finish(list(trace.spans.values()))
+            except Exception:
+                _log.exception("livescore: the finish hook raised")
         return runs
 
     def _join_events(self, trace: _Trace) -> None:

@@ -59,6 +59,31 @@ def test_a_run_sent_over_otlp_is_scored_and_sigterm_drains_it(tmp_path: Path) ->
         assert event.service_name == "livescore-collect"
 
 
+def test_explain_prints_each_trace_it_assembles(tmp_path: Path) -> None:
+    printed = tmp_path / "stdout.txt"
+    process, url = start_collect(
+        tmp_path, "--quiet-period", "0.2", "--explain", "--emit", "spans", stdout=printed
+    )
+    try:
+        export(url)
+        provider = TracerProvider()
+        provider.add_span_processor(
+            SimpleSpanProcessor(OTLPSpanExporter(endpoint=url + "/v1/traces"))
+        )
+        with provider.get_tracer("web").start_as_current_span("GET /health"):
+            pass
+        provider.shutdown()
+    finally:
+        code, err = stop(process)
+    assert code == 0, err
+    out = printed.read_text(encoding="utf-8")
+    assert "run 'weather'" in out
+    assert "input        \"Weather in Lyon?\"  ← span 'invoke_agent weather'" in out
+    assert 'tool         get_weather → "sunny, 24 °C"' in out
+    assert "no run: no span speaks a convention livescore reads" in out
+    assert "the root 'GET /health'" in out
+
+
 def test_emit_events_sends_events_without_score_spans(tmp_path: Path) -> None:
     with OTLPTestReceiver() as backend:
         process, url = start_collect(

@@ -26,11 +26,18 @@ scorers = [
 
 
 def start_collect(
-    tmp_path: Path, *args: str, sleep: float = 0.0, env: dict[str, str] | None = None
+    tmp_path: Path,
+    *args: str,
+    sleep: float = 0.0,
+    env: dict[str, str] | None = None,
+    stdout: Path | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
+    """Start ``livescore collect`` (its stdout into ``stdout`` when given); returns the
+    process and its URL."""
     (tmp_path / "collect_scorers.py").write_text(
         SCORERS.replace("SLEEP", str(sleep)), encoding="utf-8"
     )
+    out = stdout.open("w", encoding="utf-8") if stdout is not None else subprocess.DEVNULL
     process = subprocess.Popen(
         [
             sys.executable,
@@ -44,10 +51,12 @@ def start_collect(
         ],
         cwd=tmp_path,
         stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
+        stdout=out,
         text=True,
         env={**os.environ, "COLUMNS": "300", **(env or {})},
     )
+    if stdout is not None:
+        out.close()  # the child holds its own descriptor
     assert process.stderr is not None
     line = process.stderr.readline()
     found = re.search(r"on (http://127\.0\.0\.1:\d+)/v1/traces", line)
