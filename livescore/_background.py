@@ -84,9 +84,9 @@ ItemT = TypeVar("ItemT", bound=Queued)
 class BackgroundQueue(Generic[ItemT]):
     """A bounded queue, the daemon thread that serves it, and its flush and shutdown.
 
-    The owner's accounting lives beside the queue, under :attr:`lock`; methods named
+    The owner's accounting lives beside the queue, under ``lock``; methods named
     ``*_locked`` expect the caller to hold it. ``serve(generation)`` is the thread's body:
-    it takes items from :attr:`queue` (under the lock), calls :meth:`idle_locked` then
+    it takes items from ``queue`` (under the lock), calls :meth:`idle_locked` then
     :meth:`park_locked` when there are none, :meth:`finish_locked` for each item done, and
     returns once :attr:`stopping` and it has nothing left (or at once once :attr:`aborted`).
 

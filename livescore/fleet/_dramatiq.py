@@ -272,7 +272,7 @@ class DramatiqPublisher:
         url: The Redis URL.
         queue: The queue the workers consume.
         max_job_bytes: The largest encoded message to send; a larger record raises
-            :class:`~livescore.fleet.JobTooLargeError` and is not sent. Keep it under
+            ``JobTooLargeError`` and is not sent. Keep it under
             the server's ``proto-max-bulk-len`` (512 MB by default) and well under its
             ``maxmemory``.
     """

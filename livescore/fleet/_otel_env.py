@@ -145,7 +145,7 @@ def held_span_processor(exporter: Any, max_held: int = 100_000) -> Any:
     """A span processor that holds ended spans until the worker's commit exports them.
 
     In place of a ``BatchSpanProcessor``: the worker keeps each score's span with its pair
-    (:meth:`capture`) and exports exactly the spans of the pairs it is about to mark done,
+    (``capture``) and exports exactly the spans of the pairs it is about to mark done,
     in one batch per commit (at most every 100 ms), once it checked in Redis that their
     claims are still its own. So a crash never leaves a pair marked done whose span did not
     leave, a worker whose claim lapsed (frozen, cut off) never exports a score another

@@ -58,7 +58,7 @@ def redis_client(url: str, *, timeout: float = 5.0) -> redis.Redis:
 
 
 def validate_url(url: object) -> str:
-    """``url`` if it is a Redis URL, else a :class:`ValueError` that says what one looks like.
+    """``url`` if it is a Redis URL, else a ``ValueError`` that says what one looks like.
 
     Example:
         >>> validate_url("redis://127.0.0.1:6379/0")

@@ -158,6 +158,11 @@ class BudgetLedger(Protocol):
         ...
 
 
+def _is_number(value: object) -> bool:
+    """``value`` is an int or a float, not a bool (``True`` is an int to ``isinstance``)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def window_start(window_s: int, now: float | None = None) -> int:
     """The start (epoch seconds) of the window holding ``now``; 0 without windows.
 
@@ -400,15 +405,17 @@ class JudgeBudget:
                 raise JudgeConfigError(
                     f"fallback must be a Judge or 'one_call', not {type(fallback).__name__}"
                 )
-        if not (isinstance(fallback_below, int | float) and 0 < fallback_below < 1):
+        if not (_is_number(fallback_below) and 0 < fallback_below < 1):
             raise JudgeConfigError(
                 f"fallback_below must be between 0 and 1, not {fallback_below!r}"
             )
         if not isinstance(name, str) or not name.strip():
             raise JudgeConfigError("a budget's name must be a non-empty string")
-        if not (isinstance(lease, int | float) and lease > 0):
+        # Finite as well as positive: an infinite lease is accepted by a comparison and then
+        # overflows every admission (a reservation's expiry is an integer of milliseconds).
+        if not (_is_number(lease) and math.isfinite(lease) and lease > 0):
             raise JudgeConfigError(f"lease must be a positive number of seconds, not {lease!r}")
-        if not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
+        if not (_is_number(wait) and math.isfinite(wait) and wait >= 0):
             raise JudgeConfigError(f"wait must be 0 or more seconds, not {wait!r}")
         if broker is not None and ledger is not None:
             raise JudgeConfigError("give a JudgeBudget broker= or ledger=, not both")

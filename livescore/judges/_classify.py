@@ -252,7 +252,7 @@ def remember_no_logprobs(base_url: str, model: str) -> bool:
 
 
 def forget_logprobs(base_url: str) -> None:
-    """Forget what the server at ``base_url`` said about logprobs (:func:`forget_server`)."""
+    """Forget what the server at ``base_url`` said about logprobs (``forget_server``)."""
     with _NO_LOGPROBS_LOCK:
         for key in [k for k in _NO_LOGPROBS if k[0] == base_url]:
             _NO_LOGPROBS.discard(key)

@@ -47,7 +47,7 @@ class Elements:
     """The elements of a text that an answer should cover.
 
     Attributes:
-        keywords: The text's keywords (see :class:`~livescore.scorers.KeywordExtractor`),
+        keywords: The text's keywords (see ``KeywordExtractor``),
             without the words of its names.
         names: Multi-word names ("Steve Jobs", "New Zealand", "Acme Corp"), lower case.
         numbers: Standalone numbers, normalised ("1,250.50" → "1250.5").

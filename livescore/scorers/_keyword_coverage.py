@@ -100,7 +100,7 @@ def create_keyword_coverage_scorer(
     "GPT-4"; "React", "React.js" and "ReactJS" are one keyword). Compound terms ("machine
     learning", "type inference", hyphenated words like "real-time") count as one keyword,
     covered only when the response has the same words next to each other. The full rules
-    are in :class:`~livescore.scorers.KeywordExtractor`.
+    are in ``KeywordExtractor``.
 
     Score: matched / total × ``scale``, unrounded. Both texts without keywords (empty, or
     only stopwords and numbers): ``scale``. Exactly one without keywords: 0. A run with no

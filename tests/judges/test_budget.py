@@ -250,3 +250,26 @@ def test_windows_reset_on_the_clock() -> None:
     assert [r.status for r in first_hour] == ["scored", "scored", "skipped", "skipped"]
     assert [r.status for r in second_hour] == ["scored", "scored", "skipped", "skipped"]
     assert "resets at 1970-01-01 03:00 UTC" in (first_hour[-1].reason or "")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"usd": 1, "lease": float("inf")},
+        {"usd": 1, "lease": float("nan")},
+        {"usd": 1, "lease": True},
+        {"usd": 1, "wait": float("inf")},
+        {"usd": 1, "wait": True},
+        {"usd": 1, "fallback_below": True},
+        {"usd": float("inf")},
+        {"usd": float("nan")},
+        {"usd": 1, "prices": {"m": (float("inf"), 1.0)}},
+        {"usd": 1, "prices": {"m": (1.0, float("nan"))}},
+    ],
+)
+def test_a_budget_argument_that_is_not_finite_and_positive_is_refused_at_construction(
+    bad: dict[str, Any],
+) -> None:
+    # lease=inf used to be accepted, then every admission raised OverflowError.
+    with pytest.raises(JudgeConfigError):
+        JudgeBudget(**bad)
