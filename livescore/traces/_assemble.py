@@ -112,16 +112,28 @@ def build_run(root: SpanRecord, spans: Iterable[SpanRecord]) -> Run:
     return assemble_run(root, spans).run
 
 
-def _descendants(root: SpanRecord, spans: Iterable[SpanRecord]) -> list[SpanRecord]:
-    by_parent: dict[str, list[SpanRecord]] = {}
-    for span in spans:
-        if span.span_id != root.span_id and span.parent_span_id is not None:
-            by_parent.setdefault(span.parent_span_id, []).append(span)
+class _TraceIndex:
+    """One trace's spans by id and by parent: built once per trace, so that finding each
+    run's descendants and ancestors costs what that run holds, not the whole trace again
+    (a trace of thousands of sibling runs stays linear)."""
+
+    __slots__ = ("by_id", "children")
+
+    def __init__(self, spans: Iterable[SpanRecord]) -> None:
+        self.by_id: dict[str, SpanRecord] = {}
+        self.children: dict[str, list[SpanRecord]] = {}
+        for span in spans:
+            self.by_id[span.span_id] = span
+            if span.parent_span_id is not None and span.parent_span_id != span.span_id:
+                self.children.setdefault(span.parent_span_id, []).append(span)
+
+
+def _descendants(root: SpanRecord, index: _TraceIndex) -> list[SpanRecord]:
     descendants: list[SpanRecord] = []
     stack = [root.span_id]
     seen = {root.span_id}
     while stack:
-        for child in by_parent.get(stack.pop(), ()):
+        for child in index.children.get(stack.pop(), ()):
             if child.span_id not in seen:  # a malformed trace may loop
                 seen.add(child.span_id)
                 descendants.append(child)
@@ -289,11 +301,15 @@ def assemble_run(
     root: SpanRecord,
     spans: Iterable[SpanRecord],
     readings: Mapping[str, SpanReading] | None = None,
+    *,
+    index: _TraceIndex | None = None,
 ) -> AssembledRun:
     """:func:`build_run` with where each field came from (``readings``: the spans already
-    read, by span id, so that a trace's spans are read once)."""
-    spans = list(spans)  # read twice: the run's descendants, then its ancestors
-    descendants = _descendants(root, spans)
+    read, by span id, so that a trace's spans are read once; ``index``: the trace's spans
+    by id and parent, built once for all its runs)."""
+    if index is None:
+        index = _TraceIndex(spans)
+    descendants = _descendants(root, index)
     known = readings or {}
     readings = {
         span.span_id: known.get(span.span_id) or read_span(span) for span in (root, *descendants)
@@ -303,8 +319,8 @@ def assemble_run(
     walk = _Walk(readings, sources)
     for span in descendants:
         walk.visit(span)
-    for index, step in enumerate(walk.steps):
-        step.index = index
+    for position, step in enumerate(walk.steps):
+        step.index = position
 
     # The run span's own values first, then an inner agent's, then the model calls': each
     # replaced only by a better one (the user's own words over a built prompt, a repr…).
@@ -324,7 +340,7 @@ def assemble_run(
     }
     if root.service_name:
         metadata["service_name"] = root.service_name
-    conversation = _conversation(root, descendants, spans, readings)
+    conversation = _conversation(root, descendants, index, readings)
     if conversation is not None:
         metadata["conversation_id"], sources["conversation_id"] = conversation
     user = root.attributes.get("user.id")
@@ -403,7 +419,7 @@ def _first_user_message(messages: Any) -> Any:
 def _conversation(
     root: SpanRecord,
     descendants: Sequence[SpanRecord],
-    spans: Sequence[SpanRecord],
+    index: _TraceIndex,
     readings: dict[str, SpanReading],
 ) -> tuple[str, FieldSource] | None:
     """The run's conversation id and where it was read: its span's, a descendant's, else
@@ -413,7 +429,7 @@ def _conversation(
         reading = readings[span.span_id]
         if reading.conversation_id is not None:
             return _conversation_of(span, reading, reading.conversation_id)
-    by_id = {span.span_id: span for span in spans}
+    by_id = index.by_id
     parent = by_id.get(root.parent_span_id or "")
     seen = {root.span_id}
     while parent is not None and parent.span_id not in seen:  # a malformed trace may loop
@@ -584,16 +600,26 @@ def _outermost_runs(
         ]
         return sorted(roots, key=_order)
     ids = {s.span_id for s in candidates}
+    # Whether a span has an agent span above it, remembered for every span walked past: each
+    # parent link is followed once in all, however many candidates share it.
+    under_agent: dict[str, bool] = {}
     runs = []
     for span in candidates:
-        parent, hops = span.parent_span_id, 0
+        path: list[str] = []
+        parent = span.parent_span_id
         nested = False
-        while parent is not None and parent in spans and hops < len(spans):
+        while parent is not None and parent in spans and len(path) < len(spans):
+            known = under_agent.get(parent)
+            if known is not None:
+                nested = known or parent in ids
+                break
             if parent in ids:
                 nested = True
                 break
+            path.append(parent)
             parent = spans[parent].parent_span_id
-            hops += 1
+        for span_id in path:  # each is below what the walk found (or at the top)
+            under_agent[span_id] = nested
         if not nested:
             runs.append(span)
     return sorted(runs, key=_order)
@@ -628,8 +654,9 @@ def assemble_runs(spans: Iterable[SpanRecord]) -> list[AssembledRun]:
 def assemble_trace(spans: Mapping[str, SpanRecord]) -> list[AssembledRun]:
     """The runs of one trace's spans (by span id), each span read once."""
     readings = {span_id: read_span(span) for span_id, span in spans.items()}
+    index = _TraceIndex(spans.values())
     return [
-        assemble_run(root, spans.values(), readings)
+        assemble_run(root, spans.values(), readings, index=index)
         for root in _outermost_runs(dict(spans), readings)
     ]
 

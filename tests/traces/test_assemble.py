@@ -370,3 +370,44 @@ def test_each_trace_finishes_as_its_root_arrives_within_a_batch() -> None:
 
 def _fields(record: SpanRecord) -> dict[str, object]:
     return {name: getattr(record, name) for name in record.__dataclass_fields__}
+
+
+class _CountingSpan(SpanRecord):
+    """A span that counts how often its parent link is read: the work of assembly, measured
+    without a clock."""
+
+    __slots__ = ()
+    reads = 0
+
+    @property  # type: ignore[misc]
+    def parent_span_id(self) -> str | None:  # type: ignore[override]
+        _CountingSpan.reads += 1
+        return _PARENT.__get__(self)  # type: ignore[no-any-return]
+
+    @parent_span_id.setter
+    def parent_span_id(self, value: str | None) -> None:
+        _PARENT.__set__(self, value)
+
+
+_PARENT = SpanRecord.__dict__["parent_span_id"]
+
+
+def test_assembly_is_linear_in_spans_with_thousands_of_sibling_runs() -> None:
+    # 2,000 agent runs under one workflow span: each run's descendants and ancestors come
+    # from one index of the trace, not from a scan of the whole trace per run (n² reads).
+    count = 2_000
+    agent = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.input.messages": user("2+2?"),
+        "gen_ai.output.messages": assistant("4"),
+    }
+    root = _CountingSpan(TRACE, "f" * 16, None, "workflow", 0, 10**9, {})
+    spans = [root] + [
+        _CountingSpan(TRACE, f"{i + 1:016x}", root.span_id, "invoke_agent", i, i + 1, agent)
+        for i in range(count)
+    ]
+    _CountingSpan.reads = 0
+    runs = runs_from_spans(spans)
+    assert len(runs) == count
+    assert {run.output for run in runs} == {"4"}
+    assert _CountingSpan.reads < 20 * len(spans), _CountingSpan.reads
