@@ -239,7 +239,22 @@ class Estimate:
         total: int,
         concurrency: int,
     ) -> Estimate:
-        """Extrapolate from the scored sample ``items``."""
+        """Extrapolate from the scored sample ``items``.
+
+        An item that ``--max-cost`` cut short (a score skipped as ``budget_exhausted``) cost
+        less than scoring it does: it is left out, or the estimate would count what the cap
+        skipped as free. The estimate is of the run without the cap."""
+        from livescore import _attributes as A
+
+        paid = [
+            item
+            for item in items
+            if not any(
+                score.attributes.get(A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED) is True
+                for score in item.scores.values()
+            )
+        ]
+        items = paid or items
         n = max(len(items), 1)
         costs: list[float] = []
         unpriced: set[str] = set()

@@ -476,6 +476,14 @@ class _ResultsFile:
                 file.discard()
                 self._file = None
 
+    def discard(self) -> None:
+        """Drop what was written: the run did not start (``--max-cost`` refused it), so the
+        file at ``path`` is left as it was."""
+        with self._lock:
+            file, self._file = self._file, None
+        if file is not None:
+            file.discard()
+
     def finish(self, *, in_data_order: bool) -> None:
         with self._lock:
             file, self._file = self._file, None
@@ -580,8 +588,14 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         return EXIT_FAILED
     scorers = [s.scorer for s in selected]
     err.print(
-        f"scoring {len(dataset.items)} item(s) from {escape(str(path))} with "
+        ("estimating the cost of " if args.estimate else "")
+        + f"scoring {len(dataset.items)} item(s) from {escape(str(path))} with "
         f"{', '.join(s.id for s in scorers)}"
+        + (
+            f" from a sample of {min(args.estimate_items, len(dataset.items))}"
+            if args.estimate
+            else ""
+        )
         + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
     )
 
@@ -622,9 +636,9 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
             interrupts,
             stop,
         )
-        if isinstance(outcome, int):  # estimated, and stopped there
+        if isinstance(outcome, int):  # estimated, and stopped there: the run did not start
             if results_file is not None:
-                results_file.finish(in_data_order=True)
+                results_file.discard()
             export.close(_EXPORT_TIMEOUT_S)
             return outcome
         result = outcome
@@ -875,7 +889,8 @@ def _estimate_first(
 
     total = len(dataset.items)
     sample = sample_indices(total, plan.items)
-    err.print(f"estimating from {len(sample)} of {total} item(s)")
+    if not plan.estimate_only:  # the command's first line said it for --estimate
+        err.print(f"estimating from {len(sample)} of {total} item(s)")
     first = _score(
         args, selected, target, dataset, results_file, export, interrupts, err, done, stop, sample
     )
@@ -890,7 +905,7 @@ def _estimate_first(
             out.print(f"with --max-cost: {refusal}")
         return EXIT_OK
     if refusal is not None:
-        err.print(f"[red]{refusal}[/red]")
+        err.print(f"[red]{refusal}[/red]; nothing was written")
         return EXIT_FAILED
     picked = set(sample)
     rest = [i for i in range(total) if i not in picked]

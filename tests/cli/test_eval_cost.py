@@ -127,7 +127,10 @@ def test_max_cost_refuses_to_start_when_the_estimate_is_above_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = write_jsonl(tmp_path / "data.jsonl", _rows(30))
-    out_path = tmp_path / "out.jsonl"
+    out_path, report_path = tmp_path / "out.jsonl", tmp_path / "report.html"
+    # The outputs of an earlier run: a run that does not start leaves them as they are.
+    out_path.write_text("".join(f'{{"earlier": {i}}}\n' for i in range(100)))
+    report_path.write_text("<html>the earlier run</html>")
     with OpenAITestServer(responder=hallucination_responder) as server:
         code = _eval(
             server,
@@ -138,15 +141,78 @@ def test_max_cost_refuses_to_start_when_the_estimate_is_above_it(
             "5",
             "--out",
             str(out_path),
+            "--report",
+            str(report_path),
         )
         requests = len(server.requests)
     captured = capsys.readouterr()
     assert code == 1
     assert "refusing to start: the estimated judge cost" in captured.err
-    assert "is above --max-cost $0.0001" in captured.err
-    # The sample was scored (within --max-cost), kept in --out, and nothing more.
+    assert "is above --max-cost $0.0001; nothing was written" in captured.err
+    # The sample was scored (within --max-cost), and nothing more; no file was written.
     assert requests <= 5 * 3
-    assert len(out_path.read_text().splitlines()) <= 5
+    assert out_path.read_text().splitlines() == [f'{{"earlier": {i}}}' for i in range(100)]
+    assert report_path.read_text() == "<html>the earlier run</html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl", "out.jsonl", "report.html"]
+
+
+def test_the_estimate_under_max_cost_is_of_the_run_without_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _rows(40))
+    with OpenAITestServer(responder=hallucination_responder) as server:
+        assert _eval(server, str(data), "--estimate", "--estimate-items", "12") == 0
+        free = ESTIMATE.search(capsys.readouterr().out)
+        assert free is not None
+        uncapped = float(free.group(3))
+        # A cap the sample itself reaches: the items it skipped must not count as free.
+        code = _eval(
+            server,
+            str(data),
+            "--max-cost",
+            f"{uncapped / 8:.6f}",
+            "--estimate-items",
+            "12",
+            "--concurrency",
+            "1",
+        )
+    captured = capsys.readouterr()
+    assert code == 1
+    capped = ESTIMATE.search(captured.out)
+    assert capped is not None, captured.out
+    assert int(capped.group(1)) < 12  # estimated from the items the cap let through
+    assert float(capped.group(3)) == pytest.approx(uncapped, rel=0.3)
+    assert "refusing to start" in captured.err
+
+
+def test_estimate_says_once_what_it_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _rows(30))
+    with OpenAITestServer(responder=hallucination_responder) as server:
+        code = main(
+            [
+                "eval",
+                str(data),
+                "--scorer",
+                "hallucination",
+                "--model",
+                "test-judge",
+                "--base-url",
+                server.base_url,
+                "--judge-prices",
+                PRICES,
+                "--estimate",
+                "--estimate-items",
+                "6",
+            ]
+        )
+    err = capsys.readouterr().err
+    assert code == 0
+    first = err.splitlines()[0]
+    assert first.startswith("estimating the cost of scoring 30 item(s) from "), err
+    assert first.endswith("with hallucination from a sample of 6"), err
+    assert "estimating from" not in err
 
 
 def test_max_cost_stops_the_run_keeping_what_it_scored_marked_partial(
