@@ -30,11 +30,8 @@ def load_traces_dataset(path: Path, logs: Path | None = None) -> Dataset:
     except OSError as exc:
         name = exc.filename if exc.filename is not None else str(path)
         raise UsageError(f"--traces: cannot read {str(name)!r}: {exc.strerror or exc}") from exc
+    # Spans with invalid ids are among the problems, on the line that held them.
     problems = [DatasetProblem(p.line, p.message) for p in stored.problems]
-    if stored.rejected_spans:
-        problems.append(
-            DatasetProblem(0, f"{stored.rejected_spans} span(s) with an invalid trace or span id")
-        )
     items: list[Any] = list(stored.runs)
     return Dataset(
         items=cast("list[dict[str, Any]]", items),

@@ -128,6 +128,8 @@ _FORMAT_FIELDS = frozenset(
 )
 # The benchmark files' provenance fields: kept as metadata, expected, not worth a warning.
 _PROVENANCE_FIELDS = frozenset({"dataset", "task", "source", "meta"})
+# A stored trace's keys (a Collector file exporter's line): the file belongs to --traces.
+_OTLP_KEYS = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")
 _KNOWN_FIELDS = _FORMAT_FIELDS | _PROVENANCE_FIELDS | {LABEL_FIELD, "metadata", "turns"}
 # What a ``livescore eval --out`` record adds to an item: the earlier run's results.
 _RESULT_FIELDS = frozenset(
@@ -217,6 +219,10 @@ def parse_line(
         fmt = "hallucination"
         value = data.pop("question")
     else:
+        if any(key in data for key in _OTLP_KEYS):
+            raise _LineError(
+                "an OTLP trace request, not a dataset line: give this file to --traces"
+            )
         unknown = sorted(str(k) for k in data.keys() - _KNOWN_FIELDS)[:5]
         hint = f" (unknown field(s): {', '.join(map(repr, unknown))})" if unknown else ""
         raise _LineError(f"missing field 'input' (or 'question'){hint}")

@@ -25,6 +25,10 @@ from livescore.traces._span import SpanEvent, SpanRecord
 
 __all__ = ("StoredTraces", "TraceFileProblem", "load_traces", "read_spans")
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line of a traces file read by default (longer ones are reported and skipped):
+four times the largest request ``livescore collect`` takes by default."""
+
 
 @dataclass(frozen=True, slots=True)
 class TraceFileProblem:
@@ -71,7 +75,10 @@ class StoredTraces:
 
 
 def load_traces(
-    path: str | os.PathLike[str], *, logs: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    logs: str | os.PathLike[str] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> StoredTraces:
     """Read a file of OTLP JSON trace requests and assemble the runs in it.
 
@@ -81,7 +88,9 @@ def load_traces(
     lines (``resourceLogs``), in the file or in ``logs``, add each log record that names
     a span of the file (an event name too) to that span's events: the messages of an
     instrumentation that captures content in events. A line that is not such a
-    request is reported in ``problems`` with its number and skipped. Each run keeps its
+    request is reported in ``problems`` with its number and skipped, as is a line longer
+    than ``max_line_bytes`` (the file is read a line at a time: a line costs at most that
+    much text in memory, beside the spans held). Each run keeps its
     span's ids, so scores of it (``run_evals(load_traces(path), ...)``) nest under the
     stored run's span in a dashboard that holds the trace.
 
@@ -105,7 +114,9 @@ def load_traces(
         ['4']
     """
     result = StoredTraces()
-    spans, result.rejected_spans, result.problems, result.log_records = _read_all(path, logs)
+    spans, result.rejected_spans, result.problems, result.log_records = _read_all(
+        path, logs, max_line_bytes
+    )
     result.spans = len(spans)
     result.traces = len({s.trace_id for s in spans})
     result.runs = runs_from_spans(spans)
@@ -113,7 +124,10 @@ def load_traces(
 
 
 def read_spans(
-    path: str | os.PathLike[str], *, logs: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    logs: str | os.PathLike[str] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[list[SpanRecord], int, list[TraceFileProblem]]:
     """The spans of a traces file (see :func:`load_traces`), with the log records of
     ``path`` and ``logs`` joined to them: ``(spans, rejected, problems)``.
@@ -121,17 +135,17 @@ def read_spans(
     Raises:
         OSError: A file cannot be read.
     """
-    spans, rejected, problems, _ = _read_all(path, logs)
+    spans, rejected, problems, _ = _read_all(path, logs, max_line_bytes)
     return spans, rejected, problems
 
 
 def _read_all(
-    path: str | os.PathLike[str], logs: str | os.PathLike[str] | None
+    path: str | os.PathLike[str], logs: str | os.PathLike[str] | None, max_line_bytes: int
 ) -> tuple[list[SpanRecord], int, list[TraceFileProblem], int]:
     """:func:`read_spans`, and how many log records were joined."""
-    spans, rejected, problems, events = _read(path)
+    spans, rejected, problems, events = _read(path, max_line_bytes)
     if logs is not None:
-        _, _, log_problems, more = _read(logs)
+        _, _, log_problems, more = _read(logs, max_line_bytes)
         problems.extend(
             TraceFileProblem(p.line, f"{os.fspath(logs)}: {p.message}") for p in log_problems
         )
@@ -149,31 +163,81 @@ def _read_all(
 
 
 def _read(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], max_line_bytes: int
 ) -> tuple[list[SpanRecord], int, list[TraceFileProblem], list[LogEvent]]:
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
     spans: list[SpanRecord] = []
     events: list[LogEvent] = []
     rejected = 0
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     problems: list[TraceFileProblem] = []
-    for number, line in lines:
-        try:
-            rejected += _decode(json.loads(line), spans, events)
-        except ValueError as exc:  # OTLPDecodeError and JSONDecodeError are ValueErrors
-            message = str(exc) if isinstance(exc, OTLPDecodeError) else f"not JSON ({exc})"
-            problems.append(TraceFileProblem(number, message))
-    if problems and len(problems) == len(lines) and len(lines) > 1:
+    lines = 0
+    # Line by line, each read at most max_line_bytes (+1 to tell a longer one): a file of
+    # any size costs one line's text at a time beside the spans it holds.
+    with open(path, "rb") as file:
+        number = 0
+        while True:
+            raw = file.readline(max_line_bytes + 1)
+            if not raw:
+                break
+            number += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                while (more := file.readline(1 << 20)) and not more.endswith(b"\n"):
+                    pass  # the rest of the line, read and let go
+                lines += 1
+                problems.append(
+                    TraceFileProblem(number, f"longer than {max_line_bytes} bytes (skipped)")
+                )
+                continue
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            lines += 1
+            try:
+                bad = _decode(json.loads(line), spans, events)
+            except (ValueError, RecursionError) as exc:
+                # OTLPDecodeError and JSONDecodeError are ValueErrors; RecursionError is
+                # JSON nested past the interpreter's depth.
+                problems.append(TraceFileProblem(number, _problem(exc)))
+                continue
+            if bad:
+                rejected += bad
+                problems.append(TraceFileProblem(number, _invalid_ids(bad)))
+    if problems and len(problems) == lines > 1 and os.path.getsize(path) <= max_line_bytes:
         # Not JSON lines: perhaps one request written over several lines.
         whole_spans: list[SpanRecord] = []
         whole_events: list[LogEvent] = []
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
         try:
             whole_rejected = _decode(json.loads(text), whole_spans, whole_events)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         else:
-            return whole_spans, whole_rejected, [], whole_events
+            whole_problems = [TraceFileProblem(1, _invalid_ids(whole_rejected))]
+            return (
+                whole_spans,
+                whole_rejected,
+                whole_problems if whole_rejected else [],
+                whole_events,
+            )
     return spans, rejected, problems, events
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, OTLPDecodeError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "not JSON (nested too deeply)"
+    return f"not JSON ({exc})"
+
+
+def _invalid_ids(count: int) -> str:
+    return (
+        f"{count} span(s) with an invalid trace or span id left out (a trace id is 32 hex "
+        "digits, a span id 16, or the base64 of their 16 and 8 bytes)"
+    )
+
+
+# A dataset line's fields: a file of them given as traces is the likeliest mistake.
+_DATASET_KEYS = ("input", "output", "question", "turns")
 
 
 _LOGS_KEYS = ("resourceLogs", "resource_logs")
@@ -190,6 +254,17 @@ def _decode(payload: Any, spans: list[SpanRecord], events: list[LogEvent]) -> in
         events.extend(logs.events)
         if not any(key in payload for key in ("resourceSpans", "resource_spans")):
             return 0
+    if (
+        isinstance(payload, Mapping)
+        and payload
+        and not any(key in payload for key in ("resourceSpans", "resource_spans"))
+    ):
+        if any(key in payload for key in _DATASET_KEYS):
+            raise OTLPDecodeError(
+                "a dataset line (input/output), not an OTLP trace request: score this file "
+                "as a dataset (livescore eval without --traces)"
+            )
+        raise OTLPDecodeError("not an OTLP trace request (no resourceSpans or resourceLogs)")
     decoded = decode_otlp_json(payload)
     spans.extend(decoded.spans)
     return decoded.rejected

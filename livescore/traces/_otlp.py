@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livescore._errors import OTLPDecodeError
-from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.traces._span import SpanEvent, SpanRecord, _value_size
 
 __all__ = (
@@ -49,6 +48,55 @@ _IS_REMOTE = 0x200
 # A span that was exported was recorded: its trace is sampled, whatever flags an exporter
 # wrote (several write none at all).
 _SAMPLED = 0x01
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _wire_id(value: object, size: int) -> str | None:
+    """A trace (``size`` 16) or span (``size`` 8) id as it travels in OTLP, in lowercase hex;
+    ``None`` when it is not one.
+
+    The OTLP specification is strict where a user's own ids are not: an id is exactly
+    ``size`` bytes, never padded (``abc`` and ``0abc`` are not one trace), and the all-zero
+    id is invalid. In JSON it is ``2 * size`` hex digits (OTLP JSON), or the base64 of its
+    bytes (protobuf's own JSON mapping, which some exporters write); in protobuf, bytes.
+
+    Example:
+        >>> _wire_id("S/kvNXezTaajzpKdDg5HNg==", 16)
+        '4bf92f3577b34da6a3ce929d0e0e4736'
+        >>> _wire_id("abc", 8) is None
+        True
+    """
+    if isinstance(value, bytes):
+        raw = value
+    elif isinstance(value, str):
+        if len(value) == 2 * size and _HEX.issuperset(value):
+            raw = bytes.fromhex(value)
+        elif len(value) == 4 * ((size + 2) // 3):
+            try:
+                raw = base64.b64decode(value, validate=True)
+            except ValueError:
+                return None
+        else:
+            return None
+    else:
+        return None
+    if len(raw) != size or not any(raw):
+        return None
+    return raw.hex()
+
+
+def _trace_id(value: object) -> str | None:
+    return _wire_id(value, 16)
+
+
+def _span_id(value: object) -> str | None:
+    return _wire_id(value, 8)
+
+
+# What hostile JSON raises beside the shape errors: nesting past the interpreter's depth
+# (RecursionError) and Infinity where an integer belongs (OverflowError). A bad request, not
+# a crash.
+_HOSTILE = (RecursionError, OverflowError)
 
 
 @dataclass(slots=True)
@@ -184,9 +232,14 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
                 service = _pb_value(kv.value)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                trace_id = normalize_trace_id(span.trace_id.hex())
-                span_id = normalize_span_id(span.span_id.hex())
-                if trace_id is None or span_id is None:
+                trace_id = _trace_id(span.trace_id)
+                span_id = _span_id(span.span_id)
+                parent_span_id = _span_id(span.parent_span_id) if span.parent_span_id else None
+                if (
+                    trace_id is None
+                    or span_id is None
+                    or (span.parent_span_id and parent_span_id is None)
+                ):
                     out.rejected += 1
                     continue
                 flags = int(span.flags)
@@ -195,7 +248,7 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
                     SpanRecord(
                         trace_id=trace_id,
                         span_id=span_id,
-                        parent_span_id=normalize_span_id(span.parent_span_id.hex()),
+                        parent_span_id=parent_span_id,
                         name=span.name,
                         start_ns=int(span.start_time_unix_nano),
                         end_ns=int(span.end_time_unix_nano),
@@ -234,8 +287,8 @@ def decode_otlp_logs_protobuf(body: bytes) -> DecodedLogs:
         for scope_logs in resource_logs.scope_logs:
             for record in scope_logs.log_records:
                 log_event(
-                    normalize_trace_id(record.trace_id.hex()),
-                    normalize_span_id(record.span_id.hex()),
+                    _trace_id(record.trace_id),
+                    _span_id(record.span_id),
                     record.event_name,
                     {kv.key: _pb_value(kv.value) for kv in record.attributes},
                     _pb_value(record.body) if record.HasField("body") else None,
@@ -278,8 +331,8 @@ def decode_otlp_json(payload: bytes | str | Mapping[str, Any]) -> DecodedSpans:
     if isinstance(payload, bytes | str):
         try:
             payload = json.loads(payload)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise OTLPDecodeError(f"not JSON ({exc})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise OTLPDecodeError(f"not JSON ({_reason(exc)})") from None
     if not isinstance(payload, Mapping):
         raise OTLPDecodeError("an OTLP JSON trace request is an object with resourceSpans")
     out = DecodedSpans()
@@ -294,8 +347,8 @@ def decode_otlp_json(payload: bytes | str | Mapping[str, Any]) -> DecodedSpans:
                         out.rejected += 1
                     else:
                         out.spans.append(record)
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise OTLPDecodeError(f"not an OTLP JSON trace request ({exc})") from None
+    except (TypeError, ValueError, AttributeError, *_HOSTILE) as exc:
+        raise OTLPDecodeError(f"not an OTLP JSON trace request ({_reason(exc)})") from None
     return out
 
 
@@ -317,8 +370,8 @@ def decode_otlp_logs_json(payload: bytes | str | Mapping[str, Any]) -> DecodedLo
     if isinstance(payload, bytes | str):
         try:
             payload = json.loads(payload)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise OTLPDecodeError(f"not JSON ({exc})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise OTLPDecodeError(f"not JSON ({_reason(exc)})") from None
     if not isinstance(payload, Mapping):
         raise OTLPDecodeError("an OTLP JSON logs request is an object with resourceLogs")
     out = DecodedLogs()
@@ -328,16 +381,24 @@ def decode_otlp_logs_json(payload: bytes | str | Mapping[str, Any]) -> DecodedLo
                 for record in _list(scope_logs, "logRecords", "log_records"):
                     name = _get(record, "eventName", "event_name")
                     log_event(
-                        normalize_trace_id(_get(record, "traceId", "trace_id") or ""),
-                        normalize_span_id(_get(record, "spanId", "span_id") or ""),
+                        _trace_id(_get(record, "traceId", "trace_id") or ""),
+                        _span_id(_get(record, "spanId", "span_id") or ""),
                         str(name) if name else None,
                         _json_attributes(_get(record, "attributes")),
                         _json_value(_get(record, "body")),
                         out,
                     )
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise OTLPDecodeError(f"not an OTLP JSON logs request ({exc})") from None
+    except (TypeError, ValueError, AttributeError, *_HOSTILE) as exc:
+        raise OTLPDecodeError(f"not an OTLP JSON logs request ({_reason(exc)})") from None
     return out
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, OverflowError):
+        return "a number out of range (Infinity where an integer belongs?)"
+    return str(exc)
 
 
 def _get(obj: Any, *names: str) -> Any:
@@ -359,11 +420,12 @@ def _list(obj: Any, *names: str) -> Sequence[Any]:
 
 
 def _json_span(span: Any, service: str | None) -> SpanRecord | None:
-    trace_id = normalize_trace_id(_get(span, "traceId", "trace_id"))
-    span_id = normalize_span_id(_get(span, "spanId", "span_id"))
-    if trace_id is None or span_id is None:
-        return None
+    trace_id = _trace_id(_get(span, "traceId", "trace_id"))
+    span_id = _span_id(_get(span, "spanId", "span_id"))
     parent = _get(span, "parentSpanId", "parent_span_id")
+    parent_span_id = _span_id(parent) if parent else None
+    if trace_id is None or span_id is None or (parent and parent_span_id is None):
+        return None
     status = _get(span, "status") or {}
     code = _get(status, "code")
     failed = code in (_STATUS_ERROR, "STATUS_CODE_ERROR", "2")
@@ -378,7 +440,7 @@ def _json_span(span: Any, service: str | None) -> SpanRecord | None:
     return SpanRecord(
         trace_id=trace_id,
         span_id=span_id,
-        parent_span_id=normalize_span_id(parent) if parent else None,
+        parent_span_id=parent_span_id,
         name=str(_get(span, "name") or ""),
         start_ns=int(_get(span, "startTimeUnixNano", "start_time_unix_nano") or 0),
         end_ns=int(_get(span, "endTimeUnixNano", "end_time_unix_nano") or 0),

@@ -96,3 +96,17 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["eval", "--traces", str(tmp_path / "missing.jsonl"), "--quiet"]) == 2
     assert "cannot read" in capsys.readouterr().err
     assert main(["eval", "--quiet"]) == 2
+
+
+def test_a_file_given_to_the_wrong_flag_says_which_flag_it_belongs_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces, _ = stored_traces(tmp_path)
+    assert main(["eval", str(traces), "--scorer", "turn-count", "--quiet"]) != 0
+    assert "give this file to --traces" in " ".join(capsys.readouterr().err.split())
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"input": "q", "output": "a"}\n', encoding="utf-8")
+    assert main(["eval", "--traces", str(data), "--scorer", "turn-count", "--quiet"]) != 0
+    assert "as a dataset (livescore eval without --traces)" in " ".join(
+        capsys.readouterr().err.split()
+    )
