@@ -117,8 +117,9 @@ def add_eval_parser(sub: Any) -> None:
             "  0    scored, and every --fail-* check passed\n"
             "  1    nothing could be scored (every score failed or was skipped, or no usable\n"
             "       line); a --fail-on-error / --fail-on-bad-lines / --fail-under /\n"
-            "       --fail-over check failed; the judge became unreachable (the run stops\n"
-            "       early, keeping what was scored); an output could not be written (the\n"
+            "       --fail-over check failed; the judge became unreachable or refused\n"
+            "       every call (an unknown model, a refused key: the run stops early,\n"
+            "       keeping what was scored); an output could not be written (the\n"
             "       others still are); or spans or dashboard scores were not delivered\n"
             "       (--otlp-endpoint, --phoenix, --langfuse: one line says what and why);\n"
             "       or --max-cost refused to start or stopped the run (its outputs are marked\n"
@@ -792,7 +793,7 @@ def _score(
         if item.error is not None or any(s.status == "failed" for s in item.scores.values()):
             failed += 1
             if stop.unreachable is None and any(
-                s.error_type in ("connection_error", "timeout") for s in item.scores.values()
+                s.error_type in _STOPPING_ERRORS for s in item.scores.values()
             ):
                 stop.unreachable = _unreachable_judge(judges)
                 if stop.unreachable is not None:
@@ -853,17 +854,25 @@ def _circuit_warning_held_back() -> Iterator[None]:
         logger.removeFilter(keep)
 
 
+# The failures after which a judge may be of no more use: unreachable (its circuit opened)
+# or refusing every call (an unknown model, a refused key: see OpenAIJudge.refused).
+_STOPPING_ERRORS = ("connection_error", "timeout", "auth_error", "bad_request")
+
+
 def _unreachable_judge(judges: Sequence[Any]) -> str | None:
     """``"the judge gpt-4o at http://…/v1 is unreachable (connection refused)"`` when one
-    judge's circuit is open (every call to it now fails at once), else ``None``."""
+    judge's circuit is open (every call to it now fails at once), ``"the judge x at … refuses
+    every call (HTTP 404: …)"`` when it answered with a permanent refusal (every later call
+    would cost one more failure), else ``None``."""
     for judge in judges:
+        where = getattr(judge, "base_url", None)
+        named = f"the judge {judge.model_name}{f' at {where}' if where else ''}"
         reason = getattr(judge, "unreachable", None)
         if reason:
-            where = getattr(judge, "base_url", None)
-            return (
-                f"the judge {judge.model_name}{f' at {where}' if where else ''} is unreachable "
-                f"({reason})"
-            )
+            return f"{named} is unreachable ({reason})"
+        refusal = getattr(judge, "refused", None)
+        if refusal:
+            return f"{named} refuses every call ({refusal})"
     return None
 
 
@@ -991,7 +1000,7 @@ def _write_outputs(
 
         partial = stopped
         if stop.early:
-            why = "was interrupted" if stop.interrupted else "stopped (the judge is unreachable)"
+            why = "was interrupted" if stop.interrupted else f"stopped ({stop.unreachable})"
             partial = (
                 f"the evaluation {why} after {len(result.items)} of {len(dataset.items)} item(s)"
             )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from livescore import _http
-from livescore._errors import JudgeConfigError, JudgeResponseError, RequestRefused
+from livescore._errors import JudgeConfigError, JudgeError, JudgeResponseError, RequestRefused
 from livescore._redaction import Redactor, header_secrets, redact_url, split_credentials
 from livescore._text import replace_lone_surrogates
 from livescore._usage import JudgeReply, JudgeUsage
@@ -259,6 +260,7 @@ class OpenAIJudge:
         self.structured_output = structured_output
         self.max_response_bytes = int(max_response_bytes)
         self._send_temperature = True
+        self._refusal: str | None = None  # see `refused`
         # Newer OpenAI models refuse ``max_tokens``; most local servers only know it.
         self._max_tokens_param = (
             "max_completion_tokens" if _OFFICIAL_HOST in self._url else "max_tokens"
@@ -347,6 +349,26 @@ class OpenAIJudge:
         is open and calls fail at once; ``None`` while it is closed."""
         breaker = self._transport.breaker
         return (breaker.reason or "unreachable") if breaker.open else None
+
+    @property
+    def refused(self) -> str | None:
+        """Why every call to this judge fails the same way, once the server said so: an
+        unknown model (HTTP 404, or a 400 that names the model) or a refused key (401,
+        403), as ``"HTTP 404: The model 'x' does not exist"``; ``None`` until then. Unlike
+        :attr:`unreachable`, nothing clears it: retrying cannot change the answer, so a
+        command that scores a dataset stops at the first (as ``livescore eval`` does)."""
+        return self._refusal
+
+    def _final(self, refused: RequestRefused) -> JudgeError:
+        """The error to raise for a refusal the judge could not adapt to; notes it in
+        :attr:`refused` when it is permanent."""
+        status, detail = refused.status, refused.detail
+        # The model's name as a word of its own ("model=m", "`gpt-4o` does not exist"), not
+        # inside another one: a 400 about this item's prompt is no reason to stop.
+        names_model = re.search(rf"(?<![\w.:/-]){re.escape(self._model)}(?![\w.:/-])", detail)
+        if status in (401, 403, 404) or (status == 400 and names_model):
+            self._refusal = self._redact(f"HTTP {status}: {detail}")
+        return refused.error
 
     # The retry settings live on the transport, which uses them; these read and set them.
 
@@ -492,7 +514,7 @@ class OpenAIJudge:
             result = await self._send(_messages(system, prompt), None, usage, one_token=True)
             if isinstance(result, RequestRefused):
                 if not refuses_logprobs(result.status, result.detail):
-                    raise result.error
+                    raise self._final(result)
                 self._no_logprobs(f"it refused them (HTTP {result.status}: {result.detail})")
             else:
                 found = classification_from_completion(result, words)
@@ -542,7 +564,7 @@ class OpenAIJudge:
         if forms is None:
             result = await self._send(messages, None, usage)
             if isinstance(result, RequestRefused):
-                raise result.error
+                raise self._final(result)
             return read_answer(result)
         start = mode = self._mode()
         while True:
@@ -559,7 +581,7 @@ class OpenAIJudge:
                     )
                 return read_answer(result)
             if not rejects_format(result.status, result.detail):
-                raise result.error
+                raise self._final(result)
             lower = next_rung(mode)
             if self.structured_output != "auto" or lower is None:
                 assert response_format is not None

@@ -402,7 +402,8 @@ def test_a_file_with_a_byte_order_mark_is_scored(
 def _rejecting_judge(body: dict[str, Any]) -> Any:
     from livescore.testing import Reply
 
-    return Reply.error(401, "invalid api key")
+    # Each item's own failure: a refused key (401) would stop the run after the first.
+    return Reply.error(422, "unprocessable request")
 
 
 def test_exit_1_when_no_item_could_be_scored(

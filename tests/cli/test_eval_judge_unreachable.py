@@ -46,7 +46,7 @@ def test_a_refused_judge_ends_the_run_with_one_line(
     assert 0 < len(scored) < len(ITEMS)
     for record in scored:
         assert record["scores"]["hallucination"]["error_type"] == "connection_error"
-    assert "stopped (the judge is unreachable)" in report.read_text(encoding="utf-8")
+    assert "is unreachable (connection refused))" in report.read_text(encoding="utf-8")
 
 
 def test_a_hanging_judge_ends_the_run_after_the_first_timeouts(
@@ -62,3 +62,47 @@ def test_a_hanging_judge_ends_the_run_after_the_first_timeouts(
     assert "is unreachable (timed out after 0.3s)" in err
     # Before: every item waited 4 x the timeout (plus backoff), 50 items deep.
     assert requests <= 16
+
+
+_NOT_FOUND = {"error": {"message": "The model `m` does not exist", "code": "model_not_found"}}
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (404, _NOT_FOUND),
+        (401, {"error": {"message": "Incorrect API key provided"}}),
+        (403, {"error": {"message": "Project does not have access"}}),
+        (400, {"error": {"message": "Invalid model name passed in model=m"}}),
+    ],
+)
+def test_a_judge_that_refuses_every_call_ends_the_run_after_the_first(
+    status: int, body: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", ITEMS)
+    out, report = tmp_path / "r.jsonl", tmp_path / "r.html"
+    outputs = ["--out", str(out), "--report", str(report), "--concurrency", "1"]
+    with OpenAITestServer(responder=lambda _: Reply.error(status, body)) as server:
+        code = main(["eval", str(data), *JUDGED, "--base-url", server.base_url, *outputs])
+        requests = len(server.requests)
+    captured = capsys.readouterr()
+    assert code == 1
+    # Before: one failed call per item (50 of 50).
+    assert requests == 1
+    assert f"refuses every call (HTTP {status}: " in captured.err
+    assert "stopped after 1 of 50 item(s)" in captured.err
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    assert "refuses every call" in report.read_text(encoding="utf-8")
+
+
+def test_a_refusal_of_one_item_does_not_end_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A 400 that does not name the model (this item's prompt is too long) is the item's.
+    data = write_jsonl(tmp_path / "d.jsonl", ITEMS[:5])
+    too_long = {"error": {"message": "max_tokens: this item is too long for model m-large"}}
+    with OpenAITestServer(responder=lambda _: Reply.error(400, too_long)) as server:
+        main(["eval", str(data), *JUDGED, "--base-url", server.base_url, "--concurrency", "1"])
+        requests = len(server.requests)
+    assert requests == 5
+    assert "refuses every call" not in capsys.readouterr().err
