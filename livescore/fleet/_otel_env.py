@@ -29,7 +29,7 @@ import functools
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -242,7 +242,11 @@ def _exporter(signal: str, endpoint: str | None = None) -> Any:
 
 
 def configure_from_env(
-    worker_id: str | None = None, *, events: bool = True, endpoint: str | None = None
+    worker_id: str | None = None,
+    *,
+    events: bool = True,
+    endpoint: str | None = None,
+    metric_readers: Sequence[Any] = (),
 ) -> TelemetrySetup:
     """Install SDK tracer, logger and meter providers from ``OTEL_*`` variables, unless the
     application (the scorers module) already installed its own.
@@ -254,6 +258,10 @@ def configure_from_env(
             endpoint).
         endpoint: An OTLP/HTTP base URL for all three signals (``livescore worker
             --otlp-endpoint``), in place of the ``OTEL_EXPORTER_OTLP_*ENDPOINT`` variables.
+        metric_readers: Readers for the meter provider besides the exporter's (``livescore
+            worker --metrics-port``'s Prometheus reader). An SDK meter provider takes its
+            readers when it is made, so one the application installed cannot take them:
+            that is an error.
     """
     from opentelemetry import _logs, metrics, trace
 
@@ -295,7 +303,13 @@ def configure_from_env(
     if not isinstance(metrics.get_meter_provider(), MeterProvider):
         metric_exporter = _exporter("METRICS", endpoint)
         readers = [PeriodicExportingMetricReader(metric_exporter)] if metric_exporter else []
+        readers.extend(metric_readers)
         meter_provider = MeterProvider(resource=resource, metric_readers=readers)
         metrics.set_meter_provider(meter_provider)
         setup.meter_provider = meter_provider
+    elif metric_readers:
+        raise LivescoreError(
+            "the application installed its own meter provider, which takes no more metric "
+            "readers: give it a PrometheusMetricReader instead of --metrics-port"
+        )
     return setup

@@ -1,0 +1,96 @@
+"""``--metrics-port``: the metrics on a Prometheus endpoint, for a pull-based stack.
+
+``livescore worker`` and ``livescore collect`` share it. The endpoint is OpenTelemetry's
+own Prometheus exporter (``opentelemetry-exporter-prometheus``): a metric reader on the
+command's meter provider, served by ``prometheus_client``'s HTTP server from a registry of
+its own (not the process-wide default, so the command also runs inside other programs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+from livescore._version import DISTRIBUTION
+from livescore.cli._common import UsageError
+
+__all__ = ("MetricsEndpoint", "add_metrics_port_argument", "metrics_address", "start_metrics")
+
+METRICS_PORT_HELP = (
+    "serve the metrics for Prometheus to scrape at http://HOST:PORT/metrics (OpenTelemetry's "
+    "Prometheus exporter; PORT alone listens on every interface; 9464 is the usual port)"
+)
+
+
+def metrics_address(text: str) -> tuple[str, int]:
+    """An ``argparse`` type for ``--metrics-port``: ``PORT`` or ``HOST:PORT``.
+
+    Example:
+        >>> metrics_address("9464"), metrics_address("127.0.0.1:9464")
+        (('0.0.0.0', 9464), ('127.0.0.1', 9464))
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host = "0.0.0.0"
+    host = host.strip("[]")
+    try:
+        number = int(port)
+    except ValueError:
+        number = -1
+    if not host or not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"expected PORT or HOST:PORT, not {text!r}")
+    return host, number
+
+
+def add_metrics_port_argument(group: Any) -> None:
+    """Add ``--metrics-port`` to an argument group."""
+    group.add_argument(
+        "--metrics-port", metavar="[HOST:]PORT", type=metrics_address, help=METRICS_PORT_HELP
+    )
+
+
+@dataclass
+class MetricsEndpoint:
+    """A Prometheus endpoint: the metric reader to give a meter provider, and its server."""
+
+    reader: Any
+    server: Any
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """Where Prometheus scrapes."""
+        host = "127.0.0.1" if self.host == "0.0.0.0" else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}/metrics"
+
+    def close(self) -> None:
+        """Stop serving (the reader goes with its meter provider's shutdown)."""
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def start_metrics(address: tuple[str, int], option: str = "--metrics-port") -> MetricsEndpoint:
+    """Serve a new Prometheus metric reader at ``address``; one-line usage errors for a
+    missing package or a port that cannot be bound."""
+    if importlib.util.find_spec("opentelemetry.exporter.prometheus") is None:
+        raise UsageError(
+            f"{option} needs OpenTelemetry's Prometheus exporter: pip install "
+            f"'{DISTRIBUTION}[prometheus]'"
+        )
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    registry = CollectorRegistry()
+    host, port = address
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot listen on {host}:{port}: {exc.strerror}") from None
+    # The exporter translates the names and units (livescore.judge.latency in s becomes
+    # livescore_judge_latency_seconds); its target_info carries the resource.
+    reader = PrometheusMetricReader(registry=registry)
+    return MetricsEndpoint(reader, server, host, int(server.server_address[1]))
