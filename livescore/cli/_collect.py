@@ -497,7 +497,16 @@ def _drain(
     statuses = ", ".join(f"{code}: {n}" for code, n in sorted(r.requests.items())) or "none"
     err.print(
         f"received: requests {statuses}; spans accepted {r.spans_accepted}, rejected "
-        f"{r.spans_rejected}, refused (429) {r.spans_refused}"
+        f"{r.spans_rejected}; refused (429) {r.requests.get(429, 0)} request(s)"
+        # Most 429s come before the body is read: their spans are not known, only counted
+        # where the body had been read.
+        + (f" ({r.spans_refused} span(s) read before refusing)" if r.spans_refused else "")
+        + (
+            f"; connections closed at the cap {r.connections_refused}"
+            if r.connections_refused
+            else ""
+        )
+        + (f"; bodies too slow (408) {r.bodies_too_slow}" if r.bodies_too_slow else "")
         + (
             f"; log records accepted {r.log_records_accepted}, of no span "
             f"{r.log_records_dropped}, refused (429) {r.log_records_refused}"

@@ -3,9 +3,19 @@ JSON, into a pipeline.
 
 The server is aiohttp's (already a dependency of the judge's transport): one asyncio loop
 in a thread of its own serves every connection, so a flood of connections costs no thread
-each; its ``client_max_size`` caps a body after decompression (gzip and deflate are
-decoded by aiohttp), and decoding runs on a small bounded pool so the loop keeps
-answering (429 when busy) while it works.
+each. What a hostile or broken client can hold is bounded:
+
+- connections: at most ``max_connections`` at once (more are closed as they are accepted,
+  well below the process's file descriptor limit); one idle for ``idle_timeout`` (no
+  request, or a request's headers still trickling in) is closed;
+- bodies: read as they arrive, under a deadline that a minimum rate extends (a client
+  sending a byte a second is cut off with 408, holding nothing but what it sent); the
+  bytes of all bodies being read or waiting to be decoded are capped (429 past it);
+- decompression: gzip and deflate are inflated by the receiver, not by aiohttp, on the
+  decoding pool (never on the loop), and stop at ``max_body_bytes`` (413); the compressed
+  body is capped at the same size;
+- decoding: a slot of the small decoding pool is taken only around inflating and decoding
+  a body already read, so slow clients never hold one.
 
 Answers follow the OTLP/HTTP specification: 200 with an ``ExportTraceServiceResponse``
 (``partial_success`` counts spans with invalid ids), 400 for a body that is not a trace
@@ -29,7 +39,10 @@ import concurrent.futures
 import hmac
 import json
 import logging
+import resource
 import threading
+import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +73,10 @@ _INVALID_ARGUMENT = 3
 _UNAUTHENTICATED = 16
 _RESOURCE_EXHAUSTED = 8
 _UNIMPLEMENTED = 12
+_DEADLINE_EXCEEDED = 4
+# The descriptors kept free for everything else the process opens (the judge's
+# connections, the exporter's, files) when the connection cap is fitted under the limit.
+_SPARE_FDS = 128
 
 
 @dataclass(slots=True)
@@ -80,6 +97,9 @@ class ReceiverStats:
         log_records_dropped: Log records accepted but dropped: they name no trace and span
             (they belong to no run) or no event (plain log lines, which no reader reads).
         log_records_refused: Log records of requests answered 429.
+        connections_refused: Connections closed as they were accepted: ``max_connections``
+            were open.
+        bodies_too_slow: Requests whose body did not arrive in time (answered 408).
     """
 
     requests: dict[int, int] = field(default_factory=dict)
@@ -93,6 +113,8 @@ class ReceiverStats:
     log_records_accepted: int = 0
     log_records_dropped: int = 0
     log_records_refused: int = 0
+    connections_refused: int = 0
+    bodies_too_slow: int = 0
 
     def copy(self) -> ReceiverStats:
         """A snapshot."""
@@ -108,6 +130,8 @@ class ReceiverStats:
             self.log_records_accepted,
             self.log_records_dropped,
             self.log_records_refused,
+            self.connections_refused,
+            self.bodies_too_slow,
         )
 
 
@@ -145,6 +169,101 @@ def _success_body(encoding: str, rejected: int) -> bytes:
     text = message.encode()
     inner = b"\x08" + _varint(rejected) + b"\x12" + _varint(len(text)) + text
     return b"\x0a" + _varint(len(inner)) + inner
+
+
+def _fit_to_descriptors(cap: int) -> int:
+    """``cap``, lowered to what the process's descriptor limit leaves: past that limit
+    accepting fails for everyone, well-behaved clients too."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):  # pragma: no cover - every POSIX system has it
+        return cap
+    if soft == resource.RLIM_INFINITY:
+        return cap
+    return max(1, min(cap, soft - _SPARE_FDS))
+
+
+class _Capped(asyncio.Protocol):
+    """One connection: aiohttp's request handler, unless ``cap`` connections are open
+    already, when it is closed as it is accepted (counted)."""
+
+    __slots__ = ("_handler", "_lock", "_stats", "_transport")
+
+    def __init__(self, handlers: Any, cap: int, stats: ReceiverStats, lock: threading.Lock):
+        self._handler: Any = None
+        self._transport: asyncio.BaseTransport | None = None
+        self._stats = stats
+        self._lock = lock
+        if len(handlers.connections) < cap:
+            self._handler = handlers()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self._handler is None:
+            with self._lock:
+                self._stats.connections_refused += 1
+            transport.close()  # nothing written, nothing to flush: closed at once
+            return
+        self._handler.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._handler is not None:
+            self._handler.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return None if self._handler is None else self._handler.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._handler is not None:
+            self._handler.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self._handler is not None:
+            self._handler.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._handler is not None:
+            self._handler.resume_writing()
+
+
+class _TooLarge(Exception):
+    """A body past the cap (as read, or once inflated)."""
+
+
+class _TooSlow(Exception):
+    """A body that did not keep up the minimum rate."""
+
+
+class _Busy(Exception):
+    """The bytes held by bodies being read are at their cap."""
+
+
+def _inflate(body: bytes, coding: str, cap: int) -> bytes:
+    """``body`` inflated (gzip or deflate), stopping at ``cap`` bytes (on the decoding pool,
+    never on the loop: a bomb costs a pool thread ``cap`` bytes at most).
+
+    Raises:
+        _TooLarge: It inflates past ``cap``.
+        OTLPDecodeError: It is not gzip or deflate data.
+    """
+    # gzip; deflate as HTTP means it (zlib-wrapped), or raw as some clients send it.
+    attempts = (16 + zlib.MAX_WBITS,) if coding == "gzip" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)
+    for position, wbits in enumerate(attempts):
+        out = bytearray()
+        data = body
+        try:
+            while data:
+                inflater = zlib.decompressobj(wbits)
+                out += inflater.decompress(data, cap + 1 - len(out))
+                if len(out) > cap or inflater.unconsumed_tail:
+                    raise _TooLarge
+                if not inflater.eof:
+                    raise OTLPDecodeError(f"the {coding} body is cut short")
+                data = inflater.unused_data  # a next gzip member, as gzip allows
+            return bytes(out)
+        except zlib.error as exc:
+            if position == len(attempts) - 1:
+                raise OTLPDecodeError(f"the body is not {coding} data ({exc})") from None
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 class _Decoded:
@@ -204,10 +323,25 @@ class OTLPReceiver:
         forward_logs: Where accepted ``/v1/logs`` bodies go; by default ``/v1/logs``
             beside ``forward`` when it ends in ``/v1/traces`` (else they are not passed
             on).
-        max_decoding: Requests decoded at once; more wait for none: they are answered 429.
+        max_decoding: Bodies inflated and decoded at once (a slot is taken only once a body
+            has been read); more wait for a slot, within ``max_reading_bytes``.
         max_forwarding: Forwarded requests in flight at once; past it they are counted as
             ``forward_dropped``.
+        max_forward_bytes: Bytes of forwarded bodies in flight at once (a slow forward
+            endpoint holds no more); past it requests are not forwarded, counted as
+            ``forward_dropped``.
         retry_after: The seconds a 429 tells the client to wait.
+        max_connections: Connections open at once; more are closed as they are accepted
+            (fitted under the process's file descriptor limit).
+        idle_timeout: Seconds a connection may stay open without a request (or while its
+            request's headers trickle in) before it is closed.
+        body_timeout: Seconds a request's body may take beyond what ``min_body_rate``
+            allows: a body must have arrived ``body_timeout + received / min_body_rate``
+            seconds after its request began, else it is answered 408 and its connection
+            closed.
+        min_body_rate: Bytes a second a body must keep up, after ``body_timeout``.
+        max_reading_bytes: Bytes of all bodies being read or waiting for a decoding slot;
+            past it requests are answered 429 (default: four bodies of ``max_body_bytes``).
 
     Example:
         >>> from livescore.collect import SpanPipeline
@@ -227,10 +361,27 @@ class OTLPReceiver:
         forward_logs: str | None = None,
         max_decoding: int = 4,
         max_forwarding: int = 64,
+        max_forward_bytes: int = 64 * 1024 * 1024,
         retry_after: int = 2,
+        max_connections: int = 512,
+        idle_timeout: float = 15.0,
+        body_timeout: float = 10.0,
+        min_body_rate: int = 64 * 1024,
+        max_reading_bytes: int | None = None,
     ) -> None:
         if max_body_bytes < 1:
             raise ValueError(f"max_body_bytes must be at least 1, not {max_body_bytes}")
+        for name, value in (
+            ("max_connections", max_connections),
+            ("max_decoding", max_decoding),
+            ("min_body_rate", min_body_rate),
+            ("max_forward_bytes", max_forward_bytes),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+        for name, seconds in (("idle_timeout", idle_timeout), ("body_timeout", body_timeout)):
+            if not seconds > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {seconds}")
         self.pipeline = pipeline
         self.host = host
         self.port = port
@@ -243,8 +394,18 @@ class OTLPReceiver:
         self._token = token.encode() if token else None
         self._max_decoding = max_decoding
         self._max_forwarding = max_forwarding
-        self._decoding = 0
+        self._max_forward_bytes = max_forward_bytes
+        self.max_connections = _fit_to_descriptors(max_connections)
+        self.idle_timeout = idle_timeout
+        self.body_timeout = body_timeout
+        self.min_body_rate = min_body_rate
+        self._max_reading = max_reading_bytes or 4 * max_body_bytes
+        self._reading = 0  # bytes of bodies read or waiting to be decoded (the loop's own)
+        self._slots: asyncio.Semaphore | None = None  # made on the loop
         self._forwarding = 0
+        self._forward_bytes = 0
+        self._server: asyncio.Server | None = None
+        self._said: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stats = ReceiverStats()
         self._lock = threading.Lock()
@@ -324,23 +485,57 @@ class OTLPReceiver:
     async def _open(self) -> None:
         from aiohttp import web
 
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(self._loop_error)
+        self._slots = asyncio.Semaphore(self._max_decoding)
         app = web.Application(client_max_size=self.max_body_bytes)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(
-            app, handle_signals=False, access_log=None, shutdown_timeout=5.0
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=5.0,
+            # An idle connection, or one whose headers trickle in, is closed after this
+            # (aiohttp's default is an hour).
+            keepalive_timeout=self.idle_timeout,
+            # Bodies are inflated here, off the loop and capped, not by the HTTP parser.
+            auto_decompress=False,
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        try:
-            await site.start()
-        except BaseException:
-            await self._runner.cleanup()
-            raise
-        sockets = getattr(site._server, "sockets", None) or ()
+        handlers = self._runner.server
+        assert handlers is not None
+        stats, lock, cap = self._stats, self._lock, self.max_connections
+
+        def connection() -> asyncio.Protocol:
+            return _Capped(handlers, cap, stats, lock)
+
+        # Our own listening socket around aiohttp's protocol factory: the connection cap
+        # needs to see each connection as it is accepted.
+        self._server = await loop.create_server(
+            connection, self.host, self.port, reuse_address=True, backlog=128
+        )
+        sockets = self._server.sockets or ()
         if sockets:
             self.port = int(sockets[0].getsockname()[1])
 
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """One line per kind of trouble the loop meets (out of descriptors on accept, a
+        connection reset mid-write), never a traceback in the log."""
+        exc = context.get("exception")
+        kind = type(exc).__name__ if exc is not None else str(context.get("message"))
+        if kind in self._said:
+            _log.debug("livescore: receiver: %s", context.get("message"))
+            return
+        self._said.add(kind)
+        _log.warning(
+            "livescore: the receiver met %s: %s (logged once)",
+            kind,
+            exc if exc is not None else context.get("message"),
+        )
+
     async def _close(self, timeout: float) -> None:
+        if self._server is not None:
+            self._server.close()  # stop accepting; the connections open are aiohttp's
         if self._runner is not None:
             try:
                 await asyncio.wait_for(self._runner.cleanup(), timeout)
@@ -367,8 +562,6 @@ class OTLPReceiver:
         return self._reply(status, encoding, _status_body(encoding, code, message), **headers)
 
     async def _handle(self, request: Any) -> Any:
-        from aiohttp import web
-
         content_type = request.content_type or ""
         encoding = JSON if content_type == JSON else PROTOBUF
         decoders = _DECODERS.get(request.path)
@@ -398,28 +591,60 @@ class OTLPReceiver:
                 _INVALID_ARGUMENT,
                 f"content type {content_type or '(none)'!r}: send {PROTOBUF} or {JSON}",
             )
-        if self._decoding >= self._max_decoding or not self.pipeline.has_room():
+        coding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+        if coding not in ("identity", "gzip", "deflate"):
+            return self._error(
+                415,
+                encoding,
+                _INVALID_ARGUMENT,
+                f"content encoding {coding!r}: send gzip, deflate or none",
+            )
+        if not self.pipeline.has_room() or self._reading >= self._max_reading:
             return self._busy(encoding, 0, logs)
-        self._decoding += 1  # only the loop's thread touches it
+        # What this request adds to self._reading (only the loop's thread touches either).
+        held = [0]
         try:
             try:
-                body = await request.read()
-            except web.HTTPRequestEntityTooLarge:
+                body = await self._read_body(request, held)
+            except _TooLarge:
                 return self._error(
                     413,
                     encoding,
                     _INVALID_ARGUMENT,
                     f"the body is larger than {self.max_body_bytes} bytes",
                 )
-            with self._lock:
-                self._stats.bytes_received += len(body)
-            loop = asyncio.get_running_loop()
-            try:
-                decoded = await loop.run_in_executor(self._pool, decoders[encoding], body)
-            except OTLPDecodeError as exc:
-                return self._error(400, encoding, _INVALID_ARGUMENT, str(exc))
+            except _Busy:
+                return self._busy(encoding, 0, logs, close=True)
+            except _TooSlow:
+                with self._lock:
+                    self._stats.bodies_too_slow += 1
+                return self._error(
+                    408,
+                    encoding,
+                    _DEADLINE_EXCEEDED,
+                    f"the body arrived slower than {self.min_body_rate} bytes a second",
+                    Connection="close",
+                )
+            assert self._slots is not None
+            async with self._slots:  # a slot only for a body already read
+                loop = asyncio.get_running_loop()
+                try:
+                    body, decoded = await loop.run_in_executor(
+                        self._pool, self._decode, decoders[encoding], body, coding
+                    )
+                except _TooLarge:
+                    return self._error(
+                        413,
+                        encoding,
+                        _INVALID_ARGUMENT,
+                        f"the body is larger than {self.max_body_bytes} bytes once inflated",
+                    )
+                except OTLPDecodeError as exc:
+                    return self._error(400, encoding, _INVALID_ARGUMENT, str(exc))
         finally:
-            self._decoding -= 1
+            self._reading -= held[0]
+        with self._lock:
+            self._stats.bytes_received += len(body)
         items = decoded.items
         if items and not self.pipeline.offer(items):
             return self._busy(encoding, len(items), logs)
@@ -435,7 +660,63 @@ class OTLPReceiver:
             self._forward(forward, body, content_type)
         return self._reply(200, encoding, _success_body(encoding, decoded.rejected))
 
-    def _busy(self, encoding: str, count: int, logs: bool) -> Any:
+    def _decode(
+        self, decode: Callable[[bytes], _Decoded], body: bytes, coding: str
+    ) -> tuple[bytes, _Decoded]:
+        """On the pool: inflate (capped), then decode. Any failure of a decoder is a bad
+        request, never a 500: the request is answered, and counted, either way."""
+        if coding != "identity":
+            body = _inflate(body, coding, self.max_body_bytes)
+        try:
+            return body, decode(body)
+        except OTLPDecodeError:
+            raise
+        except Exception as exc:
+            _log.debug("livescore: a body failed to decode", exc_info=True)
+            raise OTLPDecodeError(f"not an OTLP export request ({type(exc).__name__})") from None
+
+    async def _read_body(self, request: Any, held: list[int]) -> bytes:
+        """The request's body as it arrives: at most ``max_body_bytes``; each next chunk due
+        ``body_timeout + received / min_body_rate`` seconds after the request began.
+
+        Raises:
+            _TooLarge: Past ``max_body_bytes`` (or a ``Content-Length`` that says so).
+            _TooSlow: Its chunks did not keep up.
+            _Busy: ``max_reading_bytes`` are held by bodies already.
+        """
+        length = request.content_length
+        if length is not None and length > self.max_body_bytes:
+            raise _TooLarge
+        started = time.monotonic()
+        chunks: list[bytes] = []
+        received = 0
+        content = request.content
+        while True:
+            due = started + self.body_timeout + received / self.min_body_rate
+            try:
+                chunk = await asyncio.wait_for(
+                    content.readany(), max(due - time.monotonic(), 0.001)
+                )
+            except asyncio.TimeoutError:
+                raise _TooSlow from None
+            if not chunk:
+                break
+            received += len(chunk)
+            if received > self.max_body_bytes:
+                raise _TooLarge
+            self._hold(held, len(chunk))
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _hold(self, held: list[int], count: int) -> None:
+        """Count ``count`` more bytes as held by a body being read (``held``: its request's
+        share, given back when it is answered); :class:`_Busy` past the cap."""
+        if self._reading + count > self._max_reading:
+            raise _Busy
+        self._reading += count
+        held[0] += count
+
+    def _busy(self, encoding: str, count: int, logs: bool, *, close: bool = False) -> Any:
         with self._lock:
             if logs:
                 self._stats.log_records_refused += count
@@ -447,14 +728,21 @@ class OTLPReceiver:
             _RESOURCE_EXHAUSTED,
             "the receiver is busy: retry later",
             **{"Retry-After": str(self.retry_after)},
+            **({"Connection": "close"} if close else {}),
         )
 
     def _forward(self, url: str, body: bytes, content_type: str) -> None:
-        if self._forwarding >= self._max_forwarding:
+        # Bounded by bytes as well as by count: a slow endpoint holds at most
+        # max_forward_bytes of bodies, however large each is.
+        if (
+            self._forwarding >= self._max_forwarding
+            or self._forward_bytes + len(body) > self._max_forward_bytes
+        ):
             with self._lock:
                 self._stats.forward_dropped += 1
             return
         self._forwarding += 1
+        self._forward_bytes += len(body)
         task = asyncio.get_running_loop().create_task(self._send_on(url, body, content_type))
         self._tasks.add(task)  # held until done (the loop keeps only weak references)
         task.add_done_callback(self._tasks.discard)
@@ -475,6 +763,7 @@ class OTLPReceiver:
             _log.debug("livescore: forwarding failed: %s", exc)
         finally:
             self._forwarding -= 1
+            self._forward_bytes -= len(body)
             with self._lock:
                 if ok:
                     self._stats.forwarded += 1

@@ -41,6 +41,7 @@ def test_a_run_sent_over_otlp_is_scored_and_sigterm_drains_it(tmp_path: Path) ->
             code, err = stop(process)
         assert code == 0, err
         assert "requests 200: 4" in err
+        assert "refused (429) 0 request(s)" in err
         assert "runs 1: submitted 1" in err
         assert "scores: scored 1, failed 0, skipped 0, dropped 0" in err
         assert "Traceback" not in err
