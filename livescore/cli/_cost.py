@@ -180,6 +180,14 @@ def attach_budget(judges: Iterable[Judge | None], budget: JudgeBudget, option: s
         try:
             judge.budget = budget  # type: ignore[attr-defined]
         except JudgeConfigError as exc:
+            if getattr(judge, "price", None) is None and budget.usd is not None:
+                # Said in flags: the library's message names its arguments (prices=...).
+                raise UsageError(
+                    f"{option}: judge model {judge.model_name!r} has no known price, so the "
+                    "dollars it spends cannot be counted: give it with --judge-prices "
+                    f"'{{\"{judge.model_name}\": [INPUT, OUTPUT]}}' (USD per million tokens) or "
+                    "$LIVESCORE_JUDGE_PRICES"
+                ) from None
             raise UsageError(f"{option}: {exc}") from None
         except AttributeError:
             raise UsageError(

@@ -1043,7 +1043,8 @@ def _print_results(out: Console, result: EvalResult, dataset: Dataset) -> None:
             line = dataset.lines[failure.index]
             out.print(
                 f"  [red]{agg.scorer_id} failed[/red] on line {line} "
-                f"({failure.error_type} in {failure.step}): {escape(failure.error)}"
+                f"({failure.error_type}{f' in {failure.step}' if failure.step else ''}): "
+                f"{escape(failure.error)}"
             )
         for reason, n in list(agg.skip_reasons.items())[:3]:
             out.print(f"  [yellow]{agg.scorer_id} skipped {n} item(s)[/yellow]: {escape(reason)}")

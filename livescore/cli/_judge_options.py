@@ -157,6 +157,19 @@ class JudgeOptions:
                     f"--api-key-env {self.api_key_env}: that environment variable is not set"
                 )
             options["api_key"] = key
+        keyless = self.base_url or os.environ.get("OPENAI_BASE_URL")
+        if (
+            self.model.startswith("openai/")
+            and not keyless
+            and "api_key" not in options
+            and not os.environ.get(DEFAULT_API_KEY_ENV)
+        ):
+            # Said in flags: the library's message names its arguments (api_key=...).
+            raise UsageError(
+                f"--model {self.model}: no API key: set ${DEFAULT_API_KEY_ENV} (or name another "
+                "variable with --api-key-env), or point --base-url (or OPENAI_BASE_URL) at an "
+                "OpenAI-compatible server that needs no key"
+            )
         try:
             return resolve_judge(self.model, **options)
         except JudgeConfigError as exc:

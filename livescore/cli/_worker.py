@@ -572,10 +572,13 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         telemetry.shutdown()
     s = worker.stats
     log.say(
-        f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s); scored {s.scored}, "
-        f"failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}; duplicates skipped "
-        f"{s.duplicates}; handed back to the queue {s.requeued}; fenced {s.fenced}; "
-        f"dead letters {s.dead_letters}; scoring-loop CPU {s.loop_cpu_s:.3f} s"
+        # Jobs (deliveries) and scores (a job's scorers, each) apart: a job of two scorers
+        # is one job and two scores.
+        f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s) handled, "
+        f"{s.requeued} handed back to the queue, {s.dead_letters} dead letter(s); scores: "
+        f"scored {s.scored}, failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}, "
+        f"duplicates skipped {s.duplicates}, fenced {s.fenced}; scoring-loop CPU "
+        f"{s.loop_cpu_s:.3f} s"
         + (
             f"; judge budget: {budget.stats.admitted} admitted, {budget.stats.exhausted} "
             f"skipped (budget_exhausted), ${budget.stats.settled_usd:.6f} spent here"

@@ -165,6 +165,8 @@ def test_the_estimate_under_max_cost_is_of_the_run_without_the_cap(
         free = ESTIMATE.search(capsys.readouterr().out)
         assert free is not None
         uncapped = float(free.group(3))
+    # Another server (the same answers): nothing of the first run is reused.
+    with OpenAITestServer(responder=hallucination_responder) as server:
         # A cap the sample itself reaches: the items it skipped must not count as free.
         code = _eval(
             server,
@@ -291,7 +293,13 @@ def test_max_cost_needs_the_judges_price(
         )
         assert server.requests == []
     assert code == 2
-    assert "no known price" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no known price" in err
+    # Said in flags, not in the library's arguments (before: "give OpenAIJudge(...,
+    # prices=(input, output)) or JudgeBudget(prices=...)").
+    assert "--judge-prices '{\"unpriced-judge\": [INPUT, OUTPUT]}'" in err
+    assert "OpenAIJudge(" not in err
+    assert "prices=" not in err
 
 
 def test_estimate_a_backfill_of_stored_traces(

@@ -76,3 +76,18 @@ def test_bad_numbers_are_usage_errors(option: str, value: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         _options(option, value)
     assert exit_info.value.code == 2
+
+
+def test_a_missing_api_key_is_said_in_flags_not_python_arguments() -> None:
+    # Before: "OpenAIJudge('gpt-4o-mini') has no API key: ... pass api_key=..., or point
+    # base_url= ...", advice for a Python caller.
+    with pytest.raises(UsageError) as raised:
+        _options("--model", "gpt-4o-mini").resolve()
+    message = str(raised.value)
+    assert "$OPENAI_API_KEY" in message
+    assert "--api-key-env" in message
+    assert "--base-url" in message
+    assert "=..." not in message
+    assert "OpenAIJudge(" not in message
+    # A key in another variable, or a server that needs none, is enough.
+    assert _options("--model", "m", "--base-url", "http://127.0.0.1:9/v1").resolve() is not None

@@ -119,7 +119,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
 
 
 def test_bad_jobs_become_failed_scores_with_a_clear_error_type(fleet: Fleet) -> None:
-    fleet.start_worker("--scorer-concurrency", "2")
+    worker = fleet.start_worker("--scorer-concurrency", "2")
     publisher = DramatiqPublisher(fleet.url, "livescore")
     run = _run(1, output="POISON in the answer")
     publisher.publish(_record(run, "raiser", "no-such-scorer", job_id="job-1"))
@@ -143,6 +143,12 @@ def test_bad_jobs_become_failed_scores_with_a_clear_error_type(fleet: Fleet) -> 
     # A failed score nests under its run like any other.
     assert spans[(run.run_id, "no-such-scorer")].parent_span_id == run.span_id
     publisher.close()
+    assert worker.terminate() == 0
+    # Two jobs, three scores: the summary counts each in its own unit (before: "2 job(s);
+    # scored 0, failed 3", as if jobs had failed).
+    summary = next(line for line in worker.output().splitlines() if " stopped: " in line)
+    assert "stopped: 2 job(s) handled, 0 handed back to the queue" in summary, summary
+    assert "scores: scored 0, failed 3, skipped 0, dropped 0" in summary, summary
 
 
 def test_a_job_that_kills_its_worker_every_time_ends_as_poisoned_job(fleet: Fleet) -> None:

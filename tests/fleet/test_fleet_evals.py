@@ -142,6 +142,9 @@ def test_livescore_eval_broker_needs_no_local_judge(fleet: Fleet, tmp_path: Path
     assert done.returncode == 1, done.stderr
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["scores"]["hallucination"]["error_type"] == "unknown_scorer"
+    # The summary names the failure without a step it does not have (before: "in None").
+    assert "(unknown_scorer):" in done.stdout, done.stdout
+    assert "None" not in done.stdout, done.stdout
     # The worker read the catalog: it says how to give the workers that scorer.
     assert (
         "build_scorer('hallucination', ScorerOptions(model=...))"

@@ -111,8 +111,8 @@ def test_a_commit_cut_off_by_a_redis_outage_is_retried_by_itself(fleet: Fleet) -
     wait_for(lambda: done_pairs(fleet.url, KC) == 8, 30, "every pair marked done")
     assert worker.terminate() == 0
     output = worker.output()
-    assert "8 job(s); scored 8" in output, output
-    assert "handed back to the queue 0" in output, output
+    assert "8 job(s) handled, 0 handed back to the queue" in output, output
+    assert "scores: scored 8," in output, output
     assert max(fleet.pair_counts().values()) == 1
     assert "Traceback" not in output, output
     publisher.close()
