@@ -57,3 +57,13 @@ def refused_url() -> Iterator[str]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
         held.bind(("127.0.0.1", 0))
         yield f"http://127.0.0.1:{held.getsockname()[1]}"
+
+
+@pytest.fixture(autouse=True)
+def _judge_cache_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``livescore eval`` caches judge answers on disk by default: each test (and the
+    commands it starts) gets an empty cache of its own, so a test server reusing an earlier
+    one's port never serves that test's answers."""
+    monkeypatch.setenv("LIVESCORE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))

@@ -29,6 +29,7 @@ from livescore.cli._common import (
     positive_int,
 )
 from livescore.cli._cost import CostPlan, Estimate, add_eval_cost_arguments, apply_judge_prices
+from livescore.cli._eval_ci import EvalCi, add_ci_arguments
 from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._interrupt import CANCEL_GRACE_S, BackgroundRun, Interrupts
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
@@ -114,7 +115,8 @@ def add_eval_parser(sub: Any) -> None:
             "The judge endpoint comes from --base-url / OPENAI_BASE_URL and the key from\n"
             "OPENAI_API_KEY (any OpenAI-compatible server).\n\n"
             "exit codes:\n"
-            "  0    scored, and every --fail-* check passed\n"
+            "  0    scored, and every --fail-* check passed (a --baseline change that is not\n"
+            "       significant passes --fail-on-regression)\n"
             "  1    nothing could be scored (every score failed or was skipped, or no usable\n"
             "       line); a --fail-on-error / --fail-on-bad-lines / --fail-under /\n"
             "       --fail-over check failed; the judge became unreachable or refused\n"
@@ -123,7 +125,8 @@ def add_eval_parser(sub: Any) -> None:
             "       others still are); or spans or dashboard scores were not delivered\n"
             "       (--otlp-endpoint, --phoenix, --langfuse: one line says what and why);\n"
             "       or --max-cost refused to start or stopped the run (its outputs are marked\n"
-            "       partial)\n"
+            "       partial); or --fail-on-regression found a scorer significantly worse\n"
+            "       than in --baseline (at 5 %), or --summary-md could not be written\n"
             "  2    usage error: bad option or scorer, no judge model, a --base-url that is\n"
             "       not http(s), a --label no line has, unreadable data, an output path that\n"
             "       cannot be written or that is an input (checked before scoring)\n"
@@ -245,6 +248,7 @@ def add_eval_parser(sub: Any) -> None:
         help="fail when a scorer's mean is above MEAN; without SCORER=, every scorer where "
         "higher is worse, e.g. hallucination (repeatable)",
     )
+    add_ci_arguments(checks, p)
     export = p.add_argument_group("export (traces and scores into your dashboards)")
     add_export_arguments(export)
     add_emit_arguments(export)
@@ -555,6 +559,12 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     if source is not None:
         inputs.append(("the --target module's file", source))
     _check_outputs(out_path, report_path, inputs)
+    ci = EvalCi.from_args(
+        args,
+        [s.scorer.judge for s in selected if s.scorer.judge is not None],
+        [("--out", out_path), ("--report", report_path)],
+        inputs,
+    )
 
     from livescore.evals import load_dataset
 
@@ -669,13 +679,24 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     if results_file is not None:
         results_file.finish(in_data_order=not stop.early)
     quality, notes = _quality(result, dataset, selected, args.threshold)
+    ci.compare(result, {s.scorer.id: s.entry.higher_is_better for s in selected}, args.threshold)
     outputs_ok, written = _write_outputs(
-        err, result, dataset, path, results_file, report_path, quality, stop, partial
+        err,
+        result,
+        dataset,
+        path,
+        results_file,
+        report_path,
+        quality,
+        stop,
+        partial,
+        report_options=ci.report_options(),
     )
     export.close(_EXPORT_TIMEOUT_S if not stop.early else _EXPORT_TIMEOUT_INTERRUPTED_S)
     delivered = export.report(err)
     _print_results(out, result, dataset)
     _print_quality(out, quality, notes, dataset, selected, args.threshold)
+    outputs_ok = ci.finish(out, err, result) and outputs_ok
     for line in written:
         out.print(line)
     if stop.interrupted:
@@ -686,6 +707,7 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         err.print(f"[yellow]stopped:[/yellow] {escape(partial)}")
         return EXIT_FAILED
     failures = _check_result(result, selected, bounds, fail_on_error=args.fail_on_error)
+    failures += ci.failures()
     if args.fail_on_bad_lines and dataset.problems:
         failures.append(f"--fail-on-bad-lines: {len(dataset.problems)} line(s) were skipped")
     for failure in failures:
@@ -978,6 +1000,7 @@ def _write_outputs(
     quality: list[QualityRow],
     stop: _Stop,
     stopped: str = "",
+    report_options: dict[str, Any] | None = None,
 ) -> tuple[bool, list[str]]:
     """Write ``--report`` (``--out`` was written as items finished); one output failing
     never stops the other. Returns whether every output was written, and the lines that
@@ -1015,6 +1038,7 @@ def _write_outputs(
                 quality=quality,
                 problems=[str(p) for p in dataset.problems],
                 partial=partial,
+                **(report_options or {}),
             )
         except OSError as exc:
             ok = False

@@ -11,6 +11,14 @@ Example:
     1.0
 """
 
+from livescore.evals._compare import (
+    BaselineError,
+    Comparison,
+    ItemChange,
+    ScorerComparison,
+    load_baseline,
+    summary_markdown,
+)
 from livescore.evals._dataset import Dataset, DatasetProblem, load_dataset
 from livescore.evals._quality import (
     BinaryQuality,
@@ -33,27 +41,33 @@ from livescore.evals._targets import AgentTarget, TargetAdapter, resolve_target
 
 __all__ = (
     "AgentTarget",
+    "BaselineError",
     "BinaryQuality",
+    "Comparison",
     "Dataset",
     "DatasetProblem",
     "EvalResult",
     "HistogramBin",
+    "ItemChange",
     "ItemFailure",
     "ItemResult",
     "OnItemComplete",
     "QualityRow",
     "ScoreAggregate",
     "ScoreDistribution",
+    "ScorerComparison",
     "SplitThreshold",
     "Target",
     "TargetAdapter",
     "binary_quality",
     "cohen_kappa",
+    "load_baseline",
     "load_dataset",
     "render_report",
     "resolve_target",
     "run_evals",
     "run_evals_sync",
     "split_threshold",
+    "summary_markdown",
     "write_report",
 )

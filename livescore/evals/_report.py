@@ -19,6 +19,7 @@ from livescore._messages import message_text
 from livescore._text import replace_lone_surrogates
 from livescore._usage import format_usd
 
+from ._compare import Comparison
 from ._quality import BinaryQuality, SplitThreshold
 from ._result import EvalResult, ItemResult, ScoreAggregate
 
@@ -73,6 +74,8 @@ class _Report:
     quality: list[QualityRow]
     problems: list[str] = field(default_factory=list)
     partial: str = ""
+    comparison: Comparison | None = None
+    cache_note: str = ""
 
 
 def _environment() -> jinja2.Environment:
@@ -223,6 +226,8 @@ def render_report(
     quality: Sequence[QualityRow] = (),
     problems: Sequence[str] = (),
     partial: str = "",
+    comparison: Comparison | None = None,
+    cache_note: str = "",
 ) -> str:
     """Render ``result`` as one self-contained HTML page.
 
@@ -236,6 +241,9 @@ def render_report(
         problems: Dataset lines that were skipped, as messages.
         partial: Why the report is incomplete (an interrupted evaluation); the page is then
             marked partial, in its title and above the results.
+        comparison: This result against a baseline (:meth:`EvalResult.compare`): shown
+            side by side, per scorer and per item, regressions first with both reasons.
+        cache_note: What the judge response cache saved, shown under the title.
 
     Example:
         >>> from livescore.evals import EvalResult
@@ -261,6 +269,8 @@ def render_report(
         quality=list(quality),
         problems=list(problems),
         partial=partial,
+        comparison=comparison,
+        cache_note=cache_note,
     )
     template = _environment().get_template("report.html.j2")
     return template.render(r=view, fmt=_fmt, usd=format_usd)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from livescore._messages import message_text
 from livescore.judges import JudgeUsage
 from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scoring import ScoreResult
+
+if TYPE_CHECKING:
+    from livescore.evals._compare import Comparison
 
 __all__ = (
     "EvalResult",
@@ -337,6 +341,57 @@ class EvalResult:
             if it.error is not None
         ]
         return result
+
+    def compare(
+        self,
+        baseline: str | Path | Iterable[Mapping[str, Any]],
+        *,
+        higher_is_better: Mapping[str, bool] | None = None,
+        threshold: float = 0.5,
+        regression_threshold: float = 0.1,
+    ) -> Comparison:
+        """This result against an earlier one: per scorer the change with its interval
+        and a verdict from a paired test, and the items that regressed (first).
+
+        Items pair by ``id``, else by input. Scores are compared with a paired bootstrap,
+        0/1 scores with McNemar's exact test (see ``livescore eval --baseline``).
+
+        Args:
+            baseline: A results file (``livescore eval --out``) or its records
+                (``[item.to_dict() for item in old.items]`` works too).
+            higher_is_better: Each scorer's direction; a prebuilt scorer's id needs none,
+                others default to higher is better.
+            threshold: The score that splits good from bad (the bad share, the flips).
+            regression_threshold: How much worse an item's score must be to be listed.
+
+        Raises:
+            BaselineError: A baseline file that cannot be read.
+
+        Example:
+            >>> from livescore import create_scorer
+            >>> from livescore.evals import run_evals_sync
+            >>> short = create_scorer(
+            ...     id="short", description="1 when the answer is short",
+            ...     generate_score=lambda ctx: float(len(ctx.output_text) < 5),
+            ... )
+            >>> old = run_evals_sync([{"id": "a", "input": "2+2?", "output": "4"}], [short])
+            >>> new = run_evals_sync([{"id": "a", "input": "2+2?", "output": "four!"}], [short])
+            >>> comparison = new.compare([item.to_dict() for item in old.items])
+            >>> [(c.key, c.baseline_score, c.score) for c in comparison.regressed_items]
+            [('id:a', 1.0, 0.0)]
+            >>> comparison.scorers["short"].verdict  # one item: not significant
+            'no significant change'
+        """
+        from livescore.evals._compare import compare_results, load_baseline
+
+        records = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
+        return compare_results(
+            self,
+            records,
+            higher_is_better=higher_is_better,
+            threshold=threshold,
+            regression_threshold=regression_threshold,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (aggregates, usage, failures; not the items)."""

@@ -46,6 +46,7 @@ from livescore.judges._budget import (
     Reservation,
     budget_of,
 )
+from livescore.judges._cache import CacheStats, ResponseCache, default_cache_dir
 from livescore.judges._classify import Classification, classify_with_object
 from livescore.judges._openai import DEFAULT_TIMEOUT, OpenAIJudge
 from livescore.judges._prices import (
@@ -75,6 +76,7 @@ __all__ = (
     "BudgetPeriod",
     "BudgetStats",
     "BudgetTicket",
+    "CacheStats",
     "Classification",
     "Judge",
     "JudgeAuthError",
@@ -96,9 +98,11 @@ __all__ = (
     "PriceLike",
     "PriceTable",
     "Reservation",
+    "ResponseCache",
     "ask_for_object",
     "budget_of",
     "classify_with_object",
+    "default_cache_dir",
     "load_prices",
     "price_of",
     "resolve_judge",

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import openai
 
     from livescore.judges._budget import JudgeBudget
+    from livescore.judges._cache import ResponseCache
 
 __all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "OpenAIJudge", "TransportName")
 
@@ -143,6 +144,10 @@ class OpenAIJudge:
             price, and its scores carry no cost.
         budget: A :class:`~livescore.judges.JudgeBudget` every scorer using this judge
             spends from: a score it cannot pay is skipped before any judge call.
+        response_cache: A :class:`~livescore.judges.ResponseCache`: answers to identical
+            requests stored on disk by an earlier run are served from it, with no call
+            and no cost (``livescore eval`` uses one by default; live scoring only when
+            given one).
 
     Example:
         >>> judge = OpenAIJudge("llama3.2", base_url="http://127.0.0.1:8080/v1")
@@ -177,6 +182,7 @@ class OpenAIJudge:
         circuit_probe_interval: float = 5.0,
         prices: PriceLike | PriceTable | None = None,
         budget: JudgeBudget | None = None,
+        response_cache: ResponseCache | None = None,
     ) -> None:
         if not isinstance(model_name, str) or not model_name.strip():
             raise JudgeConfigError(
@@ -288,6 +294,7 @@ class OpenAIJudge:
         self._budget: JudgeBudget | None = None
         if budget is not None:
             self.budget = budget
+        self.response_cache = response_cache
 
     # -- public surface --------------------------------------------------------------------
 
@@ -339,6 +346,24 @@ class OpenAIJudge:
         if value is not None:
             value.check_judge(self)
         self._budget = value
+
+    @property
+    def response_cache(self) -> ResponseCache | None:
+        """The disk cache of this judge's answers (``None``: every request is sent).
+
+        Settable. Identical requests (same server, model, prompt, schema, temperature and
+        token settings) are answered from it with no call and no cost (``usage.cached``).
+        """
+        return self._transport.cache
+
+    @response_cache.setter
+    def response_cache(self, value: ResponseCache | None) -> None:
+        from livescore.judges._cache import ResponseCache
+
+        if value is not None and not isinstance(value, ResponseCache):
+            raise JudgeConfigError(f"response_cache must be a ResponseCache, not {value!r}")
+        self._transport.cache = value
+        self._transport.cache_scope = self._url
 
     def __repr__(self) -> str:
         return f"OpenAIJudge({self._model!r}, base_url={self.base_url!r})"

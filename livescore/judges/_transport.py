@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import openai
 
 from livescore._errors import (
@@ -58,6 +59,7 @@ from livescore._request_gate import current_request_gate
 from livescore._usage import JudgeUsage
 
 if TYPE_CHECKING:
+    from livescore.judges._cache import ResponseCache
     from livescore.judges._openai import TransportName
 
 __all__ = (
@@ -312,6 +314,10 @@ class Transport:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
+        # The disk cache of answers (livescore.judges.ResponseCache), keyed by the server
+        # (cache_scope) and the body: set by the judge, off unless asked.
+        self.cache: ResponseCache | None = None
+        self.cache_scope = ""
 
     def error(
         self, error_type: str, detail: str, usage: JudgeUsage, status: int | None = None
@@ -361,6 +367,16 @@ class Transport:
             RequestRefused: A 4xx other than 408/409/429, or what ``refuses`` picks.
             JudgeError: The request failed for good, after the retries.
         """
+        cache = self.cache
+        key = None
+        if cache is not None:
+            # Before the limiter and the circuit: a cached answer needs neither the server
+            # nor a slot, and counts as no call and no tokens (so no cost).
+            key = cache.key(self.cache_scope, body)
+            stored = await anyio.to_thread.run_sync(cache.get, key)
+            if stored is not None:
+                usage.cached += 1
+                return stored
         client, limiter = await self._client_and_limiter()
         gate = current_request_gate()  # a fleet worker's shared judge limits, else None
         breaker = self.breaker
@@ -406,6 +422,8 @@ class Transport:
                 await gate.rate_limited(outcome.retry_after)
             if isinstance(outcome, Mapping):
                 _add_tokens(usage, outcome)
+                if cache is not None and key is not None:
+                    await anyio.to_thread.run_sync(cache.put, key, outcome)
                 return outcome
             failure = outcome
             if admission == "probe" and failure.unreachable:

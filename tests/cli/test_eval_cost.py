@@ -48,6 +48,9 @@ def _eval(server: OpenAITestServer, *args: str) -> int:
             "--judge-prices",
             PRICES,
             "--quiet",
+            # Costs are what these tests measure: every run pays for its calls, however
+            # many runs a test makes (the cache is tested in test_eval_cache.py).
+            "--no-cache",
         ]
     )
 
