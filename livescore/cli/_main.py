@@ -7,9 +7,12 @@ Sub-commands register themselves with an ``add_*_parser(sub)`` function that set
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from livescore.cli._collect import add_collect_parser
 from livescore.cli._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, make_console
@@ -21,11 +24,37 @@ from livescore.cli._worker import add_worker_parser
 __all__ = ("build_parser", "main")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line, with the nearest option or command ("did
+    you mean --scorer?"), instead of a usage block; its sub-commands' parsers are too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._nearest(message)}\n")
+
+    def _nearest(self, message: str) -> str:
+        """``"; did you mean --scorer?"`` for a misspelt option or choice, else a pointer to
+        ``-h``."""
+        help_hint = f" ({self.prog} -h lists the options)"
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice is not None:
+            words, known = [choice.group(1)], re.findall(r"'([^']*)'", choice.group(2))
+        elif message.startswith("unrecognized arguments: "):
+            words = [w.split("=", 1)[0] for w in message.split()[2:] if w.startswith("-")]
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        else:
+            return help_hint
+        for word in words:
+            close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+            if close:
+                return f"; did you mean {close[0]}?{help_hint}"
+        return help_hint
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``livescore`` argument parser: one sub-command per line below."""
     from livescore._version import DISTRIBUTION, __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="livescore",
         description=(
             "Score what AI agents say, live or over a dataset, and publish every score as "
@@ -76,7 +105,11 @@ def _ignore_sigint() -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Said by the sub-command's parser, which knows the options it was given.
+        chosen = _subparsers(parser).get(getattr(args, "command", None) or "", parser)
+        chosen.error(f"unrecognized arguments: {' '.join(unknown)}")
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -91,3 +124,10 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         make_console(stderr=True).print("interrupted")
         return EXIT_INTERRUPTED
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
