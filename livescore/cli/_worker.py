@@ -123,6 +123,9 @@ def add_worker_parser(sub: Any) -> None:
     from livescore.cli._export import add_emit_arguments
 
     add_emit_arguments(export)
+    from livescore.cli._metrics_port import add_metrics_port_argument
+
+    add_metrics_port_argument(export)
     limits = p.add_argument_group("judge limits shared by every worker on this broker")
     limits.add_argument(
         "--fleet-judge-rpm",
@@ -520,11 +523,21 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
+    metrics_endpoint = None
+    if args.metrics_port is not None:
+        from livescore.cli._metrics_port import start_metrics
+
+        metrics_endpoint = start_metrics(args.metrics_port)
     try:
         telemetry = configure_from_env(
-            worker.worker_id, events="events" in signals, endpoint=endpoint
+            worker.worker_id,
+            events="events" in signals,
+            endpoint=endpoint,
+            metric_readers=[metrics_endpoint.reader] if metrics_endpoint else [],
         )
     except Exception as exc:  # an OTEL_* variable that names what is not installed
+        if metrics_endpoint is not None:
+            metrics_endpoint.close()
         raise UsageError(str(exc)) from exc
     worker.span_hold = telemetry.held
     watchdog.worker = worker
@@ -548,6 +561,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
                 f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
                 f"{redact_url(broker)}, scorer concurrency {args.scorer_concurrency}"
                 + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
+                + (f"; metrics at {metrics_endpoint.url}" if metrics_endpoint else "")
             )
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -570,6 +584,8 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         telemetry.shutdown()
+        if metrics_endpoint is not None:
+            metrics_endpoint.close()
     s = worker.stats
     log.say(
         # Jobs (deliveries) and scores (a job's scorers, each) apart: a job of two scorers
