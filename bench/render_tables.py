@@ -819,7 +819,41 @@ def conversations() -> str:
     return table(["what", "figure"], rows) + "\n\n" + source(document)
 
 
+def alerts() -> str:
+    document = load("alerts")
+    settings = document["settings"]
+
+    def share(p: float | None) -> str:
+        return "not detected" if p is None else f"{settings['base_share']:.0%} → {p:.0%}"
+
+    rows = [
+        [
+            f"{r['sample_rate']:.0%}",
+            f"{r['scores_per_hour']:g}",
+            share(r["smallest_share_detected_1h"]),
+            share(r["smallest_share_detected_1d"]),
+            f"{sum(r['false_alarms_per_month'].values()):.3f}",
+        ]
+        for r in document["results"]
+    ]
+    columns = [
+        "sampling",
+        "scores an hour",
+        "smallest rise detected within an hour",
+        "within a day",
+        "false alarms a month (steady stream)",
+    ]
+    note = (
+        f"*{settings['runs_per_hour']} runs an hour; detected: in at least "
+        f"{settings['detection_probability']:.0%} of {settings['trials']} trials; false "
+        f"alarms: alerts started over {settings['months']} simulated months, both bad-share "
+        f"rules together.*"
+    )
+    return table(columns, rows) + "\n\n" + note + "\n\n" + source(document)
+
+
 TABLES: dict[str, Callable[[], str]] = {
+    "alerts": alerts,
     "hot_path.steady.langchain": lambda: hot_path_steady("langchain"),
     "hot_path.steady.openai-agents": lambda: hot_path_steady("openai-agents"),
     "hot_path.burst.langchain": lambda: hot_path_burst("langchain"),
