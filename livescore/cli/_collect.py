@@ -185,6 +185,13 @@ def add_collect_parser(sub: Any) -> None:
         help="on SIGTERM, time to assemble and score what is held (default: 30)",
     )
     p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
+        "placeholders before the judge sees it; the score spans, events and sinks hold the "
+        "placeholders (with --broker, give it to livescore worker; needs livescore-ai[pii])",
+    )
+    p.add_argument(
         "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help=""
     )
     p.set_defaults(handler=run_collect_command)
@@ -355,6 +362,9 @@ def run_collect_command(args: argparse.Namespace) -> int:
         raise UsageError(
             "--emit: with --broker the workers emit the scores: give it to livescore worker"
         )
+    if args.redact and args.broker:
+        raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
+    redact = redactor_from_args(args)
     signals = args.emit or DEFAULT_EMIT
     metrics_endpoint = None
     if args.metrics_port is not None:
@@ -388,6 +398,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
             max_queue=args.max_queue,
             name="livescore-collect",
             register_atexit=False,
+            redact=redact,
             conversation_idle_timeout=(
                 args.conversation_idle_timeout
                 if args.conversation_idle_timeout is not None
@@ -524,8 +535,14 @@ def _drain(
         )
     evicted = sum(a.traces_evicted.values())
     err.print(
-        f"assembled: traces {a.traces_finished} ({a.traces_without_run} without a run), "
-        f"evicted {evicted}{' ' + escape(str(a.traces_evicted)) if evicted else ''}; runs "
+        f"assembled: traces {a.traces_finished} ({a.traces_without_run} without a run"
+        + (
+            f", {sum(a.traces_finished_early.values())} finished early for room "
+            f"{escape(str(a.traces_finished_early))}"
+            if a.traces_finished_early
+            else ""
+        )
+        + f"), evicted {evicted}{' ' + escape(str(a.traces_evicted)) if evicted else ''}; runs "
         f"{a.runs_assembled}: submitted {p.runs_submitted}, not sampled "
         f"{p.runs_not_sampled}, failed runs dropped {p.runs_failed_dropped}",
         soft_wrap=True,

@@ -137,6 +137,9 @@ class SpanPipeline:
             keep_trace=self._keep_trace,
             on_evict=self._on_evict,
             on_finish=on_finish,
+            # A receiver answered 200 for every span it holds: the oldest trace is finished
+            # early for room, never evicted (in process, a trace waits for its root).
+            finish_early=not finish_on_root,
         )
         # Items: an SDK span, a list of SpanRecord, or a _Marker. Appends and pops of a
         # deque are atomic: the callers take no lock on the way in.
@@ -145,6 +148,8 @@ class SpanPipeline:
         self._batches = 0  # the batches themselves (queue items that are lists)
         self._bytes = 0  # their estimated size
         self._max_bytes = limits.max_bytes
+        self._max_traces = limits.max_traces
+        self._pending_traces = 0  # trace ids of the queued batches (at most new traces)
         self._lock = threading.Lock()  # counters written by callers; the worker's state
         self._wake = threading.Event()
         self._idle = False
@@ -207,17 +212,23 @@ class SpanPipeline:
         refused) when the queue cannot take them all."""
         count = len(records)
         size = sum(r.size for r in records)
+        traces = len({r.trace_id for r in records})
         with self._lock:
             full = len(self._queue) + self._queued + count > self.max_queued_spans
             # What the open traces hold (as of the worker's last batch) plus this batch: past
             # the cap, refusing it (the client retries) beats evicting a trace for it.
             full = full or self._assembly.bytes_held + self._bytes + size > self._max_bytes
             full = full or len(self._ready) >= self.max_waiting_runs
+            # Likewise the open traces: past the limit the oldest would go (finished early);
+            # refused, its spans come again once the traces held have gone quiet.
+            open_traces = self._assembly.traces_open + self._pending_traces + traces
+            full = full or open_traces > self._max_traces
             if self._stopped or full or self._backlogged:
                 self._refused += count
                 self._say_full()
                 return False
             self._bytes += size
+            self._pending_traces += traces
             self._queued += count
             self._batches += 1
             self._queue.append(list(records))
@@ -231,6 +242,8 @@ class SpanPipeline:
         if self._stopped or len(self._queue) + self._queued + count > self.max_queued_spans:
             return False
         if self._backlogged or len(self._ready) >= self.max_waiting_runs:
+            return False
+        if self._assembly.traces_open + self._pending_traces >= self._max_traces:
             return False
         return self._assembly.bytes_held < self._assembler.limits.max_bytes
 
@@ -336,7 +349,7 @@ class SpanPipeline:
                     time.sleep(_LINGER_S)
             markers: list[_Marker] = []
             records: list[SpanRecord | LogEvent] = []
-            batched = batches = batched_bytes = 0
+            batched = batches = batched_bytes = batched_traces = 0
             own = 0
             while queue:
                 item = queue.popleft()
@@ -347,6 +360,7 @@ class SpanPipeline:
                     batched += len(item)
                     batches += 1
                     batched_bytes += sum(r.size for r in item)
+                    batched_traces += len({r.trace_id for r in item})
                     records.extend(item)
                     continue
                 if isinstance(item, LogEvent):  # put_log's
@@ -363,6 +377,7 @@ class SpanPipeline:
                 self._queued -= batched
                 self._batches -= batches
                 self._bytes -= batched_bytes
+                self._pending_traces -= batched_traces
                 self._own += own
             now = time.monotonic()
             runs = assembler.add(records, now) if records else []

@@ -726,6 +726,9 @@ class AssemblyStats:
         events_dropped: Log events not kept, by reason (``not_sampled``, ``late``,
             ``evicted_trace``, ``no_span``: their trace finished without their span).
         events_evicted: Log events thrown away with evicted traces.
+        traces_finished_early: Traces finished before they went quiet, to make room, by
+            reason (``max_traces``, ``max_bytes``): with ``finish_early``, what is held is
+            assembled and scored instead of evicted (also counted in ``traces_finished``).
     """
 
     spans_received: int = 0
@@ -744,6 +747,7 @@ class AssemblyStats:
     events_joined: int = 0
     events_dropped: dict[str, int] = field(default_factory=dict)
     events_evicted: int = 0
+    traces_finished_early: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> AssemblyStats:
         """A snapshot."""
@@ -764,6 +768,7 @@ class AssemblyStats:
             self.events_joined,
             dict(self.events_dropped),
             self.events_evicted,
+            dict(self.traces_finished_early),
         )
 
 
@@ -810,6 +815,9 @@ class TraceAssembler:
             trace no scorer samples costs no memory).
         on_evict: Told about every trace evicted unfinished.
         on_finish: Told about every finished trace (``livescore collect --explain``).
+        finish_early: Past ``max_traces`` or ``max_bytes``, finish the oldest trace now (its
+            runs assembled from what it holds; its later spans dropped as ``late``) instead
+            of evicting it: a receiver that answered 200 for its spans keeps its word.
 
     Example:
         >>> assembler = TraceAssembler(AssemblyLimits(quiet_period=0), finish_on_root=True)
@@ -829,9 +837,12 @@ class TraceAssembler:
         keep_trace: Callable[[str], bool] | None = None,
         on_evict: EvictHook | None = None,
         on_finish: FinishHook | None = None,
+        finish_early: bool = False,
     ) -> None:
         self.limits = limits or AssemblyLimits()
         self.finish_on_root = finish_on_root
+        self.finish_early = finish_early
+        self._early: list[Run] = []  # runs of traces finished early, for add() to return
         self._keep = keep_trace
         self._on_evict = on_evict
         self._on_finish = on_finish
@@ -888,6 +899,9 @@ class TraceAssembler:
                 # At once, not after the batch: a large batch of whole traces must not hold
                 # them all open (and evict them) before their roots are looked at.
                 runs.extend(self._finish(trace_id))
+        if self._early:
+            runs.extend(self._early)
+            self._early = []
         return runs
 
     def collect(self, now: float | None = None) -> list[Run]:
@@ -944,7 +958,7 @@ class TraceAssembler:
             return None
         trace = self._traces[trace_id] = _Trace(now)
         if len(self._traces) > self.limits.max_traces:
-            self._evict(next(iter(self._traces)), "max_traces")
+            self._make_room(next(iter(self._traces)), "max_traces")
         return trace
 
     def _add_event(self, item: LogEvent, now: float) -> None:
@@ -970,7 +984,24 @@ class TraceAssembler:
 
     def _within_bytes(self) -> None:
         while self._stats.bytes_held > self.limits.max_bytes and self._traces:
-            self._evict(next(iter(self._traces)), "max_bytes")
+            self._make_room(next(iter(self._traces)), "max_bytes")
+
+    def _make_room(self, trace_id: str, reason: str) -> None:
+        """Let the oldest trace go for room: finished early (``finish_early``) or evicted."""
+        if not self.finish_early:
+            self._evict(trace_id, reason)
+            return
+        early = self._stats.traces_finished_early
+        early[reason] = early.get(reason, 0) + 1
+        if f"early:{reason}" not in self._said:
+            self._said.add(f"early:{reason}")
+            _log.warning(
+                "livescore: a trace was finished before it went quiet, to make room (%s); "
+                "its later spans are dropped as late (logged once per reason; see "
+                "stats().traces_finished_early)",
+                reason,
+            )
+        self._early.extend(self._finish(trace_id))
 
     def _drop_span(self, reason: str) -> None:
         dropped = self._stats.spans_dropped

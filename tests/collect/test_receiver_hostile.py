@@ -29,6 +29,7 @@ class Receiving:
     """A receiver feeding a pipeline and a dispatcher with a code scorer (no judge)."""
 
     def __init__(self, limits: AssemblyLimits | None = None, **receiver: Any) -> None:
+        # limits: what the pipeline's assembler holds; the rest are the receiver's options
         self.dispatcher = LiveDispatcher([create_keyword_coverage_scorer()], register_atexit=False)
         self.pipeline = SpanPipeline(
             self.dispatcher, limits or AssemblyLimits(quiet_period=0.2), finish_on_root=False
@@ -339,3 +340,43 @@ def test_forwarding_to_a_slow_endpoint_is_bounded_by_bytes(
         assert receiving.receiver._forward_bytes <= 2 * 1024 * 1024
     finally:
         endpoint.close()
+
+
+def agent_span(n: int) -> dict[str, Any]:
+    """A whole one-span run (its own trace)."""
+    text = [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]
+    for key, role, content in (
+        ("gen_ai.input.messages", "user", f"question {n}?"),
+        ("gen_ai.output.messages", "assistant", "It is sunny."),
+    ):
+        value = json.dumps([{"role": role, "content": content}])
+        text.append({"key": key, "value": {"stringValue": value}})
+    return span_json(1, trace=f"{n + 1:032x}", attributes=text)
+
+
+def test_a_trace_answered_200_is_never_evicted_for_room(
+    receive: Callable[..., Receiving],
+) -> None:
+    # 300 whole traces from 4 concurrent clients, 50 open traces allowed, a quiet period
+    # longer than the flood: past the limit the receiver answers 429 (the exporter retries)
+    # or finishes the oldest trace early; a trace it answered 200 is always assembled.
+    receiving = receive(limits=AssemblyLimits(max_traces=50, quiet_period=30))
+    accepted: list[int] = []
+    refused: list[int] = []
+
+    def client(first: int) -> None:
+        for n in range(first, 300, 4):
+            status = post(receiving.endpoint, request_body(agent_span(n)))[0]
+            (accepted if status == 200 else refused).append(n)
+
+    clients = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join(120)
+    assert refused  # 429 was sent before the limit
+    assert receiving.pipeline.shutdown(60)
+    assembly = receiving.pipeline.stats().assembly
+    assert assembly.traces_evicted == {}
+    assert assembly.traces_finished == len(accepted)
+    assert assembly.runs_assembled == len(accepted)
