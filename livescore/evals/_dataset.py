@@ -230,12 +230,15 @@ def parse_line(
         value = ""
     if require_input and isinstance(value, str) and not value.strip():
         raise _LineError("the input is empty, and the target needs one to answer")
+    if not require_input:  # a target takes whatever input it was written for
+        _text_like(value, "input", "user")
     item: dict[str, Any] = {"input": value}
 
     if "output" in data:
         output = data.pop("output")
         if output is None:
             raise _LineError("'output' is null")
+        _text_like(output, "output", "assistant")
         item["output"] = output
     elif require_output:
         raise _LineError("missing field 'output' (give --target to produce outputs)")
@@ -276,6 +279,21 @@ def parse_line(
     if merged:
         item["metadata"] = merged
     return item, label, fmt
+
+
+def _text_like(value: Any, name: str, role: str) -> None:
+    """Refuse a value no scorer can read text from (a number, a boolean): a bad line, said
+    here, not an item every scorer skips. A string, a message list or an object is kept
+    (an object of prompt variables is for scorers that read its fields)."""
+    from livescore._messages import find_message
+
+    try:
+        find_message(value, role)
+    except TypeError:
+        raise _LineError(
+            f"'{name}' must be text (a string, a message list or an object), not "
+            f"{type(value).__name__} {json.dumps(value)[:40]}"
+        ) from None
 
 
 def _parse_conversation(

@@ -70,18 +70,21 @@ def test_one_judge_call_is_one_call(
     assert "1 judge calls" not in out
 
 
-def test_a_non_text_item_is_skipped_with_its_type(
+def test_a_non_text_line_is_a_bad_line_with_its_type(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = write_jsonl(
         tmp_path / "d.jsonl", [{"input": 5, "output": 6}, {"input": "a", "output": "a"}]
     )
     assert main(["eval", str(data), "--quiet"]) == 0
-    out = capsys.readouterr().out
-    # Before: a TypeError failure, "cannot read text from a int".
-    assert "TypeError" not in out
-    assert "skipped 1 item(s)" in out
-    assert "its input is an int" in out
+    captured = capsys.readouterr()
+    # Before: a TypeError failure, "cannot read text from a int"; then an item every scorer
+    # skipped, which --fail-on-bad-lines did not see. Now the bad line the docs say it is.
+    assert "TypeError" not in captured.out + captured.err
+    assert "d.jsonl:1: 'input' must be text" in captured.err
+    assert "not int 5" in captured.err
+    assert main(["eval", str(data), "--quiet", "--fail-on-bad-lines"]) == 1
+    assert "--fail-on-bad-lines: 1 line(s) were skipped" in capsys.readouterr().err
 
 
 def test_a_label_no_line_has_is_a_usage_error(

@@ -112,6 +112,31 @@ def test_shipped_hallucination_data_reads_cleanly() -> None:
     assert sorted(set(ds.labels)) == [0, 1]
 
 
+def test_an_input_or_output_that_is_not_text_is_a_bad_line(tmp_path: Path) -> None:
+    # Before: {"input": 5, ...} was an item that every scorer skipped, unseen by
+    # --fail-on-bad-lines, though the docs call it a bad line.
+    path = _write(
+        tmp_path / "mixed.jsonl",
+        [
+            json.dumps({"input": 5, "output": "five"}),
+            json.dumps({"input": "q", "output": True}),
+            json.dumps({"input": "q", "output": [1, 2]}),
+            json.dumps({"input": {"topic": "bears"}, "output": "Bears sleep."}),
+            json.dumps({"input": [{"role": "user", "content": "Hi"}], "output": "Hello."}),
+        ],
+    )
+    ds = load_dataset(path)
+    assert [str(p) for p in ds.problems] == [
+        "line 1: 'input' must be text (a string, a message list or an object), not int 5",
+        "line 2: 'output' must be text (a string, a message list or an object), not bool true",
+        "line 3: 'output' must be text (a string, a message list or an object), not list [1, 2]",
+    ]
+    assert [item["output"] for item in ds.items] == ["Bears sleep.", "Hello."]
+    # A target takes whatever input it was written for.
+    inputs = load_dataset(path, require_output=False, require_input=True)
+    assert inputs.items[0]["input"] == 5
+
+
 def test_parse_line_rejects_null_output() -> None:
     with pytest.raises(ValueError, match="'output' is null"):
         parse_line({"input": "q", "output": None}, require_output=True)
