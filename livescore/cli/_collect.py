@@ -24,6 +24,7 @@ from livescore.cli._common import (
     positive_int,
 )
 from livescore.cli._export import add_emit_arguments, logs_url, traces_url
+from livescore.cli._redact import redactor_from_args
 from livescore.cli._worker import _as_list, load_attribute
 
 if TYPE_CHECKING:

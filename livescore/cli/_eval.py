@@ -33,6 +33,7 @@ from livescore.cli._eval_ci import EvalCi, add_ci_arguments
 from livescore.cli._export import Export, add_emit_arguments, add_export_arguments
 from livescore.cli._interrupt import CANCEL_GRACE_S, BackgroundRun, Interrupts
 from livescore.cli._judge_options import JudgeOptions, add_judge_arguments
+from livescore.cli._redact import redactor_from_args
 from livescore.scorers import CatalogEntry, ScorerOptions, scorer_catalog
 
 if TYPE_CHECKING:
@@ -205,6 +206,13 @@ def add_eval_parser(sub: Any) -> None:
         "dataset",
     )
     p.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
+        "placeholders before the judge sees it; --out, --report and the exported scores "
+        "hold the placeholders (needs livescore-ai[pii])",
+    )
     p.add_argument(
         "--threshold",
         type=finite_float,
@@ -620,6 +628,11 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         raise UsageError(
             "--emit: with --broker the workers emit the scores: give it to livescore worker"
         )
+    if args.redact and args.broker:
+        raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
+    # Loaded once here (a missing extra is a usage error before any work); every pass of
+    # _score (the first, and a --retry pass) redacts with it.
+    args.redactor = redactor_from_args(args)
     plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
     try:
@@ -834,6 +847,7 @@ def _score(
             tracer_provider=export.tracer_provider,
             sinks=export.sinks,
             broker=args.broker,
+            redact=args.redactor,
         )
 
     background = BackgroundRun(evaluate, name="livescore-eval")

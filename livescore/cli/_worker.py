@@ -37,6 +37,7 @@ from livescore.cli._cost import (
     attach_budget,
     judge_budget_from_args,
 )
+from livescore.cli._redact import redactor_from_args
 
 __all__ = (
     "EXIT_BROKER_UNAVAILABLE",
@@ -188,6 +189,13 @@ def add_worker_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="the time to load the scorers and reach a broker that takes writes; past it "
         "the worker exits (69 or 75) (default: 60)",
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
+        "placeholders before the judge sees it; the scores this worker emits hold the "
+        "placeholders (the jobs in Redis hold the run as published; needs livescore-ai[pii])",
     )
     p.add_argument(
         "-v",
@@ -497,6 +505,9 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
     signals = args.emit or DEFAULT_EMIT
 
+    if args.redact:
+        watchdog.phase = "loading the personal-data redactor"
+    redact = redactor_from_args(args)
     budget = judge_budget_from_args(args, broker)
     if budget is not None:
         judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
@@ -520,6 +531,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
             max_deliveries=args.max_deliveries,
             dedupe_ttl=args.dedupe_ttl,
             export_deadline=args.export_deadline,
+            redact=redact,
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc

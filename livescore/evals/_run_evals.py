@@ -29,6 +29,7 @@ from livescore._emit import DEFAULT_EMIT, EmitSignal
 from livescore._threads import run_in_thread
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
+from livescore.pii import Detect, Pseudonyms, RedactSpec, as_detector
 from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
@@ -274,8 +275,10 @@ class _Evaluation:
         tracer: trace.Tracer,
         emitter: Emitter,
         remote: Any = None,
+        redact: Detect | None = None,
     ) -> None:
         self.remote = remote  # a livescore.fleet RemoteScoring: scores go to the fleet
+        self.redact = redact  # the scorers redact; the item's record is redacted here too
         self.scorers = scorers
         self.invoker = invoker
         self.on_item_complete = on_item_complete
@@ -312,12 +315,44 @@ class _Evaluation:
         if self.remote is not None and release is not None:
             # The fleet scores it: the item's slot goes to the next item's target now.
             release()
+        # One memo per item: scorers that send the judge the same request (claims
+        # extraction for hallucination and faithfulness) share one call, and with
+        # redaction, one set of placeholders, which the item's record uses too.
+        memo = RunMemo()
         if run is not None:
             result.run = run
             result.output = run.output
-            await self._score(run, result, result.conversation)
+            await self._score(run, result, result.conversation, memo)
+        if self.redact is not None:
+            await self._redact_item(result, memo.pseudonyms(self.redact))
         await self._complete(result)
         return result
+
+    async def _redact_item(self, result: ItemResult, pseudonyms: Pseudonyms) -> None:
+        """The item's record as its scores saw it: placeholders, not personal data."""
+
+        def redact() -> None:
+            result.input = pseudonyms.redact_value(result.input)
+            result.output = pseudonyms.redact_value(result.output)
+            result.ground_truth = pseudonyms.redact_value(result.ground_truth)
+            if result.context is not None:
+                result.context = [pseudonyms.redact(c) for c in result.context]
+            if result.run is not None:
+                result.run = pseudonyms.redact_run(result.run)
+            if result.conversation is not None:
+                result.conversation = pseudonyms.redact_conversation(result.conversation)
+
+        try:
+            await anyio.to_thread.run_sync(redact)
+        except Exception as exc:
+            # The record must not keep what could not be redacted.
+            result.input = result.output = result.ground_truth = None
+            result.context = result.run = result.conversation = None
+            result.error = (
+                f"personal-data redaction failed ({type(exc).__name__}); the item's text "
+                "was left out of its record"
+            )
+            result.error_type = "redaction"
 
     async def _produce_run(self, item: _Item, result: ItemResult) -> Run | None:
         if item.conversation is not None:
@@ -462,7 +497,11 @@ class _Evaluation:
             return produced, ids
 
     async def _score(
-        self, run: Run, result: ItemResult, conversation: Conversation | None = None
+        self,
+        run: Run,
+        result: ItemResult,
+        conversation: Conversation | None = None,
+        memo: RunMemo | None = None,
     ) -> None:
         if self.remote is not None:
             # The workers emit and count each score; here, what was handed to them.
@@ -476,9 +515,7 @@ class _Evaluation:
             result.scores = {s.id: scored[s.id] for s in self.scorers}
             return
         scores: dict[str, ScoreResult] = {}
-        # One memo per item: scorers that send the judge the same request (claims
-        # extraction for hallucination and faithfulness) share one call.
-        memo = RunMemo()
+        memo = memo if memo is not None else RunMemo()
 
         async def score_one(scorer: Scorer) -> None:
             # The one non-raising call: a failure comes back as a failed result. A
@@ -535,6 +572,7 @@ async def run_evals(
     max_pending: int = 1000,
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
+    redact: RedactSpec | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -625,6 +663,12 @@ async def run_evals(
             ``"spans"``, ``"events"`` or both (the default): an evaluation span under the
             item's span, a ``gen_ai.evaluation.result`` event parented to it. With
             ``broker``, the workers choose (``livescore worker --emit``).
+        redact: Keep personal data from the judge and from everything this evaluation
+            records: every scorer runs as :meth:`~livescore.Scorer.with_redaction`
+            ``(redact)``, and each item's record (``input``, ``output``, ``context``,
+            ``run``…, what ``livescore eval --out`` writes) holds the placeholders its
+            scores saw. Not with ``broker`` (the workers redact: ``livescore worker
+            --redact``).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
@@ -651,6 +695,14 @@ async def run_evals(
         0.5
     """
     checked = _check_scorers(scorers)
+    detect = as_detector(redact) if redact is not None else None
+    if detect is not None:
+        if broker is not None:
+            raise ValueError(
+                "with broker=, the workers score the items: redact there (livescore "
+                "worker --redact)"
+            )
+        checked = [scorer.with_redaction(detect) for scorer in checked]
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
     if isinstance(data, Mapping | str | bytes):
@@ -713,6 +765,7 @@ async def run_evals(
         None,
         max_pending,
         sinks,
+        detect,
     )
 
 
@@ -727,6 +780,7 @@ async def _run_all(
     remote: Any,
     max_pending: int,
     sinks: Sequence[ScoreSink] | None,
+    redact: Detect | None = None,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
     if sinks:
@@ -740,6 +794,7 @@ async def _run_all(
         provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
         emitter,
         remote,
+        redact,
     )
 
     started = time.perf_counter()
@@ -809,6 +864,7 @@ def run_evals_sync(
     max_pending: int = 1000,
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
+    redact: RedactSpec | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -849,5 +905,6 @@ def run_evals_sync(
         max_pending=max_pending,
         logger_provider=logger_provider,
         emit=emit,
+        redact=redact,
     )
     return anyio.run(call)

@@ -51,6 +51,7 @@ from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
 from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
+from livescore.pii import RedactSpec
 from livescore.runs import Conversation, Run, TraceParent
 from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
@@ -311,6 +312,10 @@ class FleetWorker:
         conversation_poll: With conversation scorers among ``scorers``: seconds between
             looks at the conversations due in Redis (how late, at most, a quiet
             conversation's evaluation is published past its idle timeout).
+        redact: Keep personal data from the judge and from the scores this worker emits:
+            every scorer runs as :meth:`~livescore.Scorer.with_redaction` ``(redact)``
+            (``livescore worker --redact``). The jobs reach Redis with the run's text as
+            it was; redaction happens here, before the judge.
 
     Conversations: a job that carries a conversation's turn appends it to the
     conversation in Redis (see :mod:`livescore.fleet`); with conversation scorers, every
@@ -346,6 +351,7 @@ class FleetWorker:
         consumer: Consumer | None = None,
         span_hold: SpanHold | None = None,
         conversation_poll: float = 0.2,
+        redact: RedactSpec | None = None,
     ) -> None:
         from livescore.fleet._redis import validate_url
 
@@ -374,6 +380,8 @@ class FleetWorker:
                 raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
             if scorer.id in self.scorers:
                 raise ValueError(f"scorer ids must be unique; repeated: {scorer.id!r}")
+            if redact is not None:
+                scorer = scorer.with_redaction(redact)
             self.scorers[scorer.id] = ScorerConfig(
                 scorer,
                 timeout=base.timeout if base is not None else 60.0,

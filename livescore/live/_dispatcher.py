@@ -38,6 +38,7 @@ from livescore.live._sampling import SamplingDecision, ScorerConfig, decide, dec
 from livescore.live._stats import Counts, DispatchStats, total_stats
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import Run, RunLike, TraceParent, coerce_run
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 
@@ -292,6 +293,13 @@ class LiveDispatcher:
             (:class:`~livescore.live.ConversationLimits`: conversations, turns and
             characters per conversation, characters in all, how long a scored conversation
             is kept in case it resumes).
+        redact: Keep personal data from the judge and from every score this dispatcher
+            records (spans, events, sinks): each scorer runs as
+            :meth:`~livescore.Scorer.with_redaction` ``(redact)``. A
+            :class:`~livescore.pii.PersonalDataRedactor`, a function
+            ``detect(text) -> [(start, end, entity), ...]`` or a Presidio
+            ``AnalyzerEngine``. With ``broker=``, redaction runs on the workers
+            (``livescore worker --redact``).
 
     Example:
         >>> from livescore import Run
@@ -332,6 +340,7 @@ class LiveDispatcher:
         score_unsampled_traces: bool = False,
         conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
         conversation_limits: ConversationLimits | None = None,
+        redact: RedactSpec | None = None,
     ) -> None:
         if isinstance(scorers, Scorer | ScorerConfig) or not isinstance(scorers, Sequence):
             raise TypeError("scorers must be a list of Scorer or ScorerConfig")
@@ -345,6 +354,15 @@ class LiveDispatcher:
                 raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
         if not configs:
             raise ValueError("a LiveDispatcher needs at least one scorer")
+        if redact is not None:
+            if broker is not None:
+                raise ValueError(
+                    "with broker=, runs are scored on the workers: redact there "
+                    "(livescore worker --redact, or FleetWorker(redact=...))"
+                )
+            configs = [
+                dataclasses.replace(c, scorer=c.scorer.with_redaction(redact)) for c in configs
+            ]
         ids = [c.scorer_id for c in configs]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:

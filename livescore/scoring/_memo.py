@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel
 
 from livescore.judges import Judge, JudgeReply, JudgeUsage, OpenAIJudge
+from livescore.pii import Detect, Pseudonyms
 
 __all__ = ("RunMemo",)
 
@@ -69,10 +70,11 @@ class RunMemo:
         (1, 1, 1)
     """
 
-    __slots__ = ("_entries", "calls_saved", "requests", "reused")
+    __slots__ = ("_entries", "_pseudonyms", "calls_saved", "requests", "reused")
 
     def __init__(self) -> None:
         self._entries: dict[tuple[Hashable, ...], _Entry] = {}
+        self._pseudonyms: dict[int, tuple[Detect, Pseudonyms]] = {}
         self.requests = 0
         self.reused = 0
         self.calls_saved = 0
@@ -82,6 +84,18 @@ class RunMemo:
             f"RunMemo(requests={self.requests}, reused={self.reused}, "
             f"calls_saved={self.calls_saved})"
         )
+
+    def pseudonyms(self, detect: Detect) -> Pseudonyms:
+        """The placeholders of this run for ``detect``, shared by its scorers.
+
+        One mapping per run (and per conversation, live), so every score of it, and what
+        ``run_evals`` writes of the item, name the same person ``<PERSON_1>``; and prompts
+        that were identical before redaction stay identical, so they are still shared.
+        """
+        held = self._pseudonyms.get(id(detect))
+        if held is None or held[0] is not detect:
+            held = self._pseudonyms[id(detect)] = (detect, Pseudonyms(detect))
+        return held[1]
 
     async def ask(
         self,

@@ -8,6 +8,7 @@ Each step is a plain function (sync or async) of a :class:`StepContext`, or a
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import math
 import threading
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 import anyio
 from anyio.lowlevel import RunVar
@@ -37,6 +38,7 @@ from livescore.judges import (
     classify_with_object,
     price_of,
 )
+from livescore.pii import Detect, Pseudonyms, RedactionError, RedactSpec, as_detector
 from livescore.runs import (
     NO_INPUT_METADATA_KEY,
     NOT_SCORABLE_METADATA_KEY,
@@ -290,6 +292,8 @@ class Scorer:
         version: Recorded on every score (``livescore.scorer.version``).
         sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
         level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
+        redact: The personal-data detector every score runs first, or ``None`` (see
+            :meth:`with_redaction`).
     """
 
     def __init__(
@@ -309,6 +313,7 @@ class Scorer:
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         sync_steps: SyncSteps = "thread",
         level: ScorerLevel = "run",
+        redact: RedactSpec | None = None,
     ) -> None:
         if not id or not isinstance(id, str):
             raise ValueError("a scorer needs a non-empty string id")
@@ -353,11 +358,43 @@ class Scorer:
         self._label = label
         self._judge_modes: dict[str, Callable[[], Scorer]] = {}
         self._built_modes: dict[str, Scorer] = {}
+        self.redact: Detect | None = as_detector(redact) if redact is not None else None
 
     def __repr__(self) -> str:
         judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
         level = ", level='conversation'" if self.level == "conversation" else ""
         return f"Scorer(id={self.id!r}{judge}{level})"
+
+    def with_redaction(self, redact: RedactSpec) -> Scorer:
+        """This scorer, keeping personal data from its judge and from what it records.
+
+        Every score then replaces the personal data of the run (input, output, steps, tool
+        arguments and results, conversation turns) and of the context ``get_context``
+        returns with placeholders (``<PERSON_1>``, ``<EMAIL_1>``: the same value, the same
+        placeholder, across everything the score reads), before any step runs. Prompts,
+        explanations and step results hold only the placeholders. A detector that raises
+        fails the score with ``error_type="redaction"``; the text is never sent.
+
+        Args:
+            redact: A :class:`~livescore.pii.PersonalDataRedactor`, a function
+                ``detect(text) -> [(start, end, entity), ...]``, or a Presidio
+                ``AnalyzerEngine``.
+
+        Returns:
+            A copy of the scorer (this one is unchanged).
+
+        Example:
+            >>> from livescore.pii import PersonalDataRedactor
+            >>> echo = create_scorer(id="echo", description="The output, as the steps see it",
+            ...     generate_score=lambda ctx: 1.0, generate_reason=lambda ctx: ctx.output_text)
+            >>> safe = echo.with_redaction(PersonalDataRedactor(names=False))
+            >>> safe.run_sync({"input": "hi", "output": "Mail bo@example.com"}).reason
+            'Mail <EMAIL_1>'
+        """
+        clone = copy.copy(self)
+        clone.redact = as_detector(redact)
+        clone._built_modes = {}
+        return clone
 
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
@@ -525,12 +562,35 @@ class Scorer:
         try:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    ctx = self._start(run, step, result, conversation)
+                    pseudonyms: Pseudonyms | None = None
+                    seen_run, seen_conversation, known = run, conversation, 0
+                    if self.redact is not None:
+                        current = "redaction"
+                        pseudonyms = (memo or RunMemo()).pseudonyms(self.redact)
+                        seen_run, seen_conversation, known = await _redacted(
+                            pseudonyms, run, conversation
+                        )
+                    ctx = self._start(seen_run, step, result, seen_conversation)
                     if judge is not None and budget_of(judge) is not None:
                         current = "budget"
                         ticket, judge, pipeline = await self._admit(judge, result)
                     current = "get_context"
-                    ctx.context = await self._resolve_context(conversation or run, ctx.step)
+                    # get_context reads the run as it was (your own lookups, on your side).
+                    wanted = step if step is not None else run.final_step
+                    context = await self._resolve_context(conversation or run, wanted)
+                    if pseudonyms is not None and context:
+                        current = "redaction"
+                        context = await _redacted_context(pseudonyms, context)
+                        if pseudonyms.generation != known:
+                            # The context named someone the run also names where the
+                            # detector missed them: the run is replaced again, with them.
+                            seen_run, seen_conversation, known = await _redacted(
+                                pseudonyms, run, conversation
+                            )
+                            ctx = self._start(seen_run, step, result, seen_conversation)
+                    ctx.context = context
+                    if pseudonyms is not None:
+                        _note_redaction(pseudonyms, result)
                     check_time()
                     for current in _STEP_NAMES:
                         await pipeline._run_step(current, ctx, result, memo, judge)
@@ -788,6 +848,48 @@ class Scorer:
         return reply.value
 
 
+async def _redacted(
+    pseudonyms: Pseudonyms, run: Run, conversation: Conversation | None
+) -> tuple[Run, Conversation | None, int]:
+    """The run (and conversation) as the score sees them: placeholders for personal data,
+    and the number of values known when they were replaced.
+
+    In a worker thread: detection is CPU work (spaCy), and must not stall the other scores
+    on the loop.
+    """
+
+    def redact() -> tuple[Run, Conversation | None, int]:
+        if conversation is None:
+            seen_run = pseudonyms.redact_run(run)
+            return seen_run, None, pseudonyms.generation
+        seen = pseudonyms.redact_conversation(conversation)
+        return (seen.last_run or Run()), seen, pseudonyms.generation
+
+    return await _guarded(redact)
+
+
+async def _redacted_context(pseudonyms: Pseudonyms, context: list[str]) -> list[str]:
+    redacted: list[str] = await _guarded(lambda: pseudonyms.redact_value(list(context)))
+    return redacted
+
+
+async def _guarded(work: Callable[[], T]) -> T:
+    try:
+        return cast(T, await _in_worker_thread(work))
+    except Exception as exc:
+        # Not the detector's message: it may quote the text it was reading.
+        raise RedactionError(
+            f"personal-data redaction failed ({type(exc).__name__}); nothing was sent to the judge"
+        ) from exc
+
+
+def _note_redaction(pseudonyms: Pseudonyms, result: ScoreResult) -> None:
+    result.flags["redacted"] = True
+    result.flags["redacted_values"] = pseudonyms.found
+    if pseudonyms.truncated:
+        result.flags["redaction_truncated_at"] = pseudonyms.max_chars
+
+
 def _plain_answer(name: str, value: Any) -> Any:
     if name == "generate_score":
         return getattr(value, "score", value)
@@ -954,7 +1056,9 @@ def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
     result.label = None
     result.failed_step = step
     result.error = _describe(exc)
-    result.error_type = exc.error_type if isinstance(exc, JudgeError) else type(exc).__name__
+    result.error_type = (
+        exc.error_type if isinstance(exc, JudgeError | RedactionError) else type(exc).__name__
+    )
     if isinstance(exc, JudgeError):
         result.usage.add(exc.usage)
 
@@ -1021,6 +1125,7 @@ def create_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     sync_steps: SyncSteps = "thread",
     level: ScorerLevel = "run",
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -1050,6 +1155,8 @@ def create_scorer(
             ``get_context(conversation, None)``, each result says which turns it covers
             (``result.turns``), and a live dispatcher runs it when the conversation goes
             quiet (see :class:`~livescore.live.LiveDispatcher`).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`Scorer.with_redaction`); ``None`` (default) sends the text as it is.
 
     Example:
         >>> scorer = create_scorer(
@@ -1091,4 +1198,5 @@ def create_scorer(
         max_text_chars=max_text_chars,
         sync_steps=sync_steps,
         level=level,
+        redact=redact,
     )
