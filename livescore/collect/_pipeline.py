@@ -33,7 +33,7 @@ from livescore.traces import (
     from_readable_span,
 )
 
-__all__ = ("PipelineStats", "SpanPipeline")
+__all__ = ("PipelineStats", "SpanPipeline", "dispatcher_backlog")
 
 _log = logging.getLogger("livescore.collect")
 
@@ -43,6 +43,22 @@ _LINGER_S = 0.005
 # The scope the score spans are emitted under: they come back through the same provider
 # and are not part of any agent's run.
 _OWN_SCOPE = "livescore"
+
+
+def dispatcher_backlog(dispatcher: Any) -> Callable[[], bool] | None:
+    """A ``backlog`` for :class:`SpanPipeline`: whether ``dispatcher``'s queue is nearly
+    full (90 % of ``max_queue`` for some scorer); ``None`` for a dispatcher that says no
+    such thing (a broker's)."""
+    max_queue = getattr(dispatcher, "max_queue", None)
+    if not isinstance(max_queue, int) or not hasattr(dispatcher, "stats"):
+        return None
+
+    def backlogged() -> bool:
+        stats = dispatcher.stats()
+        queued = max((s.queued for s in stats.by_scorer.values()), default=0)
+        return bool(queued >= max_queue * 0.9)
+
+    return backlogged
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +201,11 @@ class SpanPipeline:
                 self._start()
         except Exception:
             _log.debug("livescore: put_span failed", exc_info=True)
+
+    def refuse_span(self, span: Any) -> None:
+        """Count one SDK span as refused without queueing it (a span processor shutting
+        down: what ends after that is not waited for)."""
+        self._refuse(1)
 
     def put_log(self, record: Any) -> None:
         """Queue one SDK log record (a ``LogData`` / ``ReadWriteLogRecord``) as a log event
@@ -384,6 +405,8 @@ class SpanPipeline:
             runs.extend(assembler.collect(now))
             drains = [m for m in markers if m.drain]
             try:
+                if markers:  # a flush waits for runs whose root ended, not for their grace
+                    runs.extend(assembler.finish_rooted())
                 if drains:
                     runs.extend(assembler.drain())
                 self._ready.extend(runs)
@@ -404,6 +427,10 @@ class SpanPipeline:
         ``force``); the rest wait here, bounded, and the receiver answers 429 meanwhile."""
         ready = self._ready
         submitted = 0
+        # Past max_waiting_runs the oldest go on at once: the dispatcher counts what it
+        # cannot queue (in process nothing answers 429, so nothing else bounds the wait).
+        while len(ready) > self.max_waiting_runs:
+            self._submit(ready.popleft())
         while ready:
             # Asking for the dispatcher's counts costs a lock and a snapshot: not per run.
             if not force and submitted % 32 == 0 and self._check_backlog():

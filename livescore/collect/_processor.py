@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from livescore.collect._pipeline import PipelineStats, SpanPipeline
+from livescore.collect._pipeline import PipelineStats, SpanPipeline, dispatcher_backlog
 from livescore.live import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
     Dispatcher,
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ("LiveScoringSpanProcessor",)
 
 _log = logging.getLogger("livescore.collect")
+# The most a shutdown takes: assembling what is queued, then scoring it.
+_SHUTDOWN_S = 10.0
 
 
 class LiveScoringSpanProcessor:
@@ -49,7 +51,13 @@ class LiveScoringSpanProcessor:
     scored when that span ends.
 
     ``on_end`` puts the span on a bounded queue and returns (O(1), never raises); a
-    thread of the processor's own assembles runs. What it holds is bounded (open traces,
+    thread of the processor's own assembles runs. A burst of runs larger than the
+    dispatcher's queue (1,000 by default) waits in the processor, up to 10,000 more runs,
+    while the dispatcher scores: a burst of 11,000 runs is scored, not dropped. A trace is
+    assembled half a second (``late_span_grace``) after its root ends, so a child ending
+    just after it is part of the run. ``shutdown`` takes 10 s at most: spans ending after
+    it began are refused and counted, what had ended is assembled and scored within it.
+    What it holds is bounded (open traces,
     spans per trace, bytes, age): a trace past a bound is evicted unfinished, counted in
     :meth:`trace_stats` and logged once per reason, and its sampled runs count as dropped
     (``"evicted"``). Spans recorded without content (content capture off) give runs that
@@ -81,6 +89,9 @@ class LiveScoringSpanProcessor:
             ``"spans"``, ``"events"`` or both (``("spans", "events")``, the default; see
             ``LiveDispatcher(emit=...)``). With ``dispatcher=``, set it on that
             dispatcher's emitter instead.
+        late_span_grace: Seconds a trace waits after its root ends for children that end
+            after it (work the root started and did not await), so the run is scored with
+            them; later ones are dropped as ``late`` (a flush does not wait for it).
         conversation_idle_timeout: For the dispatcher it creates: seconds a conversation
             (the runs sharing ``gen_ai.conversation.id`` or OpenInference's ``session.id``)
             must be quiet before its conversation scorers run.
@@ -111,6 +122,7 @@ class LiveScoringSpanProcessor:
         logger_provider: LoggerProvider | None = None,
         emit: str | Sequence[EmitSignal] | None = None,
         conversation_idle_timeout: float | None = DEFAULT_CONVERSATION_IDLE_TIMEOUT,
+        late_span_grace: float = 0.5,
     ) -> None:
         limits = AssemblyLimits(
             max_traces=max_traces,
@@ -119,6 +131,7 @@ class LiveScoringSpanProcessor:
             max_trace_age=max_trace_age,
             # In process a trace finishes when its root ends; quiet alone never finishes it.
             quiet_period=max_trace_age,
+            late_span_grace=late_span_grace,
         )
         sink, self._owns_dispatcher = dispatcher_for(
             "LiveScoringSpanProcessor",
@@ -142,6 +155,9 @@ class LiveScoringSpanProcessor:
             max_queued_spans=max_queued_spans,
             score_failed_runs=score_failed_runs,
             name="livescore-span-processor",
+            # A burst larger than the dispatcher's queue waits here (bounded by
+            # max_waiting_runs) while it scores, instead of being dropped as queue_full.
+            backlog=dispatcher_backlog(sink),
         )
         # Bound once: on_end is the hot path.
         self._put = self._pipeline.put_span
@@ -194,12 +210,22 @@ class LiveScoringSpanProcessor:
         if self._shut:
             return
         self._shut = True
+        # Spans ending from now on (threads still emitting) are refused and counted, not
+        # waited for: the drain covers what had ended, and ends.
+        self._put = self._pipeline.refuse_span
+        # One deadline for the whole shutdown (not one per part): the SDK's shutdown at exit
+        # waits on it.
+        import time
+
+        deadline = time.monotonic() + _SHUTDOWN_S
         try:
-            self._pipeline.shutdown(10.0)
+            # The pipeline's share leaves the dispatcher a quarter to score what it holds.
+            self._pipeline.shutdown(_SHUTDOWN_S * 0.75)
+            left = max(deadline - time.monotonic(), 0.0)
             if self._owns_dispatcher:
-                self.dispatcher.shutdown(10.0)
+                self.dispatcher.shutdown(left)
             else:
-                self.dispatcher.flush(10.0)
+                self.dispatcher.flush(left)
         except Exception:
             _log.exception("livescore: the span processor's shutdown failed")
 
@@ -214,10 +240,18 @@ class LiveScoringSpanProcessor:
         import time
 
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
         if not self._pipeline.flush(timeout):
             return False
-        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-        return self.dispatcher.flush(left)
+        # Runs of a burst wait in the pipeline while the dispatcher's queue is full: hand
+        # them over as it makes room, then wait for the last scores.
+        while self._pipeline.stats().runs_waiting:
+            if not self.dispatcher.flush(left()) or not self._pipeline.flush(left()):
+                return False
+        return self.dispatcher.flush(left())
 
     def stats(self) -> DispatchStats:
         """The dispatcher's counters: sampled, scored, failed, skipped, dropped pairs."""

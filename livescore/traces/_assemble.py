@@ -678,6 +678,10 @@ class AssemblyLimits:
         quiet_period: Seconds without a new span (or log event) after which a trace counts
             as finished (the receiver's rule; the span processor finishes a trace when its
             root ends).
+        late_span_grace: With ``finish_on_root``: seconds a trace waits after its root
+            ends for children that end after it (async work the root did not await), so
+            the run is scored with them; a flush does not wait for it (0: finished as its
+            root arrives; ``LiveScoringSpanProcessor`` waits 0.5 s).
     """
 
     max_traces: int = 10_000
@@ -685,13 +689,14 @@ class AssemblyLimits:
     max_bytes: int = 256 * 1024 * 1024
     max_trace_age: float = 600.0
     quiet_period: float = 5.0
+    late_span_grace: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("max_traces", "max_spans_per_trace", "max_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, not {value!r}")
-        for name in ("max_trace_age", "quiet_period"):
+        for name in ("max_trace_age", "quiet_period", "late_span_grace"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not value >= 0:
                 raise ValueError(f"{name} must be >= 0 seconds, not {value!r}")
@@ -773,7 +778,16 @@ class AssemblyStats:
 
 
 class _Trace:
-    __slots__ = ("bytes", "event_count", "events", "first", "last", "looks_like_agent", "spans")
+    __slots__ = (
+        "bytes",
+        "event_count",
+        "events",
+        "first",
+        "last",
+        "looks_like_agent",
+        "rooted",
+        "spans",
+    )
 
     def __init__(self, now: float) -> None:
         self.spans: dict[str, SpanRecord] = {}
@@ -785,6 +799,7 @@ class _Trace:
         self.first = now
         self.last = now
         self.looks_like_agent = False
+        self.rooted: float | None = None  # when its root ended (finish_on_root)
 
 
 EvictHook = Callable[[str, str, bool], None]
@@ -896,9 +911,12 @@ class TraceAssembler:
                 continue
             self._within_bytes()
             if self.finish_on_root and span.is_root and trace_id in self._traces:
-                # At once, not after the batch: a large batch of whole traces must not hold
-                # them all open (and evict them) before their roots are looked at.
-                runs.extend(self._finish(trace_id))
+                if limits.late_span_grace > 0:
+                    # Finished after the grace (children ending just after their root are
+                    # part of the run); a rooted trace is finished, never evicted, for room.
+                    trace.rooted = now
+                else:
+                    runs.extend(self._finish(trace_id))
         if self._early:
             runs.extend(self._early)
             self._early = []
@@ -911,7 +929,10 @@ class TraceAssembler:
         quiet: list[str] = []
         old: list[str] = []
         for trace_id, trace in self._traces.items():
-            if now - trace.last >= limits.quiet_period:
+            if trace.rooted is not None:  # waiting out its grace: finished, never evicted
+                if now - trace.rooted >= limits.late_span_grace:
+                    quiet.append(trace_id)
+            elif now - trace.last >= limits.quiet_period:
                 quiet.append(trace_id)
             elif now - trace.first >= limits.max_trace_age:
                 old.append(trace_id)
@@ -919,6 +940,13 @@ class TraceAssembler:
             self._evict(trace_id, "max_trace_age")
         runs: list[Run] = []
         for trace_id in quiet:
+            runs.extend(self._finish(trace_id))
+        return runs
+
+    def finish_rooted(self) -> list[Run]:
+        """Finish every trace whose root has ended now, without its grace (a flush)."""
+        runs: list[Run] = []
+        for trace_id in [t for t, trace in self._traces.items() if trace.rooted is not None]:
             runs.extend(self._finish(trace_id))
         return runs
 
@@ -936,6 +964,8 @@ class TraceAssembler:
         limits = self.limits
         return min(
             min(t.last + limits.quiet_period, t.first + limits.max_trace_age)
+            if t.rooted is None
+            else t.rooted + limits.late_span_grace
             for t in self._traces.values()
         )
 
@@ -987,7 +1017,11 @@ class TraceAssembler:
             self._make_room(next(iter(self._traces)), "max_bytes")
 
     def _make_room(self, trace_id: str, reason: str) -> None:
-        """Let the oldest trace go for room: finished early (``finish_early``) or evicted."""
+        """Let the oldest trace go for room: finished early (``finish_early``) or evicted;
+        one whose root has ended (waiting for late children) is finished."""
+        if self._traces[trace_id].rooted is not None:
+            self._early.extend(self._finish(trace_id))
+            return
         if not self.finish_early:
             self._evict(trace_id, reason)
             return

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import set_span_in_context
 
 from livescore.collect import LiveScoringSpanProcessor
 from livescore.live import DispatchStats, LiveDispatcher, SamplingDecision
@@ -97,3 +98,60 @@ def test_an_evicted_trace_counts_its_sampled_run_as_dropped() -> None:
     processor.shutdown()
     dispatcher.shutdown()
     provider.shutdown()
+
+
+def _agent_run(tracer: Any, n: int) -> None:
+    """One whole run: an agent span with its input and output."""
+    with tracer.start_as_current_span("invoke_agent") as span:
+        span.set_attribute("gen_ai.operation.name", "invoke_agent")
+        span.set_attribute("gen_ai.input.messages", f'[{{"role": "user", "content": "q{n}?"}}]')
+        span.set_attribute(
+            "gen_ai.output.messages", '[{"role": "assistant", "content": "It is sunny."}]'
+        )
+
+
+def test_a_burst_larger_than_the_dispatcher_s_queue_is_scored_not_dropped() -> None:
+    # 16 threads end 4,000 runs at once against a dispatcher queue of 1,000 and an instant
+    # scorer: the runs past the queue wait in the processor while it scores.
+    processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("burst")
+    threads = [
+        threading.Thread(target=lambda i=i: [_agent_run(tracer, i * 250 + n) for n in range(250)])
+        for i in range(16)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert processor.flush(120)
+    stats = processor.stats()
+    provider.shutdown()
+    assert stats.sampled == 4_000
+    assert stats.dropped == 0, stats.dropped_by_reason
+    assert stats.scored + stats.skipped == 4_000
+
+
+def test_a_child_that_ends_after_its_root_is_part_of_the_run() -> None:
+    # A grace no loaded machine outlasts between two statements; the flush ends it.
+    processor = LiveScoringSpanProcessor(
+        scorers=[create_keyword_coverage_scorer()], late_span_grace=60
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("late")
+    root = tracer.start_span("invoke_agent")
+    root.set_attribute("gen_ai.operation.name", "invoke_agent")
+    root.set_attribute("gen_ai.input.messages", '[{"role": "user", "content": "Weather?"}]')
+    root.set_attribute("gen_ai.output.messages", '[{"role": "assistant", "content": "Sunny."}]')
+    tool = tracer.start_span("execute_tool get_weather", context=set_span_in_context(root))
+    tool.set_attribute("gen_ai.operation.name", "execute_tool")
+    tool.set_attribute("gen_ai.tool.name", "get_weather")
+    root.end()
+    tool.end()  # after its root: work the agent started and did not await
+    assert processor.flush(10)
+    provider.shutdown()
+    assembly = processor.trace_stats().assembly
+    assert (assembly.runs_assembled, assembly.spans_finished) == (1, 2)
+    assert assembly.spans_dropped == {}  # not "late"

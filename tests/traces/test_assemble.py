@@ -411,3 +411,28 @@ def test_assembly_is_linear_in_spans_with_thousands_of_sibling_runs() -> None:
     assert len(runs) == count
     assert {run.output for run in runs} == {"4"}
     assert _CountingSpan.reads < 20 * len(spans), _CountingSpan.reads
+
+
+def test_a_child_ending_just_after_its_root_is_part_of_the_run() -> None:
+    # In process, async work the root did not await may end after it: within the grace it
+    # is part of the run, not a late span dropped.
+    assembler = TraceAssembler(AssemblyLimits(late_span_grace=0.5), finish_on_root=True)
+    root = genai_root("1", TRACE)
+    tool = span("2", "1", 2, **{"gen_ai.operation.name": "execute_tool"})
+    assert assembler.add([root], now=10.0) == []
+    assert assembler.next_deadline() == 10.5
+    assert assembler.add([tool], now=10.2) == []
+    assert assembler.collect(now=10.4) == []
+    [run] = assembler.collect(now=10.5)
+    assert len(run.steps) == 1
+    stats = assembler.stats()
+    assert (stats.spans_finished, stats.spans_dropped, stats.traces_evicted) == (2, {}, {})
+
+
+def test_traces_waiting_for_late_children_are_finished_not_evicted_for_room() -> None:
+    limits = AssemblyLimits(max_traces=2, late_span_grace=0.5)
+    assembler = TraceAssembler(limits, finish_on_root=True)
+    runs = assembler.add([genai_root("1", f"{n + 1:032x}") for n in range(5)], now=0.0)
+    runs += assembler.finish_rooted()
+    assert len(runs) == 5
+    assert assembler.stats().traces_evicted == {}
