@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import socket
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,9 @@ __all__ = (
     "traces_url",
 )
 SINK_RETRY_DEADLINE_S = 10.0
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long the check before scoring waits for a destination to accept a connection."""
 """Seconds of retries the command gives a dashboard score (its span is exported first, so
 one the dashboard still lacks after this is not coming)."""
 
@@ -166,6 +171,7 @@ class Export:
         export = cls()
         if args.otlp_endpoint:
             export.urls.append(traces_url(args.otlp_endpoint))
+            check_reachable("--otlp-endpoint", args.otlp_endpoint)
         try:
             if args.phoenix is not None:
                 try:
@@ -175,15 +181,19 @@ class Export:
                 except ValueError as exc:
                     raise UsageError(f"--phoenix: {exc}") from None
                 export.sinks.append(phoenix)
+                check_reachable("--phoenix", phoenix.endpoint)
                 # Phoenix annotates the spans it has: the traces go there too.
                 url = traces_url(phoenix.endpoint, "--phoenix")
                 if url not in export.urls:
                     export.urls.append(url)
             if args.langfuse:
                 try:
-                    export.sinks.append(LangfuseSink(retry_deadline=SINK_RETRY_DEADLINE_S))
+                    langfuse = LangfuseSink(retry_deadline=SINK_RETRY_DEADLINE_S)
                 except (ImportError, ValueError) as exc:
                     raise UsageError(f"--langfuse: {exc}") from None
+                export.sinks.append(langfuse)
+                if langfuse.base_url:
+                    check_reachable("--langfuse", langfuse.base_url)
             if export.urls:
                 export.tracer_provider, export.deliveries = _tracer_provider(export.urls)
                 export.logs.__enter__()
@@ -241,6 +251,42 @@ class Export:
         for sink in self.sinks:
             sink.shutdown(min(sink.shutdown_timeout, timeout))
         self.logs.__exit__(None, None, None)
+
+
+def check_reachable(option: str, url: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse to start when nothing accepts a connection at ``url``'s host and port.
+
+    Checked before scoring, as ``--out`` is: a destination that is down would otherwise be
+    found only after the judge has been paid, as seconds of retries and "not delivered". A
+    connection is all it asks (no request, no credentials); behind a proxy the environment
+    names, the proxy carries the traffic and nothing is checked here.
+
+    Raises:
+        UsageError: Refused, timed out, or the host name does not resolve.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host:
+        return  # the URL checks said what is wrong with it
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
+        return
+    shown = f"{parts.scheme}://{host}:{port}"  # no credentials from the URL
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        if isinstance(exc, ConnectionRefusedError):
+            reason = "connection refused"
+        elif isinstance(exc, TimeoutError):
+            reason = f"no answer within {timeout:g} s"
+        elif isinstance(exc, socket.gaierror):
+            reason = f"cannot resolve {host!r}"
+        else:
+            reason = exc.strerror or type(exc).__name__
+        raise UsageError(
+            f"{option}: nothing answers at {shown} ({reason}); start it or leave {option} "
+            "out (checked before scoring: nothing was scored)"
+        ) from None
 
 
 def _require_sdk() -> None:

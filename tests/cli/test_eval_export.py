@@ -4,23 +4,31 @@ scores reach the dashboards."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import write_jsonl
+from _cli_support import hallucination_responder, write_jsonl
 from otlp_receiver import OTLPTestReceiver
 from phoenix_server import get_json
 from score_api_doubles import LangfuseTestReceiver
 
 from livescore.cli import main
 from livescore.cli._export import Export
+from livescore.testing import OpenAITestServer
 
 ITEMS = [
     {"id": "a", "input": "Rust ownership rules", "output": "Ownership in Rust has three rules."},
     {"id": "b", "input": "Python generators", "output": "Generators yield values lazily."},
+]
+JUDGED_ITEMS = [
+    {"question": "When does it open?", "context": "It opens at 8.", "output": "At 8."},
+    {"question": "Where is it?", "context": "It is in Lyon.", "output": "In Lyon."},
 ]
 
 
@@ -106,22 +114,24 @@ def test_emit_chooses_spans_events_or_both(
 def test_events_go_to_the_otlp_endpoint_only_never_to_phoenix(
     otlp: bool, emit: tuple[str, ...] | None, logs: bool
 ) -> None:
-    # Phoenix has no logs endpoint: --phoenix gets the traces, never the events.
-    args = argparse.Namespace(
-        otlp_endpoint="http://127.0.0.1:4318" if otlp else None,
-        phoenix="http://127.0.0.1:6006",
-        langfuse=False,
-        emit=emit,
-    )
-    export = Export.from_args(args)
-    try:
-        assert (export.logger_provider is not None) == logs
-        assert "http://127.0.0.1:6006/v1/traces" in export.urls
-    finally:
-        for sink in export.sinks:
-            sink.shutdown(0)
-        export.sinks = []
-        export.close()
+    # Phoenix has no logs endpoint: --phoenix gets the traces, never the events. (Both are
+    # up: a destination that is down is refused before scoring.)
+    with OTLPTestReceiver() as phoenix, OTLPTestReceiver() as collector:
+        args = argparse.Namespace(
+            otlp_endpoint=collector.url if otlp else None,
+            phoenix=phoenix.url,
+            langfuse=False,
+            emit=emit,
+        )
+        export = Export.from_args(args)
+        try:
+            assert (export.logger_provider is not None) == logs
+            assert f"{phoenix.url}/v1/traces" in export.urls
+        finally:
+            for sink in export.sinks:
+                sink.shutdown(0)
+            export.sinks = []
+            export.close()
 
 
 def test_usage_errors_come_before_any_scoring(
@@ -175,20 +185,91 @@ def test_each_item_is_a_trace_in_phoenix_with_its_scores_as_badges(
 # -- what was not delivered --------------------------------------------------------------------
 
 
-def test_spans_an_endpoint_refused_are_one_line_and_exit_1(
-    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
+@contextlib.contextmanager
+def _hanging_up_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:PORT``: accepts each connection and closes it unanswered (an
+    endpoint that is up when the command starts, and takes nothing)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        done.set()
+        thread.join(timeout=10)
+        listener.close()
+
+
+def test_spans_an_endpoint_did_not_take_are_one_line_and_exit_1(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
-    code = main(["eval", str(data), "--quiet", "--otlp-endpoint", refused_url])
+    with _hanging_up_endpoint() as url:
+        code = main(["eval", str(data), "--quiet", "--otlp-endpoint", url])
     err = capfd.readouterr().err
     # Before: exit 0, the exporter's raw "Transient error …" lines, and no summary.
     assert code == 1
     assert "Transient error" not in err
     lines = [line for line in err.splitlines() if "not delivered" in line]
-    assert lines == [
-        f"traces: 4 of 4 span(s) not delivered to {refused_url}/v1/traces (connection refused)",
-        f"events: 2 of 2 event(s) not delivered to {refused_url}/v1/logs (connection refused)",
-    ]
+    assert len(lines) == 2, err
+    assert lines[0].startswith(f"traces: 4 of 4 span(s) not delivered to {url}/v1/traces (")
+    assert lines[1].startswith(f"events: 2 of 2 event(s) not delivered to {url}/v1/logs (")
+
+
+@pytest.mark.parametrize("option", ["--otlp-endpoint", "--phoenix", "--langfuse"])
+def test_a_destination_that_is_down_is_refused_before_the_judge_is_paid(
+    option: str,
+    tmp_path: Path,
+    refused_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Before: every item scored (and the judge paid), then 11 s of retries and "not
+    # delivered". Now checked before scoring, as --out is.
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-cli")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-cli")
+    monkeypatch.setenv("LANGFUSE_BASE_URL", refused_url)
+    data = write_jsonl(tmp_path / "data.jsonl", JUDGED_ITEMS)
+    out = tmp_path / "out.jsonl"
+    destination = [] if option == "--langfuse" else [refused_url]
+    with OpenAITestServer(responder=hallucination_responder) as judge:
+        code = main(
+            [
+                "eval",
+                str(data),
+                "--quiet",
+                "--scorer",
+                "hallucination",
+                "--model",
+                "m",
+                "--base-url",
+                judge.base_url,
+                "--out",
+                str(out),
+                option,
+                *destination,
+            ]
+        )
+        assert judge.requests == []
+    err = capfd.readouterr().err
+    assert code == 2
+    port = refused_url.rsplit(":", 1)[1]
+    assert err.splitlines()[-1] + "\n" == (
+        f"error: {option}: nothing answers at http://127.0.0.1:{port} (connection refused); "
+        f"start it or leave {option} out (checked before scoring: nothing was scored)\n"
+    )
+    assert not out.exists()
 
 
 def test_events_a_traces_only_backend_refuses_are_said_with_the_fix_and_exit_1(
@@ -209,19 +290,6 @@ def test_events_a_traces_only_backend_refuses_are_said_with_the_fix_and_exit_1(
         assert main([*args, "--emit", "spans"]) == 0
         assert "not delivered" not in capsys.readouterr().err
     assert len(jaeger_like.spans) == 8
-
-
-def test_a_dead_phoenix_is_said_and_exits_1(
-    tmp_path: Path, refused_url: str, capfd: pytest.CaptureFixture[str]
-) -> None:
-    data = write_jsonl(tmp_path / "data.jsonl", ITEMS)
-    # Before: 61 s for two items (60 s of retries), then exit 0.
-    code = main(["eval", str(data), "--quiet", "--phoenix", refused_url])
-    err = capfd.readouterr().err
-    assert code == 1
-    assert "Transient error" not in err
-    assert f"span(s) not delivered to {refused_url}/v1/traces (connection refused)" in err
-    assert "phoenix: sent 0 · failed 2" in err
 
 
 def test_spans_that_arrived_are_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
