@@ -543,6 +543,12 @@ def _drain(
             if a.traces_finished_early
             else ""
         )
+        + (
+            f", {a.traces_partial} partial: a parent span never arrived (several receivers "
+            "need a trace-id balancer)"
+            if a.traces_partial
+            else ""
+        )
         + f"), evicted {evicted}{' ' + escape(str(a.traces_evicted)) if evicted else ''}; runs "
         f"{a.runs_assembled}: submitted {p.runs_submitted}, not sampled "
         f"{p.runs_not_sampled}, failed runs dropped {p.runs_failed_dropped}",

@@ -661,6 +661,16 @@ def assemble_trace(spans: Mapping[str, SpanRecord]) -> list[AssembledRun]:
     ]
 
 
+def _missing_parent(spans: Mapping[str, SpanRecord]) -> bool:
+    """Whether a span names a parent in this process's view of the trace that never came."""
+    return any(
+        span.parent_span_id is not None
+        and not span.parent_is_remote
+        and span.parent_span_id not in spans
+        for span in spans.values()
+    )
+
+
 # -- the bounded buffer of open traces --------------------------------------------------------
 
 
@@ -731,6 +741,10 @@ class AssemblyStats:
         events_dropped: Log events not kept, by reason (``not_sampled``, ``late``,
             ``evicted_trace``, ``no_span``: their trace finished without their span).
         events_evicted: Log events thrown away with evicted traces.
+        traces_partial: Finished traces some span of which names a parent the trace never
+            held (and not as a remote parent): spans went elsewhere (another receiver
+            behind a balancer without trace-id affinity) or never came. Their runs are
+            assembled from what arrived.
         traces_finished_early: Traces finished before they went quiet, to make room, by
             reason (``max_traces``, ``max_bytes``): with ``finish_early``, what is held is
             assembled and scored instead of evicted (also counted in ``traces_finished``).
@@ -753,6 +767,7 @@ class AssemblyStats:
     events_dropped: dict[str, int] = field(default_factory=dict)
     events_evicted: int = 0
     traces_finished_early: dict[str, int] = field(default_factory=dict)
+    traces_partial: int = 0
 
     def copy(self) -> AssemblyStats:
         """A snapshot."""
@@ -774,6 +789,7 @@ class AssemblyStats:
             dict(self.events_dropped),
             self.events_evicted,
             dict(self.traces_finished_early),
+            self.traces_partial,
         )
 
 
@@ -1085,6 +1101,8 @@ class TraceAssembler:
         stats = self._stats
         stats.traces_finished += 1
         stats.spans_finished += len(trace.spans)
+        if not self.finish_on_root and _missing_parent(trace.spans):
+            self._partial(trace_id)
         self._join_events(trace)
         try:
             runs = [assembled.run for assembled in assemble_trace(trace.spans)]
@@ -1101,6 +1119,18 @@ class TraceAssembler:
             except Exception:
                 _log.exception("livescore: the finish hook raised")
         return runs
+
+    def _partial(self, trace_id: str) -> None:
+        self._stats.traces_partial += 1
+        if "partial" not in self._said:
+            self._said.add("partial")
+            _log.warning(
+                "livescore: trace %s finished with spans whose parent never arrived; its runs "
+                "are scored from what did (spans sent to another receiver? put a trace-id "
+                "load balancer in front of several receivers; logged once, see "
+                "stats().traces_partial)",
+                trace_id,
+            )
 
     def _join_events(self, trace: _Trace) -> None:
         """Add each held log event to its span's events (after the span's own)."""

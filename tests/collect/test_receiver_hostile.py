@@ -380,3 +380,24 @@ def test_a_trace_answered_200_is_never_evicted_for_room(
     assert assembly.traces_evicted == {}
     assert assembly.traces_finished == len(accepted)
     assert assembly.runs_assembled == len(accepted)
+
+
+def test_a_trace_split_between_two_receivers_is_counted_as_partial(
+    receive: Callable[..., Receiving],
+) -> None:
+    # A round-robin balancer in front of two receivers: the agent span goes to one, its
+    # model call to the other. Neither sees the whole trace; the one whose span names a
+    # parent it never got counts the trace as partial.
+    first = receive(limits=AssemblyLimits(quiet_period=0.2))
+    second = receive(limits=AssemblyLimits(quiet_period=0.2))
+    root = agent_span(7)
+    child = span_json(2, trace=root["traceId"], parentSpanId=root["spanId"])
+    whole = agent_span(8)
+    assert post(first.endpoint, request_body(root))[0] == 200
+    assert post(second.endpoint, request_body(child))[0] == 200
+    assert post(second.endpoint, request_body(whole))[0] == 200
+    for receiving in (first, second):
+        assert receiving.pipeline.shutdown(30)
+    assert first.pipeline.stats().assembly.traces_partial == 0
+    stats = second.pipeline.stats().assembly
+    assert (stats.traces_finished, stats.traces_partial) == (2, 1)
