@@ -852,6 +852,68 @@ def alerts() -> str:
     return table(columns, rows) + "\n\n" + note + "\n\n" + source(document)
 
 
+def pii_detection() -> str:
+    """Detection precision and recall per entity type (bench/pii.py)."""
+    document = load("pii")
+    figures = document["results"]["detection"]
+    rows = [
+        [
+            f"`{kind}`",
+            row["gold"],
+            row["predicted"],
+            *map(_share, (row["precision"], row["recall"])),
+        ]
+        for kind, row in figures["types"].items()
+    ]
+    names = [
+        [f"`{locale}`", row["names"], row["found"], _share(row["recall"])]
+        for locale, row in figures["other_locales"].items()
+    ]
+    return (
+        table(["entity", "in the set", "found", "precision", "recall"], rows)
+        + "\n\nNames from other locales (`PERSON` recall):\n\n"
+        + table(["Faker locale", "names", "found", "recall"], names)
+        + "\n\n"
+        + source(document)
+    )
+
+
+def pii_verdicts() -> str:
+    """Hallucination verdicts with and without redaction (bench/pii.py)."""
+    document = load("pii")
+    v = document["results"]["verdicts"]
+    rows = [
+        [
+            f"{v['items']} ({v['hallucinated']} hallucinated)",
+            _share(v["agreement"]),
+            _share(v["accuracy_plain"]),
+            _share(v["accuracy_redacted"]),
+        ]
+    ]
+    columns = ["items", "same verdict", "accuracy, plain", "accuracy, redacted"]
+    return table(columns, rows) + "\n\n" + source(document)
+
+
+def pii_cost() -> str:
+    """Redaction CPU per score by text size (bench/pii.py)."""
+    document = load("pii")
+    rows = [
+        [
+            "patterns + spaCy NER" if row["ner"] else "patterns only (`names=False`)",
+            f"{row['chars']:,}",
+            f"{row['cpu_ms_median']:.1f} ms",
+        ]
+        for row in document["results"]["cost"]
+    ]
+    return table(["detection", "characters per score", "CPU per score (median)"], rows) + (
+        "\n\n" + source(document)
+    )
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "alerts": alerts,
     "hot_path.steady.langchain": lambda: hot_path_steady("langchain"),
@@ -877,6 +939,9 @@ TABLES: dict[str, Callable[[], str]] = {
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
     "conversations": conversations,
+    "pii.detection": pii_detection,
+    "pii.verdicts": pii_verdicts,
+    "pii.cost": pii_cost,
 }
 
 

@@ -33,6 +33,7 @@ BENCHMARKS = (
     "fleet_faults.py",
     "traces.py",
     "conversations.py",
+    "pii.py",
     "alerts.py",
 )
 
