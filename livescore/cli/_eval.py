@@ -214,6 +214,13 @@ def add_eval_parser(sub: Any) -> None:
         "hold the placeholders (needs livescore-ai[pii])",
     )
     p.add_argument(
+        "--restore",
+        action="store_true",
+        help="with --redact: write the original values back into the --out file (mapped "
+        "back on this machine, for your own disk; the judge, the exported scores and "
+        "--report keep the placeholders)",
+    )
+    p.add_argument(
         "--threshold",
         type=finite_float,
         default=0.5,
@@ -460,9 +467,10 @@ class _ResultsFile:
     failed one leaves the old file alone); renamed onto the target at the end, in data
     order when the run completed. Safe to call from the scoring thread and the main one."""
 
-    def __init__(self, path: Path, dataset: Dataset) -> None:
+    def __init__(self, path: Path, dataset: Dataset, *, restore: bool = False) -> None:
         self.path = path
         self.dataset = dataset
+        self.restore = restore  # --restore: the original values, not the placeholders
         self.records: list[tuple[int, str]] = []
         self.error: str | None = None
         self._lock = threading.Lock()
@@ -470,6 +478,8 @@ class _ResultsFile:
 
     def add(self, item: ItemResult) -> None:
         record = item.to_dict(include_run=True)
+        if self.restore and item.pseudonyms is not None:
+            record = item.pseudonyms.restore_value(record)
         record["line"] = self.dataset.lines[item.index]
         for name, column in self.dataset.label_columns.items():
             if column[item.index] is not None:
@@ -630,13 +640,19 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         )
     if args.redact and args.broker:
         raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
+    if args.restore and not (args.redact and args.out):
+        raise UsageError(
+            "--restore puts personal data back into the --out file: give --redact and --out"
+        )
     # Loaded once here (a missing extra is a usage error before any work); every pass of
     # _score (the first, and a --retry pass) redacts with it.
     args.redactor = redactor_from_args(args)
     plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
     try:
-        results_file = _ResultsFile(out_path, dataset) if out_path is not None else None
+        results_file = (
+            _ResultsFile(out_path, dataset, restore=args.restore) if out_path is not None else None
+        )
     except OSError as exc:
         export.close(0)
         raise UsageError(f"--out {out_path}: cannot write there ({exc.strerror or exc})") from exc

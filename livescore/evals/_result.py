@@ -16,6 +16,7 @@ from livescore.scoring import ScoreResult
 
 if TYPE_CHECKING:
     from livescore.evals._compare import Comparison
+    from livescore.pii import Pseudonyms
 
 __all__ = (
     "EvalResult",
@@ -53,6 +54,9 @@ class ItemResult:
         error_type: A short failure class (the exception's type name, ``"invalid_item"``).
         duration_s: Wall time of the target call, in seconds (0 for ready outputs).
         callback_error: What ``on_item_complete`` raised for this item, if anything.
+        pseudonyms: With ``run_evals(redact=...)``: the placeholders of this item's record
+            and scores, whose :meth:`~livescore.pii.Pseudonyms.restore` puts the values
+            back (for a file on your own disk); never written by :meth:`to_dict`.
 
     Example:
         >>> item = ItemResult(index=0, input="hi", output="hello")
@@ -74,6 +78,7 @@ class ItemResult:
     error_type: str | None = None
     duration_s: float = 0.0
     callback_error: str | None = None
+    pseudonyms: Pseudonyms | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

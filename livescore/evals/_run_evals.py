@@ -342,6 +342,7 @@ class _Evaluation:
             if result.conversation is not None:
                 result.conversation = pseudonyms.redact_conversation(result.conversation)
 
+        result.pseudonyms = pseudonyms
         try:
             await anyio.to_thread.run_sync(redact)
         except Exception as exc:

@@ -161,6 +161,10 @@ class Pseudonyms:
             text = text.replace(placeholder, value)
         return text
 
+    def restore_value(self, value: Any) -> Any:
+        """A copy of ``value`` with :meth:`restore` applied to every string in it."""
+        return _walk(value, self.restore)
+
     def redact_value(self, value: Any) -> Any:
         """A copy of ``value`` with every string in it redacted (mapping keys kept)."""
         _walk(value, self._learn_text)

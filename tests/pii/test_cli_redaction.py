@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _pii_support import CONTEXT, INPUT, OUTPUT, claims_judge, leaks
+from _pii_support import CONTEXT, INPUT, NAME, OUTPUT, claims_judge, leaks
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -103,6 +103,36 @@ def test_eval_redact_keeps_personal_data_out_of_everything_it_writes(
     assert "<EMAIL_1>" in results
     caught = [requests, scores, results, report.read_text(encoding="utf-8"), received(backend)]
     assert leaks([*caught, printed.out, printed.err]) == []
+
+
+def test_eval_restore_puts_the_values_back_in_the_out_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "support.jsonl"
+    data.write_text(json.dumps({"input": INPUT, "output": OUTPUT, "context": CONTEXT}) + "\n")
+    out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
+    with OpenAITestServer(responder=claims_judge) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        argv = ["eval", str(data), "--scorer", "hallucination", "--model", "test-judge"]
+        argv += ["--redact", "--restore", "--out", str(out), "--report", str(report)]
+        code = main([*argv, "--quiet"])
+        requests = list(server.requests)
+    assert code == 0, capsys.readouterr().err
+    (record,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert record["input"] == INPUT
+    # The judge's explanation, written about <PERSON_1>, names the person again on disk.
+    assert NAME in record["scores"]["hallucination"]["reason"]
+    assert "<PERSON_1>" not in out.read_text(encoding="utf-8")
+    assert leaks([requests, report.read_text(encoding="utf-8")]) == []
+
+
+def test_restore_without_redact_and_out_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"input": "q", "output": "a"}) + "\n", encoding="utf-8")
+    assert main(["eval", str(data), "--scorer", "keyword-coverage", "--restore", "--quiet"]) == 2
+    assert "--restore puts personal data back" in capsys.readouterr().err
 
 
 def test_eval_redact_with_broker_is_a_usage_error(
