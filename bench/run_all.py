@@ -35,6 +35,7 @@ BENCHMARKS = (
     "conversations.py",
     "pii.py",
     "alerts.py",
+    "eval_ci.py",
 )
 
 

@@ -66,4 +66,4 @@ def _judge_cache_of_its_own(
     """``livescore eval`` caches judge answers on disk by default: each test (and the
     commands it starts) gets an empty cache of its own, so a test server reusing an earlier
     one's port never serves that test's answers."""
-    monkeypatch.setenv("LIVESCORE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
+    monkeypatch.setenv("LIVESCORE_CACHE", str(tmp_path_factory.mktemp("judge-cache")))

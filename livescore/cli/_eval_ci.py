@@ -69,8 +69,8 @@ def add_ci_arguments(checks: Any, parser: Any) -> None:
     cache.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="where the cache lives (default: $LIVESCORE_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/livescore or ~/.cache/livescore); processes may share it",
+        help="where the cache lives (default: $LIVESCORE_CACHE, else ~/.cache/livescore); "
+        "several processes may share it",
     )
 
 

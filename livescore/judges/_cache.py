@@ -44,18 +44,19 @@ _FILE_NAME = "judge-responses.sqlite3"
 
 
 def default_cache_dir() -> Path:
-    """``$LIVESCORE_CACHE_DIR``, else ``$XDG_CACHE_HOME/livescore``, else
-    ``~/.cache/livescore``.
+    """``$LIVESCORE_CACHE``, else ``~/.cache/livescore`` (the project's one cache folder;
+    the judge's answers are the file ``judge-responses.sqlite3`` in it).
 
     Example:
-        >>> default_cache_dir().name in ("livescore",) or "LIVESCORE_CACHE_DIR" in os.environ
-        True
+        >>> import os
+        >>> before = os.environ.get("LIVESCORE_CACHE")
+        >>> os.environ["LIVESCORE_CACHE"] = "/tmp/livescore-cache"
+        >>> str(default_cache_dir())
+        '/tmp/livescore-cache'
+        >>> _ = os.environ.pop("LIVESCORE_CACHE") if before is None else None
+        >>> os.environ.update({} if before is None else {"LIVESCORE_CACHE": before})
     """
-    explicit = os.environ.get("LIVESCORE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "livescore"
+    return Path(os.environ.get("LIVESCORE_CACHE") or Path.home() / ".cache" / "livescore")
 
 
 @dataclass(slots=True)

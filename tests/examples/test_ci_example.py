@@ -108,7 +108,7 @@ def test_the_workflow_commands_gate_a_pull_request(tmp_path: Path) -> None:
             "LIVESCORE_JUDGE_MODEL": "test-judge",
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": "test-key",
-            "LIVESCORE_CACHE_DIR": str(tmp_path / "cache"),
+            "LIVESCORE_CACHE": str(tmp_path / "cache"),
             "GITHUB_STEP_SUMMARY": str(step_summary),
             "COLUMNS": "200",
         }
@@ -124,7 +124,7 @@ def test_the_workflow_commands_gate_a_pull_request(tmp_path: Path) -> None:
         assert "| no significant change |" in step_summary.read_text()
         # A pull request after which the judge finds 10 of 30 answers unsupported.
         server.responder = _judge(set(range(10)))
-        env["LIVESCORE_CACHE_DIR"] = str(tmp_path / "cache-2")  # new answers, not cached ones
+        env["LIVESCORE_CACHE"] = str(tmp_path / "cache-2")  # new answers, not cached ones
         assert _run_step(against, checkout, env) == 1
         assert _run_step(summary_step, checkout, env) == 0
     text = step_summary.read_text()
