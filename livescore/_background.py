@@ -44,6 +44,7 @@ import math
 import os
 import threading
 import time
+import types
 import weakref
 from collections import deque
 from collections.abc import Callable, Sized
@@ -79,6 +80,7 @@ class Queued(Protocol):
 
 
 ItemT = TypeVar("ItemT", bound=Queued)
+ResultT = TypeVar("ResultT")
 
 
 class BackgroundQueue(Generic[ItemT]):
@@ -150,12 +152,15 @@ class BackgroundQueue(Generic[ItemT]):
         self.name = name
         self.max_items = max_items
         self.overflow: Overflow = overflow
-        self._serve = serve
+        # The owner's methods, held weakly: the owner holds this queue, and threads that
+        # wait on it (the owner's helpers, slow to leave after a shutdown on a loaded
+        # machine) would otherwise keep the owner alive through it.
+        self._serve = _weak_method(serve, None)
         self._count_unfinished = bound == "unfinished"
         self._wake_at = wake_at
         self._linger = linger
-        self._inline = inline
-        self._on_fork = on_fork
+        self._inline = None if inline is None else _weak_method(inline, True)
+        self._on_fork = None if on_fork is None else _weak_method(on_fork, None)
         self._closed = False  # survives a fork: a queue shut down stays shut down
         self._generation = 0
         self._reset()
@@ -454,6 +459,33 @@ class BackgroundQueue(Generic[ItemT]):
             thread.join(None if deadline is None else max(deadline - time.monotonic(), 0) + grace)
         with self.lock:
             return self.discard_locked()
+
+
+def _weak_method(fn: Callable[..., ResultT], gone: ResultT) -> Callable[..., ResultT]:
+    """``fn``, through a weak reference when it is a bound method (``gone`` once its object
+    is); any other callable as it is.
+
+    Example:
+        >>> class Owner:
+        ...     def serve(self, generation):
+        ...         return f"served {generation}"
+        >>> owner = Owner()
+        >>> serve = _weak_method(owner.serve, "gone")
+        >>> serve(1)
+        'served 1'
+        >>> del owner
+        >>> serve(2)
+        'gone'
+    """
+    if not isinstance(fn, types.MethodType):
+        return fn
+    ref = weakref.WeakMethod(fn)
+
+    def call(*args: Any) -> ResultT:
+        method = ref()
+        return gone if method is None else method(*args)
+
+    return call
 
 
 # -- every queue of the process: fork and exit ----------------------------------------------

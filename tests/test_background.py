@@ -8,12 +8,14 @@ deadline.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
 import sys
 import textwrap
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -479,3 +481,35 @@ def test_the_exit_stages_run_in_order_within_one_deadline_before_older_exit_hook
     assert name == "second"
     assert int(left) <= 28
     assert last == "registered before the thread started"
+
+
+class _Methods:
+    """A test double of an owner that gives the queue its methods, holding the queue."""
+
+    def __init__(self) -> None:
+        self.q: BackgroundQueue[Item] = BackgroundQueue(
+            "test-weak", self.serve, max_items=1, on_fork=self.reset, inline=self.drain
+        )
+
+    def serve(self, generation: int) -> None:
+        pass
+
+    def reset(self) -> None:
+        pass
+
+    def drain(self, seq: int, deadline: float | None) -> bool:
+        return True
+
+
+def test_a_queue_holds_its_owners_methods_weakly() -> None:
+    # The owner holds its queue, and threads waiting on the queue (the owner's helpers,
+    # slow to leave after a shutdown on a loaded machine) hold it too: through a strong
+    # reference to the owner's methods they kept the owner alive (the dispatcher outlived
+    # its shutdown now and then under load).
+    owner = _Methods()
+    queue = owner.q
+    ref = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert ref() is None
+    queue.shutdown(1, flush=queue.flush, grace=1)  # a queue whose owner is gone still stops

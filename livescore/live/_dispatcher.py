@@ -7,6 +7,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -164,6 +165,35 @@ def _indices(job: _Job, index: int | None) -> Iterable[int]:
     return (index,) if 0 <= index < len(job.done) else ()
 
 
+def _parker(dispatcher: LiveDispatcher) -> Callable[[int], None]:
+    """The worker's wait, in a thread of its loop, until submit, drop or shutdown has news.
+
+    Woken by a submit, it lingers a few milliseconds before handing back to the loop: runs
+    submitted meanwhile find the worker awake and queue without a notify, so a busy agent
+    pays one wake-up (a GIL hand-off on its thread) per batch instead of per run. Shutdown
+    and flush cut the linger short.
+
+    The dispatcher is held weakly, and not at all while waiting (only its queue, which
+    holds it weakly in turn): a thread that leaves late after a shutdown, on a loaded
+    machine, keeps nothing alive.
+    """
+    ref = weakref.ref(dispatcher)
+    del dispatcher
+
+    def park(generation: int) -> None:
+        owner = ref()
+        if owner is None:
+            return
+        queue, lock = owner._q, owner._lock
+        with lock:
+            # Until the next conversation timer at the latest (one heap, not one timer each).
+            timeout = owner._park_timeout_locked()
+            del owner
+            queue.park_locked(generation, timeout)
+
+    return park
+
+
 class _JobStream:
     """The jobs an executor takes, as an async iterator on the worker's loop.
 
@@ -178,7 +208,7 @@ class _JobStream:
         self._dispatcher = dispatcher
         self._generation = generation
         self._limiter = limiter
-        self._park = weakly(dispatcher, "_park")  # see livescore._threads
+        self._park = _parker(dispatcher)
 
     def __aiter__(self) -> _JobStream:
         return self
@@ -1015,18 +1045,6 @@ class LiveDispatcher:
             weakly(self._q, "wait_for_abort"), generation, abandon_on_cancel=True, limiter=limiter
         )
         scope.cancel()
-
-    def _park(self, generation: int) -> None:
-        """In a worker thread: wait until submit, drop or shutdown has news for the worker.
-
-        Woken by a submit, it lingers a few milliseconds before handing back to the loop:
-        runs submitted meanwhile find the worker awake and queue without a notify, so a
-        busy agent pays one wake-up (a GIL hand-off on its thread) per batch instead of
-        per run. Shutdown and flush cut the linger short.
-        """
-        with self._lock:
-            # Until the next conversation timer at the latest (one heap, not one timer each).
-            self._q.park_locked(generation, self._park_timeout_locked())
 
     def _take(self) -> tuple[_Job | None, bool]:
         q = self._q

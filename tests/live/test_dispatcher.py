@@ -385,6 +385,58 @@ def test_shut_down_dispatcher_is_garbage_collected(emitter: FakeEmitter) -> None
     assert len(emitter.results) == 50
 
 
+def test_no_thread_waiting_for_the_worker_holds_the_dispatcher(emitter: FakeEmitter) -> None:
+    # What outlived shutdown() under load: the loop's threads that wait on the worker's
+    # behalf (for work, for an abort) leave only once they get the CPU, and the join gives
+    # them a grace, not forever. While they waited they held the dispatcher: the park
+    # through a strong reference, both through the queue (which held the dispatcher's
+    # methods). Now they hold only the queue, which holds the dispatcher weakly.
+    d = LiveDispatcher([constant_scorer()], emitter=emitter, register_atexit=False)
+    try:
+        d.submit(make_run(0))
+        assert d.flush(timeout=10)
+        ref = weakref.ref(d)
+        worker = d._q._thread
+        assert worker is not None
+
+        def waiting_threads() -> list[int]:
+            # The threads parked in the queue's condition for the worker: not the worker's
+            # own (its loop runs the dispatcher's code, and shutdown joins it).
+            return [
+                ident
+                for ident, frame in sys._current_frames().items()
+                if ident != worker.ident and _in_stack(frame, ("park_locked", "wait_for_abort"))
+            ]
+
+        _wait_until(lambda: len(waiting_threads()) == 2)
+        for ident in waiting_threads():
+            frame: Any = sys._current_frames()[ident]
+            while frame is not None:
+                assert all(value is not ref() for value in frame.f_locals.values()), (
+                    frame.f_code.co_name
+                )
+                frame = frame.f_back
+        del frame
+        # And what they hold (the queue) does not hold the dispatcher: see test_background.
+    finally:
+        d.shutdown(timeout=10)
+
+
+def _in_stack(frame: Any, names: tuple[str, ...]) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name in names:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _wait_until(condition: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 def test_interpreter_exit_finishes_queued_scores_before_the_sdk_shuts_down(
     tmp_path: Any,
 ) -> None:
@@ -802,14 +854,14 @@ def test_a_burst_of_submits_shares_the_workers_wake_ups(monkeypatch: pytest.Monk
     dispatcher = LiveDispatcher(
         [constant_scorer("s", 1.0)], emitter=FakeEmitter(), register_atexit=False
     )
-    park = dispatcher._park
+    park = dispatcher._q.park_locked
 
-    def counting_park(generation: int) -> None:
+    def counting_park(generation: int, timeout: float | None = None) -> None:
         nonlocal wakes
-        park(generation)
+        park(generation, timeout)
         wakes += 1
 
-    monkeypatch.setattr(dispatcher, "_park", counting_park)
+    monkeypatch.setattr(dispatcher._q, "park_locked", counting_park)
     try:
         dispatcher.submit(make_run(0))
         assert dispatcher.flush(timeout=10)
