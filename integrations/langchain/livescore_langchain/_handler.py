@@ -287,8 +287,8 @@ class LiveScoringHandler(BaseCallbackHandler):
             raise ValueError(f"open_run_ttl must be positive seconds, not {open_run_ttl!r}")
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError("name must be a non-empty string")
-        # shutdown() stops the dispatcher whoever made it (documented), so ownership is moot.
-        dispatcher, _ = dispatcher_for(
+        # shutdown() stops the dispatcher whoever made it (documented).
+        dispatcher, owned = dispatcher_for(
             "LiveScoringHandler",
             scorers,
             dispatcher,
@@ -325,6 +325,12 @@ class LiveScoringHandler(BaseCallbackHandler):
         self.evicted_runs = 0
         """Runs evicted because they never ended in time or the cap was reached."""
         _HANDLERS.add(self)
+        if owned:
+            # A handler made per request and dropped without shutdown() (a common pattern)
+            # would leave its dispatcher's threads running for good (three a handler): once
+            # nobody holds the handler, its dispatcher finishes what it was given and stops.
+            release = weakref.finalize(self, _release_dispatcher, dispatcher)
+            release.atexit = False  # at exit, the dispatcher's own exit hook does it
 
     # -- public ---------------------------------------------------------------------------
 
@@ -1024,6 +1030,20 @@ def _answers_user(output: Any) -> bool:
 # Every handler, held weakly (a handler is never kept alive for this): each gets a fresh lock
 # in a forked child, as every LiveDispatcher does.
 _HANDLERS: weakref.WeakSet[LiveScoringHandler] = weakref.WeakSet()
+
+_RELEASE_TIMEOUT_S = 30.0
+"""Seconds the dispatcher of a dropped handler gets to finish the scores it was given."""
+
+
+def _release_dispatcher(dispatcher: Dispatcher) -> None:
+    """Shut down the dispatcher of a handler nobody holds, on a thread of its own: the
+    garbage collector may run this on the agent's thread, which must never wait."""
+    threading.Thread(
+        target=dispatcher.shutdown,
+        args=(_RELEASE_TIMEOUT_S,),
+        name="livescore-langchain-release",
+        daemon=True,
+    ).start()
 
 
 def _after_fork_in_child() -> None:

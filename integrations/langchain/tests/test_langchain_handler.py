@@ -620,3 +620,54 @@ def test_a_message_list_as_output_reads_the_last_answer() -> None:
 
     (run,) = sink.runs
     assert run.output[-1].content == "Sunny."
+
+
+def test_a_handler_nobody_holds_releases_its_dispatcher(
+    tracer_provider: Any, meter_provider: Any
+) -> None:
+    # A handler per request, used once and dropped without shutdown(): before, each left
+    # its dispatcher's three threads running for good (200 handlers, 601 threads).
+    import gc
+    import threading
+
+    def dispatcher_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("livescore-langchain:")]
+
+    before = len(dispatcher_threads())
+    recorded = Recorded()
+    for i in range(20):
+        handler = LiveScoringHandler(
+            [recording_scorer(recorded)],
+            name=f"per-request-{i}",
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+        )
+        weather_agent().invoke(QUESTION, config={"callbacks": [handler]})
+        del handler
+    gc.collect()
+    deadline = time.monotonic() + 60
+    while len(dispatcher_threads()) > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(dispatcher_threads()) == before
+    # What each was given was scored before it stopped.
+    assert len(recorded.contexts) == 20
+
+
+def test_a_handler_given_a_dispatcher_leaves_it_running_when_dropped(
+    tracer_provider: Any, meter_provider: Any
+) -> None:
+    import gc
+
+    recorded = Recorded()
+    shared = LiveDispatcher([recording_scorer(recorded)], register_atexit=False)
+    try:
+        for _ in range(3):
+            handler = LiveScoringHandler(dispatcher=shared, tracer_provider=tracer_provider)
+            weather_agent().invoke(QUESTION, config={"callbacks": [handler]})
+            del handler
+            gc.collect()
+        assert shared.flush(timeout=30)
+        assert not shared.closed
+        assert len(recorded.contexts) == 3
+    finally:
+        shared.shutdown(timeout=10)
