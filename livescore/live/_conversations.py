@@ -63,6 +63,11 @@ class ConversationLimits:
             recently active conversations are scored and forgotten.
         ttl: Seconds after its last turn a scored conversation is kept, in case it
             resumes; then it is forgotten (only its length is remembered).
+        max_age: Seconds a turn waits unscored at most: a conversation that never goes
+            quiet (a turn more often than the idle timeout) is scored this long after its
+            first unscored turn anyway (``evaluations["max_age"]``), and again once it goes
+            quiet or ends. ``None``: only quiet, the bounds and an end make it due. Without
+            an idle timeout (the application ends its conversations) it does not apply.
 
     Example:
         >>> ConversationLimits(max_conversations=100).max_turns
@@ -74,6 +79,7 @@ class ConversationLimits:
     max_chars: int = 100_000
     max_total_chars: int = 50_000_000
     ttl: float = 3600.0
+    max_age: float | None = 300.0
 
     def __post_init__(self) -> None:
         for name in ("max_conversations", "max_turns", "max_chars", "max_total_chars"):
@@ -82,6 +88,14 @@ class ConversationLimits:
                 raise ValueError(f"{name} must be a positive int, not {value!r}")
         if not (isinstance(self.ttl, int | float) and math.isfinite(self.ttl) and self.ttl > 0):
             raise ValueError(f"ttl must be a positive number of seconds, not {self.ttl!r}")
+        age = self.max_age
+        if age is not None and not (
+            isinstance(age, int | float)
+            and not isinstance(age, bool)
+            and math.isfinite(age)
+            and age > 0
+        ):
+            raise ValueError(f"max_age must be a positive number of seconds or None, not {age!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +182,7 @@ class _Open:
         "memo",
         "scored",
         "turns",
+        "unscored_since",
     )
 
     def __init__(self, conversation_id: str, first_turn: int) -> None:
@@ -180,6 +195,7 @@ class _Open:
         self.configs: tuple[ScorerConfig, ...] = ()
         self.armed: tuple[float, int] | None = None  # (when, token) of its heap entry
         self.memo: RunMemo | None = None  # made on first use; dropped when turns are let go
+        self.unscored_since = 0.0  # when the first turn no score covers came (max_age)
 
     @property
     def last_turn(self) -> int:
@@ -275,6 +291,8 @@ class ConversationTracker:
         else:
             self._open.move_to_end(conversation_id)
         chars = turn_chars(run)
+        if state.last_turn <= state.scored:  # the first turn no score covers yet
+            state.unscored_since = at
         state.turns.append(_Turn(run, parent, chars))
         state.chars += chars
         state.configs = configs
@@ -323,7 +341,10 @@ class ConversationTracker:
                 continue  # moved or forgotten since: a stale entry
             state.armed = None
             if state.last_turn > state.scored and now >= self._due_at(state):
-                reason = "idle" if self.idle_timeout is not None else "ttl"
+                if now < self._quiet_at(state):
+                    reason = "max_age"  # never quiet: scored anyway, and again at its end
+                else:
+                    reason = "idle" if self.idle_timeout is not None else "ttl"
                 due.append(self._snapshot(state, reason))
             if state.last_turn <= state.scored and now >= state.last_active + self.limits.ttl:
                 self._expired += 1
@@ -379,9 +400,16 @@ class ConversationTracker:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _due_at(self, state: _Open) -> float:
+    def _quiet_at(self, state: _Open) -> float:
         wait = self.idle_timeout if self.idle_timeout is not None else self.limits.ttl
         return state.last_active + wait
+
+    def _due_at(self, state: _Open) -> float:
+        """When ``state``'s unscored turns are due: once it is quiet, or at ``max_age``."""
+        quiet = self._quiet_at(state)
+        if self.limits.max_age is None or self.idle_timeout is None:
+            return quiet  # without an idle timeout the application ends conversations
+        return min(quiet, state.unscored_since + self.limits.max_age)
 
     def _arm(self, state: _Open) -> None:
         """Make sure the heap wakes the worker for ``state`` no later than it needs to."""

@@ -480,3 +480,51 @@ def test_open_conversations_cost_no_thread_or_task_each(
     # One heap of timers on the worker: no thread per conversation (anyio's worker threads,
     # which the worker's own waits use, may add one or two).
     assert threading.active_count() <= threads + 2
+
+
+def test_a_conversation_that_never_goes_quiet_is_scored_at_its_max_age_and_again_at_its_end(
+    dispatchers: list[LiveDispatcher], emitter: FakeEmitter
+) -> None:
+    # Before: a turn every 1.5 s against a 2 s idle timeout, no score in 60 s (nor ever).
+    clock = FakeClock()
+    turns = Turns()
+    idle, turn_every = 2.0, 1.5
+    d = make(
+        dispatchers,
+        [turns.scorer],
+        emitter,
+        clock,
+        conversation_idle_timeout=idle,
+        conversation_limits=ConversationLimits(max_age=30.0),
+    )
+    for i in range(1, 41):  # 60 s of turns, never 2 s apart
+        assert d.submit(turn("busy", i))
+        assert d.flush(timeout=30)
+        clock.advance(turn_every)
+        if i == 21:  # 30 s after the first turn: due at its max age, though never quiet
+            wait_until(lambda: len(conversation_results(emitter)) == 1, "the max-age score")
+    clock.advance(idle)  # then it goes quiet: scored again, covering every turn
+    wait_until(
+        lambda: any(
+            r.turns is not None and r.turns.last == 40 for r in conversation_results(emitter)
+        ),
+        "the score at its end",
+    )
+    results = conversation_results(emitter)
+    first, last = results[0], results[-1]
+    assert first.turns is not None
+    assert last.turns is not None
+    assert first.turns.first == 1
+    assert 20 <= first.turns.last <= 22  # about 30 s in, while the turns kept coming
+    assert (last.turns.first, last.turns.last) == (1, 40)
+    evaluations = d.conversation_stats().evaluations
+    assert evaluations["max_age"] >= 1
+    assert evaluations["idle"] == 1
+    assert set(evaluations) == {"max_age", "idle"}
+
+
+def test_max_age_must_be_positive_seconds_or_none() -> None:
+    assert ConversationLimits(max_age=None).max_age is None
+    for bad in (0, -1.0, float("inf"), float("nan"), True, "60"):
+        with pytest.raises(ValueError, match="max_age"):
+            ConversationLimits(max_age=bad)  # type: ignore[arg-type]
