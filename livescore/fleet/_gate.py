@@ -212,9 +212,15 @@ class RedisJudgeGate:
 # -- the fleet's judge budget ----------------------------------------------------------------
 
 # KEYS: the budget's key prefix. ARGV: window s (0: none), limit usd, limit tokens (negative:
-# none), usd, tokens, alone (1/0), lease ms, lease id. The window comes from Redis' clock, so
-# every worker agrees on it. Returns {admitted, window start, spent usd, spent tokens,
-# reserved usd, reserved tokens} (figures as strings: Redis would truncate Lua numbers).
+# none), usd, tokens, alone (1/0), lease ms, lease id, the epoch this process saw ("" if
+# none yet), a new epoch. The window comes from Redis' clock, so every worker agrees on it.
+# Returns {admitted (-1: held), window start, spent usd, spent tokens, reserved usd, reserved
+# tokens, epoch} (figures as strings: Redis would truncate Lua numbers).
+#
+# The epoch key is written once and never expires: when it is gone (or another), the
+# ledger was reset under this process (a Redis restart without persistence, a flush) and
+# what was spent is unknown. The window is then held (every admission refused) until it
+# ends; without windows, until an operator deletes the :held key.
 _RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -222,6 +228,25 @@ local window = tonumber(ARGV[1])
 local start = 0
 if window > 0 then start = tonumber(t[1]) - (tonumber(t[1]) % window) end
 local base = KEYS[1] .. start
+local epoch = redis.call('GET', KEYS[1] .. 'epoch')
+local reset = false
+if not epoch then
+  redis.call('SET', KEYS[1] .. 'epoch', ARGV[10])
+  epoch = ARGV[10]
+  reset = ARGV[9] ~= ''
+elseif ARGV[9] ~= '' and epoch ~= ARGV[9] then
+  reset = true
+end
+if reset then
+  if window > 0 then
+    redis.call('SET', base .. ':held', '1', 'EX', window * 2)
+  else
+    redis.call('SET', base .. ':held', '1')
+  end
+end
+if redis.call('EXISTS', base .. ':held') == 1 then
+  return {-1, start, '0', '0', '0', '0', epoch}
+end
 local leases, amounts, spent_key = base .. ':leases', base .. ':amounts', base .. ':spent'
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
 for _, id in ipairs(expired) do redis.call('HDEL', amounts, id) end
@@ -250,7 +275,7 @@ if ok then
   redis.call('PEXPIRE', amounts, lease * 2)
 end
 return {ok and 1 or 0, start, tostring(spent_usd), tostring(spent_tokens),
-        tostring(reserved_usd), tostring(reserved_tokens)}
+        tostring(reserved_usd), tostring(reserved_tokens), epoch}
 """
 
 # KEYS: the budget's key prefix. ARGV: window start, lease id, usd, tokens, ttl ms (0: none).
@@ -301,6 +326,8 @@ class RedisBudgetLedger:
         self._clients: anyio.lowlevel.RunVar[Any] = anyio.lowlevel.RunVar(
             f"livescore_budget_{id(self)}", default=None
         )
+        self._epoch = ""  # the ledger's epoch as first seen: another one means a reset
+        self._checked = False  # whether the Redis' persistence was looked at
 
     def __repr__(self) -> str:
         return f"RedisBudgetLedger(name={self.name!r})"
@@ -330,9 +357,32 @@ class RedisBudgetLedger:
         except (redis.RedisError, OSError) as exc:
             raise BudgetLedgerError(f"Redis at {_display(self.url)}: {exc}") from None
 
-    async def admit(self, request: Reservation) -> Admission:
-        from livescore.judges import Admission
+    async def _check_persistence(self) -> None:
+        """Warn, once, when the ledger's Redis keeps nothing across a restart."""
+        import redis
 
+        self._checked = True
+        client = self._client()
+        try:
+            save = (await client.config_get("save")).get("save", b"")
+            aof = (await client.config_get("appendonly")).get("appendonly", b"no")
+        except (redis.RedisError, OSError):
+            return  # CONFIG is off (managed Redis): nothing to tell from here
+        if not _text(save).strip() and _text(aof).strip() == "no":
+            _log.warning(
+                'judge budget %r: its ledger\'s Redis at %s has no persistence (save "", '
+                "appendonly no): a restart forgets what was spent. The workers then hold "
+                "spending until the budget's window ends; turn persistence on (appendonly "
+                "yes) to keep the ledger",
+                self.name,
+                _display(self.url),
+            )
+
+    async def admit(self, request: Reservation) -> Admission:
+        from livescore.judges import Admission, BudgetLedgerError
+
+        if not self._checked:
+            await self._check_persistence()
         lease = uuid.uuid4().hex
         r = request
         answer = await self._run(
@@ -346,8 +396,27 @@ class RedisBudgetLedger:
                 1 if r.alone else 0,
                 int(r.lease_s * 1000),
                 lease,
+                self._epoch,
+                uuid.uuid4().hex,
             ],
         )
+        epoch = _text(answer[6])
+        if self._epoch and epoch != self._epoch:
+            _log.warning(
+                "judge budget %r: its ledger in Redis at %s was reset (a restart without "
+                "persistence, or a flush): what was spent is unknown, so spending is held "
+                "until the window ends",
+                self.name,
+                _display(self.url),
+            )
+        self._epoch = epoch
+        if int(answer[0]) == -1:
+            held = f"{self._prefix}{int(answer[1])}:held"
+            raise BudgetLedgerError(
+                f"its ledger in Redis at {_display(self.url)} was reset, so what was spent is "
+                "unknown: spending is held "
+                + ("until the window ends" if r.window_s else f"until {held} is deleted")
+            )
         return Admission(
             admitted=int(answer[0]) == 1,
             window=int(answer[1]),
@@ -381,6 +450,11 @@ class RedisBudgetLedger:
         if client is not None:
             self._clients.set(None)
             await client.aclose()
+
+
+def _text(value: Any) -> str:
+    """A Redis reply as text (bytes without decode_responses)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _display(url: str) -> str:

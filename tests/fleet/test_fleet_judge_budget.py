@@ -155,3 +155,40 @@ def test_a_budget_whose_redis_is_away_skips_scores_saying_why() -> None:
     assert "judge budget 'judge' ($1 per day) cannot be checked" in (result.reason or "")
     assert "127.0.0.1:9" in (result.reason or "")
     assert result.attributes["livescore.judge.budget_exhausted"] is True
+
+
+def test_a_redis_restart_without_persistence_holds_spending_and_is_warned_of(
+    redis_server: RedisTestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before: the spend after a restart started from zero (102 % of the cap spent).
+    with OpenAITestServer(responder=lambda body: Reply.text("yes", usage=(1000, 0))) as server:
+        budget = JudgeBudget(usd=0.01, per="day", broker=redis_server.url)
+        scorer = one_prompt_scorer(server.judge(prices=(1.0, 2.0), budget=budget))
+
+        def score() -> ScoreResult:
+            return anyio.run(lambda: scorer.score({"input": "q", "output": "a"}))
+
+        with caplog.at_level("WARNING", logger="livescore.fleet"):
+            assert score().status == "scored"  # $0.001 of $0.01
+        # The test server keeps nothing across a restart (save "", appendonly no): said once.
+        warnings = [r.getMessage() for r in caplog.records if "no persistence" in r.getMessage()]
+        assert len(warnings) == 1, warnings
+        assert "a restart forgets what was spent" in warnings[0]
+        caplog.clear()
+        redis_server.stop()
+        redis_server.start()
+        calls = len(server.requests)
+        with caplog.at_level("WARNING", logger="livescore.fleet"):
+            held = [score() for _ in range(3)]
+        assert len(server.requests) == calls  # no judge call while what was spent is unknown
+        for result in held:
+            assert result.status == "skipped"
+            assert "was reset, so what was spent is unknown" in (result.reason or "")
+            assert "spending is held until the window ends" in (result.reason or "")
+        assert any("was reset" in r.getMessage() for r in caplog.records)
+        # Another budget holder that starts after the reset is held too (one ledger).
+        late = JudgeBudget(usd=0.01, per="day", broker=redis_server.url)
+        late_scorer = one_prompt_scorer(server.judge(prices=(1.0, 2.0), budget=late))
+        result = anyio.run(lambda: late_scorer.score({"input": "q", "output": "a"}))
+        assert result.status == "skipped"
+        assert len(server.requests) == calls
