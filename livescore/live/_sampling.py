@@ -84,8 +84,9 @@ class BudgetSampling:
             raise ValueError(f"scores must be a positive int, not {self.scores!r}")
         for name in ("usd", "expected_cost"):
             value = getattr(self, name)
-            if value is not None and not (
-                isinstance(value, int | float) and math.isfinite(value) and value > 0
+            if value is not None and (
+                isinstance(value, bool)
+                or not (isinstance(value, int | float) and math.isfinite(value) and value > 0)
             ):
                 raise ValueError(f"{name} must be a positive number of dollars, not {value!r}")
         if self.per not in _PERIODS:

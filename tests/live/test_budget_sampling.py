@@ -135,6 +135,10 @@ def test_every_score_carries_the_rate_that_sampled_it() -> None:
         ({"scores": 5, "usd": 1}, "one of them"),
         ({"scores": 5, "per": "week"}, "per must be"),
         ({"usd": -1}, "positive number of dollars"),
+        ({"usd": float("inf")}, "positive number of dollars"),
+        ({"usd": True}, "positive number of dollars"),
+        ({"usd": 1, "expected_cost": True}, "positive number of dollars"),
+        ({"usd": 1, "expected_cost": float("nan")}, "positive number of dollars"),
     ],
 )
 def test_bad_budget_sampling_is_rejected_clearly(options: dict[str, Any], match: str) -> None:
