@@ -108,7 +108,7 @@ def test_at_the_drain_deadline_unfinished_jobs_go_back_to_the_queue(fleet: Fleet
         publisher.publish(_record(run, "judged", "keyword-coverage", job_id="job-1"))
         wait_for(lambda: judge.arrived >= 1, 30, "the judge call")
         assert stopping.terminate() == 0
-        assert "handed back to the queue 1" in stopping.output(), stopping.output()
+        assert "1 handed back to the queue" in stopping.output(), stopping.output()
         judge.release.set()
         # Its quick pair was kept; the judged one is scored by the next worker, once.
         fleet.start_worker("--scorer-concurrency", "1")

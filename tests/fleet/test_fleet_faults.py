@@ -160,7 +160,7 @@ def test_past_the_export_deadline_the_jobs_go_back_to_the_queue(fleet: Fleet) ->
     wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "the acknowledgements")
     assert worker.terminate() == 0
     output = worker.output()
-    assert "handed back to the queue 0" not in output, output
+    assert " 0 handed back to the queue" not in output, output
     # Scored again after the hand-back, counted once each: the discarded scores never left.
     fleet.wait_for_count(4, "the worker's counts", livescore_status="scored")
     assert max(fleet.pair_counts().values()) == 1
@@ -470,7 +470,7 @@ def test_an_undecodable_message_is_dead_lettered_and_the_jobs_fetched_with_it_go
     wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "the good jobs acknowledged")
     assert worker.terminate() == 0
     output = worker.output()
-    assert "dead letters 1" in output, output
+    assert " 1 dead letter(s)" in output, output
     assert output.count("dead-letter set") == 1, output
     assert "Traceback" not in output, output
     fleet.wait_for_count(1, "the dead-letter count", name="livescore.fleet.dead_letters")
@@ -493,7 +493,7 @@ def test_malformed_messages_are_dead_lettered_once_and_counted(fleet: Fleet) -> 
     wait_for(lambda: unacknowledged(fleet.url) == 0, 30, "nothing left unacknowledged")
     assert worker.terminate() == 0
     output = worker.output()
-    assert "dead letters 4" in output, output
+    assert " 4 dead letter(s)" in output, output
     assert "Traceback" not in output, output
     assert output.count("malformed_message") == 3, output
     # The record the malformed message carried: its pair is counted, dropped, not lost.
