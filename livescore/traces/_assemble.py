@@ -310,7 +310,7 @@ def assemble_run(
     if index is None:
         index = _TraceIndex(spans)
     descendants = _descendants(root, index)
-    known = readings or {}
+    known: Mapping[str, SpanReading] = readings or {}
     readings = {
         span.span_id: known.get(span.span_id) or read_span(span) for span in (root, *descendants)
     }
@@ -340,7 +340,7 @@ def assemble_run(
     }
     if root.service_name:
         metadata["service_name"] = root.service_name
-    conversation = _conversation(root, descendants, index, readings)
+    conversation = _conversation(root, descendants, index, {**known, **readings})
     if conversation is not None:
         metadata["conversation_id"], sources["conversation_id"] = conversation
     user = root.attributes.get("user.id")
@@ -420,7 +420,7 @@ def _conversation(
     root: SpanRecord,
     descendants: Sequence[SpanRecord],
     index: _TraceIndex,
-    readings: dict[str, SpanReading],
+    readings: Mapping[str, SpanReading],
 ) -> tuple[str, FieldSource] | None:
     """The run's conversation id and where it was read: its span's, a descendant's, else
     that of the nearest span around it (the OpenAI Agents SDK's trace above each
@@ -434,7 +434,7 @@ def _conversation(
     seen = {root.span_id}
     while parent is not None and parent.span_id not in seen:  # a malformed trace may loop
         seen.add(parent.span_id)
-        reading = read_span(parent)
+        reading = readings.get(parent.span_id) or read_span(parent)
         if reading.conversation_id is not None:
             return _conversation_of(parent, reading, reading.conversation_id)
         parent = by_id.get(parent.parent_span_id or "")
@@ -651,9 +651,13 @@ def assemble_runs(spans: Iterable[SpanRecord]) -> list[AssembledRun]:
     return assembled
 
 
-def assemble_trace(spans: Mapping[str, SpanRecord]) -> list[AssembledRun]:
-    """The runs of one trace's spans (by span id), each span read once."""
-    readings = {span_id: read_span(span) for span_id, span in spans.items()}
+def assemble_trace(
+    spans: Mapping[str, SpanRecord], readings: Mapping[str, SpanReading] | None = None
+) -> list[AssembledRun]:
+    """The runs of one trace's spans (by span id), each span read once (``readings``: the
+    spans already read, by span id)."""
+    if readings is None:
+        readings = {span_id: read_span(span) for span_id, span in spans.items()}
     index = _TraceIndex(spans.values())
     return [
         assemble_run(root, spans.values(), readings, index=index)

@@ -20,8 +20,8 @@ from livescore.runs import (
     get_run_context,
     get_user_message,
 )
-from livescore.traces._assemble import AssembledRun, assemble_runs
-from livescore.traces._readers import convention_of, read_span
+from livescore.traces._assemble import AssembledRun, assemble_trace
+from livescore.traces._readers import read_span
 from livescore.traces._span import SpanRecord
 
 __all__ = ("RunReport", "TraceReport", "explain_traces")
@@ -125,16 +125,11 @@ attributes http.method)
 
 
 def _explain(trace_id: str, spans: list[SpanRecord]) -> TraceReport:
-    conventions: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    for span in spans:
-        reader = convention_of(span)
-        conventions[reader.name if reader is not None else "unknown"] += 1
-        kind = read_span(span).kind if reader is not None else None
-        if kind is not None:
-            kinds[kind] += 1
+    readings = {span.span_id: read_span(span) for span in spans}  # read once, used twice
+    conventions = Counter(reading.convention for reading in readings.values())
+    kinds: Counter[str] = Counter(r.kind for r in readings.values() if r.kind is not None)
     report = TraceReport(trace_id, len(spans), dict(conventions), dict(kinds))
-    for assembled in assemble_runs(spans):
+    for assembled in assemble_trace({span.span_id: span for span in spans}, readings):
         run = assembled.run
         report.runs.append(
             RunReport(
