@@ -24,7 +24,7 @@ from livescore._delivery import (
     otlp_event_deliveries,
     otlp_span_deliveries,
 )
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.cli._common import UsageError
 
 if TYPE_CHECKING:
@@ -295,7 +295,7 @@ def _require_sdk() -> None:
     ):
         raise UsageError(
             "exporting traces needs the OpenTelemetry SDK and its OTLP exporter: "
-            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
+            f"{install_hint('sdk')}"
         )
 
 

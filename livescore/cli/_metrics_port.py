@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.cli._common import UsageError
 
 __all__ = ("MetricsEndpoint", "add_metrics_port_argument", "metrics_address", "start_metrics")
@@ -78,8 +78,7 @@ def start_metrics(address: tuple[str, int], option: str = "--metrics-port") -> M
     missing package or a port that cannot be bound."""
     if importlib.util.find_spec("opentelemetry.exporter.prometheus") is None:
         raise UsageError(
-            f"{option} needs OpenTelemetry's Prometheus exporter: pip install "
-            f"'{DISTRIBUTION}[prometheus]'"
+            f"{option} needs OpenTelemetry's Prometheus exporter: {install_hint('prometheus')}"
         )
     from opentelemetry.exporter.prometheus import PrometheusMetricReader
     from prometheus_client import CollectorRegistry, start_http_server

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from livescore._version import install_hint
 from livescore.cli._common import EXIT_OK, UsageError, positive_float, positive_int
 from livescore.cli._cost import (
     add_judge_budget_arguments,
@@ -480,7 +481,7 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         import redis
     except ImportError:
         raise UsageError(
-            "livescore worker needs the fleet extra: pip install 'livescore-ai[fleet]'"
+            f"livescore worker needs the fleet extra: {install_hint('fleet')}"
         ) from None
     from livescore._redaction import redact_url
 

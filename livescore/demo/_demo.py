@@ -15,7 +15,7 @@ from livescore._delivery import (
     otlp_span_deliveries,
 )
 from livescore._errors import DemoConfigError
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
 from livescore.demo._runtime import DemoAgent, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
@@ -145,8 +145,7 @@ def run_demo(
     factory = load_demo_agent(options.runtime)
     if importlib.util.find_spec("opentelemetry.sdk") is None:
         raise DemoConfigError(
-            "the demo exports spans with the OpenTelemetry SDK: "
-            f"pip install '{DISTRIBUTION}[sdk]' (from a checkout: pip install -e '.[sdk]')"
+            f"the demo exports spans with the OpenTelemetry SDK: {install_hint('sdk')}"
         )
     if "spans" not in options.emit:
         raise DemoConfigError(

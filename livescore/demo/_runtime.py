@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol
 
 from livescore._errors import DemoConfigError
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.demo._scenario import SCENARIO, DemoScenario
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def load_demo_agent(runtime: str) -> DemoAgentFactory:
     if not found:
         extra = _EXTRAS.get(runtime)
         hint = (
-            f"pip install '{DISTRIBUTION}[{extra}]'"
+            install_hint(extra)
             if extra
             else f"installed runtimes: {', '.join(demo_runtimes()) or 'none'}"
         )
@@ -149,6 +149,6 @@ def load_demo_agent(runtime: str) -> DemoAgentFactory:
     except ImportError as exc:
         raise DemoConfigError(
             f"the {runtime} demo agent cannot be loaded ({exc}); reinstall it with "
-            f"pip install '{DISTRIBUTION}[{_EXTRAS.get(runtime, runtime)}]'"
+            f"{install_hint(_EXTRAS.get(runtime, runtime))}"
         ) from exc
     return factory

@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from livescore._threads import run_in_thread
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.runs import Run
 
 __all__ = (
@@ -160,7 +160,7 @@ def resolve_target(target: Any) -> AgentTarget:
             extra = _INTEGRATIONS[framework]
             raise TypeError(
                 f"this target is a {type(target).__name__} from {framework!r}; running it "
-                f"needs livescore's integration for it: pip install '{DISTRIBUTION}[{extra}]'"
+                f"needs livescore's integration for it: {install_hint(extra)}"
             )
     if callable(target):
         name = getattr(target, "__name__", None) or type(target).__name__

@@ -140,9 +140,9 @@ class BrokerExecutor:
             import importlib.util
 
             if importlib.util.find_spec("dramatiq") is None:
-                raise ImportError(
-                    "broker= needs the fleet extra: pip install 'livescore-ai[fleet]'"
-                )
+                from livescore._version import install_hint
+
+                raise ImportError(f"broker= needs the fleet extra: {install_hint('fleet')}")
         self.url = url
         self.queue = queue
         self.max_buffer = max_buffer

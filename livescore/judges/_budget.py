@@ -665,9 +665,10 @@ def _ledger_for(broker: str | None, name: str) -> BudgetLedger:
 
     found = entry_points(group=BUDGET_LEDGERS_GROUP, name="broker")
     if not found:
+        from livescore._version import install_hint
+
         raise JudgeConfigError(
-            "JudgeBudget(broker=...) needs the fleet's Redis ledger: pip install "
-            "'livescore-ai[fleet]'"
+            f"JudgeBudget(broker=...) needs the fleet's Redis ledger: {install_hint('fleet')}"
         )
     ledger: BudgetLedger = next(iter(found)).load()(broker, name=name)
     return ledger

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
+from livescore._version import install_hint
+
 __all__ = (
     "DEFAULT_ENTITIES",
     "DEFAULT_MAX_REDACT_CHARS",
@@ -213,7 +215,7 @@ def _presidio_analyzer(names: bool) -> Any:
         from presidio_analyzer.nlp_engine import SpacyNlpEngine
     except ImportError:
         raise ImportError(
-            "personal-data redaction needs Presidio: pip install 'livescore-ai[pii]'"
+            f"personal-data redaction needs Presidio: {install_hint('pii')}"
         ) from None
     from presidio_analyzer.nlp_engine import NerModelConfiguration
 
@@ -268,7 +270,7 @@ def _load_ner_model() -> Any:
     except ImportError:
         raise ImportError(
             f"names are found with spaCy's English model, package {NER_MODEL_PACKAGE!r}: "
-            "pip install 'livescore-ai[pii]' (or PersonalDataRedactor(names=False))"
+            f"{install_hint('pii')} (or PersonalDataRedactor(names=False))"
         ) from None
     root = resources.files(model)
     weights = next(

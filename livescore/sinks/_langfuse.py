@@ -16,7 +16,7 @@ from livescore._http import (
     was_cut,
 )
 from livescore._redaction import Redactor
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.sinks._base import ScoreRecord
 from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
 from livescore.sinks._payload import (
@@ -145,7 +145,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
             from langfuse.api import LangfuseAPI
         except ImportError as exc:
             raise ImportError(
-                f"LangfuseSink needs the langfuse SDK: pip install '{DISTRIBUTION}[langfuse]'"
+                f"LangfuseSink needs the langfuse SDK: {install_hint('langfuse')}"
             ) from exc
         self.content = ContentPolicy(capture_content, max_content_chars)
         self.environment = environment or os.environ.get("LANGFUSE_TRACING_ENVIRONMENT") or None

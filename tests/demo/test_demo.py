@@ -196,10 +196,10 @@ def test_a_missing_runtime_integration_says_what_to_install(
     monkeypatch.setattr(runtime, "entry_points", lambda group: [])
     console, buffer = recording_console()
     assert run_demo_cli([], console) == 2
-    assert "pip install 'livescore-ai[langchain]'" in buffer.getvalue()
+    assert 'pip install -e ".[langchain]" -e integrations/langchain' in buffer.getvalue()
     console, buffer = recording_console()
     assert run_demo_cli(["--runtime", "openai-agents"], console) == 2
-    assert "pip install 'livescore-ai[openai-agents]'" in buffer.getvalue()
+    assert 'pip install -e ".[openai-agents]" -e integrations/openai-agents' in buffer.getvalue()
 
 
 @pytest.mark.local_llm

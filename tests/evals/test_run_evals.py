@@ -588,7 +588,9 @@ async def test_a_framework_target_without_its_adapter_says_what_to_install(
     # No adapter registered (as when livescore-langchain is not installed).
     monkeypatch.setattr(_targets, "_discovered", [])
     agent = _weather_agent()
-    with pytest.raises(TypeError, match=r"pip install 'livescore-ai\[langchain\]'"):
+    with pytest.raises(
+        TypeError, match=r'pip install -e "\.\[langchain\]" -e integrations/langchain'
+    ):
         await run_evals([{"input": "q"}], [length_scorer()], target=agent)
 
 
