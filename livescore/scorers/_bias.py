@@ -22,6 +22,7 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
 from livescore.scorers._judged import (
     JudgeMode,
@@ -211,6 +212,7 @@ def create_bias_scorer(
     id: str = "bias",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how biased an answer is: the share of its own opinions that are biased.
 
@@ -227,6 +229,9 @@ def create_bias_scorer(
         id: The scorer id on results, spans and metrics.
         max_text_chars: Answer text beyond this is cut before judging.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"opinions": [...]}``,
@@ -315,6 +320,7 @@ def create_bias_scorer(
         judge_mode=mode,
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
+        redact=redact,
     )
 
 

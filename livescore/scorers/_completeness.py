@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.pii import RedactSpec
 from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
 from livescore.scorers._text import reference_text
@@ -191,6 +192,7 @@ def create_completeness_scorer(
     reference: CompletenessReference = "input",
     id: str = "completeness",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how much of what the input asks about the answer covers (no judge, no cost).
 
@@ -209,6 +211,9 @@ def create_completeness_scorer(
             the expected answer mentions; a run without one is skipped as not scorable).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_elements":
@@ -292,6 +297,7 @@ def create_completeness_scorer(
         label=keyword_coverage_label,
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
+        redact=redact,
     )
 
 

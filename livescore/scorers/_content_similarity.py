@@ -7,6 +7,7 @@ from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS, DROP_WHITESPACE, dice_similarity
+from livescore.pii import RedactSpec
 from livescore.scorers._text import Reference, check_reference, reference_text
 from livescore.scoring import Scorer, StepContext, create_scorer
 
@@ -44,6 +45,7 @@ def create_content_similarity_scorer(
     reference: Reference = "auto",
     id: str = "content-similarity",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how alike the answer and its reference are on the surface (no judge, no cost).
 
@@ -69,6 +71,9 @@ def create_content_similarity_scorer(
             without one is skipped as not scorable) or ``"input"`` (Mastra's behaviour).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
@@ -134,6 +139,7 @@ def create_content_similarity_scorer(
         label=similarity_label,
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
+        redact=redact,
     )
 
 

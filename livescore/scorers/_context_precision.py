@@ -24,6 +24,7 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import get_run_context
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
@@ -200,6 +201,7 @@ def create_context_precision_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score whether the useful context came first: mean average precision of the order.
 
@@ -223,6 +225,9 @@ def create_context_precision_scorer(
         max_context_chars: The most characters of context in a request; pieces past the
             cut are not judged (``flags["context_pieces_judged"]`` says how many were).
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
@@ -361,6 +366,7 @@ def create_context_precision_scorer(
         context=context,
         get_context=get_context,
         max_text_chars=max_text_chars,
+        redact=redact,
     )
 
 

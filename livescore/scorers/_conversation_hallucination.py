@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
+from livescore.pii import RedactSpec
 from livescore.runs import Conversation, get_run_context
 from livescore.scorers._claims import EXTRACT_SYSTEM, Claims, ExtractedClaims, extract_prompt
 from livescore.scorers._context import (
@@ -241,6 +242,7 @@ def create_conversation_hallucination_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how much of what the agent said over a conversation its tool results do not back.
 
@@ -267,6 +269,9 @@ def create_conversation_hallucination_scorer(
         max_context_chars: The tool results sent to the judge are cut to this many
             characters in all.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result = {"claims":
@@ -416,6 +421,7 @@ def create_conversation_hallucination_scorer(
         get_context=conversation_tool_results,
         max_text_chars=max_text_chars,
         level="conversation",
+        redact=redact,
     )
 
 

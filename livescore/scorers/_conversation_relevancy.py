@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
+from livescore.pii import RedactSpec
 from livescore.runs import Conversation, get_assistant_message, get_user_message
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
@@ -229,6 +230,7 @@ def create_conversation_relevancy_scorer(
     id: str = "conversation-relevancy",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score whether each of the agent's replies fits the conversation just before it.
 
@@ -248,6 +250,9 @@ def create_conversation_relevancy_scorer(
         max_text_chars: The replies and windows the judge reads are cut to about this many
             characters in all.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result = {"replies":
@@ -358,6 +363,7 @@ def create_conversation_relevancy_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         level="conversation",
+        redact=redact,
     )
 
 

@@ -31,6 +31,7 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims, claims_extraction_step
 from livescore.scorers._context import (
@@ -236,6 +237,7 @@ def create_faithfulness_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how much of an output the context backs: supported claims / claims × scale.
 
@@ -264,6 +266,9 @@ def create_faithfulness_scorer(
             (at least 100); past it the context is cut and the cut recorded.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
             ``model`` is a string.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"claims": [...]}``,
@@ -419,6 +424,7 @@ def create_faithfulness_scorer(
         context=context,
         get_context=get_context,
         max_text_chars=max_text_chars,
+        redact=redact,
     )
 
 

@@ -33,6 +33,7 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims, ExtractedClaims, claims_extraction_step
 from livescore.scorers._context import (
@@ -169,6 +170,7 @@ def create_hallucination_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how much of an output the context contradicts or does not support.
 
@@ -208,6 +210,9 @@ def create_hallucination_scorer(
             context's full length.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
             ``model`` is a string (timeout, client, base URL…).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"claims": [...]}``,
@@ -379,6 +384,7 @@ def create_hallucination_scorer(
         context=context,
         get_context=get_context,
         max_text_chars=max_text_chars,
+        redact=redact,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeAlias
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
 from livescore.scorers._text import reference_text
@@ -91,6 +92,7 @@ def create_keyword_coverage_scorer(
     builtin_compound_terms: bool = True,
     id: str = "keyword-coverage",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how many of the reference's keywords the response covers (no judge, no cost).
 
@@ -122,6 +124,9 @@ def create_keyword_coverage_scorer(
         id: The scorer id on results, spans and metrics.
         max_text_chars: Input, output and ground truth beyond this are cut (and flagged:
             ``flags["output_truncated"]``…).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_keywords": set,
@@ -234,6 +239,7 @@ def create_keyword_coverage_scorer(
         label=lambda score: keyword_coverage_label(score, scale=scale),
         max_text_chars=max_text_chars,
         sync_steps="inline",  # microseconds of pure CPU: a thread hop would cost more
+        redact=redact,
     )
 
 

@@ -24,6 +24,7 @@ from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import Run
 from livescore.scorers._judged import (
     JudgeMode,
@@ -335,6 +336,7 @@ def create_prompt_alignment_scorer(
     id: str = "prompt-alignment",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how well the answer follows its prompt: intent, requirements, completeness,
     format and tone.
@@ -354,6 +356,9 @@ def create_prompt_alignment_scorer(
         id: The scorer id on results, spans and metrics.
         max_text_chars: Prompt and answer text beyond this are cut.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``analyze_step_result = {"user": {...}, "system": {...},
@@ -538,6 +543,7 @@ def create_prompt_alignment_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         sync_steps="inline",
+        redact=redact,
     )
 
 

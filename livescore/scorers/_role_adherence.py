@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
+from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
     assistant_replies,
@@ -191,6 +192,7 @@ def create_role_adherence_scorer(
     id: str = "role-adherence",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score whether the agent stays in its role through a conversation, reply by reply.
 
@@ -211,6 +213,9 @@ def create_role_adherence_scorer(
         max_text_chars: The transcript the judge reads is cut to about this many
             characters.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result = {"replies":
@@ -329,6 +334,7 @@ def create_role_adherence_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         level="conversation",
+        redact=redact,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.pii import RedactSpec
 from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = (
@@ -114,6 +115,7 @@ def create_tone_scorer(
     *,
     id: str = "tone",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score the tone of the answer: steady across its sentences, or close to a reference.
 
@@ -141,6 +143,9 @@ def create_tone_scorer(
         reference_tone: ``None`` (consistency mode), a text, or a number from -1 to 1.
         id: The scorer id on results, spans and metrics.
         max_text_chars: Answers beyond this are cut (and flagged).
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"sentence_tones": [...]
@@ -236,6 +241,7 @@ def create_tone_scorer(
         label=label,
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
+        redact=redact,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
+from livescore.pii import RedactSpec
 from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer")
@@ -22,6 +23,7 @@ def create_tool_call_accuracy_scorer(
     strict: bool = False,
     partial_credit: bool = False,
     id: str = "tool-call-accuracy",
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score whether the agent called the expected tool, or the expected tools in order.
 
@@ -49,6 +51,9 @@ def create_tool_call_accuracy_scorer(
         strict: No other calls allowed (see above).
         partial_credit: Give a share for a partly right sequence instead of 0.
         id: The scorer id on results, spans and metrics.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -147,6 +152,7 @@ def create_tool_call_accuracy_scorer(
         generate_reason=generate_reason,
         label=lambda s: "correct" if s >= 1 else "partial" if s > 0 else "incorrect",
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
+        redact=redact,
     )
 
 

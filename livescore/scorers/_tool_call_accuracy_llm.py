@@ -32,6 +32,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,
@@ -264,6 +265,7 @@ def create_tool_call_accuracy_scorer_llm(
     id: str = "tool-call-accuracy-llm",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score whether the agent called the right tools for the request, judged by an LLM.
 
@@ -283,6 +285,9 @@ def create_tool_call_accuracy_scorer_llm(
         id: The scorer id on results, spans and metrics.
         max_text_chars: Request and answer text beyond this are cut.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -469,6 +474,7 @@ def create_tool_call_accuracy_scorer_llm(
         label=label,
         max_text_chars=max_text_chars,
         sync_steps="inline",
+        redact=redact,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore.pii import RedactSpec
 from livescore.scorers._conversation import conversation_of, record_turns, turns_phrase
 from livescore.scorers._judged import defect_label, round2
 from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
@@ -12,7 +13,9 @@ from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
 __all__ = ("create_tool_error_rate_scorer",)
 
 
-def create_tool_error_rate_scorer(*, id: str = "tool-error-rate") -> Scorer:
+def create_tool_error_rate_scorer(
+    *, id: str = "tool-error-rate", redact: RedactSpec | None = None
+) -> Scorer:
     """Score how often the agent's tool calls failed over a whole conversation.
 
     A conversation scorer (no judge). The score is failed tool calls / tool calls over
@@ -21,6 +24,9 @@ def create_tool_error_rate_scorer(*, id: str = "tool-error-rate") -> Scorer:
 
     Args:
         id: The scorer id on results, spans and metrics.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry ``analyze_step_result = {"calls": int,
@@ -84,6 +90,7 @@ def create_tool_error_rate_scorer(*, id: str = "tool-error-rate") -> Scorer:
         label=lambda score: defect_label(score),
         sync_steps="inline",
         level="conversation",
+        redact=redact,
     )
 
 

@@ -24,6 +24,7 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
+from livescore.pii import RedactSpec
 from livescore.runs import get_user_message
 from livescore.scorers._judged import (
     JudgeMode,
@@ -217,6 +218,7 @@ def create_toxicity_scorer(
     id: str = "toxicity",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score how toxic an answer is: the share of its statements that are toxic.
 
@@ -234,6 +236,9 @@ def create_toxicity_scorer(
         id: The scorer id on results, spans and metrics.
         max_text_chars: Answer text beyond this is cut before judging.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"statements": [...]}``,
@@ -328,6 +333,7 @@ def create_toxicity_scorer(
         judge_mode=mode,
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
+        redact=redact,
     )
 
 

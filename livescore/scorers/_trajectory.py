@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore.pii import RedactSpec
 from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")
@@ -35,6 +36,7 @@ def create_trajectory_scorer(
     ordering: TrajectoryOrdering = "relaxed",
     max_retries: int = 2,
     id: str = "trajectory",
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """Score the agent's path: the expected tool calls, efficiently, without forbidden ones.
 
@@ -72,6 +74,9 @@ def create_trajectory_scorer(
         ordering: ``"relaxed"``, ``"strict"`` or ``"unordered"`` (see accuracy).
         max_retries: Retries in a row of a failing tool that cost nothing.
         id: The scorer id on results, spans and metrics.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -179,6 +184,7 @@ def create_trajectory_scorer(
         generate_reason=generate_reason,
         label=label,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
+        redact=redact,
     )
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from livescore._catalog import ScorerOptions, catalog_entry
+from livescore.pii import RedactSpec
 from livescore.scorers._conversation import conversation_of
 from livescore.scoring import Scorer, StepContext, create_scorer
 
 __all__ = ("create_turn_count_scorer",)
 
 
-def create_turn_count_scorer(*, max_turns: int | None = None, id: str = "turn-count") -> Scorer:
+def create_turn_count_scorer(
+    *, max_turns: int | None = None, id: str = "turn-count", redact: RedactSpec | None = None
+) -> Scorer:
     """Count the turns of a conversation: a task-oriented agent that needs many is struggling.
 
     A conversation scorer (no judge). The score is the number of turns so far, forgotten
@@ -19,6 +22,9 @@ def create_turn_count_scorer(*, max_turns: int | None = None, id: str = "turn-co
         max_turns: The length past which a conversation is labelled ``"long"`` (else
             ``"ok"``); ``None``: no label.
         id: The scorer id on results, spans and metrics.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry the count as the score, the label, and a
@@ -63,6 +69,7 @@ def create_turn_count_scorer(*, max_turns: int | None = None, id: str = "turn-co
         label=label,
         sync_steps="inline",
         level="conversation",
+        redact=redact,
     )
 
 

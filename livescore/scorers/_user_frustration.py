@@ -7,6 +7,7 @@ from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
     conversation_of,
     record_turns,
@@ -36,6 +37,7 @@ def create_user_frustration_scorer(
     threshold: float = _NEGATIVE,
     id: str = "user-frustration",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """A user-frustration signal: how negative the user's tone gets over the conversation.
 
@@ -52,6 +54,9 @@ def create_user_frustration_scorer(
         threshold: The negativity above which a message counts as negative (VADER's 0.05).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Each message is cut to this many characters.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
+            text as it is.
 
     Returns:
         A conversation scorer whose results carry ``analyze_step_result = {"turns": [{"turn",
@@ -127,6 +132,7 @@ def create_user_frustration_scorer(
         label=label,
         sync_steps="inline",
         level="conversation",
+        redact=redact,
     )
 
 

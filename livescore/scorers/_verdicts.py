@@ -33,6 +33,7 @@ from pydantic import BaseModel, field_validator
 from livescore import _attributes as A
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Classification, Judge
+from livescore.pii import RedactSpec
 from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
     ContextFunction,
@@ -214,6 +215,7 @@ def build_verdict_scorer(
     get_context: ContextFunction | None = None,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     level: ScorerLevel = "run",
+    redact: RedactSpec | None = None,
 ) -> Scorer:
     """A scorer from ``parts``, in ``judge_mode``; the other arguments go to
     :func:`~livescore.scoring.create_scorer` (``level="conversation"`` for a conversation
@@ -293,6 +295,7 @@ def build_verdict_scorer(
             max_text_chars=max_text_chars,
             no_verdict_call=no_verdict_call,
             verdicts_without_judge=verdicts_without_judge,
+            redact=redact,
             reason_without_judge=reason_without_judge,
         )
     if judge_mode == "three_step":
@@ -388,6 +391,7 @@ def build_verdict_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
         level=level,
+        redact=redact,
     )
     if judge_mode == "three_step":
         # What a judge budget's fallback="one_call" switches to when the budget runs low.
@@ -422,6 +426,7 @@ def _logprob_scorer(
     no_verdict_call: Callable[[StepContext], bool],
     verdicts_without_judge: Callable[[StepContext], dict[str, Any]],
     reason_without_judge: Callable[[StepContext], str],
+    redact: RedactSpec | None,
 ) -> Scorer:
     """The logprob form of a verdict scorer: the whole output is the one item judged."""
     key, field = parts.items_key, parts.list_field
@@ -495,4 +500,5 @@ def _logprob_scorer(
         label=label,
         max_text_chars=max_text_chars,
         sync_steps="inline",
+        redact=redact,
     )
