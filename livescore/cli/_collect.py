@@ -353,6 +353,8 @@ def run_collect_command(args: argparse.Namespace) -> int:
             [] if args.broker else _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
         )
 
+    from opentelemetry.trace import NoOpTracerProvider
+
     from livescore._emit import DEFAULT_EMIT
     from livescore.collect import OTLPReceiver, SpanPipeline
     from livescore.live import DEFAULT_CONVERSATION_IDLE_TIMEOUT, LiveDispatcher
@@ -388,7 +390,9 @@ def run_collect_command(args: argparse.Namespace) -> int:
         dispatcher = LiveDispatcher(
             scorers,
             emitter=OTelEmitter(
-                tracer_provider=telemetry.tracer_provider,
+                # Not exported: the start-up line says so, so the emitter's warning about
+                # scores with no SDK provider would only repeat it.
+                tracer_provider=telemetry.tracer_provider or NoOpTracerProvider(),
                 meter_provider=telemetry.meter_provider,
                 logger_provider=telemetry.logger_provider,
                 emit=signals,

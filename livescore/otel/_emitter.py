@@ -7,6 +7,7 @@ exporters (OpenTelemetry's rule for libraries). Without an SDK every call is a n
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import weakref
@@ -48,6 +49,18 @@ ContentCapture = Literal["full", "truncated", "none"]
 # score in one bucket.
 _SCORE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 5.0, 10.0)
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+_CALIBRATION_ATTRIBUTES = (
+    A.LIVESCORE_CALIBRATION,
+    A.LIVESCORE_CALIBRATION_THRESHOLD,
+    A.LIVESCORE_CALIBRATION_PROBABILITY,
+)
+
+# A logging warning, not warnings.warn: it is raised on the scoring thread, where a warning's
+# source line would point into livescore, and the library reports every runtime condition
+# (drops, failed sinks) through logging, which applications already route.
+_log = logging.getLogger("livescore.otel")
+_nowhere_lock = threading.Lock()
+_nowhere_warned = False  # once per process, whatever the number of emitters
 
 QueueDepthSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
 """A function that reports ``(depth, attributes)`` pairs for the queue-depth gauge."""
@@ -217,6 +230,8 @@ class OTelEmitter:
         self._logger_provider = logger_provider
         self._spans = "spans" in self.signals
         self._events = "events" in self.signals
+        # Whether the first live score still has to check that it reaches an SDK provider.
+        self._check_destination = True
         self._tracer = trace.get_tracer(
             A.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider
         )
@@ -372,6 +387,11 @@ class OTelEmitter:
                 dispatcher passes the job's parent: the run's span, or the span current at
                 submit).
         """
+        if self._check_destination and source == "live":
+            # Once per emitter, on the scoring thread: the global providers are resolved
+            # lazily, so an SDK set up after this emitter was made still counts.
+            self._check_destination = False
+            _warn_if_nowhere(self)
         end_ns = time.time_ns()
         if start_time_ns is None:
             start_time_ns = end_ns - int(max(result.duration_s, 0.0) * 1e9)
@@ -456,6 +476,12 @@ class OTelEmitter:
     def _judge_attributes(self, result: ScoreResult, attrs: dict[str, Any]) -> None:
         if result.judge_model:
             attrs[A.LIVESCORE_JUDGE_MODEL] = result.judge_model
+        # Which calibration set the label: on the event too, and never withheld as content
+        # (an id and two numbers, no user text).
+        for name in _CALIBRATION_ATTRIBUTES:
+            value = result.attributes.get(name)
+            if value is not None:
+                attrs[name] = value
         usage = result.usage
         if usage.calls:
             attrs[A.LIVESCORE_JUDGE_CALLS] = usage.calls
@@ -636,6 +662,63 @@ class OTelEmitter:
                 )
             if usage.cost_usd:
                 self._judge_cost.add(float(usage.cost_usd), judge)
+
+
+# The API's stand-ins: the proxies until an application sets a provider, the no-ops when it
+# asks for none. By class name: ProxyLoggerProvider is not exported by the API.
+_API_DEFAULT_PROVIDERS = frozenset(
+    {
+        "ProxyTracerProvider",
+        "NoOpTracerProvider",
+        "_DefaultTracerProvider",
+        "ProxyLoggerProvider",
+        "NoOpLoggerProvider",
+    }
+)
+
+
+def _is_api_default(provider: object) -> bool:
+    """Whether ``provider`` is the OpenTelemetry API's stand-in (no SDK configured)."""
+    cls = type(provider)
+    return cls.__module__.startswith("opentelemetry.") and cls.__name__ in _API_DEFAULT_PROVIDERS
+
+
+def _warn_if_nowhere(emitter: OTelEmitter) -> None:
+    """Say once per process that live scores reach no SDK provider, and the call that fixes it.
+
+    A provider given to the emitter counts as configured (a no-op one is a choice), and a
+    score that reaches either signal's provider goes somewhere. Live scores only: an
+    offline evaluation returns its results to the caller.
+    """
+    global _nowhere_warned
+    if _nowhere_warned:
+        return
+    spans_lost = emitter._spans and (
+        emitter._tracer_provider is None and _is_api_default(trace.get_tracer_provider())
+    )
+    events_lost = emitter._events and (
+        emitter._logger_provider is None and _is_api_default(_logs.get_logger_provider())
+    )
+    if (emitter._spans and not spans_lost) or (emitter._events and not events_lost):
+        return
+    with _nowhere_lock:
+        if _nowhere_warned:
+            return
+        _nowhere_warned = True
+    if emitter._spans:
+        _log.warning(
+            "livescore: scores are being made, but no OpenTelemetry SDK tracer provider is "
+            "set, so their evaluation spans go nowhere; set one before scoring: "
+            "opentelemetry.trace.set_tracer_provider(TracerProvider()) (from "
+            "opentelemetry.sdk.trace, with an exporter). Said once per process."
+        )
+    else:
+        _log.warning(
+            "livescore: scores are being made, but no OpenTelemetry SDK logger provider is "
+            "set, so their gen_ai.evaluation.result events go nowhere; set one before "
+            "scoring: opentelemetry._logs.set_logger_provider(LoggerProvider()) (from "
+            "opentelemetry.sdk._logs, with an exporter). Said once per process."
+        )
 
 
 def _event_body(result: ScoreResult) -> str:
