@@ -18,7 +18,14 @@
 3. **Cost**: CPU time per score spent redacting a run (input, output and context) by text
    size, with and without the NER model, on one thread.
 
-Run: ``python bench/pii.py [--quick] [--json out.json]``.
+With ``--judge local`` the verdicts of section 2 come from the local judge of
+``bench/judge_quality.py --judge local`` instead (Qwen2.5-Coder-1.5B on llama.cpp's server,
+installed once into ``$LIVESCORE_CACHE``, else ``~/.cache/livescore``), in the hallucination
+scorer's logprob mode: balanced accuracy and AUROC against the labels with and without
+redaction, and how often the two verdicts agree. Hours of CPU for the full set on 2 cores, so
+opt-in; it writes ``bench/results/pii_local.json`` and skips the detection and cost sections.
+
+Run: ``python bench/pii.py [--quick] [--json out.json] [--judge local [--items N]]``.
 """
 
 from __future__ import annotations
@@ -280,6 +287,61 @@ def verdicts(redactor: PersonalDataRedactor, n: int) -> dict[str, Any]:
     }
 
 
+def local_verdicts(
+    redactor: PersonalDataRedactor, n: int, *, base_url: str, model: str
+) -> dict[str, Any]:
+    """Section 2 with a real judge at ``base_url``, in the hallucination scorer's logprob
+    mode (one judge call per score)."""
+    from livescore.evals import binary_quality
+    from livescore.judges import OpenAIJudge
+
+    items = injected_items(n)
+    labels = [bool(item["metadata"]["hallucinated"]) for item in items]
+    rows: dict[str, Any] = {"items": n, "hallucinated": sum(labels), "mode": "logprob"}
+    judge = OpenAIJudge(
+        model,
+        base_url=base_url,
+        api_key="unused",
+        timeout=600,
+        max_retries=0,  # llama.cpp's server finishes an abandoned answer first
+        max_concurrency=1,
+        structured_output="json_object",
+        temperature=0.0,
+    )
+    scorer = create_hallucination_scorer(model=judge, judge_mode="logprob")
+    seen: dict[str, list[float | None]] = {}
+    for mode, redact in (("plain", None), ("redacted", redactor)):
+        started = time.perf_counter()
+        evaluate = functools.partial(run_evals, items, [scorer], concurrency=1, redact=redact)
+        result = anyio.run(evaluate)
+        seen[mode] = [item.scores["hallucination"].score for item in result.items]
+        scored = [(s, y) for s, y in zip(seen[mode], labels, strict=True) if s is not None]
+        figures = binary_quality([y for _, y in scored], [s for s, _ in scored], threshold=0.5)
+        balanced = figures.balanced_accuracy
+        rows[mode] = {
+            "scored": len(scored),
+            "balanced_accuracy": None if balanced is None else round(balanced, 3),
+            "auroc": None if figures.auroc is None else round(figures.auroc, 3),
+            "wall_s": round(time.perf_counter() - started, 1),
+        }
+    both = [
+        (a >= 0.5, b >= 0.5)
+        for a, b in zip(seen["plain"], seen["redacted"], strict=True)
+        if a is not None and b is not None
+    ]
+    rows["agreement"] = round(sum(a == b for a, b in both) / len(both), 3) if both else None
+    return rows
+
+
+def with_local_judge(redactor: PersonalDataRedactor, n: int) -> dict[str, Any]:
+    """:func:`local_verdicts` on the local judge's server, installed once and started here."""
+    from _judge_quality_local import MODEL_NAME, running_server
+    from _local_model import ensure_judge_venv, ensure_model
+
+    with running_server(ensure_judge_venv(), ensure_model(), "logprobs") as server:
+        return local_verdicts(redactor, n, base_url=server.base_url, model=MODEL_NAME)
+
+
 # -- 3. cost ---------------------------------------------------------------------------------
 
 
@@ -322,7 +384,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer items, fewer repeats")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--judge", choices=["local"], default=None, help="verdicts from a real judge"
+    )
+    parser.add_argument("--items", type=int, default=40, help="items judged with --judge local")
     args = parser.parse_args()
+    if args.judge == "local":
+        record = Results("pii_local", quick=args.quick)
+        print_machine("Personal-data redaction: verdicts of the local judge")
+        local = with_local_judge(PersonalDataRedactor(patterns=ACCOUNT_PATTERN), args.items)
+        print(local)
+        record.write(
+            {"seed": SEED, "judge": "Qwen2.5-Coder-1.5B (local)", "verdicts": local},
+            json_path=args.json,
+        )
+        return
     record = Results("pii", quick=args.quick)
     print_machine("Personal-data redaction: detection, verdicts, cost")
     redactor = PersonalDataRedactor(patterns=ACCOUNT_PATTERN)
