@@ -21,9 +21,7 @@ from livescore.testing import OpenAITestServer, Reply
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import pii as bench_pii
 
-_TOKEN = re.compile(
-    r"<[A-Z_]+_\d+>|[\w.+-]+@[\w.-]+|\+?\d[\d ()-]{5,}\d|ACC-\d{6}|[A-Z][a-z]+"
-)
+_TOKEN = re.compile(r"<[A-Z_]+_\d+>|[\w.+-]+@[\w.-]+|\+?\d[\d ()-]{5,}\d|ACC-\d{6}|[A-Z][a-z]+")
 
 
 def one_word_judge(body: dict[str, Any]) -> Reply:
