@@ -1064,7 +1064,7 @@ def _write_outputs(
                 title=f"livescore eval: {path.name}",
                 source=str(path),
                 lines=dataset.lines,
-                labels=dataset.labels,
+                labels=dataset.label_columns,
                 quality=quality,
                 problems=[str(p) for p in dataset.problems],
                 partial=partial,

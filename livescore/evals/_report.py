@@ -1,16 +1,27 @@
 """The self-contained HTML report of ``livescore eval --report``.
 
-One file, no external assets: inline CSS, inline SVG charts, no JavaScript. Every value
-from the data is escaped (jinja2 autoescape), so an output holding ``<script>`` shows as
-text.
+One file, no external assets: inline CSS, inline SVG charts and a few lines of inline script
+(``templates/report.js``) that sort and filter the items table. Every value from the data is
+escaped (jinja2 autoescape), so an output holding ``<script>`` shows as text; and the page's
+Content-Security-Policy allows only the report's own style and script (by their SHA-256), so
+nothing else could run or load even if some value escaped its escaping.
+
+On labelled data each judged item says whether the scorer agrees with the label, by the rule
+of the judge-quality table (``score ≥ threshold`` predicts the label, ``≤`` for a scorer where
+higher is better): the marked disagreements are that table's false positives and false
+negatives, item by item.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +74,20 @@ class QualityRow:
 
 
 @dataclass(slots=True)
+class _Judged:
+    """A scorer measured against a label column: the rule, and how often it disagrees."""
+
+    row: QualityRow
+    column: int  # the label column's position in _Report.label_names
+    false_positives: int = 0
+    false_negatives: int = 0
+
+    @property
+    def disagreements(self) -> int:
+        return self.false_positives + self.false_negatives
+
+
+@dataclass(slots=True)
 class _Report:
     title: str
     source: str
@@ -72,10 +97,38 @@ class _Report:
     charts: dict[str, dict[str, Any]]
     items: list[dict[str, Any]]
     quality: list[QualityRow]
+    label_names: list[str] = field(default_factory=list)
+    judged: dict[str, _Judged] = field(default_factory=dict)
+    by_line: bool = False  # items numbered by their line in the data file
+    places: dict[int, str] = field(default_factory=dict)  # item index -> "line 12"
     problems: list[str] = field(default_factory=list)
     partial: str = ""
     comparison: Comparison | None = None
     cache_note: str = ""
+    style: str = ""
+    script: str = ""
+    policy: str = ""
+
+
+def _label_text(name: str, value: int) -> str:
+    """What a 0/1 label says, in words: ``hallucinated`` / ``faithful``, else the field name
+    or ``not`` it (``frustrated`` / ``not frustrated``)."""
+    if name == "hallucinated":
+        return "hallucinated" if value else "faithful"
+    return name if value else f"not {name}"
+
+
+def _predicts(row: QualityRow, score: float) -> bool:
+    """Whether ``score`` predicts ``row.label`` (1) by the row's rule: at or above the
+    threshold, or at or below it for a scorer where higher is better (``score ≤ …``), as
+    the confusion matrix of the judge-quality table counts it."""
+    if row.rule.startswith("score ≤"):
+        return score <= row.quality.threshold
+    return score >= row.quality.threshold
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
 
 def _environment() -> jinja2.Environment:
@@ -177,32 +230,62 @@ def _details(step_results: Sequence[Any]) -> dict[str, Any]:
     return {"claims": claims, "verdicts": verdicts, "keywords": keywords, "other": other}
 
 
-def _item_view(item: ItemResult, line: int | None, label: int | None) -> dict[str, Any]:
-    scores = []
+def _item_view(
+    item: ItemResult,
+    line: int | None,
+    labels: Mapping[str, Sequence[int | None]],
+    label_names: Sequence[str],
+    scorer_ids: Sequence[str],
+    judged: Mapping[str, _Judged],
+) -> dict[str, Any]:
+    values = [_label_value(labels[name], item.index) for name in label_names]
+    scores: dict[str, dict[str, Any]] = {}
+    disagree: list[int] = []
     for sid, res in item.scores.items():
-        scores.append(
-            {
-                "id": sid,
-                "status": res.status,
-                "score": _fmt(res.score),
-                "label": res.label or "",
-                "reason": res.reason or "",
-                "error": (
-                    f"{res.error_type or 'error'} in {res.failed_step or '?'}: {res.error}"
-                    if res.status == "failed"
-                    else ""
-                ),
-                "calls": res.usage.calls,
-                "tokens": res.usage.total_tokens,
-                "cost": res.usage.cost_usd,
-                **_details([res.preprocess_step_result, res.analyze_step_result]),
+        agreement = None
+        measured = judged.get(sid)
+        value = values[measured.column] if measured is not None else None
+        if measured is not None and value is not None and res.score is not None:
+            predicted = int(_predicts(measured.row, res.score))
+            agreement = {
+                "agrees": predicted == value,
+                "predicted": _label_text(measured.row.label, predicted),
+                "labelled": _label_text(measured.row.label, value),
             }
-        )
+            if predicted != value:
+                disagree.append(scorer_ids.index(sid))
+                if predicted:
+                    measured.false_positives += 1
+                else:
+                    measured.false_negatives += 1
+        scores[sid] = {
+            "status": res.status,
+            "score": _fmt(res.score),
+            # The exact score orders the rows; a score that is not a number orders nothing.
+            "sort": repr(res.score) if res.score is not None and math.isfinite(res.score) else None,
+            "label": res.label or "",
+            "agreement": agreement,
+            "reason": res.reason or "",
+            "error": (
+                f"{res.error_type or 'error'} in {res.failed_step or '?'}: {res.error}"
+                if res.status == "failed"
+                else ""
+            ),
+            "calls": res.usage.calls,
+            "tokens": res.usage.total_tokens,
+            "cost": res.usage.cost_usd,
+            **_details([res.preprocess_step_result, res.analyze_step_result]),
+        }
     return {
         "index": item.index,
-        "line": line,
+        # The number a user finds the item by: its line in the data file (as --out's
+        # "line" and the terminal's messages say), else its 1-based position.
+        "row": line if line is not None else item.index + 1,
         "id": item.id or "",
-        "label": "" if label is None else ("hallucinated" if label else "faithful"),
+        "labels": [
+            None if value is None else {"value": value, "text": _label_text(name, value)}
+            for name, value in zip(label_names, values, strict=True)
+        ],
         "input": _cut(item.input_text),
         "output": _cut(item.output_text),
         "context": [_text(c) for c in item.context or ()],
@@ -213,7 +296,13 @@ def _item_view(item: ItemResult, line: int | None, label: int | None) -> dict[st
             if s.kind == "tool" and s.tool_call is not None
         ],
         "scores": scores,
+        "disagree": disagree,
     }
+
+
+def _label_value(column: Sequence[int | None], index: int) -> int | None:
+    value = column[index] if index < len(column) else None
+    return None if value is None else int(value)
 
 
 def render_report(
@@ -222,7 +311,7 @@ def render_report(
     title: str = "livescore evaluation",
     source: str = "",
     lines: Sequence[int] | None = None,
-    labels: Sequence[int | None] | None = None,
+    labels: Mapping[str, Sequence[int | None]] | None = None,
     quality: Sequence[QualityRow] = (),
     problems: Sequence[str] = (),
     partial: str = "",
@@ -231,13 +320,22 @@ def render_report(
 ) -> str:
     """Render ``result`` as one self-contained HTML page.
 
+    The items table can be sorted (by line, label or any scorer's score: click the column
+    header) and filtered (by scorer, by label, and to the items where a scorer disagrees
+    with the label) in any browser, offline.
+
     Args:
         result: What :func:`~livescore.evals.run_evals` returned.
         title: The page title.
         source: Where the data came from (a file name), shown under the title.
-        lines: The dataset line number of each item (by item index), when read from a file.
-        labels: The ``hallucinated`` label of each item (by item index), when known.
-        quality: Judge-quality rows to show (labelled data).
+        lines: The dataset line number (1-based) of each item (by item index), when read
+            from a file; the items are numbered by it, else by their position from 1.
+        labels: The 0/1 label columns of the data, by field name, one value (or ``None``)
+            per item by item index (:attr:`Dataset.label_columns
+            <livescore.evals.Dataset.label_columns>`): each is a column of the items table.
+        quality: Judge-quality rows to show (labelled data). A row whose ``name`` is a
+            scorer's id and whose ``label`` is a column of ``labels`` also marks each item
+            where that scorer's score, by the row's rule, disagrees with the label.
         problems: Dataset lines that were skipped, as messages.
         partial: Why the report is incomplete (an interrupted evaluation); the page is then
             marked partial, in its title and above the results.
@@ -250,30 +348,65 @@ def render_report(
         >>> "<svg" in render_report(EvalResult()) or "No scores" in render_report(EvalResult())
         True
     """
+    labels = labels or {}
+    scorer_ids = list(result.scores)
+    # A label column shows when some item of this result has a value in it.
+    label_names = [
+        name
+        for name, column in labels.items()
+        if any(_label_value(column, item.index) is not None for item in result.items)
+    ]
+    judged: dict[str, _Judged] = {}
+    for row in quality:
+        if row.name in scorer_ids and row.label in label_names and row.name not in judged:
+            judged[row.name] = _Judged(row, label_names.index(row.label))
+
+    def line_of(index: int) -> int | None:
+        return lines[index] if lines is not None and index < len(lines) else None
+
     items = [
-        _item_view(
-            item,
-            lines[item.index] if lines is not None and item.index < len(lines) else None,
-            labels[item.index] if labels is not None and item.index < len(labels) else None,
-        )
+        _item_view(item, line_of(item.index), labels, label_names, scorer_ids, judged)
         for item in result.items
     ]
+    places = {
+        item["index"]: f"line {item['row']}" if lines is not None else f"item {item['row']}"
+        for item in items
+    }
+    environment = _environment()
+    # The style and script are the package's own files, not data: they go in as they are,
+    # and the Content-Security-Policy names them by hash, so nothing else can run or load.
+    templates = resources.files("livescore.evals") / "templates"
+    style = (templates / "report.css").read_text(encoding="utf-8")
+    script = (templates / "report.js").read_text(encoding="utf-8")
+    policy = (
+        f"default-src 'none'; style-src '{_sha256(style)}'; script-src '{_sha256(script)}'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    from markupsafe import Markup  # jinja2's own dependency, imported with it
+
     view = _Report(
         title=title,
         source=source,
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         result=result,
-        scorer_ids=list(result.scores),
+        scorer_ids=scorer_ids,
         charts={sid: _chart(agg) for sid, agg in result.scores.items()},
         items=items,
         quality=list(quality),
+        label_names=label_names,
+        judged=judged,
+        by_line=lines is not None,
+        places=places,
         problems=list(problems),
         partial=partial,
         comparison=comparison,
         cache_note=cache_note,
+        style=Markup(style),
+        script=Markup(script),
+        policy=policy,
     )
-    template = _environment().get_template("report.html.j2")
-    return template.render(r=view, fmt=_fmt, usd=format_usd)
+    template = environment.get_template("report.html.j2")
+    return template.render(r=view, fmt=_fmt, usd=format_usd, label_text=_label_text)
 
 
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
