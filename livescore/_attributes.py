@@ -91,6 +91,13 @@ LIVESCORE_JUDGE_BUDGET: Final = "livescore.judge.budget"
 LIVESCORE_JUDGE_BUDGET_EXHAUSTED: Final = "livescore.judge.budget_exhausted"
 # The budget's fallback scored it ("judge" for the cheaper judge, or the judge mode).
 LIVESCORE_JUDGE_FALLBACK: Final = "livescore.judge.fallback"
+# A score whose label a Calibration set (livescore eval --calibrate, calibration=): the
+# calibration's id ("cal-" + 12 hex digits of its file's SHA-256), the threshold it applied,
+# and, where it maps scores to probabilities, the label's probability. On the span and the
+# event.
+LIVESCORE_CALIBRATION: Final = "livescore.calibration"
+LIVESCORE_CALIBRATION_THRESHOLD: Final = "livescore.calibration.threshold"
+LIVESCORE_CALIBRATION_PROBABILITY: Final = "livescore.calibration.probability"
 LIVESCORE_DURATION: Final = "livescore.duration_s"
 LIVESCORE_FAILED_STEP: Final = "livescore.failed_step"
 # Why a score failed (the error message), on a gen_ai.evaluation.result event; the span

@@ -11,6 +11,7 @@ Example:
     1.0
 """
 
+from livescore.evals._calibrate import fit_calibration
 from livescore.evals._compare import (
     BaselineError,
     Comparison,
@@ -61,6 +62,7 @@ __all__ = (
     "TargetAdapter",
     "binary_quality",
     "cohen_kappa",
+    "fit_calibration",
     "load_baseline",
     "load_dataset",
     "render_report",

@@ -221,6 +221,16 @@ class SplitThreshold:
     held_out: BinaryQuality
 
 
+def split_halves(n: int, keys: Sequence[str] | None = None) -> tuple[list[int], list[int]]:
+    """The positions of the two halves :func:`split_threshold` uses: ordered by a CRC-32 of
+    ``keys`` (the positions when not given), the first ``n // 2`` and the rest."""
+    names = list(keys) if keys is not None else [str(i) for i in range(n)]
+    if len(names) != n:
+        raise ValueError(f"{n} labels but {len(names)} keys")
+    order = sorted(range(n), key=lambda i: (zlib.crc32(names[i].encode()), i))
+    return order[: n // 2], order[n // 2 :]
+
+
 def split_threshold(
     labels: Sequence[int | bool],
     scores: Sequence[float],
@@ -246,12 +256,7 @@ def split_threshold(
     """
     if len(labels) != len(scores):
         raise ValueError(f"{len(labels)} labels but {len(scores)} scores")
-    names = list(keys) if keys is not None else [str(i) for i in range(len(labels))]
-    if len(names) != len(labels):
-        raise ValueError(f"{len(labels)} labels but {len(names)} keys")
-    order = sorted(range(len(labels)), key=lambda i: (zlib.crc32(names[i].encode()), i))
-    half = len(order) // 2
-    fit, rest = order[:half], order[half:]
+    fit, rest = split_halves(len(labels), keys)
 
     def both_classes(part: list[int]) -> bool:
         return len({bool(labels[i]) for i in part}) == 2

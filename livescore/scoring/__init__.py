@@ -15,6 +15,13 @@ Example:
 """
 
 from livescore._errors import NotScorable, ScorerRunError
+from livescore.scoring._calibration import (
+    Calibration,
+    CalibrationEntry,
+    CalibrationError,
+    CalibrationSpec,
+    DefectWhen,
+)
 from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import CoveredTurns, ScoreResult
 from livescore.scoring._scorer import (
@@ -28,8 +35,13 @@ from livescore.scoring._scorer import (
 )
 
 __all__ = (
+    "Calibration",
+    "CalibrationEntry",
+    "CalibrationError",
+    "CalibrationSpec",
     "ContextFunction",
     "CoveredTurns",
+    "DefectWhen",
     "NotScorable",
     "PromptStep",
     "RunMemo",

@@ -52,6 +52,7 @@ from livescore.runs import (
     get_assistant_message,
     get_user_message,
 )
+from livescore.scoring._calibration import Calibration, CalibrationSpec, as_calibration
 from livescore.scoring._memo import RunMemo
 from livescore.scoring._result import AttributeValue, CoveredTurns, ScoreResult
 
@@ -294,6 +295,8 @@ class Scorer:
         level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
         redact: The personal-data detector every score runs first, or ``None`` (see
             :meth:`with_redaction`).
+        calibration: The :class:`~livescore.scoring.Calibration` that sets its labels, or
+            ``None`` (see :meth:`with_calibration`).
     """
 
     def __init__(
@@ -314,6 +317,7 @@ class Scorer:
         sync_steps: SyncSteps = "thread",
         level: ScorerLevel = "run",
         redact: RedactSpec | None = None,
+        calibration: CalibrationSpec | None = None,
     ) -> None:
         if not id or not isinstance(id, str):
             raise ValueError("a scorer needs a non-empty string id")
@@ -359,6 +363,9 @@ class Scorer:
         self._judge_modes: dict[str, Callable[[], Scorer]] = {}
         self._built_modes: dict[str, Scorer] = {}
         self.redact: Detect | None = as_detector(redact) if redact is not None else None
+        self.calibration: Calibration | None = None
+        if calibration is not None:
+            self.calibration = self._checked_calibration(calibration)
 
     def __repr__(self) -> str:
         judge = f", judge={self.judge.model_name!r}" if self.judge is not None else ""
@@ -395,6 +402,48 @@ class Scorer:
         clone.redact = as_detector(redact)
         clone._built_modes = {}
         return clone
+
+    def with_calibration(self, calibration: CalibrationSpec) -> Scorer:
+        """This scorer, its labels set by a calibration fitted on your own labels.
+
+        Each scored result keeps its score; its label becomes the calibration's label field
+        (``"hallucinated"``) when the score is on the defect's side of the fitted threshold,
+        else ``not_<field>``, and it records ``livescore.calibration`` (the calibration's
+        id), ``livescore.calibration.threshold`` and, where the calibration maps scores to
+        probabilities, ``livescore.calibration.probability``. A score that a judge budget
+        sent to a fallback judge uses that judge's entry, and keeps its own label when the
+        calibration has none for it.
+
+        Args:
+            calibration: A :class:`~livescore.scoring.Calibration` or the path of its file
+                (``livescore eval --calibrate FILE``).
+
+        Returns:
+            A copy of the scorer (this one is unchanged).
+
+        Raises:
+            CalibrationError: The file cannot be read, or holds no entry for this scorer
+                with this judge model (one fitted for another judge is refused here, not
+                score by score).
+
+        Example:
+            >>> from livescore.scoring import Calibration, CalibrationEntry
+            >>> calibration = Calibration("long", (
+            ...     CalibrationEntry("length", None, 10.0, "high"),), created="")
+            >>> length = create_scorer(id="length", description="Characters",
+            ...     generate_score=lambda ctx: float(len(ctx.output_text)))
+            >>> length.with_calibration(calibration).run_sync(
+            ...     {"input": "hi", "output": "a long answer"}).label
+            'long'
+        """
+        clone = copy.copy(self)
+        clone.calibration = self._checked_calibration(calibration)
+        return clone
+
+    def _checked_calibration(self, spec: CalibrationSpec) -> Calibration:
+        calibration = as_calibration(spec)
+        calibration.entry_for(self.id, self.judge.model_name if self.judge is not None else None)
+        return calibration
 
     def label_for(self, score: float) -> str | None:
         """The label of a score (``None`` when the scorer defines no labels)."""
@@ -630,6 +679,8 @@ class Scorer:
             result.status = "failed"
             _record_failure(result, overran, error)
             result.error_type = "timeout"
+        if self.calibration is not None and result.status == "scored":
+            result = self.calibration.apply(result)
         return result, error
 
     async def _admit(self, judge: Judge, result: ScoreResult) -> tuple[BudgetTicket, Judge, Scorer]:
@@ -1126,6 +1177,7 @@ def create_scorer(
     sync_steps: SyncSteps = "thread",
     level: ScorerLevel = "run",
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
 
@@ -1157,6 +1209,9 @@ def create_scorer(
             quiet (see :class:`~livescore.live.LiveDispatcher`).
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`Scorer.with_redaction`); ``None`` (default) sends the text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            that sets the labels from your own labelled data (see
+            :meth:`Scorer.with_calibration`); refused when fitted for another judge model.
 
     Example:
         >>> scorer = create_scorer(
@@ -1199,4 +1254,5 @@ def create_scorer(
         sync_steps=sync_steps,
         level=level,
         redact=redact,
+        calibration=calibration,
     )
