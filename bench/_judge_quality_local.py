@@ -63,23 +63,38 @@ from _local_model import (
     ensure_judge_venv,
     ensure_model,
 )
+from _loso import loso_table
 
 from livescore.demo import LocalJudgeServer
 from livescore.evals import split_threshold
 from livescore.evals._quality import auroc
 from livescore.judges import OpenAIJudge
 from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS
-from livescore.scorers._hallucination_prompts import LOGPROB_SYSTEM, logprob_prompt
+from livescore.scorers._hallucination_prompts import (
+    LOGPROB_SYSTEM,
+    SUPPORT_RULES,
+    logprob_prompt,
+)
 from livescore.scorers._prompting import render_context
 
 DATA = ROOT / "data" / "hallucination"
-DATASETS = ("halueval_qa_200", "summedits_200", "begin_wow_200")
+CELLS = ROOT / "bench" / "results" / "judge_quality_local_cells"
+SHIPPED_SETS = ("halueval_qa_200", "summedits_200", "begin_wow_200")
+# A set of another task (RAG answers' claims over their retrieved passages) that no prompt
+# choice looks at: it is reported with the choice the three sets above made.
+HELD_OUT_SETS = ("expertqa_rag_200",)
+DATASETS = (*SHIPPED_SETS, *HELD_OUT_SETS)
 SEED = 20261201
 THRESHOLD = 0.5
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
+# The in-between candidate prompt: the shipped logprob request with only the core rules
+# (the context as the only source; what supported and unsupported mean), without the rules
+# on hedging, loose precision and subjective claims; scored the same way.
+LOGPROB_CORE_RULES = "logprob core rules"
 METHODS = (
     "direct yes/no",
+    LOGPROB_CORE_RULES,
     "livescore logprob",
     "phoenix template",
     "livescore one-call",
@@ -96,10 +111,11 @@ AB_PREVIOUS_ONE_CALL = "A/B livescore one-call with the previous prompts"
 AB_METHODS = (AB_YES_NO, AB_NO_QUESTION, AB_PREVIOUS_ONE_CALL)
 AB_ONE_CALL_N = 20
 EXTRA_METHODS = ("phoenix faithfulness template", *AB_METHODS)
-CONTINUOUS = frozenset(
-    {"direct yes/no", "livescore logprob", "length baseline", AB_YES_NO, AB_NO_QUESTION}
-)
-LOGPROB_METHODS = frozenset({"direct yes/no", "livescore logprob", AB_YES_NO, AB_NO_QUESTION})
+# The prompts the leave-one-set-out table chooses among: the shipped rules prompt, the one
+# in between, the plain question.
+CANDIDATES = ("livescore logprob", LOGPROB_CORE_RULES, "direct yes/no")
+CONTINUOUS = frozenset({*CANDIDATES, "length baseline", AB_YES_NO, AB_NO_QUESTION})
+LOGPROB_METHODS = frozenset({*CANDIDATES, AB_YES_NO, AB_NO_QUESTION})
 SCORER_MODES = {
     "livescore three-step": "three_step",
     "livescore one-call": "one_call",
@@ -335,11 +351,24 @@ YES_NO_SYSTEM = LOGPROB_SYSTEM.rsplit("\n\n", 1)[0] + (
 )
 
 
+# The heading and the first three rules of the shipped ones.
+CORE_RULES = "\n".join(SUPPORT_RULES.splitlines()[:4])
+if not CORE_RULES.endswith("states.") or CORE_RULES not in LOGPROB_SYSTEM:
+    raise RuntimeError("the shipped logprob rules changed: update CORE_RULES")
+CORE_RULES_SYSTEM = LOGPROB_SYSTEM.replace(SUPPORT_RULES, CORE_RULES)
+
+
 def logprob_variant(method: str, item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
-    """The system prompt, prompt and (good, defect) words of a logprob A/B row: the shipped
+    """The system prompt, prompt and (good, defect) words of a logprob variant: the shipped
     request with one thing changed."""
     context = render_context([item["context"]], DEFAULT_MAX_CONTEXT_CHARS)
     question = (item.get("question") or "").strip() or None
+    if method == LOGPROB_CORE_RULES:
+        return (
+            CORE_RULES_SYSTEM,
+            logprob_prompt(item["output"], context, question),
+            ("supported", "unsupported"),
+        )
     if method == AB_NO_QUESTION:
         return (
             LOGPROB_SYSTEM,
@@ -674,6 +703,7 @@ def _fmt(value: float | None) -> str:
 # one server kind in a row share that server (a switch restarts it: seconds).
 RUN_ORDER = (
     "length baseline",
+    LOGPROB_CORE_RULES,
     "livescore logprob",
     "direct yes/no",
     "phoenix template",
@@ -684,7 +714,7 @@ RUN_ORDER = (
     "livescore three-step",
     "phoenix faithfulness template",
 )
-DATASET_ORDER = ("summedits_200", "begin_wow_200", "halueval_qa_200")
+DATASET_ORDER = ("expertqa_rag_200", "summedits_200", "begin_wow_200", "halueval_qa_200")
 
 
 def server_kind(method: str) -> str | None:
@@ -696,17 +726,35 @@ def server_kind(method: str) -> str | None:
 
 # The comparison the table is for, one set at a time: a run cut short has whole sets. Its
 # judge methods take turns, one chunk each, so a run cut short has them on the same items.
-SET_BY_SET = ("length baseline", "livescore logprob", "direct yes/no", "phoenix template")
+# (Phoenix's template, which no choice of prompt depends on, comes after: RUN_ORDER.)
+SET_BY_SET = ("length baseline", "livescore logprob", "direct yes/no")
 TAKE_TURNS = SET_BY_SET[1:]
 
 
+def take_turns(dataset: str, methods: Sequence[str]) -> list[str]:
+    """The methods of ``methods`` that take turns on ``dataset``: the candidate prompts on a
+    held-out set (the column the choice is judged by), :data:`TAKE_TURNS` elsewhere."""
+    turns = CANDIDATES if dataset in HELD_OUT_SETS else TAKE_TURNS
+    return [m for m in turns if m in methods]
+
+
 def planned_cells(plan: Plan) -> list[tuple[str, str]]:
-    """Every (set, method) of ``plan`` in the order they run: :data:`SET_BY_SET` set by
-    set, then the rest method by method (:data:`RUN_ORDER`)."""
+    """Every (set, method) of ``plan`` in the order they run, the cells that say the most
+    about the choice of prompt first: the held-out sets with the length baseline and every
+    candidate; the in-between candidate on the other sets; then :data:`SET_BY_SET` set by
+    set; then the rest method by method (:data:`RUN_ORDER`)."""
     datasets = [d for d in DATASET_ORDER if d in plan.datasets]
+    held_out = [
+        (d, m)
+        for d in datasets
+        if d in HELD_OUT_SETS
+        for m in ("length baseline", *CANDIDATES)
+        if m in plan.methods
+    ]
+    between = [(d, LOGPROB_CORE_RULES) for d in datasets if LOGPROB_CORE_RULES in plan.methods]
     first = [(d, m) for d in datasets for m in SET_BY_SET if m in plan.methods]
     rest = [(d, m) for m in RUN_ORDER if m in plan.methods for d in datasets]
-    return first + [cell for cell in rest if cell not in first]
+    return list(dict.fromkeys([*held_out, *between, *first, *rest]))
 
 
 def items_for(method: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -783,7 +831,7 @@ def run_plan(
         for dataset, method in order:
             if (dataset, method) in {(c.dataset, c.method) for c in cells}:
                 continue
-            turns = [m for m in TAKE_TURNS if m in plan.methods]
+            turns = take_turns(dataset, plan.methods)
             if method not in turns:
                 cell = run_one(dataset, method, None)
                 assert cell is not None
@@ -949,8 +997,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         python = ensure_judge_venv(cache, say=console.print)
     elif any(m.startswith("phoenix") for m in methods):
         python = args.phoenix_python or Path(sys.executable)
-    key = f"n{n}-seed{args.seed}" + ("-external" if args.base_url else "")
-    work = cache / "judge-quality-runs" / key
+    key = f"n{n}-seed{args.seed}"
+    # The local judge's cells are committed beside the results (the table can be recomputed
+    # and a run goes on from them on any machine); another server's stay in the cache.
+    work = cache / "judge-quality-runs" / f"{key}-external" if args.base_url else CELLS / key
     if args.fresh and work.is_dir():
         for old in work.glob("*.json"):
             old.unlink()
@@ -990,6 +1040,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         record.extra["rows"] = rows
         record.extra["sample"] = {"seed": args.seed, "n_per_set": n, "balanced": True}
         record.extra["complete"] = len(done) == len(planned_cells(plan))
+        # A run of the standard plan that has not scored every cell is partial too (the
+        # file stays where the docs read it; ``missing`` says which cells and why).
+        record.extra["partial"] = record.partial or not record.extra["complete"]
         record.extra["missing"] = [
             {
                 "dataset": d,
@@ -1011,7 +1064,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         if AB_PREVIOUS_ONE_CALL in done_methods(cells):
             record.extra["ab_previous_commit"] = previous_package(work)[1]
-        record.write({"threshold": THRESHOLD, "work": str(work)}, json_path=args.json)
+        record.extra["leave_one_set_out"] = leave_one_set_out(cells, [c for c, _ in begun], plan)
+        record.write({"threshold": THRESHOLD, "work": _shown(work)}, json_path=args.json)
 
     if args.rewrite:
         # The figures of the cells an earlier run kept, from this code; the file keeps that
@@ -1038,11 +1092,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     finished: list[Cell] = []
+    # The rows of the results file this run replaces, for the planned cells it has not scored
+    # (yet): kept as they were, marked with the commit of the run that scored them.
+    earlier = json.loads(record.path().read_text()) if record.path().is_file() else {}
+    if earlier.get("sample", {}) != {"seed": args.seed, "n_per_set": n, "balanced": True}:
+        earlier = {}
 
     def keep(cells: list[Cell]) -> None:
         finished[:] = cells
         if not args.cells_only:
-            write(cells, "not scored yet: the run was still going when this file was written")
+            why = "not scored yet: the run was still going when this file was written"
+            write(cells, why, earlier)
 
     # A stop (Ctrl-C, or SIGTERM from a scheduler) ends the run as Ctrl-C does: the server
     # is stopped, and the file keeps every finished row and says which were left.
@@ -1053,7 +1113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         console.print(f"stopped at {stamp}; {len(finished)} cells finished")
         if not args.cells_only:
-            write(finished, f"the run was stopped at {stamp}")
+            write(finished, f"the run was stopped at {stamp}", earlier)
         return 130
     if args.cells_only:
         return 0
@@ -1063,8 +1123,78 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ab_rows:
         print_rows("Prompt A/B rows", ab_rows)
     console.print(f"{time.perf_counter() - started:.0f} s")
-    write(cells, "not scored")
+    write(cells, "not scored", earlier)
+    print_loso(json.loads(record.path().read_text())["leave_one_set_out"])
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it (the file is committed)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def leave_one_set_out(cells: Sequence[Cell], begun: Sequence[Cell], plan: Plan) -> dict[str, Any]:
+    """The leave-one-set-out table (``bench/_loso.py``) of the candidate prompts, from the
+    finished cells and those begun (a held-out set's candidates take turns, so theirs cover
+    the same items); ``partial_cells`` names the begun ones."""
+    by_key = {(c.dataset, c.method): c.items for c in (*cells, *begun) if c.method in CANDIDATES}
+    table = loso_table(
+        by_key,
+        [d for d in SHIPPED_SETS if d in plan.datasets],
+        [d for d in HELD_OUT_SETS if d in plan.datasets],
+        [m for m in CANDIDATES if m in plan.methods],
+    )
+    table["partial_cells"] = [f"{c.dataset} · {c.method}" for c in begun if c.method in CANDIDATES]
+    return table
+
+
+def print_loso(loso: Mapping[str, Any]) -> None:
+    """The leave-one-set-out rows and the held-out sets' column, as the results file has them."""
+    rows = []
+    for row in loso["rows"]:
+        if "chosen" not in row:
+            rows.append([row["left_out"], "–", "–", "–", "–", "–", "missing cells"])
+            continue
+        rows.append(
+            [
+                row["left_out"],
+                row["chosen"],
+                f"{row['threshold']:.3f}",
+                _fmt(row["auroc"]),
+                _fmt(row["balanced_accuracy"]),
+                _fmt(row["split_half_balanced_accuracy"]),
+                f"{row['tokens_per_item']:.0f}",
+            ]
+        )
+    for entry in loso["held_out"]:
+        for candidate, figures in entry["candidates"].items():
+            rows.append(
+                [
+                    f"{entry['set']} (held out)",
+                    candidate + (" ← chosen" if candidate == entry.get("chosen") else ""),
+                    f"{figures['threshold']:.3f}",
+                    _fmt(figures["auroc"]),
+                    _fmt(figures["balanced_accuracy"]),
+                    _fmt(figures["split_half_balanced_accuracy"]),
+                    f"{figures['tokens_per_item']:.0f}",
+                ]
+            )
+    table(
+        "Leave one set out: the prompt chosen on the other sets, reported on this one",
+        [
+            "set",
+            "candidate",
+            "threshold",
+            "AUROC",
+            "balanced acc.",
+            "split-half balanced acc.",
+            "tokens/item",
+        ],
+        rows,
+    )
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -28,6 +28,7 @@ TABLE_METHODS = (
     "livescore three-step",
     "livescore one-call",
     "livescore logprob",
+    "logprob core rules",
     "phoenix template",
     "direct yes/no",
     "length baseline",
@@ -150,9 +151,9 @@ def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
     # Every livescore mode reached the server, the logprob rows with one-token requests.
     one_token = [r for r in requests if r.get("max_tokens") == 1]
     assert all(r["logprobs"] and r["top_logprobs"] == 20 for r in one_token)
-    # Direct, logprob and yes/no words on 3 sets of 4 items; without the question on the 2
-    # sets that have one (SummEdits has none: its shipped requests are the same).
-    assert len(one_token) == 3 * 3 * 4 + 2 * 4
+    # Direct, logprob, its core rules and yes/no words on 4 sets of 4 items; without the
+    # question on the 3 sets that have one (SummEdits has none: its requests are the same).
+    assert len(one_token) == 4 * 4 * 4 + 3 * 4
     assert {r["method"] for r in document["ab_rows"]} == {local.AB_YES_NO, local.AB_NO_QUESTION}
     assert all(entry["n"] == 4 for entry in document["ab"])
     assert document["judge"]["sha256"] == local.MODEL_SHA256
@@ -249,8 +250,9 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
         resumed = local.main(argv)
         resumed_requests = len(server.requests) - stopped_requests
     assert stopped == 130
-    # Set by set, SummEdits first: its two cells finished, BEGIN's first one was stopped.
-    done = [("summedits_200", "length baseline"), ("summedits_200", "direct yes/no")]
+    # Set by set, the held-out set first: its two cells finished, SummEdits' first one was
+    # stopped.
+    done = [("expertqa_rag_200", "length baseline"), ("expertqa_rag_200", "direct yes/no")]
     assert {(r["dataset"], r["method"]) for r in stopped_document["rows"]} == set(done)
     assert stopped_document["complete"] is False
     missing = {(m["dataset"], m["method"]) for m in stopped_document["missing"]}
@@ -263,14 +265,14 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     assert set(rewritten["rewritten"]) == {"command", "git"}  # what rewrote it
     assert rewritten["rows"][0]["length_balanced_accuracy"] is not None
     assert {m["reason"] for m in rewritten["missing"]} == {"stopped for the test"}
-    # The second run scores only what was left: two length cells, eight one-token calls.
+    # The second run scores only what was left: three length cells, twelve one-token calls.
     assert resumed == 0
-    assert calls == [4, 4, 4, 4]
-    assert resumed_requests == 2 * 4
+    assert calls == [4, 4, 4, 4, 4]
+    assert resumed_requests == 3 * 4
     document = json.loads(out.read_text())
     assert document["complete"] is True
     assert document["missing"] == []
-    assert len(document["rows"]) == 6
+    assert len(document["rows"]) == 8
 
 
 @pytest.mark.timeout(300)

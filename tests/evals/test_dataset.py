@@ -112,6 +112,18 @@ def test_shipped_hallucination_data_reads_cleanly() -> None:
     assert sorted(set(ds.labels)) == [0, 1]
 
 
+def test_the_held_out_expertqa_slice_reads_cleanly_and_is_balanced() -> None:
+    # The judge-quality benchmark's held-out set: RAG answers' claims beside their passages.
+    root = Path(__file__).resolve().parents[2] / "data" / "hallucination"
+    ds = load_dataset(root / "expertqa_rag_200.jsonl")
+    assert len(ds.items) == 200
+    assert ds.problems == []
+    assert ds.unknown_fields == {}
+    assert sorted(ds.labels.count(label) for label in (0, 1)) == [100, 100]
+    assert all(item["context"] and item["input"] for item in ds.items)
+    assert (root / "LICENSE.expertqa").read_text().startswith("MIT License")
+
+
 def test_an_input_or_output_that_is_not_text_is_a_bad_line(tmp_path: Path) -> None:
     # Before: {"input": 5, ...} was an item that every scorer skipped, unseen by
     # --fail-on-bad-lines, though the docs call it a bad line.
