@@ -135,12 +135,36 @@ def plausible_responder(body: dict[str, Any]) -> Any:
 
 BLOCKS, PLACES = unique_blocks(PAGES)
 
+# The live examples (README's, docs/live/'s) print what was scored, each score on a line of
+# its own: "keyword-coverage: score=0.5 label=partial reason=Covered 1 of 2 keywords…".
+_LIVE_ENTRY = re.compile(
+    r"\b(LiveScoringHandler|LiveScoringProcessor|LiveScoringSpanProcessor|LiveDispatcher)\("
+)
+_SCORE_LINE = re.compile(r"^[\w.-]+: score=\d[\d.]* label=\S+ reason=\S", re.M)
+
+
+def prints_live_scores(block: Block) -> bool:
+    """Whether ``block`` is a live example of the README or docs/live/, which must print
+    each score it makes."""
+    places = PLACES.get(block.code, [block.where])
+    shown = any(p.startswith(("README.md:", "docs/live/")) for p in places)
+    return shown and _LIVE_ENTRY.search(block.code) is not None
+
 
 def test_the_pages_have_python_blocks_and_skips_are_rare() -> None:
     assert len(BLOCKS) >= 25
     assert {b.page for b in BLOCKS} >= {"README.md", "docs/getting-started.md"}
     skipped = [b for b in BLOCKS if b.skip]
     assert len(skipped) <= 1, [(b.where, b.skip) for b in skipped]
+
+
+def test_the_live_examples_are_found() -> None:
+    live = [b for b in BLOCKS if prints_live_scores(b)]
+    pages = {p.split(":")[0] for b in live for p in PLACES[b.code]}
+    assert {"README.md", "docs/live/langchain.md", "docs/live/openai-agents.md"} <= pages
+    assert len(live) >= 4, [b.where for b in live]
+    assert _SCORE_LINE.search("keyword-coverage: score=0.5 label=partial reason=Covered 1 of 2")
+    assert not _SCORE_LINE.search("DispatchStats(sampled=1, scored=1)")
 
 
 def test_a_block_on_two_pages_runs_once_and_names_both(tmp_path: Path) -> None:
@@ -226,6 +250,11 @@ def test_the_block_runs(
         assert done.returncode == 0, (
             f"{', '.join(PLACES[block.code])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
         )
+        if prints_live_scores(block):
+            assert _SCORE_LINE.search(done.stdout), (
+                f"{', '.join(PLACES[block.code])} scores live but prints no score line "
+                f"('<scorer>: score=… label=… reason=…'):\n{done.stdout[-2000:]}"
+            )
         if phoenix or langfuse is not None:
             # the block prints its sink's stats: every score was delivered
             assert re.search(r"sent=[1-9]\d*, failed=0, dropped=0", done.stdout), done.stdout

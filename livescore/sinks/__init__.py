@@ -5,8 +5,9 @@ dashboard's own score API, off the agent's path: :class:`PhoenixSink` (span anno
 Phoenix's score badges) and :class:`LangfuseSink` (Langfuse scores). Pass them as
 ``sinks=[...]`` to :class:`~livescore.live.LiveDispatcher`,
 ``livescore_langchain.LiveScoringHandler`` or :func:`~livescore.run_evals`; every entry point
-attaches them through :func:`with_sinks`. :class:`BatchingSink` is the base to write your
-own.
+attaches them through :func:`with_sinks`. :class:`CallbackSink` hands each score to a
+function of yours, in process (to print it, keep it, test on it). :class:`BatchingSink` is
+the base to write your own.
 
 Example:
     >>> from livescore.live import LiveDispatcher
@@ -21,11 +22,13 @@ Example:
 from livescore._errors import RetryLater, SkipRecord
 from livescore.sinks._base import ScoreRecord, ScoreSink, with_sinks
 from livescore.sinks._batching import BatchingSink, DeliveryResult, SinkStats, deliver_one_by_one
+from livescore.sinks._callback import CallbackSink
 from livescore.sinks._langfuse import LangfuseSink
 from livescore.sinks._phoenix import PhoenixSink
 
 __all__ = (
     "BatchingSink",
+    "CallbackSink",
     "DeliveryResult",
     "LangfuseSink",
     "PhoenixSink",
