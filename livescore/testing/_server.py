@@ -287,6 +287,8 @@ class OpenAITestServer:
             message the server has seen before reports that message's tokens as cached
             (``usage.prompt_tokens_details.cached_tokens``), for testing cached-input
             prices. Estimated usage only (a reply's own ``usage`` is reported as given).
+        port: The port to serve on (0: a free one); for a server in a process of its own
+            whose port its parent chose (a stand-in for a local judge's server).
 
     Usage is estimated from the text unless a reply gives its own: prompt tokens from the
     request's messages, completion tokens from the answer (about four characters a
@@ -313,8 +315,10 @@ class OpenAITestServer:
         reject_json_schema: bool = False,
         reject_status: int = 400,
         prompt_caching: bool = False,
+        port: int = 0,
     ) -> None:
         self._queue: deque[Reply] = deque(_as_reply(r) for r in replies)
+        self.port = port
         self.prompt_caching = prompt_caching
         self._seen_prefixes: set[str] = set()
         self.responder = responder
@@ -335,11 +339,11 @@ class OpenAITestServer:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> OpenAITestServer:
-        """Bind a free port on 127.0.0.1 and serve in a background thread."""
+        """Bind ``port`` (a free one when 0) on 127.0.0.1 and serve in a background thread."""
         if self._httpd is not None:
             return self
         self._closing.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
+        self._httpd = _HTTPServer(("127.0.0.1", self.port), _Handler, self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.05},
