@@ -40,6 +40,11 @@ _log = logging.getLogger("livescore.collect")
 # A woken worker waits this long for more spans before it works: one wake-up (a GIL
 # hand-off on the agent's thread) per batch of spans instead of per span.
 _LINGER_S = 0.005
+# Queue items the worker takes per pass: spans that never stop coming (threads emitting
+# flat out) still get assembled, and a shutdown's deadline is looked at between passes.
+_MAX_BATCH = 2_048
+# What a shutdown waits past its deadline for the worker to count what it gives up.
+_ABANDON_S = 1.0
 # The scope the score spans are emitted under: they come back through the same provider
 # and are not part of any agent's run.
 _OWN_SCOPE = "livescore"
@@ -69,6 +74,10 @@ class PipelineStats:
         spans_queued: Spans (and log events) waiting for the worker now.
         spans_refused: Spans (and log events) refused because the queue was full (never
             assembled).
+        spans_dropped_at_shutdown: Spans (and log events) a shutdown let go: ending after
+            it began, or still queued when its timeout passed (never assembled). A run
+            whose root span is among them counts as dropped (``"shutdown"``) on the
+            dispatcher, as do the runs of the traces it still held then.
         own_spans: livescore's own score spans, seen and ignored.
         runs_waiting: Assembled runs waiting for the dispatcher's room.
         runs_submitted: Runs handed to the dispatcher (sampled by at least one scorer).
@@ -83,6 +92,7 @@ class PipelineStats:
 
     spans_queued: int = 0
     spans_refused: int = 0
+    spans_dropped_at_shutdown: int = 0
     own_spans: int = 0
     runs_waiting: int = 0
     runs_submitted: int = 0
@@ -172,6 +182,12 @@ class SpanPipeline:
         self._stopped = False
         self._thread: threading.Thread | None = None
         self._refused = 0
+        self._dropped_at_shutdown = 0
+        # Traces whose run was counted dropped at shutdown (its root refused or abandoned):
+        # the spans of theirs still held are evicted, not assembled into a second, partial
+        # run. Bounded like the open traces; past it a root is still counted.
+        self._dropped_traces: set[str] = set()
+        self._give_up_at: float | None = None  # a shutdown's deadline, for the worker
         self._own = 0
         self._submitted = 0
         self._not_sampled = 0
@@ -203,9 +219,39 @@ class SpanPipeline:
             _log.debug("livescore: put_span failed", exc_info=True)
 
     def refuse_span(self, span: Any) -> None:
-        """Count one SDK span as refused without queueing it (a span processor shutting
-        down: what ends after that is not waited for)."""
-        self._refuse(1)
+        """Count one SDK span as dropped at shutdown without queueing it (a span processor
+        shutting down: what ends after that is not waited for). A root span that is a run
+        counts its sampled run as dropped (``"shutdown"``): every run ends counted."""
+        with self._lock:
+            self._dropped_at_shutdown += 1
+        try:
+            # Only a root is worth reading here (on the agent's thread, while shutting
+            # down): a child ending late belongs to a run assembled from its root.
+            parent = getattr(span, "parent", None)
+            if parent is None or getattr(parent, "is_remote", False):
+                record = from_readable_span(span)
+                if record is not None:
+                    self._drop_runs_of([record])
+        except Exception:
+            _log.debug("livescore: refuse_span failed", exc_info=True)
+
+    def _drop_runs_of(self, spans: Sequence[SpanRecord]) -> None:
+        """Count the sampled runs whose root spans these are as dropped (``"shutdown"``), and
+        remember their traces so that what is held of them is evicted, not assembled."""
+        for span in spans:
+            # The test an eviction makes (a span of a convention livescore reads), not an
+            # assembly: this runs where time is short (an agent's thread, a late worker).
+            if not TraceAssembler.looks_like_agent(span):
+                continue
+            trace_id = span.trace_id
+            with self._lock:
+                if trace_id in self._dropped_traces:
+                    continue
+                if len(self._dropped_traces) < self._max_traces:
+                    self._dropped_traces.add(trace_id)
+            decision = self.sink.sample(trace_id)
+            if decision.sampled:
+                self.sink.drop(decision, "shutdown")
 
     def put_log(self, record: Any) -> None:
         """Queue one SDK log record (a ``LogData`` / ``ReadWriteLogRecord``) as a log event
@@ -307,15 +353,19 @@ class SpanPipeline:
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Finish every open trace, submit its runs, stop the worker. ``False`` when that did
-        not end within ``timeout`` (the rest is counted as refused when it arrives)."""
+        not end within ``timeout``: the worker then gives up, and what it had not assembled
+        is counted (``spans_dropped_at_shutdown``; the runs as dropped, ``"shutdown"``)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        self._give_up_at = deadline
         done = self.flush(timeout, drain=True) if not self._stopped else True
         with self._lock:
             self._stopped = True
         self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+            # Past the deadline the worker counts what it gives up, then ends.
+            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            thread.join(None if wait is None else wait + _ABANDON_S)
         return done
 
     def stats(self) -> PipelineStats:
@@ -324,6 +374,7 @@ class SpanPipeline:
             return PipelineStats(
                 spans_queued=len(self._queue) - self._batches + self._queued,
                 spans_refused=self._refused,
+                spans_dropped_at_shutdown=self._dropped_at_shutdown,
                 own_spans=self._own,
                 runs_waiting=len(self._ready),
                 runs_submitted=self._submitted,
@@ -354,6 +405,10 @@ class SpanPipeline:
         queue = self._queue
         assembler = self._assembler
         while True:
+            give_up_at = self._give_up_at
+            if give_up_at is not None and time.monotonic() >= give_up_at:
+                self._abandon()
+                return
             if not queue:
                 if self._stopped:
                     return
@@ -372,7 +427,9 @@ class SpanPipeline:
             records: list[SpanRecord | LogEvent] = []
             batched = batches = batched_bytes = batched_traces = 0
             own = 0
-            while queue:
+            taken = 0
+            while queue and taken < _MAX_BATCH:
+                taken += 1
                 item = queue.popleft()
                 if isinstance(item, _Marker):
                     markers.append(item)
@@ -408,6 +465,10 @@ class SpanPipeline:
                 if markers:  # a flush waits for runs whose root ended, not for their grace
                     runs.extend(assembler.finish_rooted())
                 if drains:
+                    with self._lock:
+                        dropped = [t for t in self._dropped_traces if assembler.holds(t)]
+                    for trace_id in dropped:  # counted already, when its root was refused
+                        assembler.evict(trace_id, "shutdown")
                     runs.extend(assembler.drain())
                 self._ready.extend(runs)
                 if drains:
@@ -421,6 +482,66 @@ class SpanPipeline:
                 _log.exception("livescore: the span pipeline failed on a batch")
             for marker in markers:
                 marker.done.set()
+
+    def _abandon(self) -> None:
+        """A shutdown's deadline has passed: count what is left instead of assembling it
+        (the queue's spans, the open traces, the runs waiting for the dispatcher), so that
+        every run still ends counted, and wake whoever waits on a flush."""
+        queue = self._queue
+        markers: list[_Marker] = []
+        roots: list[SpanRecord] = []
+        abandoned = 0
+        batched = batches = batched_bytes = batched_traces = 0
+        while queue:
+            item = queue.popleft()
+            if isinstance(item, _Marker):
+                markers.append(item)
+                continue
+            if isinstance(item, list):
+                batched += len(item)
+                batches += 1
+                batched_bytes += sum(r.size for r in item)
+                batched_traces += len({r.trace_id for r in item})
+                abandoned += len(item)
+                roots.extend(r for r in item if isinstance(r, SpanRecord) and r.is_root)
+                continue
+            abandoned += 1
+            if isinstance(item, LogEvent):
+                continue
+            parent = getattr(item, "parent", None)
+            if parent is None or getattr(parent, "is_remote", False):
+                record = from_readable_span(item)
+                if record is not None:
+                    roots.append(record)
+        with self._lock:
+            self._queued -= batched
+            self._batches -= batches
+            self._bytes -= batched_bytes
+            self._pending_traces -= batched_traces
+            self._dropped_at_shutdown += abandoned
+            self._stopped = True
+        try:
+            self._drop_runs_of(roots)
+            assembler = self._assembler
+            for trace_id in assembler.open_traces():
+                assembler.evict(trace_id, "shutdown")
+            while self._ready:
+                run = self._ready.popleft()
+                decision = sample_turn(self.sink, run.trace_id, run.conversation_id)
+                if decision.sampled:
+                    self.sink.drop(decision, "shutdown")
+            with self._lock:
+                self._assembly = assembler.stats()
+        except Exception:
+            _log.exception("livescore: the span pipeline failed to count what it gave up")
+        if abandoned:
+            _log.warning(
+                "livescore: the span pipeline's shutdown ran out of time; %d span(s) not "
+                "assembled, their runs counted as dropped (see stats())",
+                abandoned,
+            )
+        for marker in markers:
+            marker.done.set()
 
     def _release(self, *, force: bool) -> None:
         """Submit the assembled runs while the dispatcher has room (all of them when
@@ -463,10 +584,14 @@ class SpanPipeline:
         return self.sink.sample(trace_id).sampled or self._conversations
 
     def _on_evict(self, trace_id: str, reason: str, looked_like_agent: bool) -> None:
+        with self._lock:
+            if trace_id in self._dropped_traces:
+                return  # its run is counted already
         if looked_like_agent:
             decision = self.sink.sample(trace_id)
             if decision.sampled:
-                self.sink.drop(decision, "evicted")
+                # What a shutdown let go is dropped for it, as its queued spans are.
+                self.sink.drop(decision, "shutdown" if reason == "shutdown" else "evicted")
 
     def _submit(self, run: Run) -> None:
         try:

@@ -56,7 +56,9 @@ class LiveScoringSpanProcessor:
     while the dispatcher scores: a burst of 11,000 runs is scored, not dropped. A trace is
     assembled half a second (``late_span_grace``) after its root ends, so a child ending
     just after it is part of the run. ``shutdown`` takes 10 s at most: spans ending after
-    it began are refused and counted, what had ended is assembled and scored within it.
+    it began are not waited for, what had ended is assembled and scored within it; what it
+    cannot finish in time is counted (``trace_stats().spans_dropped_at_shutdown``, the runs
+    as dropped, ``"shutdown"``).
     What it holds is bounded (open traces,
     spans per trace, bytes, age): a trace past a bound is evicted unfinished, counted in
     :meth:`trace_stats` and logged once per reason, and its sampled runs count as dropped
@@ -210,8 +212,8 @@ class LiveScoringSpanProcessor:
         if self._shut:
             return
         self._shut = True
-        # Spans ending from now on (threads still emitting) are refused and counted, not
-        # waited for: the drain covers what had ended, and ends.
+        # Spans ending from now on (threads still emitting) are counted, their runs as
+        # dropped, not waited for: the drain covers what had ended, and ends.
         self._put = self._pipeline.refuse_span
         # One deadline for the whole shutdown (not one per part): the SDK's shutdown at exit
         # waits on it.

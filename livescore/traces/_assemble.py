@@ -977,6 +977,26 @@ class TraceAssembler:
             runs.extend(self._finish(trace_id))
         return runs
 
+    @staticmethod
+    def looks_like_agent(span: SpanRecord) -> bool:
+        """Whether ``span`` speaks a convention livescore reads (the test :meth:`add` makes
+        of a trace, for ``on_evict``'s ``looked_like_an_agent_trace``)."""
+        return convention_of(span) is not None
+
+    def open_traces(self) -> list[str]:
+        """The ids of the traces held now, oldest first."""
+        return list(self._traces)
+
+    def holds(self, trace_id: str) -> bool:
+        """Whether the trace ``trace_id`` is held (open) now."""
+        return trace_id in self._traces
+
+    def evict(self, trace_id: str, reason: str) -> None:
+        """Let an open trace go unfinished (counted under ``reason``, ``on_evict`` told);
+        nothing for one not held."""
+        if trace_id in self._traces:
+            self._evict(trace_id, reason)
+
     def next_deadline(self) -> float | None:
         """The monotonic time at which :meth:`collect` next has work, ``None`` if never."""
         if not self._traces:

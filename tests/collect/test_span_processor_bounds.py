@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import set_span_in_context
 
-from livescore.collect import LiveScoringSpanProcessor
+from livescore.collect import LiveScoringSpanProcessor, SpanPipeline
 from livescore.live import DispatchStats, LiveDispatcher, SamplingDecision
 from livescore.runs import Run
 from livescore.scorers import create_keyword_coverage_scorer
+from livescore.traces import AssemblyLimits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
 from _trace_support import genai_tool_run
@@ -155,3 +159,104 @@ def test_a_child_that_ends_after_its_root_is_part_of_the_run() -> None:
     assembly = processor.trace_stats().assembly
     assert (assembly.runs_assembled, assembly.spans_finished) == (1, 2)
     assert assembly.spans_dropped == {}  # not "late"
+
+
+def _wait_for(condition: Any, timeout: float = 20.0) -> bool:
+    """Whether ``condition()`` came true within ``timeout`` (looked at every 20 ms)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_runs_ending_while_shutdown_runs_are_each_counted() -> None:
+    # Eight threads keep ending runs before, during and after the shutdown: it returns, and
+    # every run they ended is scored, failed, skipped or dropped (those ending after it
+    # began as "shutdown"), none missing.
+    processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("emitting")
+    stop = threading.Event()
+    emitted = [0] * 8
+
+    def emit(index: int) -> None:
+        while not stop.is_set():
+            _agent_run(tracer, emitted[index])
+            emitted[index] += 1
+            time.sleep(0.001)  # an agent between runs
+
+    threads = [threading.Thread(target=emit, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    assert _wait_for(lambda: min(emitted) >= 20)
+    shutting = threading.Thread(target=processor.shutdown)
+    shutting.start()
+    shutting.join(30)  # it keeps to 10 s (and 1 s to count what it gave up)
+    assert not shutting.is_alive()
+    after = list(emitted)
+    assert _wait_for(lambda: all(now > then for now, then in zip(emitted, after, strict=True)))
+    stop.set()
+    for thread in threads:
+        thread.join(20)
+    total = sum(emitted)
+    assert _wait_for(lambda: processor.stats().sampled == total), (processor.stats(), total)
+    stats = processor.stats()
+    assert stats.scored + stats.failed + stats.skipped + stats.dropped == total
+    assert stats.dropped_by_reason.get("shutdown", 0) >= 8  # at least one per thread after it
+    assert processor.trace_stats().spans_dropped_at_shutdown >= 8
+    provider.shutdown()
+
+
+class FirstSampleBlocksDouble:
+    """A test double of a Dispatcher: a real LiveDispatcher whose first sample() blocks until
+    released (the pipeline's thread held up past a shutdown's deadline)."""
+
+    def __init__(self) -> None:
+        self.inner = LiveDispatcher([create_keyword_coverage_scorer()], register_atexit=False)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.submitted = 0
+
+    def sample(self, key: str | None, conversation_id: str | None = None) -> SamplingDecision:
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(30)
+        return self.inner.sample(key, conversation_id)
+
+    def submit(self, run: Run, decision: SamplingDecision | None = None) -> bool:
+        self.submitted += 1
+        return self.inner.submit(run, decision)
+
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
+        self.inner.drop(decision, reason)
+
+
+def test_spans_still_queued_when_a_shutdown_gives_up_are_counted() -> None:
+    sink = FirstSampleBlocksDouble()
+    pipeline = SpanPipeline(
+        sink,  # type: ignore[arg-type]
+        AssemblyLimits(late_span_grace=60),
+        finish_on_root=True,
+    )
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for n in range(11):  # eleven one-span runs
+        _agent_run(provider.get_tracer("queued"), n)
+    runs = exporter.get_finished_spans()
+    pipeline.put_span(runs[0])
+    assert sink.entered.wait(10)  # the pipeline's thread is held on the first run
+    for span in runs[1:]:
+        pipeline.put_span(span)
+    assert not pipeline.shutdown(0.2)  # gives up: the thread is still held
+    sink.release.set()
+    # Let go, the thread counts what it gave up instead of assembling it: the ten queued
+    # runs and the one it held, each dropped ("shutdown"), none handed over.
+    assert _wait_for(lambda: sink.inner.stats().dropped == 11), sink.inner.stats()
+    assert sink.inner.stats().dropped_by_reason == {"shutdown": 11}
+    assert sink.submitted == 0
+    assert pipeline.stats().spans_dropped_at_shutdown == 10
+    sink.inner.shutdown()
