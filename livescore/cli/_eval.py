@@ -19,6 +19,12 @@ from typing import TYPE_CHECKING, Any
 from livescore._catalog import parse_scorer_spec
 from livescore._files import AtomicFile, output_target
 from livescore._text import escape_lone_surrogates
+from livescore.cli._calibration import (
+    add_calibration_argument,
+    calibrate_scorers,
+    calibration_label,
+    write_calibration,
+)
 from livescore.cli._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -235,6 +241,18 @@ def add_eval_parser(sub: Any) -> None:
         "selected judge scorer against; default: each scorer's own label (hallucinated for "
         "hallucination and faithfulness, toxic for toxicity, biased for bias, irrelevant for "
         "answer-relevancy); a field no line has, or no judge scorer, is a usage error",
+    )
+    p.add_argument(
+        "--calibrate",
+        metavar="CALIBRATION.json",
+        help="labelled data: fit each scorer measured against the label (--label FIELD, or "
+        "the one label the scorers predict) on half the labelled items, per judge model: "
+        "the threshold with the best balanced accuracy and, for scores of more than two "
+        "values, an isotonic map to the label's probability; report it on the other half "
+        "and write it here, for --calibration",
+    )
+    add_calibration_argument(
+        p, extra="with --broker, give it to livescore worker (the workers score)"
     )
     checks = p.add_argument_group("checks for CI (exit 1 when one fails)")
     checks.add_argument(
@@ -565,6 +583,19 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         )
     _check_threshold(args.threshold, selected)
     _check_bounds(bounds, selected)
+    fit_label = (
+        calibration_label(args.label, [s.label for s in selected]) if args.calibrate else None
+    )
+    if args.calibration:
+        if args.broker:
+            raise UsageError(
+                "--calibration: with --broker the workers score: give it to livescore worker"
+            )
+        calibrated = calibrate_scorers(
+            [s.scorer for s in selected], args.calibration, lambda line: err.print(escape(line))
+        )
+        for s, scorer in zip(selected, calibrated, strict=True):
+            s.scorer = scorer
     target = _load_target(args.target) if args.target else None
     if bool(args.data) == bool(args.traces):
         raise UsageError("give a DATA.jsonl file or --traces FILE (one of them)")
@@ -577,6 +608,12 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     if source is not None:
         inputs.append(("the --target module's file", source))
     _check_outputs(out_path, report_path, inputs)
+    if args.calibrate:
+        _check_output("--calibrate", Path(args.calibrate))
+        others = [*inputs, ("--out", out_path), ("--report", report_path)]
+        for what, other in others:
+            if other is not None and _same_file(Path(args.calibrate), other):
+                raise UsageError(f"--calibrate {args.calibrate} is {what}: choose another path")
     ci = EvalCi.from_args(
         args,
         [s.scorer.judge for s in selected if s.scorer.judge is not None],
@@ -609,6 +646,10 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     if args.label and all(value is None for value in dataset.labels_for(args.label)):
         raise UsageError(
             f"--label {args.label}: no usable line of {path} has a 0/1 {args.label!r} field"
+        )
+    if fit_label and all(value is None for value in dataset.labels_for(fit_label)):
+        raise UsageError(
+            f"--calibrate: no usable line of {path} has a 0/1 {fit_label!r} field to fit on"
         )
 
     _print_problems(err, path, dataset)
@@ -721,6 +762,20 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         partial,
         report_options=ci.report_options(),
     )
+    if fit_label and not stop.interrupted:
+        lines, error = write_calibration(
+            args.calibrate,
+            result,
+            dataset.labels_for(fit_label),
+            label=fit_label,
+            higher_is_better={
+                s.scorer.id: s.entry.higher_is_better for s in selected if s.label == fit_label
+            },
+        )
+        written.extend(lines)
+        if error is not None:
+            err.print(error)
+            outputs_ok = False
     export.close(_EXPORT_TIMEOUT_S if not stop.early else _EXPORT_TIMEOUT_INTERRUPTED_S)
     delivered = export.report(err)
     _print_results(out, result, dataset)
