@@ -218,17 +218,23 @@ class Page:
                 clickCount=1 if kind != "mouseMoved" else 0,
             )
 
-    def screenshot(self, path: Path, *, top: str | None = None, height: int = 900) -> None:
-        """Write a PNG of the page to ``path``: the viewport, or ``height`` pixels of the
-        page's width from the top of the element ``top`` finds."""
+    def screenshot(self, path: Path, *, element: str | None = None, height: int = 900) -> None:
+        """Write a PNG of the page to ``path``: the viewport, or the page's width from the
+        top of ``element`` (a selector) to its bottom, ``height`` pixels at most."""
         params: dict[str, Any] = {"format": "png"}
-        if top is not None:
+        if element is not None:
             box = self.evaluate(
-                f"(() => {{ const r = document.querySelector({json.dumps(top)})"
-                ".getBoundingClientRect(); return [r.top + window.scrollY,"
+                f"(() => {{ const r = document.querySelector({json.dumps(element)})"
+                ".getBoundingClientRect(); return [r.top + window.scrollY, r.height + 16,"
                 " document.documentElement.clientWidth]; })()"
             )
-            params["clip"] = {"x": 0, "y": box[0], "width": box[1], "height": height, "scale": 1}
+            params["clip"] = {
+                "x": 0,
+                "y": box[0],
+                "width": box[2],
+                "height": min(box[1], height),
+                "scale": 1,
+            }
             params["captureBeyondViewport"] = True
         data = self.command("Page.captureScreenshot", **params)["data"]
         path.write_bytes(base64.b64decode(data))

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import struct
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from livescore.evals._quality import binary_quality
 from livescore.scoring import StepContext
 
 CHROMIUM = find_chromium()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _claims_scorer():  # type: ignore[no-untyped-def]
@@ -355,3 +359,23 @@ def test_a_reviewer_sorts_and_filters_the_items_with_the_mouse(
     choose("filter-scorer", "")
     choose("filter-label", "0:")  # the unlabelled item
     assert _visible_lines(page) == [9]
+
+
+@needs_chromium
+@pytest.mark.timeout(300)
+def test_the_docs_screenshot_comes_from_its_script(tmp_path: Path) -> None:
+    """docs/report-review.png is made by docs/report_screenshot.py: it still runs."""
+    shot = tmp_path / "review.png"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "report_screenshot.py"), str(shot)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    assert width == 1400
+    assert 300 < height <= 1000
