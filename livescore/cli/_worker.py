@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from livescore._version import install_hint
+from livescore.cli._calibration import add_calibration_argument, calibrate_scorers
 from livescore.cli._common import EXIT_OK, UsageError, positive_float, positive_int
 from livescore.cli._cost import (
     add_judge_budget_arguments,
@@ -198,6 +199,7 @@ def add_worker_parser(sub: Any) -> None:
         "placeholders before the judge sees it; the scores this worker emits hold the "
         "placeholders (the jobs in Redis hold the run as published; needs livescore-ai[pii])",
     )
+    add_calibration_argument(p)
     p.add_argument(
         "-v",
         "--verbose",
@@ -490,6 +492,9 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
     apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
     module, value = load_attribute(args.scorers, "MODULE:ATTR")
     scorers = _as_list(value, "scorers", "MODULE:ATTR", args.scorers)
+    if args.calibration:
+        watchdog.phase = f"loading {args.calibration}"
+        scorers = calibrate_scorers(scorers, args.calibration, log.say)
     if args.sinks:
         watchdog.phase = f"loading {args.sinks}"
         _, sink_value = load_attribute(args.sinks, "--sinks")
