@@ -693,6 +693,90 @@ def judge_cost() -> str:
     return table(columns, rows) + "\n\n" + note + "\n\n" + source(document)
 
 
+def hallucination_cost() -> str:
+    """What one hallucination score costs, by judge mode: the throughput benchmark's calls
+    and tokens, the local benchmark's logprob tokens, the cost benchmark's dollars."""
+    speed, local, cost = load("throughput"), load("judge_quality_local"), load("judge_cost")
+    by_mode = {}
+    for r in speed["results"]["configurations"]:
+        by_mode.setdefault(r["judge_mode"], r)  # the same per score at every concurrency
+    rows = [
+        [
+            f'`judge_mode="{mode}"`',
+            f"{r['calls_per_score']:g}",
+            f"{r['input_tokens_per_score']:,.0f} / {r['output_tokens_per_score']:,.0f}",
+            "`throughput.json`",
+        ]
+        for mode, r in by_mode.items()
+    ]
+    logprob = [
+        r["judge_tokens_per_item"] for r in local["rows"] if r["method"] == "livescore logprob"
+    ]
+    if logprob:
+        rows.append(
+            [
+                '`judge_mode="logprob"`',
+                "1",
+                f"{min(logprob):,.0f} to {max(logprob):,.0f} in all, by data set",
+                "`judge_quality_local.json`",
+            ]
+        )
+    for r in speed["results"].get("pairs") or []:
+        shared = "shared" if r["mode"] == "pair_shared" else "not shared"
+        rows.append(
+            [
+                f"with faithfulness on the same run, claims {shared} (three-step)",
+                f"{r['calls_per_run']:g} for the two",
+                f"{r['input_tokens_per_run']:,.0f} input for the two",
+                "`throughput.json`",
+            ]
+        )
+    full, data = cost["results"]["full_run"], cost["results"]
+    note = (
+        f"In dollars: {data['items']} HaluEval QA items scored three-step with "
+        f"`{data['model']}` at OpenAI's list price cost ${full['cost_usd']:.4f} in all, "
+        f"${full['cost_per_item_min_usd']:.6f} to ${full['cost_per_item_max_usd']:.6f} an item, "
+        f"{full['tokens']:,} tokens (`judge_cost.json`; the benchmark's test judge reports "
+        "usage from each request's text)."
+    )
+    sources = "\n\n".join(source(document) for document in (speed, local, cost))
+    columns = ["hallucination scorer", "judge calls / score", "tokens / score in / out", "from"]
+    return table(columns, rows) + "\n\n" + note + "\n\n" + sources
+
+
+def hallucination_quality() -> str:
+    """The hallucination scorer's balanced accuracy with the local judge, mode by mode,
+    beside the length baseline on each set."""
+    document = load("judge_quality_local")
+    methods = ("livescore logprob", "livescore one-call", "length baseline")
+    names = {
+        "summedits_200": "SummEdits",
+        "begin_wow_200": "BEGIN",
+        "halueval_qa_200": "HaluEval-QA",
+    }
+    found = {(r["dataset"], r["method"]): r for r in document["rows"]}
+    rows = []
+    for dataset, name in names.items():
+        cells = []
+        for method in methods:
+            row = found.get((dataset, method))
+            value = None if row is None else row["balanced_accuracy"]
+            cells.append("–" if value is None else f"{value:.3f} ({row['scored']} items)")
+        rows.append([name, *cells])
+    columns = ["set", '`judge_mode="logprob"`', '`judge_mode="one_call"`', "length alone"]
+    judge = document["judge"]
+    note = (
+        f"The judge: {judge['model']}, served by {judge['server']}; balanced accuracy at the"
+        " default threshold."
+    )
+    # Rows a later run added (``--rewrite``) carry no ``carried_from``: say which.
+    later = sorted({m for (_, m), r in found.items() if m in methods and "carried_from" not in r})
+    if later and len(later) < len(methods):
+        commit = document["rewritten"]["git"]["commit"][:7]
+        note += f" {', '.join(later)}: scored by a later run, added at commit {commit}."
+    return table(columns, rows) + f"\n\n{note}\n\n" + source(document)
+
+
 TOOL_SCORERS = ("tool-call-accuracy", "trajectory")
 
 
@@ -935,6 +1019,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "judge_quality_local.halueval_qa_200": lambda: judge_quality_local("halueval_qa_200"),
     "judge_quality_local.ab": judge_quality_local_ab,
     "judge_cost": judge_cost,
+    "judge_cost.hallucination": hallucination_cost,
+    "judge_quality_local.hallucination": hallucination_quality,
     "sinks": sinks,
     "code_scorers.speed": code_scorers_speed,
     "code_scorers.agreement": code_scorers_agreement,
