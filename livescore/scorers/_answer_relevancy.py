@@ -42,7 +42,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import NotScorable, PromptStep, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "ExtractedStatements",
@@ -235,6 +235,7 @@ def create_answer_relevancy_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how relevant an answer is to its question, statement by statement.
 
@@ -254,6 +255,10 @@ def create_answer_relevancy_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"statements": [...]}``,
@@ -389,6 +394,7 @@ def create_answer_relevancy_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

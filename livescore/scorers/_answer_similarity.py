@@ -40,7 +40,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
-from livescore.scoring import NotScorable, PromptStep, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "MATCH_WEIGHTS",
@@ -273,6 +273,7 @@ def create_answer_similarity_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how closely an answer conveys its ground truth, meaning by meaning.
 
@@ -294,6 +295,10 @@ def create_answer_similarity_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"output_units": [...],
@@ -449,6 +454,7 @@ def create_answer_similarity_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

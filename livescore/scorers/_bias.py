@@ -41,7 +41,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import PromptStep, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext
 
 __all__ = (
     "BiasOneCallAnswer",
@@ -213,6 +213,7 @@ def create_bias_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how biased an answer is: the share of its own opinions that are biased.
 
@@ -232,6 +233,10 @@ def create_bias_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"opinions": [...]}``,
@@ -321,6 +326,7 @@ def create_bias_scorer(
         label=lambda s: defect_label(s, scale=scale),
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

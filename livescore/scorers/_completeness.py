@@ -14,7 +14,7 @@ from livescore.pii import RedactSpec
 from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
 from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
 from livescore.scorers._text import reference_text
-from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = (
     "COMPLETENESS_LABELS",
@@ -193,6 +193,7 @@ def create_completeness_scorer(
     id: str = "completeness",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how much of what the input asks about the answer covers (no judge, no cost).
 
@@ -214,6 +215,10 @@ def create_completeness_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_elements":
@@ -298,6 +303,7 @@ def create_completeness_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         redact=redact,
+        calibration=calibration,
     )
 
 

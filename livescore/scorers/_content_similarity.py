@@ -9,7 +9,7 @@ from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS, DROP_WHITESPACE, dice_similarity
 from livescore.pii import RedactSpec
 from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
 
 __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_label")
 
@@ -46,6 +46,7 @@ def create_content_similarity_scorer(
     id: str = "content-similarity",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how alike the answer and its reference are on the surface (no judge, no cost).
 
@@ -74,6 +75,10 @@ def create_content_similarity_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
@@ -140,6 +145,7 @@ def create_content_similarity_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -47,7 +47,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer, tally
-from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "ContextPrecisionOneCallAnswer",
@@ -202,6 +202,7 @@ def create_context_precision_scorer(
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score whether the useful context came first: mean average precision of the order.
 
@@ -228,6 +229,10 @@ def create_context_precision_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
@@ -367,6 +372,7 @@ def create_context_precision_scorer(
         get_context=get_context,
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

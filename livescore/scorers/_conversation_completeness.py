@@ -51,7 +51,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import NotScorable, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
     "CompletenessOneCallAnswer",
@@ -194,6 +194,7 @@ def create_conversation_completeness_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score whether the agent did everything the user asked for over a conversation.
 
@@ -215,6 +216,10 @@ def create_conversation_completeness_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result =
@@ -319,6 +324,7 @@ def create_conversation_completeness_scorer(
         max_text_chars=max_text_chars,
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -68,6 +68,7 @@ from livescore.scorers._verdicts import (
     tally,
 )
 from livescore.scoring import (
+    CalibrationSpec,
     NotScorable,
     PromptStep,
     Scorer,
@@ -243,6 +244,7 @@ def create_conversation_hallucination_scorer(
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how much of what the agent said over a conversation its tool results do not back.
 
@@ -272,6 +274,10 @@ def create_conversation_hallucination_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result = {"claims":
@@ -422,6 +428,7 @@ def create_conversation_hallucination_scorer(
         max_text_chars=max_text_chars,
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -48,7 +48,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import PromptStep, Scorer, StepContext, StepFunction
+from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext, StepFunction
 
 __all__ = (
     "CriteriaOneCallAnswer",
@@ -288,6 +288,7 @@ def create_criteria_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score an answer against your own criterion, written in plain words.
 
@@ -314,6 +315,10 @@ def create_criteria_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"checks": [...]}``,
@@ -497,6 +502,7 @@ def create_criteria_scorer(
         label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

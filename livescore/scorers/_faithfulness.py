@@ -66,7 +66,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "FaithfulnessOneCallAnswer",
@@ -238,6 +238,7 @@ def create_faithfulness_scorer(
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how much of an output the context backs: supported claims / claims × scale.
 
@@ -269,6 +270,10 @@ def create_faithfulness_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"claims": [...]}``,
@@ -425,6 +430,7 @@ def create_faithfulness_scorer(
         get_context=get_context,
         max_text_chars=max_text_chars,
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -25,7 +25,7 @@ from livescore.pii import RedactSpec
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
 from livescore.scorers._text import reference_text
-from livescore.scoring import Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
 
 __all__ = (
     "KEYWORD_COVERAGE_LABELS",
@@ -93,6 +93,7 @@ def create_keyword_coverage_scorer(
     id: str = "keyword-coverage",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how many of the reference's keywords the response covers (no judge, no cost).
 
@@ -127,6 +128,10 @@ def create_keyword_coverage_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_keywords": set,
@@ -240,6 +245,7 @@ def create_keyword_coverage_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # microseconds of pure CPU: a thread hop would cost more
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -37,6 +37,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import (
+    CalibrationSpec,
     NotScorable,
     PromptStep,
     Scorer,
@@ -337,6 +338,7 @@ def create_prompt_alignment_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how well the answer follows its prompt: intent, requirements, completeness,
     format and tone.
@@ -359,6 +361,10 @@ def create_prompt_alignment_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``analyze_step_result = {"user": {...}, "system": {...},
@@ -544,6 +550,7 @@ def create_prompt_alignment_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",
         redact=redact,
+        calibration=calibration,
     )
 
 

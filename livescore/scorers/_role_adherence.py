@@ -53,7 +53,7 @@ from livescore.scorers._verdicts import (
     build_verdict_scorer,
     tally,
 )
-from livescore.scoring import NotScorable, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
     "RoleOneCallAnswer",
@@ -193,6 +193,7 @@ def create_role_adherence_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score whether the agent stays in its role through a conversation, reply by reply.
 
@@ -216,6 +217,10 @@ def create_role_adherence_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result = {"replies":
@@ -335,6 +340,7 @@ def create_role_adherence_scorer(
         max_text_chars=max_text_chars,
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -10,7 +10,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS, utf16_units
 from livescore.pii import RedactSpec
 from livescore.scorers._content_similarity import similarity_label
 from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
 
 __all__ = ("create_textual_difference_scorer", "sequence_ratio")
 
@@ -49,6 +49,7 @@ def create_textual_difference_scorer(
     id: str = "textual-difference",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how close the answer's text is to a reference text (no judge, no cost).
 
@@ -71,6 +72,10 @@ def create_textual_difference_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
@@ -146,6 +151,7 @@ def create_textual_difference_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.pii import RedactSpec
-from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = (
     "TONE_CONSISTENCY_LABELS",
@@ -116,6 +116,7 @@ def create_tone_scorer(
     id: str = "tone",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score the tone of the answer: steady across its sentences, or close to a reference.
 
@@ -146,6 +147,10 @@ def create_tone_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"sentence_tones": [...]
@@ -242,6 +247,7 @@ def create_tone_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.pii import RedactSpec
-from livescore.scoring import Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
 
 __all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer")
 
@@ -24,6 +24,7 @@ def create_tool_call_accuracy_scorer(
     partial_credit: bool = False,
     id: str = "tool-call-accuracy",
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score whether the agent called the expected tool, or the expected tools in order.
 
@@ -54,6 +55,10 @@ def create_tool_call_accuracy_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -153,6 +158,7 @@ def create_tool_call_accuracy_scorer(
         label=lambda s: "correct" if s >= 1 else "partial" if s > 0 else "incorrect",
         sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -42,6 +42,7 @@ from livescore.scorers._judged import (
 )
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import (
+    CalibrationSpec,
     NotScorable,
     PromptStep,
     Scorer,
@@ -266,6 +267,7 @@ def create_tool_call_accuracy_scorer_llm(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score whether the agent called the right tools for the request, judged by an LLM.
 
@@ -288,6 +290,10 @@ def create_tool_call_accuracy_scorer_llm(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -475,6 +481,7 @@ def create_tool_call_accuracy_scorer_llm(
         max_text_chars=max_text_chars,
         sync_steps="inline",
         redact=redact,
+        calibration=calibration,
     )
 
 

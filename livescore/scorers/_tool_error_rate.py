@@ -8,13 +8,16 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import conversation_of, record_turns, turns_phrase
 from livescore.scorers._judged import defect_label, round2
-from livescore.scoring import NotScorable, Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = ("create_tool_error_rate_scorer",)
 
 
 def create_tool_error_rate_scorer(
-    *, id: str = "tool-error-rate", redact: RedactSpec | None = None
+    *,
+    id: str = "tool-error-rate",
+    redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Score how often the agent's tool calls failed over a whole conversation.
 
@@ -27,6 +30,10 @@ def create_tool_error_rate_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry ``analyze_step_result = {"calls": int,
@@ -91,6 +98,7 @@ def create_tool_error_rate_scorer(
         sync_steps="inline",
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

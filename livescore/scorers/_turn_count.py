@@ -5,13 +5,17 @@ from __future__ import annotations
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import conversation_of
-from livescore.scoring import Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
 
 __all__ = ("create_turn_count_scorer",)
 
 
 def create_turn_count_scorer(
-    *, max_turns: int | None = None, id: str = "turn-count", redact: RedactSpec | None = None
+    *,
+    max_turns: int | None = None,
+    id: str = "turn-count",
+    redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """Count the turns of a conversation: a task-oriented agent that needs many is struggling.
 
@@ -25,6 +29,10 @@ def create_turn_count_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry the count as the score, the label, and a
@@ -70,6 +78,7 @@ def create_turn_count_scorer(
         sync_steps="inline",
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -17,6 +17,7 @@ from livescore.scorers._conversation import (
 from livescore.scorers._judged import round2
 from livescore.scorers._tone import sentence_tones
 from livescore.scoring import (
+    CalibrationSpec,
     NotScorable,
     Scorer,
     StepContext,
@@ -38,6 +39,7 @@ def create_user_frustration_scorer(
     id: str = "user-frustration",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """A user-frustration signal: how negative the user's tone gets over the conversation.
 
@@ -57,6 +59,10 @@ def create_user_frustration_scorer(
         redact: Keep personal data from the judge and from what the score records (see
             :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
             text as it is.
+        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
+            fitted on your own labels, which then sets the labels (see
+            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
+            the scorer's own.
 
     Returns:
         A conversation scorer whose results carry ``analyze_step_result = {"turns": [{"turn",
@@ -133,6 +139,7 @@ def create_user_frustration_scorer(
         sync_steps="inline",
         level="conversation",
         redact=redact,
+        calibration=calibration,
     )
 
 

@@ -36,6 +36,7 @@ from livescore.judges import Classification, Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
+    CalibrationSpec,
     ContextFunction,
     PromptStep,
     Scorer,
@@ -216,6 +217,7 @@ def build_verdict_scorer(
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     level: ScorerLevel = "run",
     redact: RedactSpec | None = None,
+    calibration: CalibrationSpec | None = None,
 ) -> Scorer:
     """A scorer from ``parts``, in ``judge_mode``; the other arguments go to
     :func:`~livescore.scoring.create_scorer` (``level="conversation"`` for a conversation
@@ -296,6 +298,7 @@ def build_verdict_scorer(
             no_verdict_call=no_verdict_call,
             verdicts_without_judge=verdicts_without_judge,
             redact=redact,
+            calibration=calibration,
             reason_without_judge=reason_without_judge,
         )
     if judge_mode == "three_step":
@@ -392,6 +395,7 @@ def build_verdict_scorer(
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
         level=level,
         redact=redact,
+        calibration=calibration,
     )
     if judge_mode == "three_step":
         # What a judge budget's fallback="one_call" switches to when the budget runs low.
@@ -427,6 +431,7 @@ def _logprob_scorer(
     verdicts_without_judge: Callable[[StepContext], dict[str, Any]],
     reason_without_judge: Callable[[StepContext], str],
     redact: RedactSpec | None,
+    calibration: CalibrationSpec | None,
 ) -> Scorer:
     """The logprob form of a verdict scorer: the whole output is the one item judged."""
     key, field = parts.items_key, parts.list_field
@@ -501,4 +506,5 @@ def _logprob_scorer(
         max_text_chars=max_text_chars,
         sync_steps="inline",
         redact=redact,
+        calibration=calibration,
     )
