@@ -1,8 +1,10 @@
 """Each scorer family has one page, ``docs/scorers/<family>.md``, whose table lists every
-scorer the catalog has in that family, as ``docs/scorer_tables.py`` renders it."""
+scorer the catalog has in that family, as ``docs/scorer_tables.py`` renders it; and the guide
+``docs/guides/which-scorer.md`` names every scorer under the question it answers."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -32,6 +34,16 @@ def test_every_scorer_is_on_its_familys_page(entry: object) -> None:
     family, usage = entry.family, entry.usage()  # type: ignore[attr-defined]
     page = ROOT / "docs" / "scorers" / f"{family}.md"
     assert f"| `{usage}` |" in page.read_text(encoding="utf-8")
+
+
+def test_the_scorer_guide_places_every_scorer() -> None:
+    """The guide "Which scorer do I need?" answers questions with scorers: each scorer of the
+    catalog is named there, so a new one is placed under the question it answers."""
+    guide = (ROOT / "docs" / "guides" / "which-scorer.md").read_text(encoding="utf-8")
+    builtin = [e.name for e in scorer_catalog() if e.origin.startswith("livescore.")]
+    assert len(builtin) > 30
+    missing = [name for name in builtin if not re.search(rf"`{re.escape(name)}[`:\[]", guide)]
+    assert missing == [], f"docs/guides/which-scorer.md does not name {missing}"
 
 
 def test_the_family_pages_are_in_the_site_navigation() -> None:
