@@ -14,6 +14,10 @@ a worker dies mid-score (the engine redelivers the job, the ledger hands the lap
 over). A timer that dies between taking a conversation and settling it lets its lease
 lapse, and another worker's timer publishes the same job again: the ledger recognises it.
 
+A conversation that never goes quiet (a turn more often than its idle timeout) is due
+anyway once its first turn no evaluation covers is ``max_age`` old (``why`` is
+``"max_age"``), and again when it goes quiet or ends, as in process.
+
 A conversation with no idle timeout is scored when its ``ttl`` has passed since its last
 turn (``scored_because`` is ``"ttl"``), so that none expires from Redis unscored; without
 an ``end_conversation`` it would otherwise never be. Keys (all under
@@ -22,7 +26,9 @@ an ``end_conversation`` it would otherwise never be. Keys (all under
 - ``{id}`` — a hash: ``count`` (turns so far), ``first`` (the first turn held),
   ``chars`` (the held turns' JSON size), ``scored`` (the turn count of the last evaluation
   published), ``scorers`` (the scorers that sampled it), ``why`` (``idle``,
-  ``turn_limit``…), ``max_turns`` and ``max_chars`` (the agent's bounds);
+  ``turn_limit``, ``max_age``…), ``max_turns``, ``max_chars`` and ``max_age`` (the agent's
+  bounds; ``max_age`` in ms, -1 for none), ``since`` (when the first turn no evaluation
+  covers came) and ``quiet_at`` (when it goes quiet; only with an idle timeout);
 - ``{id}:turns`` — a list: the held turns, oldest first, each ``{"run", "parent"}`` JSON;
 - ``{id}:runs`` — a set of the turns' run ids: a turn delivered twice is appended once;
 - ``due`` — a sorted set: conversation id → when it is due (Redis clock, ms).
@@ -51,16 +57,22 @@ CONVERSATION_PREFIX = "livescore:fleet:conv:"
 _DUE = f"{CONVERSATION_PREFIX}due"
 
 # KEYS: turns, runs, meta, due. ARGV: run id, turn json, idle ms (-1: none), scorers json,
-# max turns, max chars, ttl ms, conversation id. Returns the turn count (0: a duplicate).
+# max turns, max chars, ttl ms, conversation id, max age ms (-1: none). Returns the turn
+# count (0: a duplicate).
 _ADD_TURN = """
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('RPUSH', KEYS[1], ARGV[2])
 local count = redis.call('HINCRBY', KEYS[3], 'count', 1)
+if count - 1 <= tonumber(redis.call('HGET', KEYS[3], 'scored') or '0') then
+  redis.call('HSET', KEYS[3], 'since', now)  -- the first turn no evaluation covers
+end
 redis.call('HSETNX', KEYS[3], 'first', 1)
 local chars = redis.call('HINCRBY', KEYS[3], 'chars', string.len(ARGV[2]))
-redis.call('HSET', KEYS[3], 'scorers', ARGV[4], 'max_turns', ARGV[5], 'max_chars', ARGV[6])
+redis.call('HSET', KEYS[3], 'scorers', ARGV[4], 'max_turns', ARGV[5], 'max_chars', ARGV[6],
+  'max_age', ARGV[9])
+redis.call('HDEL', KEYS[3], 'quiet_at')
 local held = redis.call('LLEN', KEYS[1])
 local idle = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[7])
@@ -74,6 +86,13 @@ elseif chars > tonumber(ARGV[6]) and held > 1 then
   due = now
 elseif idle >= 0 then
   due = now + idle
+  redis.call('HSET', KEYS[3], 'quiet_at', due)
+  local max_age = tonumber(ARGV[9])
+  local aged = tonumber(redis.call('HGET', KEYS[3], 'since') or now) + max_age
+  if max_age >= 0 and aged < due then
+    why = 'max_age'  -- never quiet: due anyway, and again once quiet or ended
+    due = math.max(aged, now)
+  end
 else
   why = 'ttl'
   due = now + ttl
@@ -122,13 +141,30 @@ return out
 
 # KEYS: turns, runs, meta, due. ARGV: count published, conversation id. The evaluation of
 # ``count`` turns is published: record it, take the conversation off the timer unless a
-# turn came since, and past a bound (the agent's, kept in meta) let the oldest half go.
+# turn came since (then its max age counts from now), and past a bound (the agent's, kept
+# in meta) let the oldest half go.
 _SETTLE = """
 local published = tonumber(ARGV[1])
 local scored = tonumber(redis.call('HGET', KEYS[3], 'scored') or '0')
 if published > scored then redis.call('HSET', KEYS[3], 'scored', published) end
 local count = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
-if count <= published then redis.call('ZREM', KEYS[4], ARGV[2]) end
+if count <= published then
+  redis.call('ZREM', KEYS[4], ARGV[2])
+else
+  -- The turns that came since are due when quiet, or max_age from now (the first of them
+  -- came after the conversation was taken: now is at most that much later).
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', KEYS[3], 'since', now)
+  local quiet = tonumber(redis.call('HGET', KEYS[3], 'quiet_at') or '-1')
+  local max_age = tonumber(redis.call('HGET', KEYS[3], 'max_age') or '-1')
+  if quiet >= 0 and max_age >= 0 then
+    local why, due = 'idle', quiet
+    if now + max_age < quiet then why, due = 'max_age', now + max_age end
+    redis.call('HSET', KEYS[3], 'why', why)
+    redis.call('ZADD', KEYS[4], due, ARGV[2])
+  end
+end
 local held = redis.call('LLEN', KEYS[1])
 local chars = tonumber(redis.call('HGET', KEYS[3], 'chars') or '0')
 local max_turns = tonumber(redis.call('HGET', KEYS[3], 'max_turns') or '100')
@@ -190,6 +226,8 @@ class ConversationStore:
         turns, runs, meta = self._keys(conversation_id)
         idle = turn.get("idle_timeout")
         limits = turn.get("limits") or {}
+        # An agent older than max_age sends none: its conversations are due when quiet only.
+        max_age = limits.get("max_age")
         record = json.dumps({"run": run, "parent": parent}, default=str)
         count = self._add(
             keys=[turns, runs, meta, _DUE],
@@ -202,6 +240,7 @@ class ConversationStore:
                 int(limits.get("max_chars", 100_000)),
                 int(float(limits.get("ttl", 3600.0)) * 1000),
                 conversation_id,
+                -1 if max_age is None else int(float(max_age) * 1000),
             ],
         )
         return int(count)  # type: ignore[arg-type]

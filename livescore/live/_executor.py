@@ -107,6 +107,7 @@ class ConversationTurn:
                 "max_turns": self.limits.max_turns,
                 "max_chars": self.limits.max_chars,
                 "ttl": self.limits.ttl,
+                "max_age": self.limits.max_age,
             }
         return record
 

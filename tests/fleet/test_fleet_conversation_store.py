@@ -3,6 +3,7 @@ leases, end requests, the bounds and the ttl (the store and its timer, without w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -166,3 +167,38 @@ def test_the_timer_publishes_each_due_conversation_once(store: ConversationStore
     assert timer.tick() == 2
     assert timer.tick() == 0
     assert sorted(r["id"] for r in published) == [evaluation_id("a", 1), evaluation_id("b", 2)]
+
+
+def _redis_ms(store: ConversationStore) -> int:
+    seconds, micros = store.client.time()  # type: ignore[misc]
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def test_a_conversation_that_never_goes_quiet_is_due_at_its_max_age_and_again_at_its_end(
+    store: ConversationStore,
+) -> None:
+    # A 60 s idle timeout no test waits out, a max age of 0.3 s.
+    limits = {"max_turns": 100, "max_chars": 100_000, "ttl": 3600, "max_age": 0.3}
+    _add(store, "c", 1, idle=60.0, limits=limits)
+    assert store.take_due(lease=30) == []  # neither quiet nor old yet
+    start = time.monotonic()
+    while not (taken := store.take_due(lease=30)):
+        assert time.monotonic() - start < 30, "never due at its max age"
+        time.sleep(0.05)
+    assert taken == [("c", 1)]
+    _add(store, "c", 2, idle=60.0, limits=limits)  # a turn while its evaluation is made
+    record = store.evaluation("c", 1)
+    assert record is not None
+    assert record["conversation"]["metadata"]["scored_because"] == "max_age"
+    before = _redis_ms(store)
+    store.settle("c", 1)
+    after = _redis_ms(store)
+    # The turn that came since is due at its own max age (not at once, not in 60 s).
+    due = store.client.zscore("livescore:fleet:conv:due", "c")
+    assert due is not None
+    assert before + 300 <= due <= after + 300
+    assert store.end("c")  # it ends: due now, covering every turn
+    assert store.take_due(lease=30) == [("c", 2)]
+    record = store.evaluation("c", 2)
+    assert record is not None
+    assert record["conversation"]["metadata"]["scored_because"] == "ended"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import redis
 from fleet_support import Fleet, wait_for
 
 from livescore import Run, create_scorer
-from livescore.live import LiveDispatcher
+from livescore.live import ConversationLimits, LiveDispatcher
 from livescore.testing import OpenAITestServer, Reply
 
 pytestmark = pytest.mark.slow
@@ -182,3 +183,47 @@ def test_a_quiet_conversation_is_scored_by_the_fleet_and_again_when_it_resumes(
         float(s.attributes["gen_ai.evaluation.score.value"]) for s in _conversation_scores(fleet)
     )
     assert scores == [3.0, 4.0]
+
+
+def test_a_conversation_that_never_goes_quiet_is_scored_at_its_max_age_and_again_at_its_end(
+    fleet: Fleet,
+) -> None:
+    # Before: a conversation on the fleet was scored only once quiet; one with a turn more
+    # often than its idle timeout never was. Here the idle timeout (60 s) is never reached
+    # and turns keep coming until a score arrives: the one at its max age (1 s).
+    fleet.start_worker("--scorer-concurrency", "2")
+    stand_in = create_scorer(
+        id="turns",
+        description="scored by the fleet",
+        level="conversation",
+        generate_score=lambda ctx: 0.0,
+    )
+    agent = LiveDispatcher(
+        [stand_in],
+        broker=fleet.url,
+        register_atexit=False,
+        conversation_idle_timeout=60.0,
+        # A turn bound the test never reaches (225 turns in its 45 s): only the age is left.
+        conversation_limits=ConversationLimits(max_age=1.0, max_turns=1_000),
+    )
+    conversation = "c-busy"
+    number = 0
+    start = time.monotonic()
+    while not _conversation_scores(fleet):
+        assert time.monotonic() - start < 45, f"no score at the max age\n{fleet.logs()}"
+        number += 1
+        agent.submit(_turn(conversation, number))
+        time.sleep(0.2)
+    number += 1
+    agent.submit(_turn(conversation, number))  # one more, then it ends
+    assert agent.flush(timeout=60)
+    wait_for(lambda: _turns_kept(fleet, conversation) == number, 60, "every turn in Redis")
+    assert agent.end_conversation(conversation)
+    assert agent.flush(timeout=60)
+    wait_for(lambda: _by_turns(fleet)[(conversation, number)] >= 1, 90, "the score at its end")
+    agent.shutdown(timeout=10)
+    counts = _by_turns(fleet)
+    assert all(n == 1 for n in counts.values()), counts  # each (conversation, turns) once
+    # The one at its max age, while the turns kept coming, and the one at its end.
+    assert len(counts) >= 2
+    assert max(turns for _, turns in counts) == number
