@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from livescore._version import DISTRIBUTION
 from livescore.cli._calibration import add_calibration_argument, calibrate_scorers
+from livescore.cli._collect_output import add_output_arguments, finish_outputs, output_sinks
 from livescore.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -127,6 +128,7 @@ def add_collect_parser(sub: Any) -> None:
         help="print, for each trace assembled, the run it gave (each field's span and "
         "attribute, what scorers get) or why none, as 'livescore traces inspect' does",
     )
+    add_output_arguments(p)
     limits = p.add_argument_group("limits")
     limits.add_argument(
         "--quiet-period",
@@ -370,6 +372,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
     if args.redact and args.broker:
         raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
     redact = redactor_from_args(args)
+    outputs = output_sinks(args)  # --console, --out (its file opened now: usage errors first)
     if args.calibration:
         if args.broker:
             raise UsageError(
@@ -406,7 +409,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
                 emit=signals,
                 semconv_proposals=args.semconv_proposals,
             ),
-            sinks=sinks or None,
+            sinks=[*sinks, *outputs] or None,
             broker=args.broker,
             max_queue=args.max_queue,
             name="livescore-collect",
@@ -481,7 +484,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return _drain(err, receiver, pipeline, dispatcher, telemetry, args.drain_timeout)
+    return _drain(err, receiver, pipeline, dispatcher, telemetry, args.drain_timeout, outputs)
 
 
 def _backlogged(dispatcher: Any) -> bool:
@@ -498,6 +501,7 @@ def _drain(
     dispatcher: Any,
     telemetry: _Telemetry,
     timeout: float,
+    outputs: Sequence[Any] = (),
 ) -> int:
     from rich.markup import escape
 
@@ -512,6 +516,7 @@ def _drain(
     # quarter of the deadline is the dispatcher's, to finish what it holds.
     assembled = pipeline.shutdown(left() * 0.75)
     dispatcher.shutdown(left())
+    finish_outputs(err, outputs, max(left(), 1.0))  # what --console, --out still hold
     try:
         telemetry.shutdown()
     except Exception as exc:  # an unreachable backend must not hide the summary

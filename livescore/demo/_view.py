@@ -18,11 +18,21 @@ from rich.text import Text
 from rich.tree import Tree
 
 from livescore.otel import attributes as A
+from livescore.runs import Run, get_assistant_message, get_user_message
+from livescore.scoring import ScoreResult
 
 if TYPE_CHECKING:  # the SDK is the application's; the demo only reads its finished spans
     from opentelemetry.sdk.trace import ReadableSpan
 
-__all__ = ("RunView", "ScoreView", "ToolView", "build_run_views", "render_run", "short")
+__all__ = (
+    "RunView",
+    "ScoreView",
+    "ToolView",
+    "build_run_views",
+    "render_run",
+    "render_scored_run",
+    "short",
+)
 
 
 def short(value: Any, limit: int = 110) -> str:
@@ -60,6 +70,7 @@ class ScoreView:
     claims_hallucinated: int | None
     span_id: str
     parent_span_id: str | None
+    error: str | None = None  # why a score failed (from a ScoreResult; spans keep it apart)
 
 
 @dataclass(slots=True)
@@ -180,9 +191,15 @@ def _score_line(score: ScoreView) -> Text:
 
 
 def render_run(
-    index: int, run: RunView, question: str, answer: str, *, reason_chars: int = 400
+    index: int,
+    run: RunView,
+    question: str | None,
+    answer: str | None,
+    *,
+    reason_chars: int = 400,
 ) -> Tree:
-    """A rich tree of one run: question, answer, tool calls, evaluation spans."""
+    """A rich tree of one run: question, answer, tool calls, evaluation spans (``None`` for
+    the question and the answer, with no tools, shows the run's header and scores only)."""
     tree = Tree(
         Text.assemble(
             (f"Run {index}  ", "bold"),
@@ -190,8 +207,10 @@ def render_run(
             (f"  trace {run.trace_id[:16]}…", "dim"),
         )
     )
-    tree.add(Text.assemble(("question  ", "bold"), question))
-    tree.add(Text.assemble(("answer    ", "bold"), answer))
+    if question is not None:
+        tree.add(Text.assemble(("question  ", "bold"), question))
+    if answer is not None:
+        tree.add(Text.assemble(("answer    ", "bold"), answer))
     for tool in run.tools:
         node = Text.assemble(
             ("execute_tool ", "bold blue"),
@@ -207,8 +226,78 @@ def render_run(
         tree.add(Text("no evaluation span (scoring did not finish in time)", style="yellow"))
     for score in run.scores:
         branch = tree.add(_score_line(score))
-        detail = score.explanation or score.skip_reason
+        detail = score.explanation or score.skip_reason or score.error
         if detail:
             text = detail if len(detail) <= reason_chars else detail[: reason_chars - 1] + "…"
             branch.add(Text(text, style="italic"))
     return tree
+
+
+def _score_view_of(result: ScoreResult) -> ScoreView:
+    attributes = result.attributes
+    total = attributes.get(A.LIVESCORE_CLAIMS_TOTAL)
+    bad = attributes.get(A.LIVESCORE_CLAIMS_HALLUCINATED)
+    failed = result.status == "failed"
+    return ScoreView(
+        scorer=result.scorer_id,
+        status=result.status,
+        score=result.score,
+        label=result.label,
+        explanation=result.reason if result.status == "scored" else None,
+        error_type=result.error_type if failed else None,
+        skip_reason=result.reason if result.status == "skipped" else None,
+        judge_calls=result.usage.calls,
+        judge_tokens=result.usage.input_tokens + result.usage.output_tokens,
+        claims_total=total if isinstance(total, int) else None,
+        claims_hallucinated=bad if isinstance(bad, int) else None,
+        span_id="",
+        parent_span_id=None,
+        error=(result.error or result.error_type or "error") if failed else None,
+    )
+
+
+def render_scored_run(
+    index: int, run: Run, results: Sequence[ScoreResult], *, first: bool = True
+) -> Tree:
+    """The demo's tree of a run, drawn from the run and its scores rather than from spans:
+    the run's header (its name, trace), then, when ``first``, its question and answer
+    (abbreviated) and tool calls, then each score with its label and reason (a failed one
+    with why it failed). ``first=False`` draws the header and the scores only, for more
+    scores of a run already shown.
+
+    Example:
+        >>> from rich.console import Console
+        >>> from livescore.runs import Run
+        >>> from livescore.scoring import ScoreResult
+        >>> run = Run(input="Hi?", output="Hello.", name="greeter", trace_id="ab" * 16)
+        >>> score = ScoreResult(run.run_id, "polite", score=1.0, label="yes", reason="Greets.")
+        >>> Console(width=60).print(render_scored_run(1, run, [score]))
+        Run 1  invoke_agent greeter  trace abababababababab…
+        ├── question  Hi?
+        ├── answer    Hello.
+        └── evaluation polite  score 1.00  label yes
+            └── Greets.
+    """
+    view = RunView(
+        name=run.name or "agent",
+        trace_id=(run.trace_id or "").lower().removeprefix("0x") or run.run_id,
+        span_id=(run.span_id or "").lower(),
+        scores=[_score_view_of(result) for result in results],
+    )
+    question = answer = None
+    if first:
+        for step in run.steps:
+            call = step.tool_call
+            if call is not None:
+                view.tools.append(
+                    ToolView(
+                        name=call.name,
+                        call_id=call.call_id,
+                        failed=call.error is not None,
+                        args=call.args,
+                        result=call.result if call.error is None else call.error,
+                    )
+                )
+        question = short(get_user_message(run) or run.input or "(no input)")
+        answer = short(get_assistant_message(run) or run.output or "(no output)")
+    return render_run(index, view, question, answer)

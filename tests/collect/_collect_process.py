@@ -31,11 +31,13 @@ def start_collect(
     sleep: float = 0.0,
     env: dict[str, str] | None = None,
     stdout: Path | None = None,
+    scorers: str = SCORERS,
 ) -> tuple[subprocess.Popen[str], str]:
-    """Start ``livescore collect`` (its stdout into ``stdout`` when given); returns the
-    process and its URL."""
+    """Start ``livescore collect`` with ``scorers`` (the source of its ``collect_scorers``
+    module; :data:`SCORERS` by default) and its stdout into ``stdout`` when given; returns
+    the process and its URL."""
     (tmp_path / "collect_scorers.py").write_text(
-        SCORERS.replace("SLEEP", str(sleep)), encoding="utf-8"
+        scorers.replace("SLEEP", str(sleep)), encoding="utf-8"
     )
     out = stdout.open("w", encoding="utf-8") if stdout is not None else subprocess.DEVNULL
     process = subprocess.Popen(

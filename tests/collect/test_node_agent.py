@@ -1,6 +1,7 @@
 """A Node.js agent, traced with the OpenTelemetry JS SDK, exporting to ``livescore collect``
 over OTLP/HTTP in both encodings (the JS exporters' JSON and protobuf); its scores reach an
-OTLP backend as children of the Node.js run's span.
+OTLP backend as children of the Node.js run's span, and ``--console`` prints each one with
+the run it scored.
 
 The npm packages are installed once into ``.cache/node-agent`` (git-ignored) from the npm
 registry; the test is skipped, saying why, where node or npm is missing or the install
@@ -52,9 +53,16 @@ def node_agent() -> Path:
 def test_a_node_agent_run_is_scored_under_its_span(
     node_agent: Path, tmp_path: Path, encoding: str
 ) -> None:
+    printed = tmp_path / "stdout.txt"
     with OTLPTestReceiver() as backend:
         process, url = start_collect(
-            tmp_path, "--otlp-endpoint", backend.url, "--quiet-period", "0.3"
+            tmp_path,
+            "--otlp-endpoint",
+            backend.url,
+            "--quiet-period",
+            "0.3",
+            "--console",
+            stdout=printed,
         )
         try:
             ran = subprocess.run(
@@ -74,3 +82,8 @@ def test_a_node_agent_run_is_scored_under_its_span(
     assert score.trace_id == trace_id
     assert score.parent_span_id == span_id  # the Node.js agent's invoke_agent span
     assert score.attributes["gen_ai.evaluation.score.value"] == 1.0  # its tool result grounded it
+    # --console: the Node.js run, as collect read it, with its score.
+    shown = printed.read_text(encoding="utf-8")
+    assert f"trace {trace_id[:16]}…" in shown
+    assert "question  What is the weather in Lyon?" in shown
+    assert "evaluation grounded  score 1.00" in shown
