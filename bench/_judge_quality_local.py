@@ -863,7 +863,9 @@ def carried_rows(
     machine has not scored, each marked with the commit of the run that scored it: the cells
     behind a results file live in one machine's cache, so a run elsewhere adds to the file
     rather than dropping what it cannot rebuild."""
-    commit = (earlier.get("git") or {}).get("commit")
+    # A row without a mark was scored for the file itself: by its run, or by the cells its
+    # rewrite read (then the rewrite's commit is the one to name).
+    commit = ((earlier.get("rewritten") or earlier).get("git") or {}).get("commit")
     return [
         {**row, "carried_from": row.get("carried_from", commit)}
         for row in (*earlier.get("rows", []), *earlier.get("ab_rows", []))

@@ -134,7 +134,8 @@ def loso_table(
 ) -> dict[str, Any]:
     """The leave-one-set-out rows over ``shipped_sets``, then each of ``held_out_sets``
     (never used to choose) with the choice made on all the shipped sets and every
-    candidate's figures on it at that candidate's threshold fitted on the shipped sets.
+    candidate's figures on it at that candidate's threshold fitted on the shipped sets;
+    ``figures``: every cell's own figures (threshold 0.5), set by set.
 
     A row whose choice or report lacks cells says which are missing instead of figures."""
 
@@ -179,9 +180,16 @@ def loso_table(
             }
         entry["missing_cells"] = missing([held])
         held_out.append(entry)
+    figures = [
+        {"set": s, "candidate": c, **set_figures(cells[s, c])}
+        for s in (*shipped_sets, *held_out_sets)
+        for c in candidates
+        if (s, c) in cells
+    ]
     return {
         "candidates": list(candidates),
         "tie": TIE,
+        "figures": figures,
         "rows": rows,
         "default": None if final is None else {**final, "chosen_on": list(shipped_sets)},
         "held_out": held_out,

@@ -546,6 +546,7 @@ LOCAL_METHODS = (
     "livescore three-step",
     "livescore one-call",
     "livescore logprob",
+    "logprob core rules",
     "phoenix template",
     "direct yes/no",
     "length baseline",
@@ -619,13 +620,138 @@ def judge_quality_local(dataset: str) -> str:
         left = f"\n\n*Not in this table: {names} ({'; '.join(reasons)}).*"
     # Rows scored on another machine are carried as they were: say which rows are later.
     later = [m for m in LOCAL_METHODS if m in rows and "carried_from" not in rows[m]]
-    if later and len(later) < len(rows):
+    if later and len(later) < len(rows) and "rewritten" in document:
         commit = document["rewritten"]["git"]["commit"][:7]
         left += (
             f"\n\n*{', '.join(later)}: scored by a later run, added to the results file with"
             f" `--rewrite` at commit {commit}; the other rows are the run described below.*"
         )
+    else:
+        # A run that has not rescored every cell yet keeps the earlier file's rows for them.
+        carried: dict[str, list[str]] = {}
+        for method in LOCAL_METHODS:
+            if method in rows and "carried_from" in rows[method]:
+                carried.setdefault(str(rows[method]["carried_from"])[:7], []).append(method)
+        left += "".join(
+            f"\n\n*{', '.join(methods)}: not rescored yet by the run described below; carried"
+            f" as they were from the results file of commit {commit}.*"
+            for commit, methods in carried.items()
+        )
     return table(columns, lines) + left + "\n\n" + source(document)
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _set_name(name: str) -> str:
+    return {
+        "halueval_qa_200": "HaluEval-QA",
+        "summedits_200": "SummEdits",
+        "begin_wow_200": "BEGIN",
+        "expertqa_rag_200": "ExpertQA (held out)",
+    }.get(name, name)
+
+
+def judge_quality_local_ranking() -> str:
+    """Each candidate prompt on each set, from its per-item cell: AUROC, the split-half
+    (held-out) balanced accuracy, the balanced accuracy at 0.5, tokens per item."""
+    document = load("judge_quality_local")
+    loso = document.get("leave_one_set_out") or {}
+    partial = set(loso.get("partial_cells") or [])
+    lines = []
+    for f in loso.get("figures") or []:
+        n = f"{f['scored']}/{f['n']}" if f["scored"] != f["n"] else str(f["n"])
+        if f"{f['set']} · {f['candidate']}" in partial:
+            n += " (stopped)"
+        lines.append(
+            [
+                _set_name(f["set"]),
+                f["candidate"],
+                n,
+                _cell(f["auroc"]),
+                _cell(f["split_half_balanced_accuracy"]),
+                _cell(f["balanced_accuracy"]),
+                f"{f['tokens_per_item']:,.0f}",
+            ]
+        )
+    columns = [
+        "set",
+        "candidate prompt",
+        "n",
+        "AUROC",
+        "held-out balanced accuracy (split half)",
+        "balanced accuracy at 0.5",
+        "judge tokens / item",
+    ]
+    if not lines:
+        return "*No candidate cell scored yet.*\n\n" + source(document)
+    return table(columns, lines) + "\n\n" + source(document)
+
+
+def judge_quality_local_loso() -> str:
+    """The leave-one-set-out rows: the candidate and threshold chosen on the other sets,
+    reported on the set left out; then the held-out set, every candidate on it."""
+    document = load("judge_quality_local")
+    loso = document.get("leave_one_set_out") or {}
+    lines = []
+    for row in loso.get("rows") or []:
+        if "chosen" not in row:
+            lines.append(
+                [
+                    _set_name(row["left_out"]),
+                    "–",
+                    "–",
+                    "–",
+                    "–",
+                    "–",
+                    "cells missing on "
+                    + ", ".join(
+                        dict.fromkeys(_set_name(c.split(" · ")[0]) for c in row["missing_cells"])
+                    ),
+                ]
+            )
+            continue
+        lines.append(
+            [
+                _set_name(row["left_out"]),
+                row["chosen"],
+                f"{row['threshold']:.3f}",
+                _cell(row["auroc"]),
+                _cell(row["balanced_accuracy"]),
+                f"{row['tokens_per_item']:,.0f}",
+                "incomplete: chosen on the cells that exist" if row["incomplete"] else "",
+            ]
+        )
+    for entry in loso.get("held_out") or []:
+        for candidate, f in entry["candidates"].items():
+            chosen = " (the choice)" if candidate == entry.get("chosen") else ""
+            note = "threshold fixed at 0.5" if f["threshold_from"] != "shipped sets" else ""
+            if f["scored"] != 60:
+                note = (note + "; " if note else "") + f"{f['scored']} items"
+            lines.append(
+                [
+                    _set_name(entry["set"]),
+                    candidate + chosen,
+                    f"{f['threshold']:.3f}",
+                    _cell(f["auroc"]),
+                    _cell(f["balanced_accuracy"]),
+                    f"{f['tokens_per_item']:,.0f}",
+                    note,
+                ]
+            )
+    columns = [
+        "reported on",
+        "prompt chosen on the other sets",
+        "threshold (from the other sets)",
+        "AUROC",
+        "balanced accuracy",
+        "judge tokens / item",
+        "note",
+    ]
+    if not lines:
+        return "*No leave-one-set-out row yet.*\n\n" + source(document)
+    return table(columns, lines) + "\n\n" + source(document)
 
 
 def judge_quality_local_ab() -> str:
@@ -771,9 +897,21 @@ def hallucination_quality() -> str:
     )
     # Rows a later run added (``--rewrite``) carry no ``carried_from``: say which.
     later = sorted({m for (_, m), r in found.items() if m in methods and "carried_from" not in r})
-    if later and len(later) < len(methods):
+    if later and len(later) < len(methods) and "rewritten" in document:
         commit = document["rewritten"]["git"]["commit"][:7]
         note += f" {', '.join(later)}: scored by a later run, added at commit {commit}."
+    elif "rewritten" not in document:
+        # A run that has not rescored every cell yet carries the earlier file's rows.
+        carried = sorted(
+            {(str(r["carried_from"])[:7], m) for (_, m), r in found.items() if "carried_from" in r}
+        )
+        for commit in dict.fromkeys(c for c, _ in carried):
+            names_carried = ", ".join(m for c, m in carried if c == commit and m in methods)
+            if names_carried:
+                note += (
+                    f" {names_carried}: not rescored yet by the run below; carried as they"
+                    f" were from the results file of commit {commit}."
+                )
     return table(columns, rows) + f"\n\n{note}\n\n" + source(document)
 
 
@@ -1017,6 +1155,9 @@ TABLES: dict[str, Callable[[], str]] = {
     "judge_quality_local.summedits_200": lambda: judge_quality_local("summedits_200"),
     "judge_quality_local.begin_wow_200": lambda: judge_quality_local("begin_wow_200"),
     "judge_quality_local.halueval_qa_200": lambda: judge_quality_local("halueval_qa_200"),
+    "judge_quality_local.expertqa_rag_200": lambda: judge_quality_local("expertqa_rag_200"),
+    "judge_quality_local.ranking": judge_quality_local_ranking,
+    "judge_quality_local.loso": judge_quality_local_loso,
     "judge_quality_local.ab": judge_quality_local_ab,
     "judge_cost": judge_cost,
     "judge_cost.hallucination": hallucination_cost,
