@@ -187,5 +187,8 @@ METRIC_JUDGE_COST: Final = "livescore.judge.cost"
 METRIC_QUEUE_DEPTH: Final = "livescore.queue.depth"
 # counter, by livescore.sink and livescore.sink.outcome (with livescore.reason unless sent)
 METRIC_SINK_RECORDS: Final = "livescore.sink.records"
+# observable counter, {trace}: traces a receiver finished with a span whose parent never
+# arrived (split between receivers without trace-id affinity)
+METRIC_PARTIAL_TRACES: Final = "livescore.collect.partial_traces"
 
 INSTRUMENTATION_SCOPE: Final = "livescore"

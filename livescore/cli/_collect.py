@@ -441,6 +441,7 @@ def run_collect_command(args: argparse.Namespace) -> int:
         backlog=lambda: _backlogged(dispatcher),
         on_finish=_explainer() if args.explain else None,
     )
+    pipeline.report_metrics(telemetry.meter_provider)  # livescore.collect.partial_traces
     receiver = OTLPReceiver(
         pipeline,
         host=listen[0],

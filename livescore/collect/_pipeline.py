@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -367,6 +368,34 @@ class SpanPipeline:
             wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             thread.join(None if wait is None else wait + _ABANDON_S)
         return done
+
+    def report_metrics(self, meter_provider: Any = None) -> None:
+        """Count the partial traces (``assembly.traces_partial``: a span's parent never
+        arrived) on the ``livescore.collect.partial_traces`` counter of ``meter_provider``
+        (the global one by default), read at each collection. The pipeline is held weakly.
+        """
+        from opentelemetry import metrics
+
+        from livescore._version import __version__
+        from livescore.otel import attributes as A
+
+        ref = weakref.ref(self)
+
+        def observe(options: metrics.CallbackOptions) -> Iterator[metrics.Observation]:
+            pipeline = ref()
+            if pipeline is not None:
+                yield metrics.Observation(pipeline.stats().assembly.traces_partial)
+
+        meter = metrics.get_meter(
+            A.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider
+        )
+        meter.create_observable_counter(
+            A.METRIC_PARTIAL_TRACES,
+            callbacks=[observe],
+            unit="{trace}",
+            description="Traces finished with a span whose parent never arrived (spans split "
+            "between receivers)",
+        )
 
     def stats(self) -> PipelineStats:
         """A snapshot of the counts."""

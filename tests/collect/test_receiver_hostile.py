@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from livescore.collect import OTLPReceiver, SpanPipeline, _receiver
 from livescore.live import LiveDispatcher
@@ -409,6 +411,8 @@ def test_a_trace_split_between_two_receivers_is_counted_as_partial(
     # parent it never got counts the trace as partial.
     first = receive(limits=AssemblyLimits(quiet_period=0.2))
     second = receive(limits=AssemblyLimits(quiet_period=0.2))
+    reader = InMemoryMetricReader()
+    second.pipeline.report_metrics(MeterProvider(metric_readers=[reader]))
     root = agent_span(7)
     child = span_json(2, trace=root["traceId"], parentSpanId=root["spanId"])
     whole = agent_span(8)
@@ -420,3 +424,15 @@ def test_a_trace_split_between_two_receivers_is_counted_as_partial(
     assert first.pipeline.stats().assembly.traces_partial == 0
     stats = second.pipeline.stats().assembly
     assert (stats.traces_finished, stats.traces_partial) == (2, 1)
+    # And on a metric, for an alert on a deployment without trace-id affinity.
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = [
+        point.value
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "livescore.collect.partial_traces"
+        for point in metric.data.data_points
+    ]
+    assert points == [1]
