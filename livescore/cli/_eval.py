@@ -339,6 +339,38 @@ def _select_scorers(args: argparse.Namespace, judge_options: JudgeOptions) -> li
     return selected
 
 
+def _left_out_note(
+    args: argparse.Namespace, judge_options: JudgeOptions, dataset: Dataset
+) -> str | None:
+    """The line that says the default scorers leave hallucination out although the data
+    could feed it (it has context), for want of a judge; ``None`` when nothing is left out.
+
+    Only for the defaults: scorers named with ``--scorer`` are the user's choice.
+    """
+    if args.scorer or judge_options.configured:
+        return None
+    from livescore.runs import Run, get_run_context
+
+    with_context = 0
+    for item in dataset.items:
+        # Static context, or the tool results and documents of the run's own steps (a
+        # results file's steps, a stored trace's run).
+        if isinstance(item, Run):
+            with_context += bool(get_run_context(item))
+        elif isinstance(item, dict):
+            steps = item.get("steps")
+            with_context += bool(item.get("context")) or bool(
+                steps and get_run_context(Run(steps=list(steps)))
+            )
+    if not with_context:
+        return None
+    return (
+        f"Hallucination scoring is left out: {with_context} of {len(dataset.items)} item(s) "
+        f"have context to check the answers against, but "
+        f"{judge_options.missing_judge_message('hallucination')}."
+    )
+
+
 class _WorkersJudge:
     """Stands in for the judge of ``--broker`` runs: the workers judge with their own."""
 
@@ -668,6 +700,9 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
         )
         + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
     )
+    left_out = _left_out_note(args, judge_options, dataset)
+    if left_out is not None:
+        err.print(f"[yellow]{escape(left_out)}[/yellow]", soft_wrap=True)
 
     if args.broker and (args.phoenix is not None or args.langfuse):
         raise UsageError(
