@@ -157,6 +157,18 @@ def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
     assert {r["method"] for r in document["ab_rows"]} == {local.AB_YES_NO, local.AB_NO_QUESTION}
     assert all(entry["n"] == 4 for entry in document["ab"])
     assert document["judge"]["sha256"] == local.MODEL_SHA256
+    # The leave-one-set-out table: a row per shipped set, each chosen on the other two, and
+    # every candidate on the held-out set (4 items a set: the figures are only wiring).
+    loso = document["leave_one_set_out"]
+    assert [r["left_out"] for r in loso["rows"]] == list(local.SHIPPED_SETS)
+    for row in loso["rows"]:
+        assert row["chosen_on"] == [s for s in local.SHIPPED_SETS if s != row["left_out"]]
+    [held_out] = loso["held_out"]
+    assert held_out["set"] == "expertqa_rag_200"
+    assert set(held_out["candidates"]) == set(local.CANDIDATES)
+    assert {(f["set"], f["candidate"]) for f in loso["figures"]} == {
+        (d, c) for d in local.DATASETS for c in local.CANDIDATES
+    }
 
 
 def test_the_sample_is_fixed_balanced_and_seeded() -> None:
@@ -365,3 +377,14 @@ def test_a_rewrite_on_another_machine_keeps_the_rows_it_cannot_rebuild(
     assert rows["summedits_200"]["n"] == rows["begin_wow_200"]["n"] == 2
     assert document["missing"] == []
     assert document["complete"] is True
+
+
+def test_the_cells_that_decide_the_prompt_run_first(local: ModuleType, tmp_path: Path) -> None:
+    plan = local.Plan(local.DATASETS, local.METHODS, 60, local.SEED, 1.0, tmp_path)
+    order = local.planned_cells(plan)
+    assert len(order) == len(set(order)) == len(local.DATASETS) * len(local.METHODS)
+    # The held-out set with every candidate, then the in-between candidate elsewhere.
+    assert order[:4] == [("expertqa_rag_200", m) for m in ("length baseline", *local.CANDIDATES)]
+    shipped = ["summedits_200", "begin_wow_200", "halueval_qa_200"]
+    assert order[4:7] == [(d, local.LOGPROB_CORE_RULES) for d in shipped]
+    assert local.take_turns("expertqa_rag_200", local.METHODS) == list(local.CANDIDATES)
