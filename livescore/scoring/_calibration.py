@@ -196,13 +196,20 @@ class Calibration:
     entries: tuple[CalibrationEntry, ...]
     created: str
     format: int = CALIBRATION_FORMAT
+    _id: str = field(init=False, repr=False, compare=False, hash=False, default="")
+
+    def __post_init__(self) -> None:
+        # Hashed once: every calibrated score carries the id.
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        object.__setattr__(
+            self, "_id", "cal-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+        )
 
     @property
     def id(self) -> str:
         """A short name of this calibration's content (``"cal-"`` + 12 hex digits of its
         SHA-256): the same file gives the same id on every machine, any change another."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return "cal-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+        return self._id
 
     @property
     def negative_label(self) -> str:
