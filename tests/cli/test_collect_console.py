@@ -88,6 +88,8 @@ def test_console_prints_each_score_with_its_run_and_out_writes_it(tmp_path: Path
         code, err = stop(process)
     assert code == 0, err
     assert "Traceback" not in err
+    # Not exported, and the start-up line says so: no warning that scores go nowhere.
+    assert "go nowhere" not in err
     out = printed.read_text(encoding="utf-8")
     run_1, run_2, run_3 = out.split("Run ")[1:]
     assert run_1.startswith("1  invoke_agent weather  trace ")
