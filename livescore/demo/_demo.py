@@ -256,7 +256,7 @@ def _choose_judge(
         "Or judge offline with --local-judge (make demo-local): Qwen2.5-Coder-1.5B on "
         "llama.cpp's server"
         + (
-            ", installed."
+            f" (installed in {cache_dir()})."
             if installed
             else ", installed on first use (a 1.1 GB download and llama.cpp compiled: "
             "several minutes)."
