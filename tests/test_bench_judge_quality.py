@@ -385,6 +385,6 @@ def test_the_cells_that_decide_the_prompt_run_first(local: ModuleType, tmp_path:
     assert len(order) == len(set(order)) == len(local.DATASETS) * len(local.METHODS)
     # The held-out set with every candidate, then the in-between candidate elsewhere.
     assert order[:4] == [("expertqa_rag_200", m) for m in ("length baseline", *local.CANDIDATES)]
-    shipped = ["summedits_200", "begin_wow_200", "halueval_qa_200"]
+    shipped = ["begin_wow_200", "halueval_qa_200", "summedits_200"]
     assert order[4:7] == [(d, local.LOGPROB_CORE_RULES) for d in shipped]
     assert local.take_turns("expertqa_rag_200", local.METHODS) == list(local.CANDIDATES)
