@@ -5,6 +5,12 @@ in events rather than on spans, ``resourceLogs`` lines (the Collector writes bot
 traces and logs pipelines share the ``file`` exporter); the logs may also be a file of
 their own (``logs=``). Each log record that names a span of the file is added to that
 span's events, as ``livescore collect`` does with ``/v1/logs``.
+
+The spans of one trace may be anywhere in the file, so none can be assembled before the
+whole file is read. They wait on disk instead of in memory: each line's spans and log
+records go to a temporary SQLite file (:class:`_SpanStore`) as it is read, and the traces
+are then assembled one at a time, in the order they first appeared. What is held in memory
+is one line's text and one trace's spans, whatever the file's size.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
+import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +28,7 @@ from typing import Any
 
 from livescore._errors import OTLPDecodeError
 from livescore.runs import Run
-from livescore.traces._assemble import runs_from_spans
+from livescore.traces._assemble import assemble_trace
 from livescore.traces._otlp import DecodedLogs, LogEvent, decode_otlp_json, decode_otlp_logs_json
 from livescore.traces._span import SpanEvent, SpanRecord
 
@@ -58,6 +67,8 @@ class StoredTraces:
         problems: Lines that could not be read (skipped), and log records that name a span
             the file does not hold (line 0).
         log_records: Log records added to their span's events.
+        largest_trace: The most spans one trace held: the most held in memory at once
+            while the runs were assembled (the rest waited on disk).
     """
 
     runs: list[Run] = field(default_factory=list)
@@ -66,6 +77,7 @@ class StoredTraces:
     rejected_spans: int = 0
     problems: list[TraceFileProblem] = field(default_factory=list)
     log_records: int = 0
+    largest_trace: int = 0
 
     def __iter__(self) -> Iterator[Run]:
         return iter(self.runs)
@@ -114,12 +126,15 @@ def load_traces(
         ['4']
     """
     result = StoredTraces()
-    spans, result.rejected_spans, result.problems, result.log_records = _read_all(
-        path, logs, max_line_bytes
-    )
-    result.spans = len(spans)
-    result.traces = len({s.trace_id for s in spans})
-    result.runs = runs_from_spans(spans)
+    with _SpanStore() as store:
+        result.rejected_spans, result.problems, result.log_records = _read_all(
+            store, path, logs, max_line_bytes
+        )
+        result.spans = store.spans
+        result.traces = store.traces
+        for trace in store.each_trace():
+            result.largest_trace = max(result.largest_trace, len(trace))
+            result.runs.extend(assembled.run for assembled in assemble_trace(trace))
     return result
 
 
@@ -135,38 +150,41 @@ def read_spans(
     Raises:
         OSError: A file cannot be read.
     """
-    spans, rejected, problems, _ = _read_all(path, logs, max_line_bytes)
+    with _SpanStore() as store:
+        rejected, problems, _ = _read_all(store, path, logs, max_line_bytes)
+        spans = list(store.every_span())
     return spans, rejected, problems
 
 
 def _read_all(
-    path: str | os.PathLike[str], logs: str | os.PathLike[str] | None, max_line_bytes: int
-) -> tuple[list[SpanRecord], int, list[TraceFileProblem], int]:
-    """:func:`read_spans`, and how many log records were joined."""
-    spans, rejected, problems, events = _read(path, max_line_bytes)
+    store: _SpanStore,
+    path: str | os.PathLike[str],
+    logs: str | os.PathLike[str] | None,
+    max_line_bytes: int,
+) -> tuple[int, list[TraceFileProblem], int]:
+    """Read ``path`` (and ``logs``) into ``store``: ``(rejected spans, problems, log records
+    joined)``."""
+    rejected, problems = _read(store, path, max_line_bytes)
     if logs is not None:
-        _, _, log_problems, more = _read(logs, max_line_bytes)
+        _, log_problems = _read(store, logs, max_line_bytes, spans=False)
         problems.extend(
             TraceFileProblem(p.line, f"{os.fspath(logs)}: {p.message}") for p in log_problems
         )
-        events.extend(more)
-    unjoined = 0
-    if events:
-        spans, unjoined = _join(spans, events)
-        if unjoined:
-            problems.append(
-                TraceFileProblem(
-                    0, f"{unjoined} log record(s) name a span the traces do not hold (left out)"
-                )
+    unjoined = store.unjoined_events()
+    if unjoined:
+        problems.append(
+            TraceFileProblem(
+                0, f"{unjoined} log record(s) name a span the traces do not hold (left out)"
             )
-    return spans, rejected, problems, len(events) - unjoined
+        )
+    return rejected, problems, store.events - unjoined
 
 
 def _read(
-    path: str | os.PathLike[str], max_line_bytes: int
-) -> tuple[list[SpanRecord], int, list[TraceFileProblem], list[LogEvent]]:
-    spans: list[SpanRecord] = []
-    events: list[LogEvent] = []
+    store: _SpanStore, path: str | os.PathLike[str], max_line_bytes: int, *, spans: bool = True
+) -> tuple[int, list[TraceFileProblem]]:
+    """Add the spans (unless ``spans`` is false: a logs file) and log records of ``path`` to
+    ``store``: ``(rejected spans, problems)``."""
     rejected = 0
     problems: list[TraceFileProblem] = []
     lines = 0
@@ -191,13 +209,18 @@ def _read(
             if not line.strip():
                 continue
             lines += 1
+            line_spans: list[SpanRecord] = []
+            line_events: list[LogEvent] = []
             try:
-                bad = _decode(json.loads(line), spans, events)
+                bad = _decode(json.loads(line), line_spans, line_events)
             except (ValueError, RecursionError) as exc:
                 # OTLPDecodeError and JSONDecodeError are ValueErrors; RecursionError is
                 # JSON nested past the interpreter's depth.
                 problems.append(TraceFileProblem(number, _problem(exc)))
                 continue
+            if spans:
+                store.add_spans(line_spans)
+            store.add_events(line_events)
             if bad:
                 rejected += bad
                 problems.append(TraceFileProblem(number, _invalid_ids(bad)))
@@ -211,14 +234,13 @@ def _read(
         except (ValueError, RecursionError):
             pass
         else:
+            # No line was read, so nothing of this file is in the store yet.
+            if spans:
+                store.add_spans(whole_spans)
+            store.add_events(whole_events)
             whole_problems = [TraceFileProblem(1, _invalid_ids(whole_rejected))]
-            return (
-                whole_spans,
-                whole_rejected,
-                whole_problems if whole_rejected else [],
-                whole_events,
-            )
-    return spans, rejected, problems, events
+            return whole_rejected, whole_problems if whole_rejected else []
+    return rejected, problems
 
 
 def _problem(exc: BaseException) -> str:
@@ -270,15 +292,132 @@ def _decode(payload: Any, spans: list[SpanRecord], events: list[LogEvent]) -> in
     return decoded.rejected
 
 
-def _join(spans: Iterable[SpanRecord], events: list[LogEvent]) -> tuple[list[SpanRecord], int]:
-    """``spans`` with each log event added to its span's events; and how many named none."""
-    by_span: dict[tuple[str, str], list[SpanEvent]] = {}
-    for item in events:
-        by_span.setdefault((item.trace_id, item.span_id), []).append(item.event)
-    joined: list[SpanRecord] = []
-    for span in spans:
-        extra = by_span.pop((span.trace_id, span.span_id), None)
-        if extra:
-            span = dataclasses.replace(span, events=(*span.events, *extra))
-        joined.append(span)
-    return joined, sum(len(v) for v in by_span.values())
+class _SpanStore:
+    """The spans and log records of a traces file, on disk until their trace is assembled: a
+    SQLite database in a temporary file (removed on exit), written a line's records at a
+    time and read back a trace at a time, in the order each trace first appeared.
+
+    Example:
+        >>> span = SpanRecord("1" * 32, "2" * 16, None, "chat", 0, 1, {})
+        >>> with _SpanStore() as store:
+        ...     store.add_spans([span])
+        ...     [list(trace) for trace in store.each_trace()]
+        [['2222222222222222']]
+    """
+
+    def __init__(self) -> None:
+        self.spans = 0
+        self.traces = 0
+        self.events = 0
+        folder = tempfile.mkdtemp(prefix="livescore-traces-")
+        self._folder = folder
+        self._db = sqlite3.connect(os.path.join(folder, "spans.sqlite"))
+        # A scratch file: nothing to recover after a crash, so no journal and no syncs.
+        self._db.executescript(
+            """
+            PRAGMA journal_mode = OFF;
+            PRAGMA synchronous = OFF;
+            CREATE TABLE traces (seq INTEGER PRIMARY KEY, trace_id TEXT UNIQUE NOT NULL);
+            CREATE TABLE spans (seq INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, body BLOB);
+            CREATE TABLE events (seq INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, body BLOB);
+            """
+        )
+        self._indexed = False
+
+    def __enter__(self) -> _SpanStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database and remove its file."""
+        import shutil
+
+        self._db.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def add_spans(self, spans: Iterable[SpanRecord]) -> None:
+        rows = [(s.trace_id, s.span_id, pickle.dumps(s, pickle.HIGHEST_PROTOCOL)) for s in spans]
+        if not rows:
+            return
+        with self._db:
+            before = self._db.total_changes
+            self._db.executemany(
+                "INSERT OR IGNORE INTO traces (trace_id) VALUES (?)", [(r[0],) for r in rows]
+            )
+            self.traces += self._db.total_changes - before
+            self._db.executemany(
+                "INSERT INTO spans (trace_id, span_id, body) VALUES (?, ?, ?)", rows
+            )
+        self.spans += len(rows)
+
+    def add_events(self, events: Iterable[LogEvent]) -> None:
+        rows = [
+            (e.trace_id, e.span_id, pickle.dumps(e.event, pickle.HIGHEST_PROTOCOL)) for e in events
+        ]
+        if not rows:
+            return
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO events (trace_id, span_id, body) VALUES (?, ?, ?)", rows
+            )
+        self.events += len(rows)
+
+    def _index(self) -> None:
+        # Built once the file is read: indexing as rows arrive would slow every insert.
+        if not self._indexed:
+            with self._db:
+                self._db.execute("CREATE INDEX spans_by_trace ON spans (trace_id, span_id)")
+                self._db.execute("CREATE INDEX events_by_trace ON events (trace_id)")
+            self._indexed = True
+
+    def unjoined_events(self) -> int:
+        """Log records that name a span the file does not hold."""
+        self._index()
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM events AS e WHERE NOT EXISTS "
+            "(SELECT 1 FROM spans AS s WHERE s.trace_id = e.trace_id AND s.span_id = e.span_id)"
+        ).fetchone()
+        return int(count)
+
+    def every_span(self) -> Iterator[SpanRecord]:
+        """Every span in the order read (a span id seen twice: both), the log records of each
+        span id among the events of its first span (all the log records are held)."""
+        events: dict[tuple[str, str], list[SpanEvent]] = {}
+        for trace_id, span_id, body in self._db.execute(
+            "SELECT trace_id, span_id, body FROM events ORDER BY seq"
+        ):
+            events.setdefault((trace_id, span_id), []).append(pickle.loads(body))
+        for trace_id, span_id, body in self._db.execute(
+            "SELECT trace_id, span_id, body FROM spans ORDER BY seq"
+        ):
+            span: SpanRecord = pickle.loads(body)
+            extra = events.pop((trace_id, span_id), None)
+            if extra:
+                span = dataclasses.replace(span, events=(*span.events, *extra))
+            yield span
+
+    def each_trace(self) -> Iterator[dict[str, SpanRecord]]:
+        """Each trace's spans by span id (a span id seen twice: the later span, in the
+        earlier's place), with their log records among their events."""
+        self._index()
+        # A cursor of its own for the trace ids: the queries per trace do not disturb it.
+        trace_ids = self._db.cursor()
+        trace_ids.execute("SELECT trace_id FROM traces ORDER BY seq")
+        for (trace_id,) in trace_ids:
+            events: dict[str, list[SpanEvent]] = {}
+            for span_id, body in self._db.execute(
+                "SELECT span_id, body FROM events WHERE trace_id = ? ORDER BY seq", (trace_id,)
+            ):
+                events.setdefault(span_id, []).append(pickle.loads(body))
+            trace: dict[str, SpanRecord] = {}
+            for span_id, body in self._db.execute(
+                "SELECT span_id, body FROM spans WHERE trace_id = ? ORDER BY seq", (trace_id,)
+            ):
+                span: SpanRecord = pickle.loads(body)
+                extra = events.pop(span_id, None)  # joined to the first span of that id
+                if extra:
+                    span = dataclasses.replace(span, events=(*span.events, *extra))
+                trace[span_id] = span
+            yield trace

@@ -1,0 +1,89 @@
+"""Stored traces read in bounded memory: ``load_traces`` holds one trace's spans at a time
+(the rest wait in a temporary file), whatever the file's size and however its spans are
+spread over its lines, and assembles exactly the runs that all of its spans describe."""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _trace_support import genai_tool_run, memory_provider, otlp_json
+
+import livescore.traces._assemble as assemble_module
+import livescore.traces._files as files_module
+from livescore.traces import SpanRecord, decode_otlp_json, load_traces, runs_from_spans
+
+TRACES = 30  # four spans each
+
+
+def _shuffled_file(path: Path) -> None:
+    """Thirty four-span runs, their spans shuffled over lines of one to five spans each (a
+    Collector's batches mix traces), with a line that is not JSON among them."""
+    provider, exporter = memory_provider()
+    for n in range(TRACES):
+        genai_tool_run(provider, question=f"Weather in town {n}?", answer=f"Sunny in town {n}.")
+    spans = list(exporter.get_finished_spans())
+    random.Random(36).shuffle(spans)
+    lines = []
+    start = 0
+    while start < len(spans):
+        size = 1 + start % 5
+        lines.append(json.dumps(otlp_json(spans[start : start + size])))
+        start += size
+    lines.insert(4, "not json")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _every_span(path: Path) -> list[SpanRecord]:
+    """Every span of the file, decoded line by line and all held (the reference)."""
+    spans: list[SpanRecord] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            spans.extend(decode_otlp_json(json.loads(line)).spans)
+        except ValueError:
+            continue
+    return spans
+
+
+def test_the_runs_are_those_all_the_spans_describe(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    _shuffled_file(path)
+    stored = load_traces(path)
+    expected = runs_from_spans(_every_span(path))
+    assert [run.to_dict() for run in stored.runs] == [run.to_dict() for run in expected]
+    assert (stored.spans, stored.traces, len(stored.runs)) == (4 * TRACES, TRACES, TRACES)
+    assert [p.line for p in stored.problems] == [5]
+
+
+def test_one_trace_s_spans_are_in_memory_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each time a trace is assembled, count the span records alive in the process: the
+    # trace's own four (and none of the 116 others, which wait on disk).
+    path = tmp_path / "traces.jsonl"
+    _shuffled_file(path)
+    alive: list[int] = []
+    assemble = assemble_module.assemble_trace
+
+    def span_records() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, SpanRecord))
+
+    before = span_records()  # held elsewhere in the process (other tests' data)
+
+    def counting(spans: Mapping[str, SpanRecord], *args: Any) -> Any:
+        alive.append(span_records() - before)
+        return assemble(spans, *args)
+
+    monkeypatch.setattr(assemble_module, "assemble_trace", counting)
+    monkeypatch.setattr(files_module, "assemble_trace", counting, raising=False)
+    stored = load_traces(path)
+    assert len(stored.runs) == TRACES
+    assert len(alive) == TRACES
+    assert max(alive) == 4, alive
+    assert stored.largest_trace == 4
