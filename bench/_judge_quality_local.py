@@ -965,7 +965,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="score nothing: write the results file from the cells an earlier run kept",
     )
-    parser.add_argument("--why", help="with --rewrite: why the cells not kept were not scored")
+    parser.add_argument(
+        "--why",
+        help="why the cells not scored were not (with --rewrite; on a run, said if it is stopped)",
+    )
     parser.add_argument(
         "--base-url", help="score against this running OpenAI-compatible server instead"
     )
@@ -1117,7 +1120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         console.print(f"stopped at {stamp}; {len(finished)} cells finished")
         if not args.cells_only:
-            write(finished, f"the run was stopped at {stamp}", earlier)
+            why = f"the run was stopped at {stamp}" + (f": {args.why}" if args.why else "")
+            write(finished, why, earlier)
         return 130
     if args.cells_only:
         return 0

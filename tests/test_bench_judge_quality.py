@@ -314,6 +314,8 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
             "summedits_200",
             "--methods",
             "direct yes/no",
+            "--why",
+            "out of time",
         )
         assert local.main(argv) == 130
         stopped = json.loads(out.read_text())
@@ -324,6 +326,8 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
     assert (row["n"], row["items_planned"], row["partial"]) == (2, 4, True)
     [missing] = stopped["missing"]
     assert missing["scored"] == 2
+    assert missing["reason"].startswith("the run was stopped at ")
+    assert missing["reason"].endswith(": out of time")
     [row] = json.loads(out.read_text())["rows"]
     assert row["n"] == 4
     assert "partial" not in row
