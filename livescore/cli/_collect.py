@@ -582,7 +582,8 @@ def _drain(
         err.print(
             f"forwarded: {r.forwarded}, failed {r.forward_failed}, dropped {r.forward_dropped}"
         )
-    unfinished = p.spans_queued + a.spans_held + p.runs_waiting
+    # What the pipeline gave up at its deadline is counted there, not left in its queue.
+    unfinished = p.spans_queued + a.spans_held + p.runs_waiting + p.spans_dropped_at_shutdown
     shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
     if not assembled or unfinished or shutdown_drops:
         err.print(
