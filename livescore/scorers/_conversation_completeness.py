@@ -213,13 +213,8 @@ def create_conversation_completeness_scorer(
         max_text_chars: The transcript the judge reads is cut to about this many
             characters.
         judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keep personal data from the judge and from what the score records (see
-            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
-            text as it is.
-        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
-            fitted on your own labels, which then sets the labels (see
-            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
-            the scorer's own.
+        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A conversation scorer whose results carry ``preprocess_step_result =

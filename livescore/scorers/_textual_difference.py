@@ -69,13 +69,8 @@ def create_textual_difference_scorer(
             without one is skipped as not scorable) or ``"input"`` (Mastra's behaviour).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
-        redact: Keep personal data from the judge and from what the score records (see
-            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
-            text as it is.
-        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
-            fitted on your own labels, which then sets the labels (see
-            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
-            the scorer's own.
+        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference": "input" |

@@ -26,13 +26,8 @@ def create_turn_count_scorer(
         max_turns: The length past which a conversation is labelled ``"long"`` (else
             ``"ok"``); ``None``: no label.
         id: The scorer id on results, spans and metrics.
-        redact: Keep personal data from the judge and from what the score records (see
-            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
-            text as it is.
-        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
-            fitted on your own labels, which then sets the labels (see
-            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
-            the scorer's own.
+        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A conversation scorer whose results carry the count as the score, the label, and a

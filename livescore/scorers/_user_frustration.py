@@ -56,13 +56,8 @@ def create_user_frustration_scorer(
         threshold: The negativity above which a message counts as negative (VADER's 0.05).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Each message is cut to this many characters.
-        redact: Keep personal data from the judge and from what the score records (see
-            :meth:`~livescore.scoring.Scorer.with_redaction`); ``None`` (default) sends the
-            text as it is.
-        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
-            fitted on your own labels, which then sets the labels (see
-            :meth:`~livescore.scoring.Scorer.with_calibration`); ``None`` (default) keeps
-            the scorer's own.
+        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A conversation scorer whose results carry ``analyze_step_result = {"turns": [{"turn",
