@@ -19,6 +19,7 @@ import dataclasses
 import json
 import os
 import pickle
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -107,7 +108,8 @@ def load_traces(
     stored run's span in a dashboard that holds the trace.
 
     Raises:
-        OSError: The file cannot be read.
+        OSError: The file cannot be read, or the temporary file that holds its spans while
+            it is read (under ``$TMPDIR``, about the file's size) cannot be written.
 
     Example:
         >>> import tempfile, json
@@ -309,9 +311,13 @@ class _SpanStore:
         self.spans = 0
         self.traces = 0
         self.events = 0
-        folder = tempfile.mkdtemp(prefix="livescore-traces-")
+        folder = tempfile.mkdtemp(prefix="livescore-traces-")  # under $TMPDIR
         self._folder = folder
-        self._db = sqlite3.connect(os.path.join(folder, "spans.sqlite"))
+        try:
+            self._db = sqlite3.connect(os.path.join(folder, "spans.sqlite"))
+        except sqlite3.Error as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise OSError(f"cannot make the temporary file for its spans ({exc})") from exc
         # A scratch file: nothing to recover after a crash, so no journal and no syncs.
         self._db.executescript(
             """
@@ -327,13 +333,15 @@ class _SpanStore:
     def __enter__(self) -> _SpanStore:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, trace: object) -> None:
         self.close()
+        if isinstance(exc, sqlite3.Error):
+            # The disk under the temporary folder failed it (full, read-only): for the
+            # caller, a file that cannot be read through, as an OSError says.
+            raise OSError(f"the temporary file holding its spans failed ({exc})") from exc
 
     def close(self) -> None:
         """Close the database and remove its file."""
-        import shutil
-
         self._db.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,19 @@ def test_one_trace_s_spans_are_in_memory_at_a_time(
     assert len(alive) == TRACES
     assert max(alive) == 4, alive
     assert stored.largest_trace == 4
+
+
+def test_a_temporary_file_that_fails_is_an_os_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk under $TMPDIR: what the caller (eval --traces) reports as a file it
+    # cannot read, in one line, never an sqlite3 traceback.
+    path = tmp_path / "traces.jsonl"
+    _shuffled_file(path)
+
+    def full(self: Any, spans: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(files_module._SpanStore, "add_spans", full)
+    with pytest.raises(OSError, match="temporary file holding its spans failed"):
+        load_traces(path)
