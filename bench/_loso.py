@@ -137,7 +137,9 @@ def loso_table(
     candidate's figures on it at that candidate's threshold fitted on the shipped sets;
     ``figures``: every cell's own figures (threshold 0.5), set by set.
 
-    A row whose choice or report lacks cells says which are missing instead of figures."""
+    A choice is made only among every candidate: a row, or the default, that lacks a
+    candidate's cell on a set it is chosen on says which cells are missing instead of
+    figures (a choice among the candidates that happen to have cells would be no choice)."""
 
     def missing(sets: Sequence[str]) -> list[str]:
         return [f"{s} · {c}" for s in sets for c in candidates if (s, c) not in cells]
@@ -145,7 +147,7 @@ def loso_table(
     rows: list[dict[str, Any]] = []
     for left_out in shipped_sets:
         others = [s for s in shipped_sets if s != left_out]
-        choice = choose(cells, others, candidates)
+        choice = None if missing(others) else choose(cells, others, candidates)
         row: dict[str, Any] = {"left_out": left_out, "chosen_on": others}
         if choice is None or (left_out, choice["chosen"]) not in cells:
             row["missing_cells"] = missing([*others, left_out])
@@ -158,10 +160,9 @@ def loso_table(
             tied=choice["tied"],
             merits=choice["merits"],
             **{k: v for k, v in report.items() if k != "threshold"},
-            incomplete=bool(missing([*others, left_out])),
         )
         rows.append(row)
-    final = choose(cells, shipped_sets, candidates)
+    final = None if missing(shipped_sets) else choose(cells, shipped_sets, candidates)
     held_out: list[dict[str, Any]] = []
     for held in held_out_sets:
         entry: dict[str, Any] = {"set": held, "chosen_on": list(shipped_sets)}

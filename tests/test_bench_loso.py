@@ -137,3 +137,19 @@ def test_unscored_items_are_left_out_of_the_figures_and_counted(loso: ModuleType
     figures = loso.set_figures(items)
     assert (figures["n"], figures["scored"]) == (40, 39)
     assert figures["auroc"] == pytest.approx(1.0)
+
+
+def test_no_choice_is_made_while_a_candidate_lacks_a_cell(loso: ModuleType) -> None:
+    # "a" has every cell, "b" lacks s2's: choosing "a" because it alone is complete would be
+    # no choice, so every row that needs s2 and the default say what is missing.
+    cells = {(s, "a"): ranks_well(s) for s in SETS}
+    cells |= {(s, "b"): ranks_well(s, tokens=100) for s in ("s1", "s3")}
+    table = loso.loso_table(cells, SETS, [], ["a", "b"])
+    rows = {row["left_out"]: row for row in table["rows"]}
+    assert "chosen" not in rows["s1"]
+    assert "chosen" not in rows["s3"]
+    assert rows["s1"]["missing_cells"] == ["s2 · b"]
+    # Left out s2, both are complete on s1 and s3 and the cheaper "b" is chosen, but s2 has
+    # no cell of "b" to report on: the row names it.
+    assert rows["s2"]["missing_cells"] == ["s2 · b"]
+    assert table["default"] is None
