@@ -285,3 +285,16 @@ def test_every_drop_reason_has_a_troubleshooting_entry() -> None:
     documented = _documented("Dropped runs") | _documented("Spans and traces the assembler")
     missing = reasons - documented
     assert not missing, f"docs/troubleshooting.md does not explain drop reason {sorted(missing)}"
+
+
+def test_the_readme_counts_the_prebuilt_scorers_of_the_catalog() -> None:
+    from livescore.scorers import scorer_catalog
+
+    prebuilt = [e for e in scorer_catalog() if e.factory.startswith("livescore.scorers.")]
+    judged = sum(e.needs_judge for e in prebuilt)
+    said = re.search(
+        r"\*\*(\d+) prebuilt scorers\*\*, (\d+) with an LLM judge and (\d+) in plain code",
+        " ".join((ROOT / "README.md").read_text().split()),
+    )
+    assert said, "the README no longer says how many prebuilt scorers there are"
+    assert tuple(map(int, said.groups())) == (len(prebuilt), judged, len(prebuilt) - judged)
