@@ -10,8 +10,15 @@ holds in memory at once; the others wait in a temporary SQLite file). Two kinds 
 - *one-span lines*: a 200-byte attribute per span and no run (what spans alone cost).
 
 Beside each, the same file read with every span held at once (``read_spans`` then
-``runs_from_spans``: how ``load_traces`` read before), for comparison. Timings are counted,
-never asserted. Run: ``python bench/stored_traces.py [--quick] [--json P]``.
+``runs_from_spans``: how ``load_traces`` read before), for comparison.
+
+Then the whole command on the agent-run files: ``livescore eval --traces FILE --scorer
+keyword-coverage --out OUT --concurrency 4`` (a code scorer: no judge), in a fresh process:
+peak RSS, seconds, runs scored, and the temporary file's size once every run is in it (the
+runs wait there and are read back as they are scored). ``--source DIR`` measures another
+checkout of the code (an earlier commit unpacked with ``git archive``) on the same files.
+Timings are counted, never asserted. Run:
+``python bench/stored_traces.py [--quick] [--json P] [--source DIR] [--only-eval]``.
 """
 
 from __future__ import annotations
@@ -169,6 +176,89 @@ print(spans, runs, largest, int(hwm.split()[1]) * 1024, seconds)
 """
 
 
+# The whole command, the temporary file measured when the runs are all in it (the most it
+# holds: after that it is only read).
+_EVAL = """
+import os, sys, time
+from pathlib import Path
+import livescore.traces._files as files
+from livescore.cli import main
+temporary = [0]
+try:
+    stored_runs = files.StoredRuns.__init__
+except AttributeError:  # a checkout from before the runs waited on disk
+    stored_runs = None
+if stored_runs is not None:
+    def noting_its_size(self, store, count):
+        folder = Path(store._folder)
+        temporary[0] = sum(f.stat().st_size for f in folder.iterdir())
+        stored_runs(self, store, count)
+    files.StoredRuns.__init__ = noting_its_size
+start = time.perf_counter()
+code = main(["eval", "--traces", sys.argv[1], "--scorer", "keyword-coverage", "--quiet",
+             "--concurrency", "4", "--out", sys.argv[2]])
+seconds = time.perf_counter() - start
+scored = sum(1 for _ in open(sys.argv[2], "rb"))
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print(code, scored, int(hwm.split()[1]) * 1024, seconds, temporary[0])
+"""
+
+
+def measure_eval(sizes: list[int], source: Path, label: str) -> list[dict[str, Any]]:
+    """``livescore eval --traces`` whole, on the agent-run files, with the code at ``source``."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for size in sizes:
+            path = Path(folder) / f"agent-runs-{size}.jsonl"
+            write_agent_runs(path, size)
+            out = Path(folder) / "results.jsonl"
+            done = subprocess.run(
+                [sys.executable, "-c", _EVAL, str(path), str(out)],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=folder,
+                env={**os.environ, "PYTHONPATH": str(source), "COLUMNS": "200"},
+            )
+            if done.returncode != 0 or not done.stdout.strip():
+                raise RuntimeError(f"eval --traces failed: {done.stderr[-2000:]}")
+            code, scored, rss, seconds, temporary = done.stdout.split()[-5:]
+            rows.append(
+                {
+                    "file": "agent runs",
+                    "code": label,
+                    "file_bytes": path.stat().st_size,
+                    "spans": size,
+                    "runs_scored": int(scored),
+                    "exit_code": int(code),
+                    "peak_rss_bytes": int(rss),
+                    "temporary_file_bytes": int(temporary),
+                    "out_bytes": out.stat().st_size,
+                    "seconds": float(seconds),
+                }
+            )
+            path.unlink()
+            out.unlink()
+    table(
+        "livescore eval --traces FILE --scorer keyword-coverage --out OUT: peak RSS "
+        "(a fresh process each)",
+        ["code", "size", "spans", "runs scored", "peak RSS", "temporary file", "seconds"],
+        [
+            [
+                r["code"],
+                mib(r["file_bytes"]),
+                f"{r['spans']:,}",
+                f"{r['runs_scored']:,}",
+                mib(r["peak_rss_bytes"]),
+                mib(r["temporary_file_bytes"]) if r["temporary_file_bytes"] else "–",
+                f"{r['seconds']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
+    return rows
+
+
 def measure(sizes: list[int]) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -226,11 +316,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller files")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        help="also run eval --traces with the code of this checkout (labelled by its folder)",
+    )
+    parser.add_argument(
+        "--only-eval", action="store_true", help="only the eval --traces rows (no load_traces)"
+    )
     args = parser.parse_args()
     record = Results("stored_traces", quick=args.quick)
     print_machine("eval --traces: stored traces in bounded memory")
     sizes = [4_000, 16_000] if args.quick else [20_000, 80_000, 320_000]
-    figures = {"stored_traces": measure(sizes)}
+    figures: dict[str, Any] = {}
+    if not args.only_eval:
+        figures["stored_traces"] = measure(sizes)
+    evals = []
+    if args.source is not None:
+        evals += measure_eval(sizes, args.source.resolve(), args.source.name)
+    evals += measure_eval(sizes, ROOT, "this checkout")
+    figures["eval_traces"] = evals
     console.print(f"wrote {record.write(figures, json_path=args.json)}")
 
 

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -515,13 +516,20 @@ class _ResultsFile:
     """``--out``: one JSON line per item, written (and flushed) as each item finishes, to a
     temporary file beside the target (so an interrupted run keeps what it scored and a
     failed one leaves the old file alone); renamed onto the target at the end, in data
-    order when the run completed. Safe to call from the scoring thread and the main one."""
+    order when the run completed. Safe to call from the scoring thread and the main one.
+
+    Only where each line lies is held (its item's index, offset and length in bytes), not
+    its text: the lines are put in data order by reading them back, so a file of runs
+    costs a few bytes per item in memory."""
 
     def __init__(self, path: Path, dataset: Dataset, *, restore: bool = False) -> None:
         self.path = path
         self.dataset = dataset
         self.restore = restore  # --restore: the original values, not the placeholders
-        self.records: list[tuple[int, str]] = []
+        self.indices = array("q")
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.written = 0
         self.error: str | None = None
         self._lock = threading.Lock()
         self._file: AtomicFile | None = AtomicFile(path)
@@ -540,7 +548,11 @@ class _ResultsFile:
             file = self._file
             if file is None:  # finished (an interrupted run): too late for this one
                 return
-            self.records.append((item.index, text))
+            size = len(text.encode("utf-8"))
+            self.indices.append(item.index)
+            self.offsets.append(self.written)
+            self.lengths.append(size)
+            self.written += size
             try:
                 file.file.write(text)
                 file.file.flush()
@@ -560,17 +572,22 @@ class _ResultsFile:
     def finish(self, *, in_data_order: bool) -> None:
         with self._lock:
             file, self._file = self._file, None
-            records = sorted(self.records)
         if file is None:
             return
         try:
-            if not in_data_order:
-                file.commit()  # what was scored, in the order it finished
+            order = sorted(range(len(self.indices)), key=self.indices.__getitem__)
+            if not in_data_order or order == list(range(len(order))):
+                file.commit()  # in data order already, or what was scored in finishing order
                 return
-            file.discard()
-            with AtomicFile(self.path) as ordered:
-                ordered.file.writelines(text for _, text in records)
-                ordered.commit()
+            try:
+                file.file.close()
+                with open(file.temporary, "rb") as written, AtomicFile(self.path) as ordered:
+                    for n in order:
+                        written.seek(self.offsets[n])
+                        ordered.file.write(written.read(self.lengths[n]).decode("utf-8"))
+                    ordered.commit()
+            finally:
+                file.discard()
         except OSError as exc:
             self.error = exc.strerror or str(exc)
 
@@ -723,6 +740,18 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     # Loaded once here (a missing extra is a usage error before any work); every pass of
     # _score (the first, and a --retry pass) redacts with it.
     args.redactor = redactor_from_args(args)
+    # --traces: a file of any size. Once --out has an item, only what the summary, the
+    # checks and the cost lines read of it is kept, unless an output reads more of each item
+    # afterwards (the report, the comparison with a baseline, the label figures).
+    args.item_records = (
+        "aggregates"
+        if args.traces
+        and report_path is None
+        and ci.baseline_path is None
+        and not fit_label
+        and not args.label
+        else "whole"
+    )
     plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
     export = Export.from_args(args)
     try:
@@ -931,6 +960,8 @@ def _score(
             finished.append(item)
         if results_file is not None:
             results_file.add(item)
+        if args.item_records == "aggregates":
+            _keep_what_aggregates_read(item)
         if item.error is not None or any(s.status == "failed" for s in item.scores.values()):
             failed += 1
             if stop.unreachable is None and any(
@@ -954,6 +985,10 @@ def _score(
             sinks=export.sinks,
             broker=args.broker,
             redact=args.redactor,
+            # --traces: a file of any size, its runs read from disk as they are scored; the
+            # results keep what the outputs read of them (--out has written each run whole
+            # by then), so memory holds the runs in flight, not the file's every run.
+            keep_runs=not args.traces,
         )
 
     background = BackgroundRun(evaluate, name="livescore-eval")
@@ -978,6 +1013,35 @@ def _score(
             raise UsageError(f"--broker: {exc}") from exc
         raise
     return result  # None: cancelled from within (the judge became unreachable)
+
+
+def _keep_what_aggregates_read(item: ItemResult) -> None:
+    """Let go of what only the item's own outputs read (its texts, run, metadata, the scores'
+    step results and prompts), keeping what the summary, the checks, the cost lines and
+    ``EvalResult.from_items`` read: index, id, errors, durations, and per score its status,
+    value, label, errors, usage and judge model (the reason only of a skip, as counted)."""
+    from livescore.scoring import ScoreResult
+
+    item.input = item.output = item.ground_truth = item.context = None
+    item.run = item.conversation = item.pseudonyms = None
+    item.metadata = {}
+    item.scores = {
+        sid: ScoreResult(
+            run_id=score.run_id,
+            scorer_id=score.scorer_id,
+            status=score.status,
+            score=score.score,
+            label=score.label,
+            reason=score.reason if score.status == "skipped" else None,
+            usage=score.usage,
+            error=score.error,
+            error_type=score.error_type,
+            failed_step=score.failed_step,
+            duration_s=score.duration_s,
+            judge_model=score.judge_model,
+        )
+        for sid, score in item.scores.items()
+    }
 
 
 @contextlib.contextmanager

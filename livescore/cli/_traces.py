@@ -21,22 +21,27 @@ def load_traces_dataset(path: Path, logs: Path | None = None) -> Dataset:
     that are not OTLP JSON are reported as problems with their number. Log records, in
     the file (``resourceLogs`` lines) or in ``logs`` (``--logs``), are joined to their
     spans: where an instrumentation captures message content in events, they hold it.
+
+    The runs stay in the temporary file their spans were read into (under ``$TMPDIR``),
+    each read back when it is scored, so memory holds the runs in flight, whatever the
+    file's size; the file goes with the dataset.
     """
     from livescore.evals import Dataset, DatasetProblem
-    from livescore.traces import load_traces
+    from livescore.traces._files import open_stored_runs
 
     try:
-        stored = load_traces(path, logs=logs)
+        stored, runs = open_stored_runs(path, logs=logs)
     except OSError as exc:
         name = exc.filename if exc.filename is not None else str(path)
         raise UsageError(f"--traces: cannot read {str(name)!r}: {exc.strerror or exc}") from exc
     # Spans with invalid ids are among the problems, on the line that held them.
     problems = [DatasetProblem(p.line, p.message) for p in stored.problems]
-    items: list[Any] = list(stored.runs)
+    # A sequence read from disk in the place of a list: the command only indexes it, takes
+    # its length, iterates it and cuts its tail (--limit).
     return Dataset(
-        items=cast("list[dict[str, Any]]", items),
-        lines=list(range(1, len(items) + 1)),
-        labels=[None] * len(items),
+        items=cast("list[dict[str, Any]]", runs),
+        lines=list(range(1, len(runs) + 1)),
+        labels=[None] * len(runs),
         problems=problems,
-        formats={"otlp-json": len(items)},
+        formats={"otlp-json": len(runs)},
     )

@@ -30,7 +30,7 @@ from livescore._threads import run_in_thread
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.pii import Detect, Pseudonyms, RedactSpec, as_detector
-from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step
+from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step, ToolCall
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
@@ -96,6 +96,35 @@ def split_item_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     if not alias and "question" in known:
         unknown["question"] = known.pop("question")
     return known, unknown
+
+
+def _compact_run(run: Run) -> Run:
+    """What ``run_evals(keep_runs=False)`` keeps of an item's run: its ids, name, input,
+    output, ground truth and error, and of its steps only the tool calls' names and
+    arguments (what the HTML report lists). The steps' messages, tool results, documents
+    and the run's metadata are let go: a run of a stored trace holds every message of every
+    model call, far more than its result needs.
+
+    Example:
+        >>> from livescore import Run
+        >>> from livescore.runs import Step, ToolCall
+        >>> run = Run(input="2+2?", output="4", steps=[Step(kind="model", output="4"),
+        ...     Step(kind="tool", name="add", tool_call=ToolCall("add", args={"a": 2}, result=4))])
+        >>> [(s.tool_call.name, s.tool_call.args, s.tool_call.result)
+        ...  for s in _compact_run(run).steps if s.tool_call is not None]
+        [('add', {'a': 2}, None)]
+    """
+    steps = [
+        Step(
+            kind=step.kind,
+            name=step.name,
+            index=step.index,
+            tool_call=ToolCall(step.tool_call.name, args=step.tool_call.args),
+        )
+        for step in run.steps
+        if step.kind == "tool" and step.tool_call is not None
+    ]
+    return dataclasses.replace(run, steps=steps, metadata={})
 
 
 def get_item_context(run: Run, step: Step | None = None) -> list[str] | None:
@@ -276,7 +305,9 @@ class _Evaluation:
         emitter: Emitter,
         remote: Any = None,
         redact: Detect | None = None,
+        keep_runs: bool = True,
     ) -> None:
+        self.keep_runs = keep_runs
         self.remote = remote  # a livescore.fleet RemoteScoring: scores go to the fleet
         self.redact = redact  # the scorers redact; the item's record is redacted here too
         self.scorers = scorers
@@ -545,9 +576,9 @@ class _Evaluation:
                 logger.exception("could not emit the score of %s", scorer.id)
 
     async def _complete(self, result: ItemResult) -> None:
-        if self.on_item_complete is None:
-            return
         try:
+            if self.on_item_complete is None:
+                return
             value = self.on_item_complete(result)
             if inspect.isawaitable(value):
                 await value
@@ -555,6 +586,11 @@ class _Evaluation:
             # A bug in a progress callback must not throw away the evaluation's results.
             result.callback_error = f"{type(exc).__name__}: {exc}"
             logger.exception("on_item_complete raised for item %d", result.index)
+        finally:
+            if not self.keep_runs and result.run is not None:
+                # The callback saw the whole run (``livescore eval --out`` writes it there);
+                # the result keeps what the summaries and the report read.
+                result.run = _compact_run(result.run)
 
 
 async def run_evals(
@@ -574,6 +610,7 @@ async def run_evals(
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
     redact: RedactSpec | None = None,
+    keep_runs: bool = True,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -670,6 +707,12 @@ async def run_evals(
             ``run``…, what ``livescore eval --out`` writes) holds the placeholders its
             scores saw. Not with ``broker`` (the workers redact: ``livescore worker
             --redact``).
+        keep_runs: Whether each item's result keeps its whole run (``item.run``). With
+            ``False``, once ``on_item_complete`` has seen the whole run, ``item.run`` keeps
+            only its ids, name, input, output, ground truth and error, and of its steps the
+            tool calls' names and arguments (what the summaries and the HTML report read):
+            an evaluation of a large file of stored traces then holds the runs in flight,
+            not every run (``livescore eval --traces`` does this).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
@@ -754,6 +797,7 @@ async def run_evals(
                 remote,
                 max_pending,
                 sinks,
+                keep_runs=keep_runs,
             )
     return await _run_all(
         data,
@@ -767,6 +811,7 @@ async def run_evals(
         max_pending,
         sinks,
         detect,
+        keep_runs=keep_runs,
     )
 
 
@@ -782,6 +827,8 @@ async def _run_all(
     max_pending: int,
     sinks: Sequence[ScoreSink] | None,
     redact: Detect | None = None,
+    *,
+    keep_runs: bool = True,
 ) -> EvalResult:
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
     if sinks:
@@ -796,6 +843,7 @@ async def _run_all(
         emitter,
         remote,
         redact,
+        keep_runs,
     )
 
     started = time.perf_counter()
@@ -866,6 +914,7 @@ def run_evals_sync(
     logger_provider: LoggerProvider | None = None,
     emit: str | Sequence[EmitSignal] | None = None,
     redact: RedactSpec | None = None,
+    keep_runs: bool = True,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -907,5 +956,6 @@ def run_evals_sync(
         logger_provider=logger_provider,
         emit=emit,
         redact=redact,
+        keep_runs=keep_runs,
     )
     return anyio.run(call)

@@ -15,6 +15,7 @@ is one line's text and one trace's spans, whatever the file's size.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -22,10 +23,12 @@ import pickle
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from livescore._errors import OTLPDecodeError
 from livescore.runs import Run
@@ -33,7 +36,14 @@ from livescore.traces._assemble import assemble_trace
 from livescore.traces._otlp import DecodedLogs, LogEvent, decode_otlp_json, decode_otlp_logs_json
 from livescore.traces._span import SpanEvent, SpanRecord
 
-__all__ = ("StoredTraces", "TraceFileProblem", "load_traces", "read_spans")
+__all__ = (
+    "StoredRuns",
+    "StoredTraces",
+    "TraceFileProblem",
+    "load_traces",
+    "open_stored_runs",
+    "read_spans",
+)
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line of a traces file read by default (longer ones are reported and skipped):
@@ -138,6 +148,81 @@ def load_traces(
             result.largest_trace = max(result.largest_trace, len(trace))
             result.runs.extend(assembled.run for assembled in assemble_trace(trace))
     return result
+
+
+class StoredRuns(Sequence[Run]):
+    """The runs of a traces file, on disk: each read back when it is asked for.
+
+    What ``livescore eval --traces`` scores: the runs wait in the temporary SQLite file
+    their spans waited in, so memory holds the runs being scored, not every run of the
+    file. Safe to read from any thread. The file is removed by :meth:`close`, or when this
+    object is let go.
+    """
+
+    def __init__(self, store: _SpanStore, count: int) -> None:
+        self._store = store
+        self._count = count
+        self._closer = weakref.finalize(self, store.close)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Run: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Run]: ...
+
+    def __getitem__(self, index: int | slice) -> Run | Sequence[Run]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("run index out of range")
+        return self._store.run_at(index)
+
+    def __delitem__(self, index: slice) -> None:
+        """``del runs[n:]``: keep the first ``n`` (``livescore eval --limit``)."""
+        start, stop, step = index.indices(self._count)
+        if step != 1 or stop != self._count:
+            raise TypeError("only the runs from an index to the end can be removed")
+        self._count = start
+
+    def close(self) -> None:
+        """Remove the temporary file."""
+        self._closer()
+
+
+def open_stored_runs(
+    path: str | os.PathLike[str],
+    *,
+    logs: str | os.PathLike[str] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> tuple[StoredTraces, StoredRuns]:
+    """:func:`load_traces` with the runs left on disk: ``(what was read, without its
+    runs; the runs)``, one run at a time in memory instead of the file's every run.
+
+    Raises:
+        OSError: As :func:`load_traces`.
+    """
+    result = StoredTraces()
+    store = _SpanStore()
+    try:
+        with store.failing_as_oserror():
+            result.rejected_spans, result.problems, result.log_records = _read_all(
+                store, path, logs, max_line_bytes
+            )
+            result.spans = store.spans
+            result.traces = store.traces
+            count = 0
+            for trace in store.each_trace():
+                result.largest_trace = max(result.largest_trace, len(trace))
+                count += store.add_runs(assembled.run for assembled in assemble_trace(trace))
+    except BaseException:
+        store.close()
+        raise
+    return result, StoredRuns(store, count)
 
 
 def read_spans(
@@ -294,6 +379,12 @@ def _decode(payload: Any, spans: list[SpanRecord], events: list[LogEvent]) -> in
     return decoded.rejected
 
 
+def _failed(exc: sqlite3.Error) -> OSError:
+    # The disk under the temporary folder failed it (full, read-only): for the caller, a
+    # file that cannot be read through, as an OSError says.
+    return OSError(f"the temporary file holding its spans failed ({exc})")
+
+
 class _SpanStore:
     """The spans and log records of a traces file, on disk until their trace is assembled: a
     SQLite database in a temporary file (removed on exit), written a line's records at a
@@ -314,7 +405,10 @@ class _SpanStore:
         folder = tempfile.mkdtemp(prefix="livescore-traces-")  # under $TMPDIR
         self._folder = folder
         try:
-            self._db = sqlite3.connect(os.path.join(folder, "spans.sqlite"))
+            # Any thread: eval --traces reads the runs back on its scoring thread.
+            self._db = sqlite3.connect(
+                os.path.join(folder, "spans.sqlite"), check_same_thread=False
+            )
         except sqlite3.Error as exc:
             shutil.rmtree(folder, ignore_errors=True)
             raise OSError(f"cannot make the temporary file for its spans ({exc})") from exc
@@ -326,9 +420,11 @@ class _SpanStore:
             CREATE TABLE traces (seq INTEGER PRIMARY KEY, trace_id TEXT UNIQUE NOT NULL);
             CREATE TABLE spans (seq INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, body BLOB);
             CREATE TABLE events (seq INTEGER PRIMARY KEY, trace_id TEXT, span_id TEXT, body BLOB);
+            CREATE TABLE runs (seq INTEGER PRIMARY KEY, body BLOB);
             """
         )
         self._indexed = False
+        self._lock = threading.Lock()  # one connection, shared by the threads reading runs
 
     def __enter__(self) -> _SpanStore:
         return self
@@ -336,14 +432,36 @@ class _SpanStore:
     def __exit__(self, kind: object, exc: BaseException | None, trace: object) -> None:
         self.close()
         if isinstance(exc, sqlite3.Error):
-            # The disk under the temporary folder failed it (full, read-only): for the
-            # caller, a file that cannot be read through, as an OSError says.
-            raise OSError(f"the temporary file holding its spans failed ({exc})") from exc
+            raise _failed(exc) from exc
+
+    @contextlib.contextmanager
+    def failing_as_oserror(self) -> Iterator[None]:
+        """A failure of the database as an :class:`OSError` (the store stays open)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise _failed(exc) from exc
 
     def close(self) -> None:
         """Close the database and remove its file."""
         self._db.close()
         shutil.rmtree(self._folder, ignore_errors=True)
+
+    def add_runs(self, runs: Iterable[Run]) -> int:
+        """Keep ``runs`` after those added before; returns how many were added."""
+        rows = [(pickle.dumps(run, pickle.HIGHEST_PROTOCOL),) for run in runs]
+        with self._db:
+            self._db.executemany("INSERT INTO runs (body) VALUES (?)", rows)
+        return len(rows)
+
+    def run_at(self, index: int) -> Run:
+        """The run added ``index``-th (from 0)."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM runs WHERE seq = ?", (index + 1,)).fetchone()
+        if row is None:
+            raise IndexError("run index out of range")
+        run: Run = pickle.loads(row[0])
+        return run
 
     def add_spans(self, spans: Iterable[SpanRecord]) -> None:
         rows = [(s.trace_id, s.span_id, pickle.dumps(s, pickle.HIGHEST_PROTOCOL)) for s in spans]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli_support import hallucination_responder
@@ -110,3 +111,95 @@ def test_a_file_given_to_the_wrong_flag_says_which_flag_it_belongs_to(
     assert "as a dataset (livescore eval without --traces)" in " ".join(
         capsys.readouterr().err.split()
     )
+
+
+def test_many_runs_keep_every_output_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The results let go of each run once --out has it (eval --traces holds the runs in
+    # flight only): --out still has every run whole, --report every tool call.
+    provider, exporter = memory_provider()
+    for n in range(12):
+        genai_tool_run(provider, question=f"Weather in town {n}?", answer=f"Sunny in town {n}.")
+    path = tmp_path / "traces.jsonl"
+    spans = list(exporter.get_finished_spans())
+    path.write_text(
+        "\n".join(otlp_json_line(spans[i : i + 6]) for i in range(0, len(spans), 6)) + "\n",
+        encoding="utf-8",
+    )
+    out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
+    code = main(
+        [
+            "eval",
+            "--traces",
+            str(path),
+            "--scorer",
+            "called-tool:get_weather",
+            "--concurrency",
+            "4",
+            "--quiet",
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["line"] for r in results] == list(range(1, 13))
+    assert [r["output"] for r in results] == [f"Sunny in town {n}." for n in range(12)]
+    for r in results:
+        tools = [s for s in r["steps"] if s.get("tool_call")]
+        assert tools
+        assert tools[0]["tool_call"]["result"]  # the whole run, tool results included
+        assert r["scores"]["called-tool:get_weather"]["score"] == 1.0
+    html = report.read_text(encoding="utf-8")
+    assert html.count("<li>get_weather({&#34;city&#34;: &#34;Lyon&#34;})</li>") == 12
+    assert "Weather in town 11?" in html
+
+
+def _twelve_runs(tmp_path: Path) -> Path:
+    provider, exporter = memory_provider()
+    for n in range(12):
+        answer = f"Sunny in town {n}." if n % 3 else f"Snow {n}; I cannot say more."
+        genai_tool_run(provider, question=f"Weather in town {n}?", answer=answer)
+    path = tmp_path / "traces.jsonl"
+    path.write_text(otlp_json_line(list(exporter.get_finished_spans())) + "\n", encoding="utf-8")
+    return path
+
+
+def test_without_a_report_the_results_keep_only_what_the_summary_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without an output that reads each item afterwards, each finished item keeps only what
+    # the summary and the checks read; what they print is the same as with every item whole.
+    import livescore.cli._eval as eval_module
+
+    path = _twelve_runs(tmp_path)
+    slimmed: list[int] = []
+    keep = eval_module._keep_what_aggregates_read
+
+    def counting(item: Any) -> None:
+        slimmed.append(item.index)
+        keep(item)
+
+    monkeypatch.setattr(eval_module, "_keep_what_aggregates_read", counting)
+    args = ["eval", "--traces", str(path), "--scorer", "keyword-coverage", "--quiet"]
+    args += ["--scorer", "called-tool:get_weather", "--summary-md"]
+
+    def summary(*extra: str) -> tuple[int, str, str]:
+        md = tmp_path / f"summary{len(extra)}.md"
+        code = main([*args, str(md), *extra])
+        out = capsys.readouterr().out
+        kept = [line for line in out.splitlines() if not line.startswith(("summary:", "report:"))]
+        return code, "\n".join(line.split(" in ")[0] for line in kept), md.read_text()
+
+    slim = summary()
+    assert sorted(slimmed) == list(range(12))
+    slimmed.clear()
+    whole = summary("--report", str(tmp_path / "report.html"))
+    assert slimmed == []
+    assert slim[0] == whole[0] == 0
+    assert "keyword-coverage" in slim[1]
+    assert slim[1] == whole[1]
+    assert slim[2] == whole[2]  # --summary-md

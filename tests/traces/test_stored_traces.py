@@ -8,6 +8,8 @@ import gc
 import json
 import random
 import sqlite3
+import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from _trace_support import genai_tool_run, memory_provider, otlp_json
 import livescore.traces._assemble as assemble_module
 import livescore.traces._files as files_module
 from livescore.traces import SpanRecord, decode_otlp_json, load_traces, runs_from_spans
+from livescore.traces._files import open_stored_runs
 
 TRACES = 30  # four spans each
 
@@ -104,3 +107,47 @@ def test_a_temporary_file_that_fails_is_an_os_error(
     monkeypatch.setattr(files_module._SpanStore, "add_spans", full)
     with pytest.raises(OSError, match="temporary file holding its spans failed"):
         load_traces(path)
+
+
+def test_the_runs_can_stay_on_disk_and_are_read_back_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # eval --traces: the runs wait in the temporary file, each read back (on the scoring
+    # thread) when it is scored; the same runs as load_traces, the file gone on close.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # $TMPDIR, for this test
+    path = tmp_path / "traces.jsonl"
+    _shuffled_file(path)
+    stored, runs = open_stored_runs(path)
+    expected = [run.to_dict() for run in load_traces(path).runs]
+    assert (len(runs), stored.spans, stored.traces, stored.runs) == (TRACES, 4 * TRACES, TRACES, [])
+    assert [p.line for p in stored.problems] == [5]
+    read: list[dict[str, Any]] = []
+    worker = threading.Thread(target=lambda: read.extend(run.to_dict() for run in runs))
+    worker.start()
+    worker.join(timeout=60)
+    assert read == expected
+    assert runs[-1].to_dict() == expected[-1]
+    assert [run.to_dict() for run in runs[2:4]] == expected[2:4]
+    del runs[10:]  # --limit 10
+    assert len(runs) == 10
+    assert [run.to_dict() for run in runs] == expected[:10]
+    with pytest.raises(IndexError):
+        runs[10]
+    assert list((tmp_path / "tmp").iterdir())  # the temporary file, while the runs are wanted
+    runs.close()
+    assert not list((tmp_path / "tmp").iterdir())
+
+
+def test_the_runs_left_on_disk_go_when_nobody_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    path = tmp_path / "traces.jsonl"
+    _shuffled_file(path)
+    _, runs = open_stored_runs(path)
+    assert len(runs) == TRACES
+    del runs
+    gc.collect()
+    assert not list((tmp_path / "tmp").iterdir())
