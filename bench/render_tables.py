@@ -720,7 +720,7 @@ def judge_quality_local_loso() -> str:
                 _cell(row["auroc"]),
                 _cell(row["balanced_accuracy"]),
                 f"{row['tokens_per_item']:,.0f}",
-                "",
+                "" if row["scored"] == 60 else f"{row['scored']} items",
             ]
         )
     for entry in loso.get("held_out") or []:
@@ -1116,6 +1116,25 @@ def pii_verdicts() -> str:
     return table(columns, rows) + "\n\n" + source(document)
 
 
+def pii_local_verdicts() -> str:
+    """The local judge's hallucination verdicts with and without redaction (bench/pii.py
+    --judge local)."""
+    document = load("pii_local")
+    v = document["results"]["verdicts"]
+    rows = [
+        [
+            mode,
+            f"{v[key]['scored']} of {v['items']}",
+            f"{v[key]['balanced_accuracy']:.3f}",
+            f"{v[key]['auroc']:.3f}",
+        ]
+        for mode, key in (("plain", "plain"), ("redacted", "redacted"))
+    ]
+    table_text = table(["text the judge read", "scored", "balanced accuracy (0.5)", "AUROC"], rows)
+    agreement = f"The same verdict with and without redaction on {v['agreement']:.0%} of the items."
+    return table_text + "\n\n" + agreement + "\n\n" + source(document)
+
+
 def pii_cost() -> str:
     """Redaction CPU per score by text size (bench/pii.py)."""
     document = load("pii")
@@ -1169,6 +1188,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "pii.detection": pii_detection,
     "pii.verdicts": pii_verdicts,
     "pii.cost": pii_cost,
+    "pii.local_verdicts": pii_local_verdicts,
 }
 
 
