@@ -203,11 +203,18 @@ class Fleet:
         return [s for s in list(self.receiver.spans) if s.name.startswith("evaluation ")]
 
     def pair_counts(self) -> Counter[tuple[str, str]]:
-        """How many score spans arrived per (run id, scorer id)."""
-        return Counter(
-            (str(s.attributes["livescore.run.id"]), str(s.attributes["livescore.scorer.id"]))
+        """How many score spans arrived per (run id, scorer id): distinct spans, so an OTLP
+        export the exporter sent again after a timeout (the same span, the same span id, as a
+        backend dedupes it) is one score; two scores of a pair are two span ids."""
+        distinct = {
+            (
+                str(s.attributes["livescore.run.id"]),
+                str(s.attributes["livescore.scorer.id"]),
+                s.span_id,
+            )
             for s in self.score_spans()
-        )
+        }
+        return Counter((run_id, scorer_id) for run_id, scorer_id, _ in distinct)
 
     def wait_for_pairs(self, pairs: Iterable[tuple[str, str]], timeout: float = 60.0) -> None:
         wanted = set(pairs)
