@@ -436,7 +436,7 @@ class _SpanStore:
 
     @contextlib.contextmanager
     def failing_as_oserror(self) -> Iterator[None]:
-        """A failure of the database as an :class:`OSError` (the store stays open)."""
+        """A failure of the database as an ``OSError`` (the store stays open)."""
         try:
             yield
         except sqlite3.Error as exc:
