@@ -1154,6 +1154,7 @@ def leave_one_set_out(cells: Sequence[Cell], begun: Sequence[Cell], plan: Plan) 
         [d for d in SHIPPED_SETS if d in plan.datasets],
         [d for d in HELD_OUT_SETS if d in plan.datasets],
         [m for m in CANDIDATES if m in plan.methods],
+        partial=[(c.dataset, c.method) for c in begun],
     )
     table["partial_cells"] = [f"{c.dataset} · {c.method}" for c in begun if c.method in CANDIDATES]
     return table

@@ -17,7 +17,7 @@ A cell is a list of items ``{"id", "label" (1 = hallucinated), "score" (None: no
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
@@ -131,6 +131,7 @@ def loso_table(
     shipped_sets: Sequence[str],
     held_out_sets: Sequence[str],
     candidates: Sequence[str],
+    partial: Collection[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The leave-one-set-out rows over ``shipped_sets``, then each of ``held_out_sets``
     (never used to choose) with the choice made on all the shipped sets and every
@@ -139,18 +140,28 @@ def loso_table(
 
     A choice is made only among every candidate: a row, or the default, that lacks a
     candidate's cell on a set it is chosen on says which cells are missing instead of
-    figures (a choice among the candidates that happen to have cells would be no choice)."""
+    figures (a choice among the candidates that happen to have cells would be no choice).
+    Cells in ``partial`` (stopped part way) count as missing where a choice is made, and are
+    reported on as they are where they are the set reported on."""
 
     def missing(sets: Sequence[str]) -> list[str]:
         return [f"{s} · {c}" for s in sets for c in candidates if (s, c) not in cells]
 
+    def unfinished(sets: Sequence[str]) -> list[str]:
+        return [
+            f"{s} · {c}"
+            for s in sets
+            for c in candidates
+            if (s, c) not in cells or (s, c) in partial
+        ]
+
     rows: list[dict[str, Any]] = []
     for left_out in shipped_sets:
         others = [s for s in shipped_sets if s != left_out]
-        choice = None if missing(others) else choose(cells, others, candidates)
+        choice = None if unfinished(others) else choose(cells, others, candidates)
         row: dict[str, Any] = {"left_out": left_out, "chosen_on": others}
         if choice is None or (left_out, choice["chosen"]) not in cells:
-            row["missing_cells"] = missing([*others, left_out])
+            row["missing_cells"] = [*unfinished(others), *missing([left_out])]
             rows.append(row)
             continue
         report = set_figures(cells[left_out, choice["chosen"]], choice["threshold"])
@@ -162,7 +173,7 @@ def loso_table(
             **{k: v for k, v in report.items() if k != "threshold"},
         )
         rows.append(row)
-    final = None if missing(shipped_sets) else choose(cells, shipped_sets, candidates)
+    final = None if unfinished(shipped_sets) else choose(cells, shipped_sets, candidates)
     held_out: list[dict[str, Any]] = []
     for held in held_out_sets:
         entry: dict[str, Any] = {"set": held, "chosen_on": list(shipped_sets)}
@@ -173,7 +184,8 @@ def loso_table(
         for candidate in candidates:
             if (held, candidate) not in cells:
                 continue
-            fitted = choose(cells, shipped_sets, [candidate])
+            finished = all((s, candidate) not in partial for s in shipped_sets)
+            fitted = choose(cells, shipped_sets, [candidate]) if finished else None
             threshold = fitted["threshold"] if fitted is not None else 0.5
             entry["candidates"][candidate] = {
                 **set_figures(cells[held, candidate], threshold),

@@ -153,3 +153,18 @@ def test_no_choice_is_made_while_a_candidate_lacks_a_cell(loso: ModuleType) -> N
     # no cell of "b" to report on: the row names it.
     assert rows["s2"]["missing_cells"] == ["s2 · b"]
     assert table["default"] is None
+
+
+def test_a_cell_stopped_part_way_never_makes_a_choice(loso: ModuleType) -> None:
+    cells = {(s, c): ranks_well(s) for s in (*SETS, "held") for c in ("a", "b")}
+    stopped = [("s2", "b")]
+    table = loso.loso_table(cells, SETS, ["held"], ["a", "b"], partial=stopped)
+    rows = {row["left_out"]: row for row in table["rows"]}
+    assert rows["s1"]["missing_cells"] == ["s2 · b"]
+    assert rows["s3"]["missing_cells"] == ["s2 · b"]
+    # Left out, it is reported on as it is: the choice was made on s1 and s3.
+    assert rows["s2"]["chosen"] == "a"
+    assert table["default"] is None
+    [entry] = table["held_out"]
+    assert entry["candidates"]["b"]["threshold_from"] == "fixed 0.5"
+    assert entry["candidates"]["a"]["threshold_from"] == "shipped sets"
