@@ -1122,6 +1122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.cells_only:
             why = f"the run was stopped at {stamp}" + (f": {args.why}" if args.why else "")
             write(finished, why, earlier)
+            print_loso(json.loads(record.path().read_text())["leave_one_set_out"])
         return 130
     if args.cells_only:
         return 0
