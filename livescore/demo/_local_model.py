@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -76,9 +75,11 @@ def _no_report(step: str, done: float, total: float | None) -> None:
 
 
 def cache_dir() -> Path:
-    """``$LIVESCORE_CACHE``, else ``~/.cache/livescore``."""
-    configured = os.environ.get("LIVESCORE_CACHE")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "livescore"
+    """``$LIVESCORE_CACHE``, else ``~/.cache/livescore``: the project's one cache folder,
+    where the judge's answers are kept too."""
+    from livescore.judges._cache import default_cache_dir
+
+    return default_cache_dir()
 
 
 @contextlib.contextmanager
@@ -269,13 +270,15 @@ def ensure_judge_venv(
         log_path = venv / "install.log"
         report("build", 0, None)
         tail: deque[bytes] = deque(maxlen=20)
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
+        with (
+            log_path.open("wb") as log,
+            subprocess.Popen(
                 [str(python), "-m", "pip", "install", "-v", *SERVER_PACKAGES],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-            )
+            ) as process,
+        ):
             assert process.stdout is not None
             for line in process.stdout:
                 log.write(line)

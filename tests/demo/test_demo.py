@@ -20,6 +20,9 @@ from livescore.demo._local_model import judge_venv_ready, model_ready
 from livescore.testing import OpenAITestServer
 
 COUNTRIES = "Which countries does Parcelly deliver to?"
+# The user's cache, read before the suite gives each test an empty one: the opt-in test of the
+# real local judge uses the judge installed there (and installs it there once).
+USER_CACHE = os.environ.get("LIVESCORE_CACHE")
 
 
 def test_demo_scores_live_and_exports_what_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -296,7 +299,11 @@ def test_a_missing_runtime_integration_says_what_to_install(
     reason="opt-in: set LIVESCORE_LOCAL_LLM=1 (installs the local judge into the cache once: "
     "a 1.1 GB download and llama.cpp compiled)",
 )
-def test_local_judge_gives_real_verdicts_offline() -> None:
+def test_local_judge_gives_real_verdicts_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    if USER_CACHE is None:
+        monkeypatch.delenv("LIVESCORE_CACHE")
+    else:
+        monkeypatch.setenv("LIVESCORE_CACHE", USER_CACHE)
     console, buffer = recording_console()
     memory = InMemorySpanExporter()
     code = run_demo_cli(["--local-judge"], console, [memory])
