@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from livescore._version import DISTRIBUTION
+from livescore._version import install_hint
 from livescore.cli._calibration import add_calibration_argument, calibrate_scorers
 from livescore.cli._collect_output import add_output_arguments, finish_outputs, output_sinks
 from livescore.cli._common import (
@@ -193,7 +193,7 @@ def add_collect_parser(sub: Any) -> None:
         action="store_true",
         help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
         "placeholders before the judge sees it; the score spans, events and sinks hold the "
-        "placeholders (with --broker, give it to livescore worker; needs livescore-ai[pii])",
+        "placeholders (with --broker, give it to livescore worker; needs the pii extra)",
     )
     add_calibration_argument(p, extra="with --broker, give it to livescore worker")
     p.add_argument(
@@ -217,7 +217,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def _require(module: str, what: str, extra: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise UsageError(f"{what} needs {extra}: pip install '{DISTRIBUTION}[collect]'")
+        raise UsageError(f"{what} needs {extra}: {install_hint('collect')}")
 
 
 @dataclass

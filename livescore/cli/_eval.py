@@ -218,7 +218,7 @@ def add_eval_parser(sub: Any) -> None:
         action="store_true",
         help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
         "placeholders before the judge sees it; --out, --report and the exported scores "
-        "hold the placeholders (needs livescore-ai[pii])",
+        "hold the placeholders (needs the pii extra)",
     )
     p.add_argument(
         "--restore",

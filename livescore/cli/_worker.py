@@ -197,7 +197,7 @@ def add_worker_parser(sub: Any) -> None:
         action="store_true",
         help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
         "placeholders before the judge sees it; the scores this worker emits hold the "
-        "placeholders (the jobs in Redis hold the run as published; needs livescore-ai[pii])",
+        "placeholders (the jobs in Redis hold the run as published; needs the pii extra)",
     )
     add_calibration_argument(p)
     p.add_argument(
