@@ -17,7 +17,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 from pathlib import Path
@@ -98,7 +97,10 @@ def main(demo_args: list[str]) -> int:
             flush=True,
         )
         looking = True
-        threading.Event().wait()  # until Ctrl-C
+        while phoenix.running:  # until Ctrl-C, or Phoenix ends on its own
+            time.sleep(1.0)
+        print(f"error: Phoenix exited:\n{phoenix.log_tail(2000)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print()
         if not looking:

@@ -255,6 +255,11 @@ class PhoenixServer:
         """Phoenix's output."""
         return self.workdir / "phoenix.log"
 
+    @property
+    def running(self) -> bool:
+        """Whether the Phoenix process is still up (started and not exited)."""
+        return self._process is not None and self._process.poll() is None
+
     def log_tail(self, chars: int = 4000) -> str:
         """The end of Phoenix's output (for failure messages)."""
         try:
