@@ -22,6 +22,7 @@ Run as a script, this module is the relay inside the namespace::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
@@ -175,10 +176,21 @@ def _bring_loopback_up() -> None:
         fcntl.ioctl(sock, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
 
 
+def _end_with_parent() -> None:
+    # Linux's PR_SET_PDEATHSIG: SIGTERM when the process that started this one dies, even by
+    # SIGKILL (a test killed on a timeout), so no Phoenix outlives its owner.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _inside(socket_path: str, port: int, command: list[str]) -> int:
     """In the namespace: loopback up, Phoenix started, its port relayed to ``socket_path``."""
+    _end_with_parent()
     _bring_loopback_up()
-    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=_end_with_parent)
 
     def stop(signum: int, frame: Any) -> None:
         child.terminate()
