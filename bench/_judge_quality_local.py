@@ -66,6 +66,7 @@ from _local_model import (
 from _loso import loso_table
 
 from livescore.demo import LocalJudgeServer
+from livescore.demo._local_model import MODEL_NAME, N_CTX, server_command
 from livescore.evals import split_threshold
 from livescore.evals._quality import auroc
 from livescore.judges import OpenAIJudge
@@ -86,7 +87,6 @@ HELD_OUT_SETS = ("expertqa_rag_200",)
 DATASETS = (*SHIPPED_SETS, *HELD_OUT_SETS)
 SEED = 20261201
 THRESHOLD = 0.5
-MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 # The in-between candidate prompt: the shipped logprob request with only the core rules
 # (the context as the only source; what supported and unsupported mean), without the rules
@@ -130,7 +130,6 @@ MAX_TOKENS = {
     "phoenix template": 256,
     "phoenix faithfulness template": 256,
 }
-N_CTX = {"logprobs": 2048, "generate": 3072}
 
 DIRECT_SYSTEM = "You check whether an answer is supported by a context."
 
@@ -491,46 +490,6 @@ def length_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # -- the servers ---------------------------------------------------------------------------------
-
-
-def server_command(python: Path, model: Path, kind: str, threads: int = 2) -> list[str]:
-    command = [
-        str(python),
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(model),
-        "--model_alias",
-        MODEL_NAME,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "{port}",
-        "--n_ctx",
-        str(N_CTX[kind]),
-        "--n_threads",
-        str(threads),
-        "--n_threads_batch",
-        str(threads),
-        "--verbose",
-        "false",
-    ]
-    if kind == "logprobs":
-        return [*command, "--logits_all", "true"]
-    # n_batch 128: each cached state also copies n_batch rows of logits (151,936 floats).
-    return [
-        *command,
-        "--logits_all",
-        "false",
-        "--n_batch",
-        "128",
-        "--cache",
-        "true",
-        "--cache_type",
-        "ram",
-        "--cache_size",
-        str(400 * 2**20),
-    ]
 
 
 @contextlib.contextmanager
