@@ -350,7 +350,9 @@ class PhoenixServer:
         if process is not None:
             process.terminate()
             try:
-                process.wait(timeout=20)
+                # Phoenix's graceful shutdown waits on open connections; a Ctrl-C should
+                # not: ten seconds, then it is killed (it dies with its wrapper).
+                process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()

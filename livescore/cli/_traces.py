@@ -27,7 +27,7 @@ def load_traces_dataset(path: Path, logs: Path | None = None) -> Dataset:
     file's size; the file goes with the dataset.
     """
     from livescore.evals import Dataset, DatasetProblem
-    from livescore.traces._files import open_stored_runs
+    from livescore.traces import open_stored_runs
 
     try:
         stored, runs = open_stored_runs(path, logs=logs)

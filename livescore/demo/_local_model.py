@@ -77,7 +77,7 @@ def _no_report(step: str, done: float, total: float | None) -> None:
 def cache_dir() -> Path:
     """``$LIVESCORE_CACHE``, else ``~/.cache/livescore``: the project's one cache folder,
     where the judge's answers are kept too."""
-    from livescore.judges._cache import default_cache_dir
+    from livescore.judges import default_cache_dir
 
     return default_cache_dir()
 

@@ -34,7 +34,14 @@ from livescore.traces._assemble import (
     runs_from_spans,
 )
 from livescore.traces._explain import RunReport, TraceReport, explain_traces
-from livescore.traces._files import StoredTraces, TraceFileProblem, load_traces, read_spans
+from livescore.traces._files import (
+    StoredRuns,
+    StoredTraces,
+    TraceFileProblem,
+    load_traces,
+    open_stored_runs,
+    read_spans,
+)
 from livescore.traces._otlp import (
     DecodedLogs,
     DecodedSpans,
@@ -61,6 +68,7 @@ __all__ = (
     "RunReport",
     "SpanEvent",
     "SpanRecord",
+    "StoredRuns",
     "StoredTraces",
     "TraceAssembler",
     "TraceFileProblem",
@@ -75,6 +83,7 @@ __all__ = (
     "from_log_record",
     "from_readable_span",
     "load_traces",
+    "open_stored_runs",
     "read_spans",
     "runs_from_spans",
 )

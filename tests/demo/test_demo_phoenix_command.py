@@ -104,7 +104,9 @@ def test_demo_phoenix_leaves_the_scores_in_a_running_phoenix_until_ctrl_c() -> N
                 assert get_json(f"{url}/v1/projects")["data"]
 
                 process.send_signal(signal.SIGINT)
-                assert process.wait(timeout=60) == 0
+                # Phoenix gets ten seconds to stop before it is killed; the rest is a loaded
+                # 2-core machine's slack.
+                assert process.wait(timeout=120) == 0
             finally:
                 if process.poll() is None:
                     process.kill()
