@@ -14,6 +14,7 @@ Usage: python docs/phoenix_demo.py [LIVESCORE DEMO OPTIONS...]
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -61,6 +62,9 @@ def _scored_runs(url: str, timeout: float = 30.0) -> tuple[list[dict[str, Any]],
 
 
 def main(demo_args: list[str]) -> int:
+    # Ctrl-C ends the look even when this was started with SIGINT ignored (a background
+    # job, nohup, some CI runners): Python installs no KeyboardInterrupt handler then.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         phoenix = PhoenixServer(port=PREFERRED_PORT if _free(PREFERRED_PORT) else 0)
     except PhoenixUnavailable as exc:
