@@ -1,10 +1,9 @@
-"""``redact=`` on every prebuilt scorer factory: the factory's scorer keeps personal data from
-its judge and from its result, exactly as ``Scorer.with_redaction`` does."""
+"""``redact=`` on a prebuilt scorer factory: the factory's scorer keeps personal data from its
+judge and from its result, exactly as ``Scorer.with_redaction`` does (that every factory takes
+it: ``tests/scorers/test_factory_calibration.py``)."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 from typing import Any
 
@@ -15,28 +14,8 @@ from livescore.scorers import (
     create_faithfulness_scorer,
     create_hallucination_scorer,
     create_keyword_coverage_scorer,
-    scorer_catalog,
 )
 from livescore.testing import OpenAITestServer
-
-# The checks (livescore.checks) take no redact=: they call no judge, and they compare the
-# run with text you give them, which placeholders would no longer match.
-FACTORIES = sorted(
-    {e.factory for e in scorer_catalog() if e.factory.startswith("livescore.scorers.")}
-)
-
-
-def _factory(path: str) -> Any:
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
-@pytest.mark.parametrize("path", FACTORIES)
-def test_every_prebuilt_factory_takes_redact(path: str) -> None:
-    parameter = inspect.signature(_factory(path)).parameters.get("redact")
-    assert parameter is not None, f"{path} has no redact="
-    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-    assert parameter.default is None
 
 
 @pytest.mark.parametrize("factory", [create_hallucination_scorer, create_faithfulness_scorer])
