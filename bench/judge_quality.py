@@ -1,8 +1,8 @@
 """Judge quality on labelled data: the docs' judge-quality tables.
 
 ``--judge local`` (``make judge-quality``): a real local judge, Qwen2.5-Coder-1.5B-Instruct on
-llama.cpp's server, on the three labelled sets, with every livescore hallucination mode,
-Phoenix's template, a direct yes/no prompt and the length baseline side by side; see
+llama.cpp's server, on four labelled sets, with every livescore hallucination mode, the
+logprob mode's candidate prompts, Phoenix's template and the length baseline side by side; see
 ``bench/_judge_quality_local.py``. The figures go to ``bench/results/judge_quality_local.json``.
 
 ``--judge smollm2`` (the default, run by ``make bench``): the offline demo judge, below.

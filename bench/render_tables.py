@@ -547,8 +547,8 @@ LOCAL_METHODS = (
     "livescore one-call",
     "livescore logprob",
     "logprob core rules",
+    "rules prompt",
     "phoenix template",
-    "direct yes/no",
     "length baseline",
 )
 

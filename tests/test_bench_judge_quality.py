@@ -30,7 +30,7 @@ TABLE_METHODS = (
     "livescore logprob",
     "logprob core rules",
     "phoenix template",
-    "direct yes/no",
+    "rules prompt",
     "length baseline",
 )
 
@@ -108,7 +108,6 @@ def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
 ) -> None:
     # Phoenix's row is checked on its own below (its process takes a while to start).
     methods = [m for m in TABLE_METHODS if m != "phoenix template"]
-    methods += [local.AB_YES_NO, local.AB_NO_QUESTION]
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
         code = local.main(
@@ -151,11 +150,10 @@ def test_the_local_benchmark_scores_every_method_and_writes_its_rows(
     # Every livescore mode reached the server, the logprob rows with one-token requests.
     one_token = [r for r in requests if r.get("max_tokens") == 1]
     assert all(r["logprobs"] and r["top_logprobs"] == 20 for r in one_token)
-    # Direct, logprob, its core rules and yes/no words on 4 sets of 4 items; without the
-    # question on the 3 sets that have one (SummEdits has none: its requests are the same).
-    assert len(one_token) == 4 * 4 * 4 + 3 * 4
-    assert {r["method"] for r in document["ab_rows"]} == {local.AB_YES_NO, local.AB_NO_QUESTION}
-    assert all(entry["n"] == 4 for entry in document["ab"])
+    # The three candidate prompts (the shipped plain question, the rules prompt and the one
+    # in between) on 4 sets of 4 items.
+    assert len(one_token) == 3 * 4 * 4
+    assert (document["ab_rows"], document["ab"]) == ([], [])  # asked for none
     assert document["judge"]["sha256"] == local.MODEL_SHA256
     # The leave-one-set-out table: a row per shipped set, each chosen on the other two, and
     # every candidate on the held-out set (4 items a set: the figures are only wiring).
@@ -250,7 +248,7 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     out = tmp_path / "figures.json"
     with OpenAITestServer(responder=judge) as server:
         argv = run_args(
-            server.base_url, tmp_path, "--n", "4", "--methods", "direct yes/no,length baseline"
+            server.base_url, tmp_path, "--n", "4", "--methods", "rules prompt,length baseline"
         )
         stopped = local.main(argv)
         stopped_requests = len(server.requests)
@@ -264,12 +262,12 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
     assert stopped == 130
     # Set by set, the held-out set first: its two cells finished, SummEdits' first one was
     # stopped.
-    done = [("expertqa_rag_200", "length baseline"), ("expertqa_rag_200", "direct yes/no")]
+    done = [("expertqa_rag_200", "length baseline"), ("expertqa_rag_200", "rules prompt")]
     assert {(r["dataset"], r["method"]) for r in stopped_document["rows"]} == set(done)
     assert stopped_document["complete"] is False
     missing = {(m["dataset"], m["method"]) for m in stopped_document["missing"]}
     assert missing == {
-        (d, m) for d in local.DATASETS for m in ("direct yes/no", "length baseline")
+        (d, m) for d in local.DATASETS for m in ("rules prompt", "length baseline")
     } - set(done)
     assert all("stopped" in m["reason"] for m in stopped_document["missing"])
     assert stopped_requests == 4
@@ -291,7 +289,7 @@ def test_a_stopped_run_keeps_its_finished_rows_and_goes_on_where_it_stopped(
 def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: ModuleType
 ) -> None:
-    monkeypatch.setitem(local.CHUNK, "direct yes/no", 2)
+    monkeypatch.setitem(local.CHUNK, "rules prompt", 2)
     real_run_one_word = local.run_one_word
     chunks: list[int] = []
 
@@ -313,7 +311,7 @@ def test_a_cell_stopped_half_way_is_a_partial_row_and_resumes_at_its_next_chunk(
             "--sets",
             "summedits_200",
             "--methods",
-            "direct yes/no",
+            "rules prompt",
             "--why",
             "out of time",
         )
@@ -349,14 +347,14 @@ def test_the_compared_methods_take_turns_chunk_by_chunk(
                 "--sets",
                 "summedits_200",
                 "--methods",
-                "direct yes/no,livescore logprob",
+                "rules prompt,livescore logprob",
             )
         )
         prompts = [str(r["messages"][-1]["content"]) for r in server.requests]
     assert code == 0
     # A run stopped at any point has both methods on (nearly) the same items.
-    kinds = ["direct" if p.endswith("Answer yes or no.") else "logprob" for p in prompts]
-    assert kinds == ["logprob"] * 2 + ["direct"] * 2 + ["logprob"] * 2 + ["direct"] * 2
+    kinds = ["plain" if p.endswith("Answer yes or no.") else "rules" for p in prompts]
+    assert kinds == ["plain"] * 2 + ["rules"] * 2 + ["plain"] * 2 + ["rules"] * 2
 
 
 def test_a_rewrite_on_another_machine_keeps_the_rows_it_cannot_rebuild(

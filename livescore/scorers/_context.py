@@ -14,6 +14,7 @@ __all__ = (
     "context_items",
     "judged_pieces",
     "no_context_reason",
+    "plain_context_for_judge",
 )
 
 DEFAULT_MAX_CONTEXT_CHARS = 100_000
@@ -58,12 +59,28 @@ def context_for_judge(ctx: StepContext, max_chars: int, *, start: int = 1) -> Re
         items = context_items(ctx)
         rendered = ctx.state[_RENDERED] = render_context(items, max_chars, start=start)
         if rendered.truncated:
-            chars = sum(len(item) for item in items)
-            ctx.flags["context_truncated"] = True
-            ctx.flags["context_chars"] = chars
-            ctx.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] = True
-            ctx.attributes[A.LIVESCORE_CONTEXT_CHARS] = chars
+            _record_cut(ctx, items)
     return rendered
+
+
+def plain_context_for_judge(ctx: StepContext, max_chars: int) -> str:
+    """The score's context as plain text, its documents a blank line apart, at most
+    ``max_chars`` characters (for a prompt without markup); a cut is recorded as in
+    :func:`context_for_judge`."""
+    items = context_items(ctx)
+    text = "\n\n".join(items)
+    if len(text) > max_chars:
+        _record_cut(ctx, items)
+        text = text[:max_chars]
+    return text
+
+
+def _record_cut(ctx: StepContext, items: list[str]) -> None:
+    chars = sum(len(item) for item in items)
+    ctx.flags["context_truncated"] = True
+    ctx.flags["context_chars"] = chars
+    ctx.attributes[A.LIVESCORE_CONTEXT_TRUNCATED] = True
+    ctx.attributes[A.LIVESCORE_CONTEXT_CHARS] = chars
 
 
 def no_context_reason(what: str = "", *, hint: str = "") -> str:

@@ -14,9 +14,9 @@ Three-step mode (the default; at most three judge calls):
 
 One-call mode asks for claims, verdicts and reason in one answer and fills the same fields.
 
-Logprob mode sends the hallucination scorer's one-word question on the whole output
-("supported" or "unsupported", one token) and scores the judge's probability of
-"supported" × scale: the chance that the context backs every claim, not the share of
+Logprob mode sends the hallucination scorer's one-word question on the whole output (is
+every statement supported by the context? "yes" or "no", one token) and scores the judge's
+probability of "yes" × scale: the chance that the context backs every claim, not the share of
 claims backed.
 """
 
@@ -40,6 +40,7 @@ from livescore.scorers._context import (
     context_for_judge,
     context_items,
     no_context_reason,
+    plain_context_for_judge,
 )
 from livescore.scorers._hallucination_prompts import (
     LOGPROB_CHOICES,
@@ -365,10 +366,11 @@ def create_faithfulness_scorer(
 
     def logprob_reason(ctx: StepContext, unsupported: float) -> str:
         if not ctx.flags.get("verdict_from_logprobs"):
-            word = "unsupported" if unsupported >= 0.5 else "supported"
+            word = "no" if unsupported >= 0.5 else "yes"
             return (
-                f"The score is {fmt(ctx.score)} because the judge answered {word} (it gave "
-                "no token probabilities, so the score is 0 or the scale)."
+                f"The score is {fmt(ctx.score)} because the judge answered {word} to whether "
+                "the context supports every statement (it gave no token probabilities, so "
+                "the score is 0 or the scale)."
             )
         return (
             f"The score is {fmt(ctx.score)} because the judge puts a probability of "
@@ -403,11 +405,11 @@ def create_faithfulness_scorer(
             system=LOGPROB_SYSTEM,
             prompt=lambda ctx: logprob_prompt(
                 ctx.output_text,
-                context_for_judge(ctx, max_context_chars),
+                plain_context_for_judge(ctx, max_context_chars),
                 optional_user_text(ctx.run, max_text_chars),
             ),
             choices=LOGPROB_CHOICES,
-            verdicts={"supported": "yes", "unsupported": "unsure"},
+            verdicts={"yes": "yes", "no": "unsure"},
             score=lambda ctx, unsupported: round((1 - unsupported) * scale, 4),
             reason=logprob_reason,
         ),

@@ -14,12 +14,12 @@ Pipeline (three-step mode, the default; at most three judge calls):
 One-call mode asks for claims, verdicts and reason in a single structured answer and fills the
 same result fields.
 
-Logprob mode asks one short question about the whole output ("supported" or "unsupported",
-one token) and reads the judge's probability of "unsupported" from its token logprobs: the
-score is that probability × scale (the chance that the output makes at least one claim the
-context does not back), not the share of claims. One call, a few hundred tokens, a
-continuous score (so thresholds and AUROC mean something); a judge without logprobs answers
-in a structured word instead, and the score is then 0 or the scale.
+Logprob mode asks one plain question about the whole output (is every statement supported
+by the context? "yes" or "no", one token) and reads the judge's probability of "no" from its
+token logprobs: the score is that probability × scale (the chance that the output makes at
+least one claim the context does not back), not the share of claims. One call, a few
+hundred tokens, a continuous score (so thresholds and AUROC mean something); a judge
+without logprobs answers in a structured word instead, and the score is then 0 or the scale.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from livescore.scorers._context import (
     context_for_judge,
     context_items,
     no_context_reason,
+    plain_context_for_judge,
 )
 from livescore.scorers._hallucination_prompts import (
     LOGPROB_CHOICES,
@@ -326,17 +327,20 @@ def create_hallucination_scorer(
             "(one word, read from its token probabilities)."
             if ctx.flags.get("verdict_from_logprobs")
             else f"The score is {fmt(ctx.score)} because the judge answered "
-            f"{'unsupported' if probability >= 0.5 else 'supported'} (it gave no token "
-            "probabilities, so the score is 0 or the scale)."
+            f"{'no' if probability >= 0.5 else 'yes'} to whether the context supports every "
+            "statement (it gave no token probabilities, so the score is 0 or the scale)."
         )
 
     logprob = LogprobVerdict(
         system=LOGPROB_SYSTEM,
         prompt=lambda ctx: logprob_prompt(
-            ctx.output_text, rendered(ctx), optional_user_text(ctx.run, max_text_chars)
+            ctx.output_text,
+            plain_context_for_judge(ctx, max_context_chars),
+            optional_user_text(ctx.run, max_text_chars),
         ),
         choices=LOGPROB_CHOICES,
-        verdicts={"supported": "no", "unsupported": "yes"},
+        # The question asks whether the context supports everything: "no" is a hallucination.
+        verdicts={"yes": "no", "no": "yes"},
         score=lambda ctx, probability: round(probability * scale, 4),
         reason=logprob_reason,
     )

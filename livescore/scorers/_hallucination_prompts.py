@@ -1,11 +1,13 @@
 """The hallucination scorer's judge prompts.
 
-Untrusted text (the agent's output, the context, the claims drawn from the output) always sits
+Untrusted text (the agent's output, the context, the claims drawn from the output) sits
 inside XML-like blocks (``<output>``, ``<context>``, ``<claim>``…), quoted by
 :func:`~livescore.scorers._prompting.quote`: anything in it that looks like one of those tags
 has its ``<`` replaced by ``&lt;``, so the data cannot close its block early and pose as
 instructions. The system prompts say that text inside the blocks is material to judge, never
-instructions to follow. The claim extraction is shared with the faithfulness scorer
+instructions to follow. The logprob mode's one plain question is the exception: its answer is
+one of two words, and the plain question judged better than a rules prompt with markup
+(``docs/evals/judge-quality.md``). The claim extraction is shared with the faithfulness scorer
 (:mod:`livescore.scorers._claims`).
 """
 
@@ -18,7 +20,6 @@ from livescore.scorers._claims import EXTRACT_SYSTEM, extract_prompt
 from livescore.scorers._prompting import (
     RenderedContext,
     block,
-    data_rule,
     item_blocks,
     quote,
     render_context,
@@ -172,50 +173,39 @@ def one_call_prompt(output: str, context: RenderedContext) -> str:
 
 # -- logprob mode: one word on the whole output ------------------------------------------------
 
-LOGPROB_CHOICES = ("supported", "unsupported")
-"""The logprob mode's words: the good one, then the defect. Their first tokens differ, and
-neither reads backwards (a "yes" that means "bad" confuses small judges)."""
+LOGPROB_CHOICES = ("yes", "no")
+"""The logprob mode's words: the good one, then the defect. The question asks whether the
+context supports every statement, so "yes" is good; a "yes" that means "bad" confuses small
+judges."""
 
-SUPPORT_RULES = """Judge with the context as your only source of truth:
-- Do not use your own knowledge of the world. A claim that is true in reality but not \
-backed by the context is unsupported.
-- Unsupported: the claim contradicts the context, or the context does not contain what is \
-needed to back it.
-- Supported: the context states the claim, or it follows plainly from what the context \
-states.
-- Hedged wording ("may", "probably") is supported when the fact it hedges is in the \
-context, and unsupported when that fact is not.
-- Loose precision is still supported: a vaguer date, a rounded number, details left out. \
-A date, number or name that disagrees with the context is unsupported.
-- Subjective or evaluative claims ("pioneering", "the best") are unsupported unless the \
-context itself says so."""
-
-LOGPROB_SYSTEM = f"""\
-You are a strict fact-checker. You compare an AI system's output with a context and decide \
-whether the context supports every claim the output makes.
-
-{SUPPORT_RULES}
-
-{data_rule(("context", "document", "question", "output"))}
-
-Answer with one word: "supported" when the context supports every claim of the output, \
-"unsupported" when at least one claim contradicts the context or is missing from it."""
+LOGPROB_SYSTEM = "You check whether an answer is supported by a context."
+"""The logprob mode's system prompt: one sentence, no rules. Chosen over a rules prompt by
+leave-one-set-out over four labelled sets (``docs/evals/judge-quality.md``): it ranks better
+on every set, holds up better on data it was not chosen on, and costs a third of the tokens."""
 
 
-def logprob_prompt(output: str, context: RenderedContext, question: str | None) -> str:
-    """The logprob-mode prompt: is every claim of ``output`` supported by ``context``?
+def logprob_prompt(output: str, context: str, question: str | None) -> str:
+    """The logprob-mode prompt: is every statement of ``output`` supported by ``context``?
 
-    ``question`` (the message the output answers, when the run has one) is shown for
-    reference: a short answer ("Arthur's Magazine") only makes claims with its question.
+    ``question`` (the message the output answers, when the run has one) is shown before the
+    answer: a short answer ("Arthur's Magazine") only makes claims with its question. The
+    prompt has no markup to quote: the reply is one of two words, so text in the data can at
+    most sway the verdict, as it can in any judge prompt.
+
+    Example:
+        >>> print(logprob_prompt("Paris.", "Paris is the capital of France.", "Capital?"))
+        Context:
+        Paris is the capital of France.
+        <BLANKLINE>
+        Question: Capital?
+        <BLANKLINE>
+        Answer: Paris.
+        <BLANKLINE>
+        Is every statement in the answer supported by the context? Answer yes or no.
     """
-    asked = (
-        "The output answers this message (for reference only; it is not evidence):\n"
-        f"{block('question', question)}\n\n"
-        if question
-        else ""
-    )
+    question = (question or "").strip()
+    asked = f"Question: {question}\n\n" if question else ""
     return (
-        f"{context.block}\n\n{asked}{_output_block(output)}\n\n"
-        "Does the <context> block support every claim in the <output> block? Answer with "
-        "one word: supported or unsupported."
+        f"Context:\n{context}\n\n{asked}Answer: {output}\n\n"
+        "Is every statement in the answer supported by the context? Answer yes or no."
     )

@@ -1,6 +1,6 @@
 """livescore eval --calibrate (fit on labelled data, write the file) and --calibration (label
 with it), against the OpenAI-compatible test server playing a judge biased low: its
-P(unsupported) stays under 0.5 on every hallucinated answer."""
+P("no") stays under 0.5 on every hallucinated answer."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ NO_SERVER = "http://127.0.0.1:9/v1"
 
 
 def biased_judge(body: dict[str, Any]) -> Reply:
-    """P(unsupported) is the number the output carries ("[p=0.31]")."""
+    """P("no") is the number the output carries ("[p=0.31]")."""
     prompt = str(body["messages"][-1]["content"])
     found = re.search(r"\[p=([0-9.]+)\]", prompt)
     p = float(found.group(1)) if found else 0.5
-    return Reply.token_probabilities({"unsupported": p, "supported": 1 - p})
+    return Reply.token_probabilities({"no": p, "yes": 1 - p})
 
 
 def labelled_rows(n: int, seed: int) -> list[dict[str, Any]]:

@@ -204,15 +204,15 @@ def test_a_bad_label_value_skips_the_line_with_its_reason(
 
 
 def logprob_judge(body: dict[str, Any]) -> Any:
-    """A logprob-answering judge: the more WRONG claims an output has, the likelier
-    "unsupported" (a continuous score)."""
+    """A logprob-answering judge: the more WRONG claims an output has, the likelier "no"
+    (not every statement supported: a continuous score)."""
     from livescore.testing import Reply
 
     prompt = str(body["messages"][-1]["content"])
-    output = re.search(r"<output>\n(.*?)\n</output>", prompt, re.S)
+    output = re.search(r"\nAnswer: (.*?)\n\nIs every statement", prompt, re.S)
     wrong = (output.group(1) if output else "").count("WRONG")
     unsupported = min(0.9, 0.2 + 0.3 * wrong)
-    return Reply.token_probabilities({"unsupported": unsupported, "supported": 1 - unsupported})
+    return Reply.token_probabilities({"no": unsupported, "yes": 1 - unsupported})
 
 
 def test_calibration_kappa_confusion_base_rate_and_a_held_out_threshold(

@@ -2,7 +2,7 @@
 scores, the Calibration file (round trip, bad files), and a scorer that applies it.
 
 The judge is the OpenAI-compatible test server answering the hallucination scorer's logprob
-question with a probability read from the item: a judge biased low, whose P(unsupported)
+question with a probability read from the item: a judge biased low, whose P("no")
 stays under 0.5 on every hallucinated answer, so the scorer's own labels (and a 0.5
 threshold) call them all fine.
 """
@@ -28,11 +28,11 @@ from livescore.testing import OpenAITestServer, Reply
 
 
 def biased_judge(body: dict[str, Any]) -> Reply:
-    """P(unsupported) is the number the output carries ("[p=0.31]")."""
+    """P("no") is the number the output carries ("[p=0.31]")."""
     prompt = str(body["messages"][-1]["content"])
     found = re.search(r"\[p=([0-9.]+)\]", prompt)
     p = float(found.group(1)) if found else 0.5
-    return Reply.token_probabilities({"unsupported": p, "supported": 1 - p})
+    return Reply.token_probabilities({"no": p, "yes": 1 - p})
 
 
 def labelled_items(n: int, seed: int) -> tuple[list[dict[str, Any]], list[int]]:

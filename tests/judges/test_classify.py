@@ -194,7 +194,7 @@ class OldJudge:
 
 
 def test_a_judge_without_classify_still_resolves_and_answers_from_its_object() -> None:
-    judge = OldJudge(ScriptedJudge([{"verdict": "unsupported"}]))
+    judge = OldJudge(ScriptedJudge([{"verdict": "no"}]))
     assert resolve_judge(judge) is judge
 
     # The logprob mode asks it for the word through its structured answer.

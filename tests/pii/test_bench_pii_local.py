@@ -27,11 +27,11 @@ _TOKEN = re.compile(r"<[A-Z_]+_\d+>|[\w.+-]+@[\w.-]+|\+?\d[\d ()-]{5,}\d|ACC-\d{
 def one_word_judge(body: dict[str, Any]) -> Reply:
     """Unsupported when a token of the answer's naming words is not in the context."""
     prompt = str(body["messages"][-1]["content"])
-    context = prompt.partition("</context>")[0]
-    answer = prompt.partition("<output>")[2].partition("</output>")[0]
+    context = re.split(r"\n\n(?:Question|Answer): ", prompt, maxsplit=1)[0]
+    answer = prompt.partition("\nAnswer: ")[2].partition("\n\nIs every statement")[0]
     missing = [t for t in _TOKEN.findall(answer) if t.strip() not in context]
     p_bad = 0.9 if missing else 0.1
-    return Reply.token_probabilities({"unsupported": p_bad, "supported": 1 - p_bad})
+    return Reply.token_probabilities({"no": p_bad, "yes": 1 - p_bad})
 
 
 def test_local_verdicts_reports_both_modes_and_their_agreement() -> None:

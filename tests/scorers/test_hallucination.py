@@ -24,9 +24,11 @@ from livescore.scorers._hallucination import (
 )
 from livescore.scorers._hallucination_prompts import (
     EXTRACT_SYSTEM,
+    LOGPROB_CHOICES,
     LOGPROB_SYSTEM,
     ONE_CALL_SYSTEM,
     VERDICT_SYSTEM,
+    logprob_prompt,
     quote,
 )
 from livescore.scoring import ScorerRunError
@@ -809,11 +811,19 @@ def test_system_prompts_state_the_judging_rules() -> None:
         assert "Hedged wording" in system
         assert "Loose precision is not a hallucination" in system
         assert "Subjective or evaluative claims" in system
-    # The logprob mode's rules say the same in the words it asks for.
-    assert "Do not use your own knowledge" in LOGPROB_SYSTEM
-    assert "Loose precision is still supported" in LOGPROB_SYSTEM
-    assert '"unsupported"' in LOGPROB_SYSTEM
     assert '{"claims"' in EXTRACT_SYSTEM
+
+
+def test_the_logprob_mode_asks_one_plain_question_without_rules() -> None:
+    # Chosen by leave-one-set-out (docs/evals/judge-quality.md): the rules prompt ranked
+    # worse on every set and cost three times the tokens.
+    assert "Do not use your own knowledge" not in LOGPROB_SYSTEM
+    assert LOGPROB_CHOICES == ("yes", "no")
+    prompt = logprob_prompt("It is blue.", "The sky is blue.\n\nGrass is green.", None)
+    assert prompt.startswith("Context:\nThe sky is blue.\n\nGrass is green.\n\nAnswer:")
+    assert "Question:" not in prompt
+    assert prompt.endswith("supported by the context? Answer yes or no.")
+    assert "Question: Why?\n\nAnswer: It is blue." in logprob_prompt("It is blue.", "x", "Why?")
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _judge_support import between, system_prompt, user_prompt
+from _judge_support import system_prompt, user_prompt
 
 from livescore.otel import attributes as A
 from livescore.scorers import (
@@ -26,12 +26,12 @@ async def score(build: Any, replies: list[Any], run: Any = RUN) -> tuple[Any, li
 
 
 @pytest.mark.anyio
-async def test_hallucination_scores_the_probability_of_unsupported_in_one_call() -> None:
+async def test_hallucination_scores_the_probability_of_no_in_one_call() -> None:
     result, requests = await score(
         lambda judge: create_hallucination_scorer(
             model=judge, judge_mode="logprob", context=CONTEXT
         ),
-        [Reply.token_probabilities({"unsupported": 0.6, "supported": 0.3, "Unsupported": 0.1})],
+        [Reply.token_probabilities({"no": 0.6, "yes": 0.3, "No": 0.1})],
     )
     (request,) = requests
     assert result.status == "scored", result.error
@@ -40,11 +40,13 @@ async def test_hallucination_scores_the_probability_of_unsupported_in_one_call()
     assert request["max_tokens"] == 1
     assert request["logprobs"] is True
     prompt = user_prompt(request)
-    assert between(prompt, "output") == RUN["output"]
-    assert between(prompt, "question") == RUN["input"]  # for reference: short answers need it
-    assert CONTEXT[0] in between(prompt, "context")
-    assert '"supported"' in system_prompt(request)
-    assert '"unsupported"' in system_prompt(request)
+    assert prompt == (
+        f"Context:\n{CONTEXT[0]}\n\n"
+        f"Question: {RUN['input']}\n\n"  # short answers only make claims with their question
+        f"Answer: {RUN['output']}\n\n"
+        "Is every statement in the answer supported by the context? Answer yes or no."
+    )
+    assert system_prompt(request) == "You check whether an answer is supported by a context."
     assert result.flags["verdict_probability"] == pytest.approx(0.7)
     assert result.flags["verdict_from_logprobs"] is True
     assert result.flags["claims_total"] == 1  # the whole output is the one item judged
@@ -56,7 +58,7 @@ async def test_hallucination_scores_the_probability_of_unsupported_in_one_call()
 
 @pytest.mark.anyio
 async def test_faithfulness_asks_the_same_question_and_scores_its_mirror() -> None:
-    reply = Reply.token_probabilities({"supported": 0.8, "unsupported": 0.2})
+    reply = Reply.token_probabilities({"yes": 0.8, "no": 0.2})
     faithful, f_requests = await score(
         lambda judge: create_faithfulness_scorer(
             model=judge, judge_mode="logprob", context=CONTEXT
@@ -82,7 +84,7 @@ async def test_a_server_without_logprobs_gives_the_structured_word_and_says_so()
         lambda judge: create_hallucination_scorer(
             model=judge, judge_mode="logprob", context=CONTEXT, scale=10
         ),
-        [Reply.text("unsupported"), {"verdict": "unsupported"}],
+        [Reply.text("no"), {"verdict": "no"}],
     )
     assert result.score == 10.0
     assert result.flags["verdict_from_logprobs"] is False
