@@ -62,9 +62,13 @@ def source(document: dict[str, Any]) -> str:
     busy = f"; load average {start[0]:.1f} → {end[0]:.1f}" if start and end else ""
     machine = document.get("machine") or {}
     where = f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')})"
+    # A file rebuilt from its run's kept cells by later code (``--rewrite``) says so: its
+    # rows carry that code's method names.
+    rewritten = (document.get("rewritten") or {}).get("git") or {}
+    again = f"; rewritten from its cells at commit {rewritten['commit'][:7]}" if rewritten else ""
     return (
         f"*From `bench/results/{document['benchmark']}.json`: `{document['command']}` on "
-        f"{where}, commit {commit}, {document['started'][:10]}{busy}.*"
+        f"{where}, commit {commit}, {document['started'][:10]}{busy}{again}.*"
     )
 
 
