@@ -1,9 +1,11 @@
-"""BackgroundQueue: the bounded queue and thread under the dispatcher and every sink.
+"""BackgroundWorker: the bounded queue, thread and serve loop under the dispatcher, every
+sink and the fleet's export thread.
 
-Each test drives a small owner of its own (a ``serve`` function and items) to pin one rule:
-overflow, the lazily started thread, wake-ups, linger, flush (inline without a thread),
-shutdown with and without a stuck thread, a forked child, and the exit stages sharing one
-deadline.
+Each test drives a small consumer of its own (a test double that handles batches) to pin
+one rule: overflow (the consumer told what was dropped), the lazily started thread,
+wake-ups, linger, flush (inline without a thread), a failed thread, shutdown with and
+without a stuck thread, an event-loop consumer cancelled by an abort, a forked child, and
+the exit stages sharing one deadline.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import sys
 import textwrap
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 import pytest
 from forking import in_forked_child
 
-from livescore._background import BackgroundQueue, exit_timeout, fit_to_deadline
+from livescore._background import BackgroundWorker, Consumer, exit_timeout, fit_to_deadline
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,164 +39,70 @@ class Item:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-class Owner:
-    """A test double of a queue's owner: its thread serves items one by one.
+class ServingDouble(Consumer[Item]):
+    """A test double of a consumer: it handles one item per batch, in order.
 
     ``hold`` (when set) keeps the thread on the item it took until the event opens;
-    ``served`` lists what was finished, in order.
+    ``served`` lists what was finished, in order; ``dropped`` what the worker gave up, with
+    the reason.
     """
 
     def __init__(self, hold: threading.Event | None = None, **options: object) -> None:
         self.hold = hold
         self.served: list[str] = []
+        self.dropped: list[tuple[str, str]] = []
         self.taken = threading.Event()
         self.threads: set[int] = set()
-        self.q: BackgroundQueue[Item] = BackgroundQueue(
-            "test-queue",
-            self.serve,
+        self.forks: list[int] = []
+        self.worker: BackgroundWorker[Item] = BackgroundWorker(
+            "test-worker",
+            self,
             **options,  # type: ignore[arg-type]
         )
 
-    def serve(self, generation: int) -> None:
+    def take_locked(self, queue: deque[Item], now: float, urgent: bool) -> list[Item]:
+        return [queue.popleft()] if queue else []
+
+    def handle(self, batch: list[Item]) -> None:
         self.threads.add(threading.get_ident())
-        q = self.q
-        while True:
-            with q.lock:
-                if q.aborted:
-                    return
-                if not q.queue:
-                    if q.stopping:
-                        return
-                    q.idle_locked()
-                    q.park_locked(generation)
-                    continue
-                item = q.queue.popleft()
-            self.taken.set()
-            if self.hold is not None:
-                self.hold.wait(30)
-            with q.lock:
-                if q.finish_locked(item):
+        self.taken.set()
+        if self.hold is not None:
+            self.hold.wait(30)
+        with self.worker.lock:
+            for item in batch:
+                if self.worker.finish_locked(item):
                     self.served.append(item.name)
 
-    def put(self, name: str) -> Item | None:
-        """Put an item; returns what the queue evicted. Refused items raise."""
-        with self.q.lock:
-            if not self.q.admits_locked():
+    def dropped_locked(self, items: list[Item], reason: str) -> None:
+        self.dropped.extend((item.name, reason) for item in items)
+
+    def after_fork(self) -> None:
+        self.forks.append(os.getpid())
+
+    def put(self, name: str) -> None:
+        """Put an item. Refused items raise."""
+        with self.worker.lock:
+            if not self.worker.admits_locked():
                 raise OverflowError(name)
-            evicted = self.q.put_locked(Item(name))
-        assert self.q.start_pending()
-        return evicted
+            self.worker.put_locked(Item(name))
+        assert self.worker.start_pending()
 
 
 @pytest.fixture
-def owners() -> Iterator[list[Owner]]:
-    made: list[Owner] = []
+def consumers() -> Iterator[list[ServingDouble]]:
+    made: list[ServingDouble] = []
     yield made
-    for owner in made:
-        if owner.hold is not None:
-            owner.hold.set()
-        owner.q.shutdown(5, flush=owner.q.flush, grace=1)
+    for consumer in made:
+        if consumer.hold is not None:
+            consumer.hold.set()
+        consumer.worker.shutdown(5, grace=1)
 
 
-def new(made: list[Owner], **options: object) -> Owner:
+def new(made: list[ServingDouble], **options: object) -> ServingDouble:
     options.setdefault("max_items", 100)
-    owner = Owner(**options)  # type: ignore[arg-type]
-    made.append(owner)
-    return owner
-
-
-def test_items_are_served_in_order_by_one_thread_started_on_the_first_put(
-    owners: list[Owner],
-) -> None:
-    owner = new(owners)
-    assert not owner.q.running
-    for n in range(5):
-        owner.put(f"i{n}")
-    assert owner.q.flush(10)
-    assert owner.served == ["i0", "i1", "i2", "i3", "i4"]
-    assert len(owner.threads) == 1
-    assert owner.q.unfinished == 0
-
-
-def test_a_full_queue_refuses_new_items_or_evicts_the_oldest(owners: list[Owner]) -> None:
-    hold = threading.Event()
-    refusing = new(owners, max_items=2, hold=hold)
-    refusing.put("taken")
-    assert refusing.taken.wait(10)  # on the thread: no longer queued
-    refusing.put("a")
-    refusing.put("b")
-    with pytest.raises(OverflowError):
-        refusing.put("c")
-
-    evicting = new(owners, max_items=2, overflow="drop_oldest", hold=hold)
-    evicting.put("taken")
-    assert evicting.taken.wait(10)
-    evicting.put("a")
-    evicting.put("b")
-    evicted = evicting.put("c")
-    assert evicted is not None
-    assert evicted.name == "a"
-    with evicting.q.lock:
-        assert evicting.q.finish_locked(evicted)  # the owner counts it as dropped
-    hold.set()
-    assert refusing.q.flush(10)
-    assert evicting.q.flush(10)
-    assert refusing.served == ["taken", "a", "b"]
-    assert evicting.served == ["taken", "b", "c"]
-
-
-def test_an_unfinished_bound_counts_items_the_thread_holds(owners: list[Owner]) -> None:
-    hold = threading.Event()
-    owner = new(owners, max_items=2, bound="unfinished", hold=hold)
-    owner.put("taken")
-    assert owner.taken.wait(10)
-    owner.put("a")
-    with pytest.raises(OverflowError):
-        owner.put("b")  # one taken and one queued: two unfinished
-    hold.set()
-    assert owner.q.flush(10)
-    owner.put("b")
-    assert owner.q.flush(10)
-
-
-def test_a_sleeping_thread_wakes_for_a_first_item_and_a_full_batch_only() -> None:
-    wakes: list[int] = []
-    parked = threading.Event()
-    q: BackgroundQueue[Item]
-
-    def serve(generation: int) -> None:  # looks at the queue, takes nothing
-        with q.lock:
-            while not q.stopping:
-                q.idle_locked()
-                parked.set()
-                q.park_locked(generation)
-                wakes.append(len(q.queue))
-
-    def put(name: str) -> None:
-        with q.lock:
-            q.put_locked(Item(name))
-        assert q.start_pending()
-
-    q = BackgroundQueue("peek", serve, max_items=100, wake_at=3)
-    try:
-        put("start")
-        assert parked.wait(10)  # started, and asleep
-        with q.lock:
-            q.discard_locked()
-            parked.clear()
-        put("i0")  # a first item: wakes it
-        assert parked.wait(10)
-        parked.clear()
-        put("i1")  # neither a first item nor a full batch: it sleeps on
-        with q.lock:
-            assert q._idle  # (the flag a waking put clears)
-        put("i2")  # a batch of 3: wakes it
-        assert parked.wait(10)
-    finally:
-        with q.lock:
-            q.discard_locked()
-        q.shutdown(5, flush=q.flush, grace=1)
-    assert wakes[:2] == [1, 3]
+    consumer = ServingDouble(**options)  # type: ignore[arg-type]
+    made.append(consumer)
+    return consumer
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -203,171 +113,328 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
     raise AssertionError(f"never saw {what}")
 
 
-def test_a_woken_thread_lingers_until_a_flush_wants_the_work(owners: list[Owner]) -> None:
-    owner = new(owners, linger=60.0)
-    owner.put("first")
-    assert owner.q.flush(10)  # started: the thread serves at once, then sleeps
-    owner.put("second")  # wakes it: it waits a minute for company...
-    wait_for(lambda: owner.q._lingering, "the thread lingering")
-    assert owner.served == ["first"]
-    assert owner.q.flush(10)  # ...unless a flush wants the work now
-    assert owner.served == ["first", "second"]
+def test_items_are_served_in_order_by_one_thread_started_on_the_first_put(
+    consumers: list[ServingDouble],
+) -> None:
+    c = new(consumers)
+    assert not c.worker.running
+    for n in range(5):
+        c.put(f"i{n}")
+    assert c.worker.flush(10)
+    assert c.served == ["i0", "i1", "i2", "i3", "i4"]
+    assert len(c.threads) == 1
+    assert c.worker.unfinished == 0
 
 
-def test_flush_times_out_while_the_thread_is_busy(owners: list[Owner]) -> None:
+def test_a_full_queue_refuses_new_items_or_evicts_the_oldest_and_says_so(
+    consumers: list[ServingDouble],
+) -> None:
     hold = threading.Event()
-    owner = new(owners, hold=hold)
-    owner.put("slow")
-    assert owner.taken.wait(10)
-    assert owner.q.flush(0.05) is False
+    refusing = new(consumers, max_items=2, hold=hold)
+    refusing.put("taken")
+    assert refusing.taken.wait(10)  # on the thread: no longer queued
+    refusing.put("a")
+    refusing.put("b")
+    with pytest.raises(OverflowError):
+        refusing.put("c")
+
+    evicting = new(consumers, max_items=2, overflow="drop_oldest", hold=hold)
+    evicting.put("taken")
+    assert evicting.taken.wait(10)
+    evicting.put("a")
+    evicting.put("b")
+    evicting.put("c")
+    assert evicting.dropped == [("a", "queue_full")]  # the consumer counts it as dropped
     hold.set()
-    assert owner.q.flush(10) is True
+    assert refusing.worker.flush(10)
+    assert evicting.worker.flush(10)
+    assert refusing.served == ["taken", "a", "b"]
+    assert evicting.served == ["taken", "b", "c"]
+    assert refusing.dropped == []
 
 
-def test_flush_on_the_queues_own_thread_returns_false_at_once() -> None:
-    answers: list[bool] = []
-    answered = threading.Event()
-    q: BackgroundQueue[Item]
+def test_an_unfinished_bound_counts_items_the_thread_holds(
+    consumers: list[ServingDouble],
+) -> None:
+    hold = threading.Event()
+    c = new(consumers, max_items=2, bound="unfinished", hold=hold)
+    c.put("taken")
+    assert c.taken.wait(10)
+    c.put("a")
+    with pytest.raises(OverflowError):
+        c.put("b")  # one taken and one queued: two unfinished
+    hold.set()
+    assert c.worker.flush(10)
+    c.put("b")
+    assert c.worker.flush(10)
 
-    def serve(generation: int) -> None:
-        answers.append(q.flush(10))  # it would wait for itself
-        with q.lock:
-            for item in q.discard_locked():
-                item.done.set()
-            q.thread_ended_locked()
-        answered.set()
 
-    q = BackgroundQueue("self", serve, max_items=10)
-    with q.lock:
-        q.put_locked(Item("x"))
-    assert q.start_pending()
-    assert answered.wait(10)
-    assert answers == [False]
+class LookingDouble(Consumer[Item]):
+    """A test double of a consumer that looks at the queue and takes nothing: it records
+    how many items each look found, and says when the thread parks."""
+
+    def __init__(self) -> None:
+        self.looks: list[int] = []
+        self.parked = threading.Event()
+        self.worker: BackgroundWorker[Item] = BackgroundWorker(
+            "peek", self, max_items=100, wake_at=3
+        )
+
+    def take_locked(self, queue: deque[Item], now: float, urgent: bool) -> list[Item]:
+        self.looks.append(len(queue))
+        return []
+
+    def wait_locked(self, now: float) -> float | None:
+        self.parked.set()  # called as the thread parks
+        return None
+
+    def put(self, name: str) -> None:
+        with self.worker.lock:
+            self.worker.put_locked(Item(name))
+        assert self.worker.start_pending()
+
+
+def test_a_parked_thread_wakes_for_a_first_item_and_a_full_batch_only() -> None:
+    c = LookingDouble()
+    try:
+        c.put("i0")  # a first item: starts the thread, which looks and parks
+        wait_for(lambda: c.parked.is_set() and c.worker._idle, "the thread parked")
+        c.parked.clear()
+        c.put("i1")  # neither a first item nor a full batch: it sleeps on
+        with c.worker.lock:
+            assert c.worker._idle  # (the flag a waking put clears)
+        c.put("i2")  # a batch of 3: wakes it
+        assert c.parked.wait(10)
+    finally:
+        with c.worker.lock:
+            c.worker.queue.clear()
+        c.worker.shutdown(0, grace=1)
+    assert c.looks[:2] == [1, 3]
+
+
+def test_a_woken_thread_lingers_until_a_flush_wants_the_work(
+    consumers: list[ServingDouble],
+) -> None:
+    c = new(consumers, linger=60.0)
+    c.put("first")
+    assert c.worker.flush(10)  # started: the thread serves at once, then sleeps
+    wait_for(lambda: c.worker._idle, "the thread parked")
+    c.put("second")  # wakes it: it waits a minute for company...
+    wait_for(lambda: c.worker._lingering, "the thread lingering")
+    assert c.served == ["first"]
+    assert c.worker.flush(10)  # ...unless a flush wants the work now
+    assert c.served == ["first", "second"]
+
+
+def test_flush_times_out_while_the_thread_is_busy(consumers: list[ServingDouble]) -> None:
+    hold = threading.Event()
+    c = new(consumers, hold=hold)
+    c.put("slow")
+    assert c.taken.wait(10)
+    assert c.worker.flush(0.05) is False
+    hold.set()
+    assert c.worker.flush(10) is True
+
+
+class SelfFlushingDouble(ServingDouble):
+    """A test double of a consumer whose batch asks its own worker for a flush."""
+
+    answers: list[bool]
+
+    def handle(self, batch: list[Item]) -> None:
+        self.answers = [self.worker.flush(10)]  # it would wait for itself
+        super().handle(batch)
+
+
+def test_flush_on_the_workers_own_thread_returns_false_at_once(
+    consumers: list[ServingDouble],
+) -> None:
+    c = SelfFlushingDouble(max_items=10)
+    consumers.append(c)
+    c.put("x")
+    assert c.worker.flush(10)
+    assert c.answers == [False]
 
 
 def _refuse(self: threading.Thread) -> None:
     raise RuntimeError("can't create new thread at interpreter shutdown")
 
 
-def test_without_a_thread_flush_works_inline(monkeypatch: pytest.MonkeyPatch) -> None:
-    inline_calls: list[int] = []
-    q: BackgroundQueue[Item]
-
-    def inline(target: int, deadline: float | None) -> bool:
-        inline_calls.append(target)
-        with q.lock:
-            for item in list(q.queue):
-                q.finish_locked(item)
-            q.queue.clear()
-        return True
-
-    q = BackgroundQueue("inline", lambda generation: None, max_items=10, inline=inline)
-    with monkeypatch.context() as patch:
-        patch.setattr(threading.Thread, "start", _refuse)
-        with q.lock:
-            q.put_locked(Item("a"))
-        assert q.start_pending() is False
-        with q.lock:
-            q.put_locked(Item("b"))
-        assert q.start_pending() is True  # no thread was even tried: flush works inline
-    assert not q.running
-    assert q.flush(10)
-    assert inline_calls == [2]
-    assert q.unfinished == 0
-
-
-def test_without_an_inline_drain_the_next_put_tries_a_thread_again(
-    monkeypatch: pytest.MonkeyPatch,
+def test_without_a_thread_an_inline_worker_handles_the_batches_in_flush(
+    consumers: list[ServingDouble], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    q: BackgroundQueue[Item] = BackgroundQueue("retry", lambda g: None, max_items=10)
+    c = new(consumers, max_items=10, inline=True)
     with monkeypatch.context() as patch:
         patch.setattr(threading.Thread, "start", _refuse)
-        with q.lock:
-            q.put_locked(Item("a"))
-        assert q.start_pending() is False
-        assert not q.running
-        with q.lock:
-            q.put_locked(Item("b"))
-            assert q.running  # this put made a thread again
-        assert q.start_pending() is False
-    with q.lock:
-        assert [item.name for item in q.discard_locked()] == ["a", "b"]
+        with c.worker.lock:
+            c.worker.put_locked(Item("a"))
+        assert c.worker.start_pending() is False
+        with c.worker.lock:
+            c.worker.put_locked(Item("b"))
+        assert c.worker.start_pending() is True  # no thread was even tried
+    assert not c.worker.running
+    assert c.worker.flush(10)
+    assert c.served == ["a", "b"]
+    assert c.threads == {threading.get_ident()}  # handled on the flushing thread
+    assert c.worker.unfinished == 0
+    assert c.dropped == []
 
 
-def test_a_thread_that_ended_is_replaced_by_the_next_put() -> None:
-    ended = threading.Event()
-    served: list[str] = []
-    q: BackgroundQueue[Item]
-
-    def serve_once(generation: int) -> None:  # serves what it finds, then ends
-        with q.lock:
-            while q.queue:
-                item = q.queue.popleft()
-                q.finish_locked(item)
-                served.append(item.name)
-            q.thread_ended_locked()
-        ended.set()
-
-    q = BackgroundQueue("once", serve_once, max_items=10)
-    for name in ("first", "second"):
-        ended.clear()
-        with q.lock:
-            q.put_locked(Item(name))
-        assert q.start_pending()
-        assert ended.wait(10)
-        assert not q.running
-    assert served == ["first", "second"]
-    assert q.flush(1)
+def test_without_an_inline_drain_no_thread_drops_and_the_next_put_tries_again(
+    consumers: list[ServingDouble], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = new(consumers, max_items=10)
+    with monkeypatch.context() as patch:
+        patch.setattr(threading.Thread, "start", _refuse)
+        with c.worker.lock:
+            c.worker.put_locked(Item("a"))
+        assert c.worker.start_pending() is False
+        assert not c.worker.running
+        assert c.dropped == [("a", "no_worker")]  # the consumer counts it as dropped
+        with c.worker.lock:
+            c.worker.put_locked(Item("b"))
+            assert c.worker.running  # this put made a thread again
+        assert c.worker.start_pending() is False
+    assert c.dropped == [("a", "no_worker"), ("b", "no_worker")]
+    c.put("c")  # threads start again: served
+    assert c.worker.flush(10)
+    assert c.served == ["c"]
 
 
-def test_shutdown_finishes_in_time_and_refuses_later_items(owners: list[Owner]) -> None:
-    owner = new(owners)
+class FailingDouble(ServingDouble):
+    """A test double of a consumer whose first batch raises (a bug in its code)."""
+
+    failed = False
+
+    def handle(self, batch: list[Item]) -> None:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("consumer bug")
+        super().handle(batch)
+
+
+def test_a_failed_thread_drops_its_work_and_the_next_put_starts_another(
+    consumers: list[ServingDouble], caplog: pytest.LogCaptureFixture
+) -> None:
+    c = FailingDouble(max_items=10)
+    consumers.append(c)
+    c.put("first")
+    assert c.worker.flush(10)  # the thread failed: what it held is dropped, flush ends
+    assert c.dropped == [("first", "worker_error")]
+    assert "the background thread stopped" in caplog.text
+    assert not c.worker.running
+    c.put("second")
+    assert c.worker.flush(10)
+    assert c.served == ["second"]
+
+
+def test_a_worker_that_keeps_its_items_leaves_them_to_the_next_thread(
+    consumers: list[ServingDouble],
+) -> None:
+    c = FailingDouble(max_items=10, keep_on_thread_end=True, inline=True)
+    consumers.append(c)
+    c.put("first")
+    wait_for(lambda: c.failed and not c.worker.running, "the thread failed")
+    assert c.dropped == []  # kept for the next thread (a sink's retries), not dropped
+    assert c.worker.unfinished == 1
+    c.put("second")
+    wait_for(lambda: c.served == ["second"], "the next thread serving")
+
+
+def test_shutdown_finishes_in_time_and_refuses_later_items(
+    consumers: list[ServingDouble],
+) -> None:
+    c = new(consumers)
     for n in range(3):
-        owner.put(f"i{n}")
-    assert owner.q.shutdown(10, flush=owner.q.flush, grace=1) == []
-    assert owner.served == ["i0", "i1", "i2"]
-    assert owner.q.closed
-    assert owner.q.stopping
-    assert not owner.q.aborted
+        c.put(f"i{n}")
+    assert c.worker.shutdown(10, grace=1) == []
+    assert c.served == ["i0", "i1", "i2"]
+    assert c.worker.closed
+    assert c.worker.stopping
+    assert not c.worker.aborted
+    assert not c.worker.running
 
 
-def test_shutdown_past_its_deadline_aborts_and_hands_back_what_never_finished(
-    owners: list[Owner],
+def test_shutdown_past_its_deadline_aborts_and_drops_what_never_finished(
+    consumers: list[ServingDouble],
 ) -> None:
     hold = threading.Event()
-    owner = new(owners, hold=hold)
-    owner.put("stuck")
-    assert owner.taken.wait(10)
-    owner.put("queued-1")
-    owner.put("queued-2")
-    aborted = threading.Event()
-    threading.Thread(
-        target=lambda: (owner.q.wait_for_abort(owner.q.generation), aborted.set()), daemon=True
-    ).start()
-    left = owner.q.shutdown(0.05, flush=owner.q.flush, grace=0.05)
+    c = new(consumers, hold=hold)
+    c.put("stuck")
+    assert c.taken.wait(10)
+    c.put("queued-1")
+    c.put("queued-2")
+    left = c.worker.shutdown(0.05, grace=0.05)
     assert [item.name for item in left] == ["stuck", "queued-1", "queued-2"]
-    assert owner.q.aborted
-    assert aborted.wait(10)  # what waited for an abort (a task group to cancel) was told
-    assert owner.q.unfinished == 0
+    assert c.dropped == [(name, "shutdown") for name in ("stuck", "queued-1", "queued-2")]
+    assert c.worker.aborted
+    assert c.worker.unfinished == 0
     hold.set()  # the stuck item ends after all: it was given up, so it is not served
-    owner.q.flush(10)
-    assert owner.served == []
+    c.worker.flush(10)
+    assert c.served == []
+
+
+class LoopDouble(Consumer[Item]):
+    """A test double of an event-loop consumer: each item starts a task on the loop that
+    waits forever (a judge that never answers)."""
+
+    event_loop = True
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.cancelled = threading.Event()
+        self.loop_threads: set[int] = set()
+        self.worker: BackgroundWorker[Item] = BackgroundWorker(
+            "test-loop", self, max_items=10, grace=1.0
+        )
+
+    async def serve(self, batches: AsyncIterator[list[Item]]) -> None:
+        async with anyio.create_task_group() as tg:
+            async for batch in batches:
+                for _ in batch:
+                    tg.start_soon(self._forever)
+
+    async def _forever(self) -> None:
+        self.loop_threads.add(threading.get_ident())
+        self.started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.cancelled.set()
+
+    def dropped_locked(self, items: list[Item], reason: str) -> None:
+        self.dropped = [(item.name, reason) for item in items]
+
+
+def test_an_event_loop_consumer_is_served_on_the_loop_and_cancelled_by_an_abort() -> None:
+    c = LoopDouble()
+    with c.worker.lock:
+        c.worker.put_locked(Item("never-answers"))
+    assert c.worker.start_pending()
+    assert c.started.wait(10)  # on the worker's own thread, running a loop
+    thread = c.worker._thread
+    assert thread is not None
+    assert c.loop_threads == {thread.ident}
+    c.worker.shutdown(0.05, grace=5)
+    assert c.cancelled.is_set()  # the abort cancelled the task it ran
+    # Dropped once, by the thread as it ended (so shutdown found nothing left to drop).
+    assert c.dropped == [("never-answers", "shutdown")]
+    assert not thread.is_alive()  # joined: no thread of the worker outlives shutdown
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
 def test_a_forked_child_starts_empty_with_a_fresh_lock_and_a_thread_of_its_own(
-    owners: list[Owner],
+    consumers: list[ServingDouble],
 ) -> None:
     hold = threading.Event()
-    forks: list[int] = []
-    owner = new(owners, hold=hold, on_fork=lambda: forks.append(os.getpid()))
-    owner.put("parent")
-    assert owner.taken.wait(10)
-    owner.put("parent-queued")
+    c = new(consumers, hold=hold)
+    c.put("parent")
+    assert c.taken.wait(10)
+    c.put("parent-queued")
     locked, release = threading.Event(), threading.Event()
 
     def hold_the_lock() -> None:
-        with owner.q.lock:
+        with c.worker.lock:
             locked.set()
             release.wait(30)
 
@@ -376,15 +443,15 @@ def test_a_forked_child_starts_empty_with_a_fresh_lock_and_a_thread_of_its_own(
     assert locked.wait(10)  # the parent's lock is held by a thread the child won't have
 
     def child() -> dict[str, object]:
-        owner.hold = None  # the child's own items must not wait on the parent's event
+        c.hold = None  # the child's own items must not wait on the parent's event
         report: dict[str, object] = {
-            "unfinished": owner.q.unfinished,
-            "forks": forks == [os.getpid()],
+            "unfinished": c.worker.unfinished,
+            "forks": c.forks == [os.getpid()],
         }
-        owner.served.clear()
-        owner.put("child")  # the parent's lock is still held: the child's is a new one
-        report["flushed"] = owner.q.flush(10)
-        report["served"] = owner.served
+        c.served.clear()
+        c.put("child")  # the parent's lock is still held: the child's is a new one
+        report["flushed"] = c.worker.flush(10)
+        report["served"] = c.served
         return report
 
     report = in_forked_child(child)
@@ -392,8 +459,8 @@ def test_a_forked_child_starts_empty_with_a_fresh_lock_and_a_thread_of_its_own(
     holder.join(10)
     assert report == {"unfinished": 0, "forks": True, "flushed": True, "served": ["child"]}
     hold.set()
-    assert owner.q.flush(10)
-    assert owner.served == ["parent", "parent-queued"]  # the parent's, served by the parent
+    assert c.worker.flush(10)
+    assert c.served == ["parent", "parent-queued"]  # the parent's, served by the parent
 
 
 def test_fit_to_deadline_leaves_the_grace_only_what_the_deadline_has_left() -> None:
@@ -431,7 +498,7 @@ import atexit
 import sys
 import time
 
-from livescore._background import BackgroundQueue, add_exit_stage
+from livescore._background import BackgroundWorker, Consumer, add_exit_stage
 
 atexit.register(lambda: print("registered before the thread started", flush=True))
 
@@ -451,10 +518,18 @@ class Item:
     seq = 0
 
 
-q = BackgroundQueue("probe", lambda generation: None, max_items=1)
-with q.lock:
-    q.put_locked(Item())
-q.start_pending()  # registers the exit hook as the newest atexit handler
+class Finisher(Consumer):
+    def handle(self, batch):
+        with worker.lock:
+            for item in batch:
+                worker.finish_locked(item)
+
+
+finisher = Finisher()
+worker = BackgroundWorker("probe", finisher, max_items=1)
+with worker.lock:
+    worker.put_locked(Item())
+worker.start_pending()  # registers the exit hook as the newest atexit handler
 """
 
 
@@ -483,33 +558,15 @@ def test_the_exit_stages_run_in_order_within_one_deadline_before_older_exit_hook
     assert last == "registered before the thread started"
 
 
-class _Methods:
-    """A test double of an owner that gives the queue its methods, holding the queue."""
-
-    def __init__(self) -> None:
-        self.q: BackgroundQueue[Item] = BackgroundQueue(
-            "test-weak", self.serve, max_items=1, on_fork=self.reset, inline=self.drain
-        )
-
-    def serve(self, generation: int) -> None:
-        pass
-
-    def reset(self) -> None:
-        pass
-
-    def drain(self, seq: int, deadline: float | None) -> bool:
-        return True
-
-
-def test_a_queue_holds_its_owners_methods_weakly() -> None:
-    # The owner holds its queue, and threads waiting on the queue (the owner's helpers,
-    # slow to leave after a shutdown on a loaded machine) hold it too: through a strong
-    # reference to the owner's methods they kept the owner alive (the dispatcher outlived
-    # its shutdown now and then under load).
-    owner = _Methods()
-    queue = owner.q
-    ref = weakref.ref(owner)
-    del owner
+def test_a_worker_holds_its_consumer_weakly() -> None:
+    # The consumer holds its worker, and threads waiting on the worker (an event loop's
+    # helpers, slow to leave after a shutdown on a loaded machine) hold it too: through a
+    # strong reference to the consumer they kept it alive (the dispatcher outlived its
+    # shutdown now and then under load).
+    consumer = ServingDouble(max_items=1)
+    worker = consumer.worker
+    ref = weakref.ref(consumer)
+    del consumer
     gc.collect()
     assert ref() is None
-    queue.shutdown(1, flush=queue.flush, grace=1)  # a queue whose owner is gone still stops
+    assert worker.shutdown(1, grace=1) == []  # a worker whose consumer is gone still stops

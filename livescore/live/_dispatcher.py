@@ -7,16 +7,13 @@ import logging
 import math
 import threading
 import time
-import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from livescore._background import BackgroundQueue, Overflow, fit_to_deadline
+from livescore._background import BackgroundWorker, Consumer, Overflow, fit_to_deadline
 from livescore._emit import EmitSignal
-from livescore._threads import ThreadRecord, run_in_thread, weakly
+from livescore._threads import run_in_thread
 from livescore._trace_ids import normalize_span_id, normalize_trace_id
 from livescore.live._conversations import (
     DEFAULT_CONVERSATION_IDLE_TIMEOUT,
@@ -165,68 +162,63 @@ def _indices(job: _Job, index: int | None) -> Iterable[int]:
     return (index,) if 0 <= index < len(job.done) else ()
 
 
-def _parker(dispatcher: LiveDispatcher) -> Callable[[int], None]:
-    """The worker's wait, in a thread of its loop, until submit, drop or shutdown has news.
+class _Serving(Consumer[_Job]):
+    """What the dispatcher's background worker serves, on its event loop: the executor
+    takes the accepted jobs one at a time (conversations due first)."""
 
-    Woken by a submit, it lingers a few milliseconds before handing back to the loop: runs
-    submitted meanwhile find the worker awake and queue without a notify, so a busy agent
-    pays one wake-up (a GIL hand-off on its thread) per batch instead of per run. Shutdown
-    and flush cut the linger short.
+    event_loop = True
+    role = "scoring worker"
 
-    The dispatcher is held weakly, and not at all while waiting (only its queue, which
-    holds it weakly in turn): a thread that leaves late after a shutdown, on a loaded
-    machine, keeps nothing alive.
-    """
-    ref = weakref.ref(dispatcher)
-    del dispatcher
-
-    def park(generation: int) -> None:
-        owner = ref()
-        if owner is None:
-            return
-        queue, lock = owner._q, owner._lock
-        with lock:
-            # Until the next conversation timer at the latest (one heap, not one timer each).
-            timeout = owner._park_timeout_locked()
-            del owner
-            queue.park_locked(generation, timeout)
-
-    return park
-
-
-class _JobStream:
-    """The jobs an executor takes, as an async iterator on the worker's loop.
-
-    Between jobs it hands the pending metric deltas to the emitter, and when the queue is
-    empty it waits in a worker thread on the queue's condition, so the agent's ``submit``
-    only notifies a condition variable (it never waits for the loop).
-    """
-
-    def __init__(
-        self, dispatcher: LiveDispatcher, generation: int, limiter: anyio.CapacityLimiter
-    ) -> None:
+    def __init__(self, dispatcher: LiveDispatcher) -> None:
         self._dispatcher = dispatcher
-        self._generation = generation
-        self._limiter = limiter
-        self._park = _parker(dispatcher)
+        self._ident = 0
 
-    def __aiter__(self) -> _JobStream:
+    def take_locked(self, queue: deque[_Job], now: float, urgent: bool) -> list[_Job]:
+        job = self._dispatcher._take_locked()
+        return [] if job is None else [job]
+
+    def wait_locked(self, now: float) -> float | None:
+        # Until the next conversation timer at the latest (one heap, not one timer each).
+        return self._dispatcher._park_timeout_locked()
+
+    async def serve(self, batches: AsyncIterator[list[_Job]]) -> None:
+        await self._dispatcher.executor.run(_Jobs(batches))
+
+    def dropped_locked(self, items: list[_Job], reason: str) -> None:
+        dispatcher = self._dispatcher
+        if reason != "queue_full":  # the worker's thread is gone: so are the ready jobs
+            dispatcher._ready.clear()
+        for job in items:
+            dispatcher._drop_job(job, reason)
+
+    def report(self) -> None:
+        self._dispatcher._report_metrics()
+
+    def thread_started(self) -> None:
+        self._ident = threading.get_ident()
+        add_worker_thread(self._ident)
+
+    def thread_stopped(self) -> None:
+        remove_worker_thread(self._ident)
+
+    def after_fork(self) -> None:
+        self._dispatcher._reset_state()
+
+
+class _Jobs:
+    """The worker's batches (one job each) as the jobs an executor takes."""
+
+    def __init__(self, batches: AsyncIterator[list[_Job]]) -> None:
+        self._batches = batches
+        self._taken: deque[_Job] = deque()
+
+    def __aiter__(self) -> _Jobs:
         return self
 
     async def __anext__(self) -> JobHandle:
-        d = self._dispatcher
-        while True:
-            job, stop = d._take()
-            # After _take, not before: a delta counted once it marked the worker as
-            # waiting wakes it, and every earlier one is reported here.
-            d._report_metrics()
-            if job is not None:
-                return job
-            if stop:
-                raise StopAsyncIteration
-            await run_in_thread(
-                self._park, self._generation, abandon_on_cancel=True, limiter=self._limiter
-            )
+        while not self._taken:
+            self._taken.extend(await self._batches.__anext__())
+        return self._taken.popleft()
 
 
 class LiveDispatcher:
@@ -494,13 +486,14 @@ class LiveDispatcher:
         self._clock: Callable[[], float] = time.monotonic
         # An executor that keeps conversations itself (a fleet: in Redis) gets the turns.
         self._remote_conversations = bool(getattr(executor, "tracks_conversations", False))
-        self._q: BackgroundQueue[_Job] = BackgroundQueue(
+        self._serving = _Serving(self)
+        self._q: BackgroundWorker[_Job] = BackgroundWorker(
             f"{name}-worker",
-            self._thread_main,
+            self._serving,
             max_items=max_queue,
             overflow=overflow,
             linger=_LINGER_S,
-            on_fork=self._reset_state,
+            grace=_CANCEL_GRACE_S,
         )
         self._reset_state()
         track(self, at_exit=register_atexit)
@@ -690,15 +683,12 @@ class LiveDispatcher:
                     self._clock() if turn is None and self._conversation_configs else math.inf
                 )
                 job = _Job(self, scoring, turn, queued_at)
-                evicted = q.put_locked(job)
-                if evicted is not None:
-                    self._drop_job(evicted, "queue_full")
+                q.put_locked(job)  # drop_oldest: the evicted job is dropped (queue_full)
                 for config in configs:
                     self._counts_of(config.scorer_id).queued += 1
                 accepted = True
             report_here = self._hand_over_metrics()
-        if not q.start_pending():
-            self._no_worker()
+        q.start_pending()  # none could start: what it would take is dropped (no_worker)
         if report_here:
             self._report_metrics()
         return accepted
@@ -762,8 +752,7 @@ class LiveDispatcher:
             )
             # Behind the turns already queued (they are recorded first), even when full.
             q.put_locked(job, bounded=False)
-        if not q.start_pending():
-            self._no_worker()
+        q.start_pending()
         return True
 
     def conversation_stats(self) -> ConversationStats:
@@ -986,102 +975,38 @@ class LiveDispatcher:
 
     # -- worker --------------------------------------------------------------------------
 
-    def _no_worker(self) -> None:
-        # The worker could not start (e.g. "can't create new thread at interpreter
-        # shutdown"): what it would have taken is dropped; the next submit tries again.
-        _log.error("livescore: cannot start the scoring worker; queued runs dropped")
-        with self._lock:
-            if not self._q.running:
-                for job in self._q.discard_locked():
-                    self._drop_job(job, "no_worker")
-        self._report_metrics()  # no worker will
-
-    def _thread_main(self, generation: int) -> None:
-        ident = threading.get_ident()
-        add_worker_thread(ident)
-        threads = ThreadRecord()
-        try:
-            # The worker is an anyio event loop in this thread. Other threads reach it only
-            # through conditions that threads of its own wait on (anyio.to_thread), never
-            # by calling into the loop: a BlockingPortal call waits until the loop runs it,
-            # which would make the agent's submit wait behind a busy loop.
-            with threads.recording():
-                anyio.run(self._worker_main, generation, backend="asyncio")
-        except BaseException:
-            _log.exception("livescore: the scoring worker stopped")
-        finally:
-            # The loop's threads leave once it ended (its waits were woken by
-            # retire_locked): joined, none outlives shutdown() holding the dispatcher. After
-            # an abort one may run a scorer's blocking call: it is not waited for.
-            threads.join(0.0 if self._q.aborted else _CANCEL_GRACE_S)
-            remove_worker_thread(ident)
-            with self._lock:
-                # Normally nothing is left; after a crash, what was accepted is dropped.
-                reason = "shutdown" if self._q.stopping else "worker_error"
-                self._ready.clear()
-                for job in self._q.discard_locked():
-                    self._drop_job(job, reason)
-                self._q.thread_ended_locked()
-            self._report_metrics()  # the last deltas of this worker, and its drops
-
-    async def _worker_main(self, generation: int) -> None:
-        # The two threads that wait on the worker's behalf (for work, for an abort) get a
-        # limiter of their own: busy synchronous scorer steps never keep them from waiting.
-        signals = anyio.CapacityLimiter(2)
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._cancel_on_abort, tg.cancel_scope, generation, signals)
-                await self.executor.run(_JobStream(self, generation, signals))
-                tg.cancel_scope.cancel()  # done: stop waiting for an abort
-        finally:
-            with self._lock:
-                # Let this worker's parked threads go (they check the generation).
-                self._q.retire_locked(generation)
-
-    async def _cancel_on_abort(
-        self, scope: anyio.CancelScope, generation: int, limiter: anyio.CapacityLimiter
-    ) -> None:
-        await run_in_thread(
-            weakly(self._q, "wait_for_abort"), generation, abandon_on_cancel=True, limiter=limiter
-        )
-        scope.cancel()
-
-    def _take(self) -> tuple[_Job | None, bool]:
+    def _take_locked(self) -> _Job | None:
+        """The next job for the executor (``None``: none now); turns are recorded here."""
         q = self._q
         tracker = self._conversations
-        with self._lock:
-            while True:
-                if self._ready:  # conversations due: their evaluations go first
-                    return self._ready.popleft(), False
-                if tracker.next_wake() is not None:
-                    # A conversation is quiet only if no turn of it is still queued: the
-                    # deadlines count up to the oldest queued job (a worker that lags
-                    # behind a burst must not score a conversation its next turn awaits).
-                    now = self._clock()
-                    if q.queue:
-                        now = min(now, q.queue[0].at)
-                    self._schedule(tracker.pop_due(now), None)
-                    if self._ready:
-                        continue
-                if not q.queue:
-                    break
-                job = q.queue.popleft()
-                job.taken = True
-                for i, config in enumerate(job.job.scorers):
-                    if not job.done[i]:
-                        counts = self._counts_of(config.scorer_id)
-                        counts.queued -= 1
-                        counts.in_flight += 1
-                if job.turn is None or self._remote_conversations:
-                    return job, False
-                self._take_conversation_part(job)
-                if job.job.scorers and job.remaining:
-                    return job, False
-                # A turn (or end request) alone: recorded here, nothing for the executor.
-            if q.stopping:
-                return None, True
-            q.idle_locked()
-            return None, False
+        while True:
+            if self._ready:  # conversations due: their evaluations go first
+                return self._ready.popleft()
+            if tracker.next_wake() is not None:
+                # A conversation is quiet only if no turn of it is still queued: the
+                # deadlines count up to the oldest queued job (a worker that lags
+                # behind a burst must not score a conversation its next turn awaits).
+                now = self._clock()
+                if q.queue:
+                    now = min(now, q.queue[0].at)
+                self._schedule(tracker.pop_due(now), None)
+                if self._ready:
+                    continue
+            if not q.queue:
+                return None
+            job = q.queue.popleft()
+            job.taken = True
+            for i, config in enumerate(job.job.scorers):
+                if not job.done[i]:
+                    counts = self._counts_of(config.scorer_id)
+                    counts.queued -= 1
+                    counts.in_flight += 1
+            if job.turn is None or self._remote_conversations:
+                return job
+            self._take_conversation_part(job)
+            if job.job.scorers and job.remaining:
+                return job
+            # A turn (or end request) alone: recorded here, nothing for the executor.
 
     def _finish(
         self, job: _Job, index: int, result: ScoreResult, start_time_ns: int | None
@@ -1148,7 +1073,7 @@ class LiveDispatcher:
         # Report here: the worker may be parked, busy for a while, or gone.
         return self._report_metrics(_left(deadline)) and done
 
-    async def aflush(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+    async def aflush(self, timeout: float | None = None) -> bool:
         """:meth:`flush` for async code: waits in a thread, not on the event loop.
 
         Like :meth:`flush`, it returns ``False`` at once when awaited inside a scorer.
@@ -1207,11 +1132,8 @@ class LiveDispatcher:
         # unwind. Its own last act drops whatever it left; what is left beyond that, a
         # scorer blocking the worker's loop in synchronous code holds.
         left = self._q.shutdown(timeout, flush=self.flush, grace=grace)
-        if left:
+        if left:  # dropped ("shutdown") by the worker
             _log.warning("livescore: the scoring worker did not stop; dropping its work")
-            with self._lock:
-                for job in left:
-                    self._drop_job(job, "shutdown")
         # The last counts reach the emitter before its own flush sends them on.
         self.flush_emitter(_left(deadline))
 

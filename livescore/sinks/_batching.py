@@ -8,8 +8,9 @@ backoff until a deadline. Every record given to a sink ends as exactly one of ``
 nothing to say about it, with a reason); :meth:`BatchingSink.stats` and the
 ``livescore.sink.records`` counter say how many of each.
 
-The queue, its thread, the fork rule and the exit hook are the live dispatcher's too
-(``livescore._background``). At interpreter exit the sinks deliver after the dispatchers,
+The sink is a consumer of the background worker the live dispatcher is built on too
+(``livescore._background``: the queue, its thread and serve loop, the fork rule, the exit
+hook). At interpreter exit the sinks deliver after the dispatchers,
 within the same deadline: ``LIVESCORE_EXIT_TIMEOUT`` seconds in all (5 by default), or a
 sink's ``shutdown_timeout`` if that ends first; what is still undelivered then is counted
 as dropped (``shutdown``).
@@ -24,11 +25,12 @@ import random
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from livescore._background import BackgroundQueue, add_exit_stage, fit_to_deadline
+from livescore._background import BackgroundWorker, Consumer, add_exit_stage, fit_to_deadline
 from livescore._errors import RetryLater, SkipRecord
 from livescore.otel import attributes as A
 from livescore.sinks._base import ScoreRecord
@@ -260,14 +262,15 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
         # Every record without an outcome is in the queue (waiting, being delivered, or
         # waiting for a retry), so max_queue bounds them all. A parked thread wakes for a
         # first record (to time its batch) and for a full batch; other sends never wake it.
-        self._q: BackgroundQueue[_Entry] = BackgroundQueue(
+        self._consumer = _SinkConsumer(self)
+        self._q: BackgroundWorker[_Entry] = BackgroundWorker(
             f"livescore-sink-{self.name}",
-            self._worker,
+            self._consumer,
             max_items=max_queue,
             bound="unfinished",
             wake_at=max_batch,
-            inline=self._drain_inline,
-            on_fork=self._after_fork,
+            inline=True,  # at exit, with no thread to start, a flush delivers itself
+            keep_on_thread_end=True,  # a thread that failed leaves its retries to the next
         )
         self._reset_state()
         _track(self)
@@ -382,37 +385,7 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
 
     # -- the worker -------------------------------------------------------------------------
 
-    def _worker(self, generation: int) -> None:
-        try:
-            while True:
-                batch = self._next_batch(generation)
-                if batch is None:
-                    return
-                self._process(batch)
-                self._report_metrics()
-        except BaseException:
-            _log.exception("livescore: the %r sink's thread stopped", self.name)
-        finally:
-            with self._lock:
-                self._q.thread_ended_locked()  # the next send starts another
-
-    def _next_batch(self, generation: int) -> list[_Entry] | None:
-        """Wait until records are due; ``None`` when the worker should stop."""
-        q = self._q
-        with self._lock:
-            while True:
-                if generation != q.generation or q.aborted:
-                    return None
-                now = time.monotonic()
-                batch = self._take_locked(now)
-                if batch:
-                    return batch
-                if q.stopping and not q.unfinished:
-                    return None
-                q.idle_locked()
-                q.park_locked(generation, self._wait_locked(now))
-
-    def _take_locked(self, now: float) -> list[_Entry]:
+    def _take_locked(self, now: float, urgent: bool) -> list[_Entry]:
         batch: list[_Entry] = []
         retrying = self._retrying
         while retrying and retrying[0][0] <= now and len(batch) < self.max_batch:
@@ -422,7 +395,7 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
             batch
             or len(queue) >= self.max_batch
             or now - queue[0].enqueued >= self.flush_interval
-            or self._q.urgent_locked()
+            or urgent
         ):
             while queue and len(batch) < self.max_batch:
                 batch.append(queue.popleft())
@@ -583,37 +556,16 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
                 self._retrying = [(min(due, now), entry) for due, entry in self._retrying]
                 heapq.heapify(self._retrying)
         # False at once from deliver() itself: the worker cannot wait for itself. Without a
-        # worker (it stopped, or none could start), the queue delivers here (_drain_inline).
+        # thread (none could start), the flush delivers here.
         done = self._q.flush(timeout)
         self._report_metrics()
         return done
 
-    def _drain_inline(self, target: int, deadline: float | None) -> bool:
-        """Deliver on the calling thread: when no worker thread exists or can start."""
-        while True:
-            with self._lock:
-                oldest = self._q.oldest_unfinished_locked()
-                if oldest is None or oldest > target:
-                    return True
-                now = time.monotonic()
-                batch = self._take_locked(now)
-                wait = self._wait_locked(now) if not batch else 0.0
-            if batch:
-                self._process(batch)
-                continue
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            time.sleep(min(x for x in (wait, left, 0.5) if x is not None))
-
     def _shutdown(self, timeout: float | None, grace: float = _JOIN_GRACE_S) -> None:
         if self._q.stopping:
             return  # shut down already
+        # The worker tells the consumer what it gave up (counted as dropped).
         leftovers = self._q.shutdown(timeout, flush=self._flush, grace=grace)
-        with self._lock:
-            self._retrying.clear()
-            for _ in leftovers:
-                self._count_locked(DROPPED, "shutdown")
         if leftovers:
             _log.warning(
                 "livescore: sink %r shut down with %d score(s) undelivered (counted as dropped)",
@@ -640,6 +592,40 @@ class BatchingSink(abc.ABC, Generic[ItemT]):
             self._shutdown(*fit_to_deadline(deadline, self.shutdown_timeout, _JOIN_GRACE_S))
         except Exception:
             _log.exception("livescore: sink %r could not shut down", self.name)
+
+
+class _SinkConsumer(Consumer[_Entry]):
+    """What the sink's background worker serves: due batches of records, delivered."""
+
+    def __init__(self, sink: BatchingSink[Any]) -> None:
+        self._sink = sink
+
+    def take_locked(self, queue: deque[_Entry], now: float, urgent: bool) -> list[_Entry]:
+        return self._sink._take_locked(now, urgent)
+
+    def wait_locked(self, now: float) -> float | None:
+        return self._sink._wait_locked(now)
+
+    def busy_locked(self) -> bool:
+        return bool(self._sink._retrying)
+
+    def handle(self, batch: list[_Entry]) -> None:
+        self._sink._process(batch)
+
+    def dropped_locked(self, items: list[_Entry], reason: str) -> None:
+        sink = self._sink
+        if sink._retrying:
+            gone = {id(entry) for entry in items}
+            sink._retrying = [(due, e) for due, e in sink._retrying if id(e) not in gone]
+            heapq.heapify(sink._retrying)
+        for _ in items:
+            sink._count_locked(DROPPED, reason)
+
+    def report(self) -> None:
+        self._sink._report_metrics()
+
+    def after_fork(self) -> None:
+        self._sink._after_fork()
 
 
 # -- every sink of the process: the exit-time shutdown ---------------------------------------

@@ -827,13 +827,13 @@ def test_a_crashed_worker_drops_its_work_and_a_new_one_starts(
     d = new(dispatchers, [gated_scorer(gate)], emitter, max_judge_concurrency=1)
     _fill_worker(d, gate)  # run-1 scoring, run-2 waiting for a slot
     d.submit(make_run(3))  # queued
-    take = d._take
+    take = d._take_locked
 
     def broken_take() -> Any:
-        monkeypatch.setattr(d, "_take", take)  # only the first call fails
+        monkeypatch.setattr(d, "_take_locked", take)  # only the first call fails
         raise RuntimeError("worker bug")
 
-    monkeypatch.setattr(d, "_take", broken_take)
+    monkeypatch.setattr(d, "_take_locked", broken_take)
     gate.opened.set()  # run-1 finishes, the worker asks for more work and crashes
     assert d.flush(timeout=20)
     s = d.stats()
