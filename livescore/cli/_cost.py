@@ -15,32 +15,28 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from livescore.cli._common import UsageError, positive_float, positive_int
 
 if TYPE_CHECKING:
-    from livescore.evals import ItemResult
+    from livescore.evals import CostEstimate, EvalResult
     from livescore.judges import Judge, JudgeBudget
 
 __all__ = (
     "DEFAULT_ESTIMATE_ITEMS",
     "CostPlan",
-    "Estimate",
     "add_eval_cost_arguments",
     "add_judge_budget_arguments",
     "apply_judge_prices",
     "attach_budget",
     "judge_budget_from_args",
     "parse_budget",
-    "sample_indices",
 )
 
 DEFAULT_ESTIMATE_ITEMS = 20
-"""Items ``--estimate`` and ``--max-cost`` score before extrapolating."""
+"""Items ``--estimate`` and ``--max-cost`` score before extrapolating (run_evals' own)."""
 
 _PERIODS = ("day", "hour", "minute", "total")
 
@@ -197,150 +193,6 @@ def attach_budget(judges: Iterable[Judge | None], budget: JudgeBudget, option: s
     return len(seen)
 
 
-def sample_indices(total: int, count: int) -> list[int]:
-    """``count`` item indices spread evenly over ``total`` (all of them when fewer).
-
-    Example:
-        >>> sample_indices(10, 4), sample_indices(3, 5)
-        ([0, 2, 5, 7], [0, 1, 2])
-    """
-    if count >= total:
-        return list(range(total))
-    return [math.floor(i * total / count) for i in range(count)]
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """What a sample says about the whole run.
-
-    Attributes:
-        sample: Items scored.
-        total: Items in the dataset.
-        cost: The whole run's judge cost in USD (``None``: the judge has no price).
-        cost_low: The low end of the 95 % range of ``cost`` (from the sample's spread).
-        cost_high: The high end.
-        cost_per_item: Mean judge cost per item.
-        tokens_per_item: Mean judge tokens per item.
-        calls_per_item: Mean judge calls per item.
-        seconds: The whole run's expected wall time at ``concurrency``.
-        concurrency: Items in flight at once.
-        unpriced: Judge models with no known price.
-    """
-
-    sample: int
-    total: int
-    cost: float | None
-    cost_low: float | None
-    cost_high: float | None
-    cost_per_item: float | None
-    tokens_per_item: float
-    calls_per_item: float
-    seconds: float
-    concurrency: int
-    unpriced: tuple[str, ...] = ()
-
-    @classmethod
-    def of(
-        cls,
-        items: Sequence[ItemResult],
-        *,
-        total: int,
-        concurrency: int,
-    ) -> Estimate:
-        """Extrapolate from the scored sample ``items``.
-
-        An item that ``--max-cost`` cut short (a score skipped as ``budget_exhausted``) cost
-        less than scoring it does: it is left out, or the estimate would count what the cap
-        skipped as free. The estimate is of the run without the cap."""
-        from livescore import _attributes as A
-
-        paid = [
-            item
-            for item in items
-            if not any(
-                score.attributes.get(A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED) is True
-                for score in item.scores.values()
-            )
-        ]
-        items = paid or items
-        n = max(len(items), 1)
-        costs: list[float] = []
-        unpriced: set[str] = set()
-        tokens = calls = 0
-        latencies = []
-        for item in items:
-            cost = 0.0
-            for score in item.scores.values():
-                tokens += score.usage.total_tokens
-                calls += score.usage.calls
-                if score.usage.cost_usd is not None:
-                    cost += score.usage.cost_usd
-                elif score.usage.calls and score.judge_model:
-                    unpriced.add(score.judge_model)
-            costs.append(cost)
-            durations = [s.duration_s for s in item.scores.values()]
-            latencies.append(item.duration_s + max(durations, default=0.0))
-        priced = not unpriced and bool(costs)
-        mean = statistics.fmean(costs) if costs else 0.0
-        spread = (
-            1.96 * statistics.stdev(costs) / math.sqrt(len(costs)) * total
-            if len(costs) > 1
-            else 0.0
-        )
-        # `concurrency` items are in flight at once, each for about an item's latency (its
-        # waits for the judge's own limit included): the mean of the items after the
-        # first round, which also opens the connections and finds the structured-output
-        # form (of all of them, in a sample of one round).
-        later = latencies[concurrency:] or latencies
-        seconds = statistics.fmean(later) * total / concurrency if later else 0.0
-        return cls(
-            sample=len(items),
-            total=total,
-            cost=mean * total if priced else None,
-            cost_low=max(mean * total - spread, 0.0) if priced else None,
-            cost_high=mean * total + spread if priced else None,
-            cost_per_item=mean if priced else None,
-            tokens_per_item=tokens / n,
-            calls_per_item=calls / n,
-            seconds=seconds,
-            concurrency=concurrency,
-            unpriced=tuple(sorted(unpriced)),
-        )
-
-    def lines(self) -> list[str]:
-        """The estimate, as the command prints it."""
-        from livescore._usage import format_usd
-
-        head = f"estimate from {self.sample} of {self.total} item(s):"
-        if self.cost is not None:
-            cost = (
-                f"judge cost {format_usd(self.cost)} for all {self.total} (95 % range "
-                f"{format_usd(self.cost_low)} to {format_usd(self.cost_high)}), "
-                f"{format_usd(self.cost_per_item)} per item"
-            )
-        else:
-            cost = (
-                f"judge cost unknown: no price for {', '.join(self.unpriced)} "
-                "(--judge-prices or $LIVESCORE_JUDGE_PRICES)"
-            )
-        return [
-            f"{head} {cost}",
-            f"  judge calls {self.calls_per_item:.2f} and tokens {self.tokens_per_item:,.0f} "
-            f"per item; about {_duration(self.seconds)} for the whole dataset at "
-            f"--concurrency {self.concurrency}",
-        ]
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 class CostPlan:
     """What ``--estimate`` / ``--max-cost`` ask of one ``livescore eval`` run."""
 
@@ -364,8 +216,8 @@ class CostPlan:
                 )
             from livescore.judges import JudgeBudget
 
-            # One total for the sample and the rest: the run never spends more than USD by
-            # more than one score (see JudgeBudget).
+            # One total for the sample and the rest (run_evals' max_cost): the run never
+            # spends more than USD by more than one score (see JudgeBudget).
             self.budget = JudgeBudget(self.max_cost, per=None, name="max-cost")
             if self.judges and not self.estimate_only:
                 attach_budget(self.judges, self.budget, "--max-cost")
@@ -375,28 +227,24 @@ class CostPlan:
         """Whether a sample is scored first."""
         return self.estimate_only or self.max_cost is not None
 
-    def refuses(self, estimate: Estimate) -> str | None:
+    def refuses(self, estimate: CostEstimate) -> str | None:
         """Why the run must not start (the estimate is above ``--max-cost``), if it must not."""
         from livescore._usage import format_usd
 
-        if self.max_cost is None or estimate.cost is None or estimate.cost <= self.max_cost:
+        if not estimate.above(self.max_cost):
             return None
         return (
             f"refusing to start: the estimated judge cost {format_usd(estimate.cost)} is above "
             f"--max-cost {format_usd(self.max_cost)}"
         )
 
-    def spent(self) -> bool:
-        """Whether the budget of ``--max-cost`` can no longer pay a score (stop feeding)."""
-        return self.budget is not None and self.budget.stats.exhausted > 0
-
-    def stop_reason(self, scored: int, total: int) -> str:
+    def stop_reason(self, result: EvalResult, total: int) -> str:
         """The partial mark of a run that ``--max-cost`` stopped ("" when it did not stop)."""
         from livescore._usage import format_usd
 
-        if not self.spent() or scored >= total:
+        if result.stopped != "max_cost":
             return ""
         return (
             f"the judge spend reached --max-cost {format_usd(self.max_cost)} after "
-            f"{scored} of {total} item(s)"
+            f"{result.item_count} of {total} item(s)"
         )

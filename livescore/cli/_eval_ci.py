@@ -101,7 +101,7 @@ class EvalCi:
             UsageError: A bad option, an unreadable baseline, a summary path that cannot
                 be written or that names another file of the command.
         """
-        from livescore.cli._eval import _check_output, _same_file
+        from livescore.cli._eval_options import check_output, same_file
         from livescore.evals import BaselineError, load_baseline
 
         ci = cls(
@@ -122,13 +122,13 @@ class EvalCi:
                 raise UsageError(f"--baseline {exc}") from None
         if args.summary_md:
             path = ci.summary_path = Path(args.summary_md)
-            _check_output("--summary-md", path)
+            check_output("--summary-md", path)
             named = [(option, p) for option, p in outputs if p is not None]
             named += list(inputs)
             if ci.baseline_path is not None:
                 named.append(("the baseline", ci.baseline_path))
             for what, other in named:
-                if _same_file(path, other):
+                if same_file(path, other):
                     raise UsageError(f"--summary-md {path} is also {what}: give it its own file")
         if not args.no_cache and not getattr(args, "broker", None):
             from livescore.judges import OpenAIJudge, ResponseCache

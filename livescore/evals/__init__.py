@@ -20,7 +20,9 @@ from livescore.evals._compare import (
     load_baseline,
     summary_markdown,
 )
+from livescore.evals._cost import CostEstimate, sample_indices
 from livescore.evals._dataset import Dataset, DatasetProblem, load_dataset
+from livescore.evals._labels import LabelQuality
 from livescore.evals._quality import (
     BinaryQuality,
     SplitThreshold,
@@ -30,6 +32,7 @@ from livescore.evals._quality import (
 )
 from livescore.evals._report import QualityRow, render_report, write_report
 from livescore.evals._result import (
+    EvalCollector,
     EvalResult,
     HistogramBin,
     ItemFailure,
@@ -37,7 +40,14 @@ from livescore.evals._result import (
     ScoreAggregate,
     ScoreDistribution,
 )
-from livescore.evals._run_evals import OnItemComplete, Target, run_evals, run_evals_sync
+from livescore.evals._results_file import ResultsFile
+from livescore.evals._run_evals import (
+    OnItemComplete,
+    Target,
+    estimate_cost,
+    run_evals,
+    run_evals_sync,
+)
 from livescore.evals._targets import AgentTarget, TargetAdapter, resolve_target
 
 __all__ = (
@@ -45,15 +55,19 @@ __all__ = (
     "BaselineError",
     "BinaryQuality",
     "Comparison",
+    "CostEstimate",
     "Dataset",
     "DatasetProblem",
+    "EvalCollector",
     "EvalResult",
     "HistogramBin",
     "ItemChange",
     "ItemFailure",
     "ItemResult",
+    "LabelQuality",
     "OnItemComplete",
     "QualityRow",
+    "ResultsFile",
     "ScoreAggregate",
     "ScoreDistribution",
     "ScorerComparison",
@@ -62,6 +76,7 @@ __all__ = (
     "TargetAdapter",
     "binary_quality",
     "cohen_kappa",
+    "estimate_cost",
     "fit_calibration",
     "load_baseline",
     "load_dataset",
@@ -69,6 +84,7 @@ __all__ = (
     "resolve_target",
     "run_evals",
     "run_evals_sync",
+    "sample_indices",
     "split_threshold",
     "summary_markdown",
     "write_report",

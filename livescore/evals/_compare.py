@@ -429,7 +429,10 @@ def summary_markdown(
         lines += ["| scorer | mean | scored | failed |", "|---|---:|---:|---:|"]
         for sid, agg in result.scores.items():
             lines.append(f"| {_md(sid)} | {_num(agg.mean)} | {agg.scored} | {agg.failed} |")
-        lines += ["", f"{len(result.items)} item(s); no baseline to compare with."]
+        lines += [
+            "",
+            f"{max(result.item_count, len(result.items))} item(s); no baseline to compare with.",
+        ]
     else:
         level = f"{CONFIDENCE:.0%}"
         lines += [

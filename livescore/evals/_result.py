@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from livescore._messages import message_text
 from livescore.judges import JudgeUsage
@@ -16,9 +18,12 @@ from livescore.scoring import ScoreResult
 
 if TYPE_CHECKING:
     from livescore.evals._compare import Comparison
+    from livescore.evals._cost import CostEstimate
+    from livescore.evals._labels import LabelQuality
     from livescore.pii import Pseudonyms
 
 __all__ = (
+    "EvalCollector",
     "EvalResult",
     "HistogramBin",
     "ItemFailure",
@@ -26,6 +31,9 @@ __all__ = (
     "ScoreAggregate",
     "ScoreDistribution",
 )
+
+StopKind = Literal["max_cost", "estimate_over_max_cost", "judge_unreachable"]
+"""Why an evaluation ended before its last item (:attr:`EvalResult.stopped`)."""
 
 HISTOGRAM_BINS = 10
 """How many equal-width bins a score distribution has."""
@@ -241,38 +249,10 @@ class ScoreAggregate:
         cls, scorer_id: str, results: Sequence[tuple[int, ScoreResult]]
     ) -> ScoreAggregate:
         """Aggregate ``(item index, result)`` pairs of one scorer."""
-        agg = cls(scorer_id=scorer_id)
-        scores: list[float] = []
-        labels: Counter[str] = Counter()
-        skips: Counter[str] = Counter()
+        tally = _Tally()
         for index, result in results:
-            agg.usage.add(result.usage)
-            if result.status == "scored" and result.score is not None:
-                scores.append(result.score)
-                if result.label is not None:
-                    labels[result.label] += 1
-            elif result.status == "skipped":
-                agg.skipped += 1
-                skips[result.reason or "not scorable"] += 1
-            else:
-                agg.failed += 1
-                agg.failures.append(
-                    ItemFailure(
-                        index=index,
-                        error=result.error or "unknown error",
-                        error_type=result.error_type,
-                        step=result.failed_step,
-                    )
-                )
-        agg.scored = agg.count = len(scores)
-        if scores:
-            agg.mean = math.fsum(scores) / len(scores)
-            agg.min, agg.max = min(scores), max(scores)
-        agg.distribution = ScoreDistribution(
-            bins=histogram(scores), labels=dict(sorted(labels.items()))
-        )
-        agg.skip_reasons = dict(skips.most_common())
-        return agg
+            tally.add(index, result)
+        return tally.aggregate(scorer_id)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the aggregate."""
@@ -307,16 +287,24 @@ class EvalResult:
 
     Attributes:
         scores: One aggregate per scorer, by scorer id (in the order the scorers were given).
-        items: One result per item, in the order of the data.
+        items: One result per item, in the order of the data; empty when the run kept only
+            totals (``run_evals(keep_items=False)``).
         usage: Judge calls and tokens of all scorers together.
         duration_s: Wall time of the whole evaluation, in seconds.
         item_failures: Items that could not be scored at all (the target raised, the item
             was malformed), with their index and error.
+        item_count: Items that finished (``len(items)`` when they are kept).
+        stopped: Why the run ended before the last item: ``"max_cost"`` (the judge spend
+            reached ``max_cost``), ``"estimate_over_max_cost"`` (the estimate from the
+            sample was above it, so the rest was not scored), ``"judge_unreachable"``
+            (``stop_when_judge_unreachable``); ``None`` when every item was fed.
+        stop_reason: ``stopped`` in a sentence (``""`` when it did not stop).
+        estimate: With ``max_cost``: the cost estimate from the sample scored first.
 
     Example:
         >>> result = EvalResult()
-        >>> result.scores, result.items
-        ({}, [])
+        >>> result.scores, result.items, result.stopped
+        ({}, [], None)
     """
 
     scores: dict[str, ScoreAggregate] = field(default_factory=dict)
@@ -324,28 +312,65 @@ class EvalResult:
     usage: JudgeUsage = field(default_factory=JudgeUsage)
     duration_s: float = 0.0
     item_failures: list[ItemFailure] = field(default_factory=list)
+    item_count: int = 0
+    stopped: StopKind | None = None
+    stop_reason: str = ""
+    estimate: CostEstimate | None = None
 
     @classmethod
     def from_items(cls, scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
         """Aggregate item results: what ``run_evals`` returns, or the part of an interrupted
-        evaluation that was collected through ``on_item_complete``.
+        evaluation that was collected through ``on_item_complete``
+        (:class:`EvalCollector` collects them as they come).
 
         Example:
             >>> EvalResult.from_items(["short"], []).scores["short"].scored
             0
         """
-        result = cls(items=sorted(items, key=lambda it: it.index))
-        for sid in scorer_ids:
-            pairs = [(it.index, it.scores[sid]) for it in result.items if sid in it.scores]
-            agg = ScoreAggregate.from_results(sid, pairs)
-            result.scores[sid] = agg
-            result.usage.add(agg.usage)
-        result.item_failures = [
-            ItemFailure(index=it.index, error=it.error, error_type=it.error_type, step="target")
-            for it in result.items
-            if it.error is not None
-        ]
-        return result
+        collector = EvalCollector(scorer_ids)
+        for item in items:
+            collector.add(item)
+        return collector.result()
+
+    def label_quality(
+        self,
+        labels: Sequence[int | None],
+        *,
+        label: str,
+        scorers: Mapping[str, bool],
+        threshold: float = 0.5,
+    ) -> LabelQuality:
+        """How well each scorer's score predicts a 0/1 label: the judge-quality rows that
+        ``livescore eval`` prints and puts in its report.
+
+        Needs the items (``keep_items=True``, the default).
+
+        Args:
+            labels: Each item's label by item index (``None``: not labelled); a
+                :class:`~livescore.evals.Dataset`'s ``labels_for(label)``.
+            label: The label's name (1 marks the defect).
+            scorers: The scorer ids to measure, each with whether higher is better (then a
+                score at or below ``threshold`` predicts the defect).
+            threshold: The score that predicts the label.
+
+        Returns:
+            One row per scorer measured, then the length-only baseline (what output length
+            alone achieves); notes for the scorers that scored no labelled item.
+
+        Example:
+            >>> from livescore import create_scorer
+            >>> from livescore.evals import run_evals_sync
+            >>> long = create_scorer(id="long", description="1 when the answer is long",
+            ...     generate_score=lambda ctx: float(len(ctx.output_text) > 3))
+            >>> data = [{"input": "q", "output": o} for o in ("ok", "a long one", "fine!")]
+            >>> quality = run_evals_sync(data, [long]).label_quality(
+            ...     [0, 1, 0], label="rambling", scorers={"long": False})
+            >>> [(row.name, row.quality.accuracy) for row in quality.rows]
+            [('long', 0.6666666666666666), ('length-only baseline', 0.6666666666666666)]
+        """
+        from livescore.evals._labels import label_quality
+
+        return label_quality(self, labels, label=label, scorers=scorers, threshold=threshold)
 
     def compare(
         self,
@@ -401,7 +426,7 @@ class EvalResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (aggregates, usage, failures; not the items)."""
         return {
-            "items": len(self.items),
+            "items": max(self.item_count, len(self.items)),
             "item_failures": [
                 {"index": f.index, "error": f.error, "error_type": f.error_type}
                 for f in self.item_failures
@@ -410,6 +435,134 @@ class EvalResult:
             "usage": _usage_dict(self.usage),
             "duration_s": self.duration_s,
         }
+
+
+class EvalCollector:
+    """Builds an :class:`EvalResult` from item results as they finish, in any order.
+
+    What ``run_evals`` uses; useful to keep what an interrupted evaluation scored, fed from
+    ``on_item_complete``. With ``keep_items=False`` only running totals are kept (per scorer
+    its scores as numbers, label and skip counts, failures, usage; the item count and the
+    item failures), so memory does not grow with each item's texts and run. Safe to feed
+    from one thread and read from another.
+
+    Args:
+        scorer_ids: The scorers to aggregate, in the order the result lists them.
+        keep_items: Whether the result keeps every :class:`ItemResult`.
+
+    Example:
+        >>> collector = EvalCollector(["kc"], keep_items=False)
+        >>> collector.add(ItemResult(index=0, scores={"kc": ScoreResult("r", "kc", score=1.0)}))
+        >>> result = collector.result()
+        >>> result.item_count, result.items, result.scores["kc"].mean
+        (1, [], 1.0)
+    """
+
+    def __init__(self, scorer_ids: Sequence[str], *, keep_items: bool = True) -> None:
+        self.keep_items = keep_items
+        self._tallies = {sid: _Tally() for sid in scorer_ids}
+        self._items: list[ItemResult] = []
+        self._failures: list[ItemFailure] = []
+        self._count = 0
+        self._lock = threading.Lock()
+
+    @property
+    def count(self) -> int:
+        """Items added so far."""
+        return self._count
+
+    def add(self, item: ItemResult) -> None:
+        """Count one finished item (and keep it, with ``keep_items``)."""
+        with self._lock:
+            self._count += 1
+            if self.keep_items:
+                self._items.append(item)
+            for sid, tally in self._tallies.items():
+                score = item.scores.get(sid)
+                if score is not None:
+                    tally.add(item.index, score)
+            if item.error is not None:
+                self._failures.append(
+                    ItemFailure(
+                        index=item.index,
+                        error=item.error,
+                        error_type=item.error_type,
+                        step="target",
+                    )
+                )
+
+    def result(self, duration_s: float = 0.0) -> EvalResult:
+        """The result of the items added so far (items and failures in data order)."""
+        with self._lock:
+            result = EvalResult(
+                items=sorted(self._items, key=lambda it: it.index),
+                duration_s=duration_s,
+                item_failures=sorted(self._failures, key=lambda f: f.index),
+                item_count=self._count,
+            )
+            for sid, tally in self._tallies.items():
+                agg = tally.aggregate(sid)
+                result.scores[sid] = agg
+                result.usage.add(agg.usage)
+        return result
+
+
+class _Tally:
+    """One scorer's running totals: what :class:`ScoreAggregate` is computed from."""
+
+    __slots__ = ("failed", "failures", "labels", "scores", "skipped", "skips", "usage")
+
+    def __init__(self) -> None:
+        self.scores = array("d")  # 8 bytes a score: the mean, the extremes, the histogram
+        self.labels: Counter[str] = Counter()
+        # Per skip reason: its count and the first item index it was seen on (so reasons
+        # of equal count keep data order whatever order the items finished in).
+        self.skips: dict[str, list[int]] = {}
+        self.failures: list[ItemFailure] = []
+        self.usage = JudgeUsage()
+        self.failed = self.skipped = 0
+
+    def add(self, index: int, result: ScoreResult) -> None:
+        self.usage.add(result.usage)
+        if result.status == "scored" and result.score is not None:
+            self.scores.append(result.score)
+            if result.label is not None:
+                self.labels[result.label] += 1
+        elif result.status == "skipped":
+            self.skipped += 1
+            seen = self.skips.setdefault(result.reason or "not scorable", [0, index])
+            seen[0] += 1
+            seen[1] = min(seen[1], index)
+        else:
+            self.failed += 1
+            self.failures.append(
+                ItemFailure(
+                    index=index,
+                    error=result.error or "unknown error",
+                    error_type=result.error_type,
+                    step=result.failed_step,
+                )
+            )
+
+    def aggregate(self, scorer_id: str) -> ScoreAggregate:
+        scores = list(self.scores)
+        agg = ScoreAggregate(
+            scorer_id=scorer_id,
+            failed=self.failed,
+            skipped=self.skipped,
+            failures=sorted(self.failures, key=lambda f: f.index),
+        )
+        agg.usage.add(self.usage)
+        agg.scored = agg.count = len(scores)
+        if scores:
+            agg.mean = math.fsum(scores) / len(scores)
+            agg.min, agg.max = min(scores), max(scores)
+        agg.distribution = ScoreDistribution(
+            bins=histogram(scores), labels=dict(sorted(self.labels.items()))
+        )
+        ordered = sorted(self.skips.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+        agg.skip_reasons = {reason: n for reason, (n, _) in ordered}
+        return agg
 
 
 def histogram(scores: Sequence[float], bins: int = HISTOGRAM_BINS) -> list[HistogramBin]:

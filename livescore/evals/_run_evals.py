@@ -27,6 +27,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from livescore._emit import DEFAULT_EMIT, EmitSignal
 from livescore._threads import run_in_thread
+from livescore._usage import format_usd
+from livescore.judges import JudgeBudget
 from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.pii import Detect, Pseudonyms, RedactSpec, as_detector
@@ -34,7 +36,8 @@ from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step, ToolCa
 from livescore.scoring import RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
-from ._result import EvalResult, ItemResult
+from ._cost import DEFAULT_ESTIMATE_ITEMS, CostEstimate, cost_cap, sample_indices, spent
+from ._result import EvalCollector, EvalResult, ItemResult, StopKind
 from ._targets import AgentTarget, resolve_target
 
 __all__ = (
@@ -42,6 +45,7 @@ __all__ = (
     "ITEM_KEYS",
     "OnItemComplete",
     "Target",
+    "estimate_cost",
     "get_item_context",
     "run_evals",
     "run_evals_sync",
@@ -306,8 +310,15 @@ class _Evaluation:
         remote: Any = None,
         redact: Detect | None = None,
         keep_runs: bool = True,
+        collector: EvalCollector | None = None,
+        stop_when_judge_unreachable: bool = False,
     ) -> None:
         self.keep_runs = keep_runs
+        self.collector = collector or EvalCollector([s.id for s in scorers])
+        self.judges = list({id(j): j for s in scorers if (j := s.judge) is not None}.values())
+        self.stop_when_judge_unreachable = stop_when_judge_unreachable
+        self.unreachable: str | None = None  # why the run stopped: no judge to score with
+        self.feeding: anyio.CancelScope | None = None  # the items in flight, to cancel
         self.remote = remote  # a livescore.fleet RemoteScoring: scores go to the fleet
         self.redact = redact  # the scorers redact; the item's record is redacted here too
         self.scorers = scorers
@@ -591,6 +602,40 @@ class _Evaluation:
                 # The callback saw the whole run (``livescore eval --out`` writes it there);
                 # the result keeps what the summaries and the report read.
                 result.run = _compact_run(result.run)
+            self.collector.add(result)
+            self._stop_if_judge_unreachable(result)
+
+    def _stop_if_judge_unreachable(self, result: ItemResult) -> None:
+        if not self.stop_when_judge_unreachable or self.unreachable is not None:
+            return
+        if not any(s.error_type in STOPPING_ERRORS for s in result.scores.values()):
+            return
+        self.unreachable = unreachable_judge(self.judges)
+        if self.unreachable is not None and self.feeding is not None:
+            # Every later judge call would fail at once: end here, keep what was scored.
+            self.feeding.cancel()
+
+
+# The failures after which a judge may be of no more use: unreachable (its circuit opened)
+# or refusing every call (an unknown model, a refused key: see OpenAIJudge.refused).
+STOPPING_ERRORS = ("connection_error", "timeout", "auth_error", "bad_request")
+
+
+def unreachable_judge(judges: Sequence[Any]) -> str | None:
+    """``"the judge gpt-4o at http://…/v1 is unreachable (connection refused)"`` when one
+    judge's circuit is open (every call to it now fails at once), ``"the judge x at … refuses
+    every call (HTTP 404: …)"`` when it answered with a permanent refusal (every later call
+    would cost one more failure), else ``None``."""
+    for judge in judges:
+        where = getattr(judge, "base_url", None)
+        named = f"the judge {judge.model_name}{f' at {where}' if where else ''}"
+        reason = getattr(judge, "unreachable", None)
+        if reason:
+            return f"{named} is unreachable ({reason})"
+        refusal = getattr(judge, "refused", None)
+        if refusal:
+            return f"{named} refuses every call ({refusal})"
+    return None
 
 
 async def run_evals(
@@ -611,6 +656,11 @@ async def run_evals(
     emit: str | Sequence[EmitSignal] | None = None,
     redact: RedactSpec | None = None,
     keep_runs: bool = True,
+    keep_items: bool = True,
+    max_cost: float | JudgeBudget | None = None,
+    estimate_items: int = DEFAULT_ESTIMATE_ITEMS,
+    on_estimate: Callable[[CostEstimate], Any] | None = None,
+    stop_when_judge_unreachable: bool = False,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -713,15 +763,38 @@ async def run_evals(
             tool calls' names and arguments (what the summaries and the HTML report read):
             an evaluation of a large file of stored traces then holds the runs in flight,
             not every run (``livescore eval --traces`` does this).
+        keep_items: Whether the result keeps every item (``result.items``). With ``False``
+            it keeps running totals only (the aggregates, ``item_count``, the failures):
+            memory stays flat over any number of items, which ``on_item_complete`` sees
+            whole (a :class:`~livescore.evals.ResultsFile` writes each as it finishes).
+            :meth:`~EvalResult.compare`, :meth:`~EvalResult.label_quality`, the report and
+            :func:`~livescore.evals.fit_calibration` read the items.
+        max_cost: A cap on the judge spend, in US dollars for the whole run (or a
+            :class:`~livescore.judges.JudgeBudget`), given to every scorer's judge that has
+            no budget of its own (a judge needs a known price). When ``data`` is a
+            sequence, ``estimate_items`` items spread over it are scored first and the
+            cost of the whole run is estimated (``result.estimate``); above ``max_cost``
+            the rest is not scored (``result.stopped == "estimate_over_max_cost"``).
+            Otherwise the rest is scored and no more items are fed once the budget cannot
+            pay a score (``result.stopped == "max_cost"``; what was scored is kept).
+        estimate_items: With ``max_cost``: the sample scored first (``0``: no estimate).
+        on_estimate: With ``max_cost``: called with the :class:`CostEstimate` as soon as
+            the sample is scored.
+        stop_when_judge_unreachable: End the run, keeping what was scored, when a judge
+            becomes unreachable (its circuit opened) or refuses every call (an unknown
+            model, a refused key): every later score would fail
+            (``result.stopped == "judge_unreachable"``, the items in flight are dropped).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
-        order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``.
+        order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``,
+        ``item_count``, and why it stopped early (``stopped``, ``stop_reason``).
 
     Raises:
         ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, ``emitter``
             given together with ``meter_provider``, ``logger_provider``,
-            ``capture_content`` or ``emit``, or ``emit`` with ``broker``.
+            ``capture_content`` or ``emit``, ``emit`` or ``max_cost`` with ``broker``, or
+            a ``max_cost`` a judge cannot count (no known price: ``JudgeConfigError``).
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
@@ -777,6 +850,45 @@ async def run_evals(
     if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
         raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
     invoker = resolve_target(target) if target is not None else None
+    if broker is not None and max_cost is not None:
+        raise ValueError(
+            "with broker=, the workers' judges spend: give them a budget (livescore worker "
+            "--judge-budget USD/PER)"
+        )
+    if (
+        isinstance(estimate_items, bool)
+        or not isinstance(estimate_items, int)
+        or estimate_items < 0
+    ):
+        raise ValueError(f"estimate_items must be a whole number, not {estimate_items!r}")
+    plan = _Plan(
+        concurrency,
+        max_pending,
+        keep_items=keep_items,
+        budget=None if max_cost is None else cost_cap(max_cost, (s.judge for s in checked)),
+        estimate_items=estimate_items,
+        on_estimate=on_estimate,
+    )
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    if sinks:
+        if not isinstance(sinks, Sequence):
+            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+        emitter = with_sinks(emitter, sinks)
+
+    def evaluation(remote: Any) -> _Evaluation:
+        return _Evaluation(
+            checked,
+            invoker,
+            on_item_complete,
+            provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
+            emitter,
+            remote,
+            detect,
+            keep_runs,
+            EvalCollector([s.id for s in checked], keep_items=keep_items),
+            stop_when_judge_unreachable,
+        )
+
     if broker is not None:
         if sinks:
             raise ValueError(
@@ -786,72 +898,108 @@ async def run_evals(
         from livescore.fleet import open_remote_scoring
 
         async with open_remote_scoring(broker, checked) as remote:
-            return await _run_all(
-                data,
-                checked,
-                invoker,
-                on_item_complete,
-                concurrency,
-                emitter,
-                tracer_provider,
-                remote,
-                max_pending,
-                sinks,
-                keep_runs=keep_runs,
-            )
-    return await _run_all(
-        data,
-        checked,
-        invoker,
-        on_item_complete,
-        concurrency,
-        emitter,
-        tracer_provider,
-        None,
-        max_pending,
-        sinks,
-        detect,
-        keep_runs=keep_runs,
-    )
+            return await _run_all(data, evaluation(remote), plan, sinks)
+    return await _run_all(data, evaluation(None), plan, sinks)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What one ``run_evals`` call was asked for besides the items and the scorers."""
+
+    concurrency: int
+    max_pending: int
+    keep_items: bool = True
+    budget: JudgeBudget | None = None  # max_cost's
+    estimate_items: int = DEFAULT_ESTIMATE_ITEMS
+    on_estimate: Callable[[CostEstimate], Any] | None = None
 
 
 async def _run_all(
     data: Iterable[Any] | AsyncIterable[Any],
-    checked: list[Scorer],
-    invoker: AgentTarget | None,
-    on_item_complete: OnItemComplete | None,
-    concurrency: int,
-    emitter: Emitter,
-    tracer_provider: trace.TracerProvider | None,
-    remote: Any,
-    max_pending: int,
+    evaluation: _Evaluation,
+    plan: _Plan,
     sinks: Sequence[ScoreSink] | None,
-    redact: Detect | None = None,
-    *,
-    keep_runs: bool = True,
 ) -> EvalResult:
-    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if sinks:
-        if not isinstance(sinks, Sequence):
-            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
-        emitter = with_sinks(emitter, sinks)
-    evaluation = _Evaluation(
-        checked,
-        invoker,
-        on_item_complete,
-        provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
-        emitter,
-        remote,
-        redact,
-        keep_runs,
-    )
-
     started = time.perf_counter()
-    slots: list[ItemResult | None] = []
-    limiter = anyio.CapacityLimiter(concurrency)
+    stopped: StopKind | None = None
+    stop_reason = ""
+    estimate: CostEstimate | None = None
+    if plan.budget is not None and isinstance(data, Sequence) and plan.estimate_items:
+        # Estimate first, from an evenly spread sample; the rest only when it fits the cap.
+        sample = sample_indices(len(data), plan.estimate_items)
+        sampled = EvalCollector([])
+        kept = evaluation.collector
+        evaluation.collector = _Tee(kept, sampled)
+        await _feed(((i, data[i]) for i in sample), evaluation, plan)
+        evaluation.collector = kept
+        if evaluation.unreachable is None:  # else no estimate: the sample was cut short
+            estimate = CostEstimate.of(
+                sampled.result().items, total=len(data), concurrency=plan.concurrency
+            )
+            if plan.on_estimate is not None:
+                plan.on_estimate(estimate)
+        usd = plan.budget.usd
+        if estimate is not None and estimate.above(usd):
+            stopped = "estimate_over_max_cost"
+            stop_reason = (
+                f"the estimated judge cost {format_usd(estimate.cost)} is above max_cost "
+                f"{format_usd(usd)}: the rest of the items were not scored"
+            )
+        elif estimate is not None:
+            picked = set(sample)
+            rest = (i for i in range(len(data)) if i not in picked)
+            if not await _feed(((i, data[i]) for i in rest), evaluation, plan):
+                stopped = "max_cost"
+    elif not await _feed(_numbered(data), evaluation, plan):
+        stopped = "max_cost"
+    if evaluation.unknown_keys:
+        counts = ", ".join(f"{k!r} ({n} item(s))" for k, n in evaluation.unknown_keys.items())
+        warnings.warn(
+            f"run_evals kept unknown item key(s) as metadata: {counts}; the keys it reads "
+            f"are {', '.join(sorted(ITEM_KEYS))}",
+            UserWarning,
+            stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
+        )
+    result = evaluation.collector.result()
+    if evaluation.unreachable is not None:
+        stopped, stop_reason = "judge_unreachable", evaluation.unreachable
+    elif stopped == "max_cost":
+        total = f" of {len(data)}" if isinstance(data, Sequence) else ""
+        usd = plan.budget.usd if plan.budget is not None else None
+        stop_reason = (
+            f"the judge spend reached max_cost {format_usd(usd)} after "
+            f"{result.item_count}{total} item(s)"
+        )
+    result.stopped, result.stop_reason, result.estimate = stopped, stop_reason, estimate
+    if sinks:
+        # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
+        # thread, as a flush waits on other threads' deliveries.
+        await run_in_thread(evaluation.emitter.flush, None)
+    result.duration_s = time.perf_counter() - started
+    return result
+
+
+async def _numbered(data: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterable[tuple[int, Any]]:
+    index = 0
+    async for raw in _iterate(data):
+        yield index, raw
+        index += 1
+
+
+async def _feed(
+    numbered: Iterable[tuple[int, Any]] | AsyncIterable[tuple[int, Any]],
+    evaluation: _Evaluation,
+    plan: _Plan,
+) -> bool:
+    """Evaluate the ``(index, item)`` pairs, ``plan.concurrency`` at a time; ``False`` when
+    the cost cap stopped the feeding with an item left."""
+    limiter = anyio.CapacityLimiter(plan.concurrency)
     # With a fleet, an item leaves ``limiter`` once its target ran; this bounds the items
     # published and still waiting for their scores (without one it never binds).
-    pending = anyio.CapacityLimiter(max_pending if remote is not None else concurrency)
+    pending = anyio.CapacityLimiter(
+        plan.max_pending if evaluation.remote is not None else plan.concurrency
+    )
+    fed_all = True
 
     async def work(index: int, raw: Any, token: object) -> None:
         released = False
@@ -863,37 +1011,94 @@ async def _run_all(
                 limiter.release_on_behalf_of(token)
 
         try:
-            slots[index] = await evaluation.evaluate(index, raw, release)
+            await evaluation.evaluate(index, raw, release)
         finally:
             release()
             pending.release_on_behalf_of(token)
 
     async with anyio.create_task_group() as tg:
-        async for raw in _iterate(data):
+        evaluation.feeding = tg.cancel_scope
+        async for index, raw in _iterate(numbered):
+            if evaluation.unreachable is not None:
+                break
+            if spent(plan.budget):
+                fed_all = False
+                break
             token = object()
             # Acquire before reading on, so a huge (or endless) iterable is read only as
             # fast as items finish.
             await pending.acquire_on_behalf_of(token)
             await limiter.acquire_on_behalf_of(token)
-            slots.append(None)
-            tg.start_soon(work, len(slots) - 1, raw, token)
+            tg.start_soon(work, index, raw, token)
+    evaluation.feeding = None
+    return fed_all
 
-    if evaluation.unknown_keys:
-        counts = ", ".join(f"{k!r} ({n} item(s))" for k, n in evaluation.unknown_keys.items())
-        warnings.warn(
-            f"run_evals kept unknown item key(s) as metadata: {counts}; the keys it reads "
-            f"are {', '.join(sorted(ITEM_KEYS))}",
-            UserWarning,
-            stacklevel=3,  # run_evals' caller (this runs in a helper of run_evals)
-        )
-    result = EvalResult.from_items(
-        [s.id for s in checked], [item for item in slots if item is not None]
+
+class _Tee(EvalCollector):
+    """Adds each item to two collectors (the run's, and the estimate's sample)."""
+
+    def __init__(self, first: EvalCollector, second: EvalCollector) -> None:
+        super().__init__([])
+        self.first, self.second = first, second
+
+    def add(self, item: ItemResult) -> None:
+        self.first.add(item)
+        self.second.add(item)
+
+
+async def estimate_cost(
+    data: Sequence[Mapping[str, Any] | Run],
+    scorers: Sequence[Scorer],
+    *,
+    items: int = DEFAULT_ESTIMATE_ITEMS,
+    concurrency: int = 1,
+    **options: Any,
+) -> EvalResult:
+    """Score an evenly spread sample of ``data`` and extrapolate the whole run's judge cost
+    and time (what ``livescore eval --estimate`` prints).
+
+    Args:
+        data: The items (a sequence: the sample is spread over its length).
+        scorers: The scorers the run would use.
+        items: How many items the sample holds.
+        concurrency: Items in flight, for the sample and for the time estimated.
+        **options: Any other :func:`run_evals` argument (``target``,
+            ``on_item_complete``…); the items keep their indices in ``data``.
+
+    Returns:
+        The sample's :class:`EvalResult`, its ``estimate`` the :class:`CostEstimate` of
+        the whole run (``None`` when the sample was cut short:
+        ``stop_when_judge_unreachable``).
+
+    Example:
+        >>> import anyio
+        >>> from livescore import create_scorer
+        >>> short = create_scorer(id="short", description="1 when the answer is short",
+        ...     generate_score=lambda ctx: float(len(ctx.output_text) < 20))
+        >>> data = [{"input": "q", "output": "a"}] * 100
+        >>> estimate = anyio.run(lambda: estimate_cost(data, [short], items=5)).estimate
+        >>> estimate.sample, estimate.total, estimate.calls_per_item
+        (5, 100, 0.0)
+    """
+    if not isinstance(data, Sequence) or isinstance(data, str | bytes):
+        raise TypeError("estimate_cost needs a sequence of items (a list), to spread its sample")
+    sample = sample_indices(len(data), items)
+    callback: OnItemComplete | None = options.pop("on_item_complete", None)
+
+    def renumber(item: ItemResult) -> Any:
+        item.index = sample[item.index]  # run_evals numbers the sample it was given
+        return callback(item) if callback is not None else None
+
+    options["keep_items"] = True
+    result = await run_evals(
+        [data[i] for i in sample],
+        scorers,
+        concurrency=concurrency,
+        on_item_complete=renumber,
+        **options,
     )
-    if sinks:
-        # Spans first (Phoenix annotates spans it has), then the dashboards' scores; in a
-        # thread, as a flush waits on other threads' deliveries.
-        await run_in_thread(emitter.flush, None)
-    result.duration_s = time.perf_counter() - started
+    if result.stopped is None:
+        result.estimate = CostEstimate.of(result.items, total=len(data), concurrency=concurrency)
     return result
 
 
@@ -915,6 +1120,11 @@ def run_evals_sync(
     emit: str | Sequence[EmitSignal] | None = None,
     redact: RedactSpec | None = None,
     keep_runs: bool = True,
+    keep_items: bool = True,
+    max_cost: float | JudgeBudget | None = None,
+    estimate_items: int = DEFAULT_ESTIMATE_ITEMS,
+    on_estimate: Callable[[CostEstimate], Any] | None = None,
+    stop_when_judge_unreachable: bool = False,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -957,5 +1167,10 @@ def run_evals_sync(
         emit=emit,
         redact=redact,
         keep_runs=keep_runs,
+        keep_items=keep_items,
+        max_cost=max_cost,
+        estimate_items=estimate_items,
+        on_estimate=on_estimate,
+        stop_when_judge_unreachable=stop_when_judge_unreachable,
     )
     return anyio.run(call)

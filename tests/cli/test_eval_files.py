@@ -309,28 +309,3 @@ def test_a_dash_reads_the_dataset_from_standard_input(tmp_path: Path) -> None:
     assert "scoring 2 item(s) from <stdin>" in done.stderr
     assert "<stdin>:3: invalid JSON" in done.stderr
     assert [r["output"] for r in _records(out)] == ["alpha beta", "alpha"]
-
-
-@pytest.mark.parametrize("in_data_order", [True, False])
-def test_the_results_file_puts_lines_in_data_order_by_reading_them_back(
-    tmp_path: Path, in_data_order: bool
-) -> None:
-    # --out holds where each line lies, not its text: the lines (multi-byte text among
-    # them) are read back from the file in data order when the run completed.
-    from livescore.cli._eval import _ResultsFile
-    from livescore.evals import Dataset, ItemResult
-
-    dataset = Dataset(items=[{}] * 4, lines=[2, 3, 5, 7], labels=[None] * 4)
-    path = tmp_path / "results.jsonl"
-    results = _ResultsFile(path, dataset)
-    finished = [2, 0, 3, 1]
-    for index in finished:
-        results.add(ItemResult(index=index, input=f"q{index}", output=f"réponse {index} ✓"))
-    results.finish(in_data_order=in_data_order)
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    order = [0, 1, 2, 3] if in_data_order else finished
-    assert [r["index"] for r in records] == order
-    assert [r["line"] for r in records] == [dataset.lines[i] for i in order]
-    assert [r["output"] for r in records] == [f"réponse {i} ✓" for i in order]
-    assert results.error is None
-    assert [p.name for p in tmp_path.iterdir()] == ["results.jsonl"]  # no temporary left

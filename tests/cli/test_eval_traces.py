@@ -171,19 +171,22 @@ def _twelve_runs(tmp_path: Path) -> Path:
 def test_without_a_report_the_results_keep_only_what_the_summary_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Without an output that reads each item afterwards, each finished item keeps only what
-    # the summary and the checks read; what they print is the same as with every item whole.
-    import livescore.cli._eval as eval_module
+    # Without an output that reads each item afterwards, the run keeps running totals, not
+    # the items (run_evals(keep_items=False)); what the summary and the checks print is the
+    # same as with every item kept.
+    import livescore.evals as evals_module
 
     path = _twelve_runs(tmp_path)
-    slimmed: list[int] = []
-    keep = eval_module._keep_what_aggregates_read
+    held: list[int] = []
+    run_evals = evals_module.run_evals
 
-    def counting(item: Any) -> None:
-        slimmed.append(item.index)
-        keep(item)
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        result = await run_evals(*args, **kwargs)
+        held.append(len(result.items))
+        assert result.item_count == 12
+        return result
 
-    monkeypatch.setattr(eval_module, "_keep_what_aggregates_read", counting)
+    monkeypatch.setattr(evals_module, "run_evals", counting)
     args = ["eval", "--traces", str(path), "--scorer", "keyword-coverage", "--quiet"]
     args += ["--scorer", "called-tool:get_weather", "--summary-md"]
 
@@ -195,10 +198,10 @@ def test_without_a_report_the_results_keep_only_what_the_summary_reads(
         return code, "\n".join(line.split(" in ")[0] for line in kept), md.read_text()
 
     slim = summary()
-    assert sorted(slimmed) == list(range(12))
-    slimmed.clear()
+    assert held == [0]  # no item kept: totals only
+    held.clear()
     whole = summary("--report", str(tmp_path / "report.html"))
-    assert slimmed == []
+    assert held == [12]  # the report reads every item
     assert slim[0] == whole[0] == 0
     assert "keyword-coverage" in slim[1]
     assert slim[1] == whole[1]
