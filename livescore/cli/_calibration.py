@@ -45,43 +45,28 @@ def calibrate_scorers(items: Sequence[Any], path: str, say: Callable[[str], None
     Raises:
         UsageError: As above.
     """
+    from livescore.evals import calibrate_scorers as calibrate
     from livescore.live import ScorerConfig
-    from livescore.scoring import Calibration, CalibrationError, Scorer
+    from livescore.scoring import Calibration, CalibrationError
 
     try:
         calibration = Calibration.load(path)
     except CalibrationError as exc:
         raise UsageError(f"--calibration {exc}") from None
-    calibrated_ids = {entry.scorer_id for entry in calibration.entries}
-    out: list[Any] = []
-    left: list[str] = []
-    for item in items:
-        scorer = item.scorer if isinstance(item, ScorerConfig) else item
-        if not isinstance(scorer, Scorer) or scorer.id not in calibrated_ids:
-            if isinstance(scorer, Scorer):
-                left.append(scorer.id)
-            out.append(item)
-            continue
-        try:
-            calibrated = scorer.with_calibration(calibration)
-        except CalibrationError as exc:
-            raise UsageError(f"--calibration {path}: {exc}") from None
-        if isinstance(item, ScorerConfig):
-            out.append(dataclasses.replace(item, scorer=calibrated))
-        else:
-            out.append(calibrated)
-    if len(left) == len(out):
-        names = ", ".join(sorted(calibrated_ids))
-        raise UsageError(
-            f"--calibration {path}: it calibrates {names}, none of the scorers here "
-            f"({', '.join(left) or 'none'})"
-        )
+    scorers = [item.scorer if isinstance(item, ScorerConfig) else item for item in items]
+    try:
+        calibrated, left = calibrate(scorers, calibration)
+    except CalibrationError as exc:
+        raise UsageError(f"--calibration {path}: {exc}") from None
     if left:
         say(
             f"note: --calibration {path} ({calibration.id}, label {calibration.label!r}) has no "
             f"entry for {', '.join(left)}: their labels stay the scorers' own"
         )
-    return out
+    return [
+        dataclasses.replace(item, scorer=scorer) if isinstance(item, ScorerConfig) else scorer
+        for item, scorer in zip(items, calibrated, strict=True)
+    ]
 
 
 def calibration_label(label: str | None, predicted: Sequence[str | None]) -> str:

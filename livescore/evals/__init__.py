@@ -11,7 +11,7 @@ Example:
     1.0
 """
 
-from livescore.evals._calibrate import fit_calibration
+from livescore.evals._calibrate import calibrate_scorers, fit_calibration
 from livescore.evals._compare import (
     BaselineError,
     Comparison,
@@ -75,6 +75,7 @@ __all__ = (
     "Target",
     "TargetAdapter",
     "binary_quality",
+    "calibrate_scorers",
     "cohen_kappa",
     "estimate_cost",
     "fit_calibration",

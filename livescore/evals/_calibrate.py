@@ -22,12 +22,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from livescore.evals._quality import BinaryQuality, split_halves, split_threshold
-from livescore.scoring import Calibration, CalibrationEntry, CalibrationError, DefectWhen
+from livescore.scoring import (
+    Calibration,
+    CalibrationEntry,
+    CalibrationError,
+    CalibrationSpec,
+    DefectWhen,
+    Scorer,
+)
 
 if TYPE_CHECKING:
     from livescore.evals._result import EvalResult
 
-__all__ = ("fit_calibration", "isotonic_fit")
+__all__ = ("calibrate_scorers", "fit_calibration", "isotonic_fit")
 
 
 def isotonic_fit(
@@ -199,3 +206,48 @@ def _figures(q: BinaryQuality) -> dict[str, float | int | None]:
 
 def _brier(probabilities: Sequence[float], labels: Sequence[int]) -> float:
     return sum((p - y) ** 2 for p, y in zip(probabilities, labels, strict=True)) / len(labels)
+
+
+def calibrate_scorers(
+    scorers: Sequence[Scorer], calibration: CalibrationSpec
+) -> tuple[list[Scorer], list[str]]:
+    """Each scorer ``calibration`` has an entry for, calibrated with it; the others as they
+    are (what ``run_evals(calibration=...)`` scores with).
+
+    A scorer the calibration does not name keeps its own labels: a list mixes code and
+    judge scorers, and a calibration fitted on one label calibrates the judge scorers
+    measured against it.
+
+    Args:
+        scorers: The scorers.
+        calibration: A :class:`~livescore.scoring.Calibration` or the path of its file.
+
+    Returns:
+        The scorers, calibrated where the calibration names them, and the ids of those it
+        does not name.
+
+    Raises:
+        CalibrationError: The file cannot be read, an entry was fitted for another judge
+            model, or the calibration names none of the scorers.
+
+    Example:
+        >>> from livescore import create_scorer
+        >>> from livescore.scoring import Calibration, CalibrationEntry
+        >>> calibration = Calibration("long", (
+        ...     CalibrationEntry("length", None, 10.0, "high"),), created="")
+        >>> length = create_scorer(id="length", description="Characters",
+        ...     generate_score=lambda ctx: float(len(ctx.output_text)))
+        >>> calibrated, left = calibrate_scorers([length], calibration)
+        >>> calibrated[0].run_sync({"input": "hi", "output": "a long answer"}).label, left
+        ('long', [])
+    """
+    loaded = calibration if isinstance(calibration, Calibration) else Calibration.load(calibration)
+    named = {entry.scorer_id for entry in loaded.entries}
+    out = [s.with_calibration(loaded) if s.id in named else s for s in scorers]
+    left = [s.id for s in scorers if s.id not in named]
+    if scorers and len(left) == len(scorers):
+        raise CalibrationError(
+            f"it calibrates {', '.join(sorted(named))}, none of the scorers here "
+            f"({', '.join(left)})"
+        )
+    return out, left

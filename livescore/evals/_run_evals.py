@@ -33,9 +33,10 @@ from livescore.otel import ContentCapture, Emitter, OTelEmitter
 from livescore.otel import attributes as attrs
 from livescore.pii import Detect, Pseudonyms, RedactSpec, as_detector
 from livescore.runs import CONTEXT_METADATA_KEY, Conversation, Run, Step, ToolCall
-from livescore.scoring import RunMemo, Scorer, ScoreResult
+from livescore.scoring import CalibrationSpec, RunMemo, Scorer, ScoreResult
 from livescore.sinks import ScoreSink, with_sinks
 
+from ._calibrate import calibrate_scorers
 from ._cost import DEFAULT_ESTIMATE_ITEMS, CostEstimate, cost_cap, sample_indices, spent
 from ._result import EvalCollector, EvalResult, ItemResult, StopKind
 from ._targets import AgentTarget, resolve_target
@@ -661,6 +662,7 @@ async def run_evals(
     estimate_items: int = DEFAULT_ESTIMATE_ITEMS,
     on_estimate: Callable[[CostEstimate], Any] | None = None,
     stop_when_judge_unreachable: bool = False,
+    calibration: CalibrationSpec | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -784,6 +786,10 @@ async def run_evals(
             becomes unreachable (its circuit opened) or refuses every call (an unknown
             model, a refused key): every later score would fail
             (``result.stopped == "judge_unreachable"``, the items in flight are dropped).
+        calibration: A :class:`~livescore.scoring.Calibration` (or its file) fitted on your
+            labels (:func:`~livescore.evals.fit_calibration`, ``livescore eval
+            --calibrate``): each scorer it has an entry for labels its scores by it; the
+            others keep their labels (:func:`~livescore.evals.calibrate_scorers`).
 
     Returns:
         An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
@@ -795,6 +801,8 @@ async def run_evals(
             given together with ``meter_provider``, ``logger_provider``,
             ``capture_content`` or ``emit``, ``emit`` or ``max_cost`` with ``broker``, or
             a ``max_cost`` a judge cannot count (no known price: ``JudgeConfigError``).
+        CalibrationError: ``calibration`` cannot be read, names none of the scorers, or
+            was fitted for another judge model.
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
         TypeError: A scorer or the target is of the wrong kind, or the target is an agent
             whose integration is not installed (the message says what to install).
@@ -812,6 +820,8 @@ async def run_evals(
         0.5
     """
     checked = _check_scorers(scorers)
+    if calibration is not None:
+        checked, _ = calibrate_scorers(checked, calibration)
     detect = as_detector(redact) if redact is not None else None
     if detect is not None:
         if broker is not None:
@@ -1125,6 +1135,7 @@ def run_evals_sync(
     estimate_items: int = DEFAULT_ESTIMATE_ITEMS,
     on_estimate: Callable[[CostEstimate], Any] | None = None,
     stop_when_judge_unreachable: bool = False,
+    calibration: CalibrationSpec | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -1172,5 +1183,6 @@ def run_evals_sync(
         estimate_items=estimate_items,
         on_estimate=on_estimate,
         stop_when_judge_unreachable=stop_when_judge_unreachable,
+        calibration=calibration,
     )
     return anyio.run(call)
