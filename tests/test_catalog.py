@@ -26,7 +26,7 @@ from livescore.scorers import (
     catalog_entry,
     scorer_catalog,
 )
-from livescore.testing import ScriptedJudge
+from livescore.testing import OpenAITestServer, ScriptedJudge
 
 PACKAGE = Path(__file__).resolve().parents[1] / "livescore"
 BUILT_IN = [entry for entry in scorer_catalog() if entry.origin.startswith("livescore.")]
@@ -317,3 +317,117 @@ def test_a_plugin_declares_its_scorers_through_an_entry_point(
     # A plugin that cannot be imported costs its own scorers and a warning, nothing else.
     assert "scorer plugin 'broken' (no_such_module_here) cannot be imported" in caplog.text
     assert get_catalog_entry("hallucination").needs_judge
+
+
+# -- a new judge scorer is a spec ----------------------------------------------------------------
+
+JARGON = '''
+"""A judge scorer defined as data: the share of the answer's sentences that are jargon."""
+
+from typing import Literal
+
+from livescore.scorers import JudgeSpec, StatementVerdict, judge_catalog_entry
+
+
+class JargonVerdict(StatementVerdict):
+    """One sentence's verdict: ``"yes"`` when a customer would not follow it."""
+
+    spellings = {"yes": ("y", "true", "unclear", "jargon"), "no": ("n", "false", "clear")}
+    verdict: Literal["yes", "no"]
+
+
+JARGON = JudgeSpec(
+    name="jargon",
+    family="answer",
+    summary="share of the answer's sentences a customer would not follow",
+    check="jargon",
+    items="sentences",
+    noun="sentence",
+    defect="unclear",
+    verdict=JargonVerdict,
+    rules='A sentence is unclear ("yes") when it leans on internal codes. Otherwise "no".',
+    split=lambda text: [s for s in text.replace(". ", ".\\n").splitlines() if s.strip()],
+    advice="quote the jargon",
+    explain="quote the jargon",
+    none_found="no jargon",
+    empty_answer="there is nothing to read",
+)
+judge_catalog_entry(JARGON)
+'''
+
+_JARGON_VERDICTS = {
+    "verdicts": [
+        {"statement": "Your RMA is queued.", "verdict": "Jargon", "reason": "RMA."},
+        {"statement": "It ships Monday.", "verdict": "no", "reason": "Plain."},
+    ]
+}
+
+
+def test_a_new_judge_scorer_is_a_spec(
+    fresh_catalog: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The spec's module is all that names the scorer: its catalog entry, the CLI's help and
+    # `--scorer`, its flags and span attributes and both judge modes come from the spec.
+    package = tmp_path / "jargon_scorers"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "_jargon.py").write_text(JARGON, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_catalog, "_PROVIDERS", (*_catalog._PROVIDERS, "jargon_scorers"))
+    from livescore.cli import main
+
+    entry = get_catalog_entry("jargon")
+    assert (entry.family, entry.needs_judge, entry.higher_is_better) == ("answer", True, False)
+    assert entry.predicts == "unclear"
+    assert entry.origin == "jargon_scorers._jargon:_build"
+    assert entry.usage() == "jargon"
+    assert scorer_span_attributes()["livescore.sentences.unclear"] == {
+        "jargon": "unclear sentences"
+    }
+    assert scorer_span_attributes()["livescore.sentences.total"] == {"jargon": "sentences judged"}
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    assert "share of the answer's sentences a customer would not follow" in capsys.readouterr().out
+
+    run = {"input": "Where is my return?", "output": "Your RMA is queued. It ships Monday."}
+    reason = "The score is 0.5 because 'RMA' is an internal code."
+    for mode, replies, calls in (
+        ("three_step", [_JARGON_VERDICTS, reason], 2),
+        ("one_call", [{**_JARGON_VERDICTS, "reason": "'RMA' is an internal code."}], 1),
+    ):
+        judge = ScriptedJudge(replies)
+        scorer = build_scorer("jargon", ScorerOptions(model=judge, judge_mode=mode))
+        result = scorer.run_sync(run)
+        assert (result.status, result.score, result.label) == ("scored", 0.5, "mixed"), mode
+        assert result.flags == {"sentences_total": 2, "sentences_unclear": 1}
+        assert result.attributes["livescore.sentences.unclear"] == 1
+        assert result.preprocess_step_result == {
+            "sentences": ["Your RMA is queued.", "It ships Monday."]
+        }
+        assert result.analyze_step_result["verdicts"][0]["verdict"] == "yes"  # "Jargon", read
+        assert result.usage.calls == calls
+        assert result.reason is not None
+        assert "'RMA' is an internal code" in result.reason
+    assert "<sentences>" in judge.prompts[0]
+    assert "unclear" in judge.prompts[0]
+    empty = build_scorer("jargon", ScorerOptions(model=ScriptedJudge([]))).run_sync(
+        {"input": "q", "output": ""}
+    )
+    assert (empty.score, empty.usage.calls) == (0.0, 0)
+    assert empty.reason == "The score is 0 because the answer is empty: there is nothing to read."
+    with pytest.raises(ValueError, match="'logprob' is available to hallucination"):
+        build_scorer("jargon", ScorerOptions(model=ScriptedJudge([]), judge_mode="logprob"))
+
+    with OpenAITestServer([{**_JARGON_VERDICTS, "reason": "'RMA' is jargon."}]) as server:
+        data = tmp_path / "data.jsonl"
+        data.write_text(json.dumps(run) + "\n", encoding="utf-8")
+        out = tmp_path / "out.jsonl"
+        args = ["eval", str(data), "--scorer", "jargon", "--model", "test-judge"]
+        args += ["--base-url", server.base_url, "--judge-mode", "one_call"]
+        code = main([*args, "--out", str(out), "--quiet", "--no-cache"])
+    assert code == 0, capsys.readouterr()
+    (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert row["scores"]["jargon"]["score"] == 0.5

@@ -8,7 +8,9 @@ conversation completeness, role adherence, conversation relevancy and conversati
 hallucination (LLM-judged); turn count, tool error rate and user frustration (code).
 Each factory takes keyword arguments; the judge scorers
 take the judge as ``model=`` and the choice of one judge call or several as
-``judge_mode=``.
+``judge_mode=``. A judge scorer that judges the answer's items one verdict each is data: a
+:class:`JudgeSpec`, built by :func:`judge_scorer` and put in the catalog by
+:func:`judge_catalog_entry`.
 
 Each scorer's module declares its catalog entry (:func:`catalog_entry`): ``livescore eval
 --scorer NAME``, :func:`build_scorer` and :func:`scorer_catalog` find it there. Every name
@@ -52,6 +54,12 @@ if TYPE_CHECKING:
     from livescore.scorers._criteria import create_criteria_scorer
     from livescore.scorers._faithfulness import create_faithfulness_scorer
     from livescore.scorers._hallucination import create_hallucination_scorer
+    from livescore.scorers._judge_spec import (
+        JudgeSpec,
+        StatementVerdict,
+        judge_catalog_entry,
+        judge_scorer,
+    )
     from livescore.scorers._keyword_coverage import create_keyword_coverage_scorer
     from livescore.scorers._knowledge_retention import create_knowledge_retention_scorer
     from livescore.scorers._prompt_alignment import create_prompt_alignment_scorer
@@ -69,7 +77,9 @@ if TYPE_CHECKING:
 __all__ = (
     "SCORER_FAMILIES",
     "CatalogEntry",
+    "JudgeSpec",
     "ScorerOptions",
+    "StatementVerdict",
     "build_scorer",
     "catalog_entry",
     "create_answer_relevancy_scorer",
@@ -98,15 +108,22 @@ __all__ = (
     "create_trajectory_scorer",
     "create_turn_count_scorer",
     "create_user_frustration_scorer",
+    "judge_catalog_entry",
+    "judge_scorer",
     "scorer_catalog",
 )
+
+# The names that make a judge scorer from a spec (see docs/scorers/custom.md).
+_SPEC_NAMES = frozenset({"JudgeSpec", "StatementVerdict", "judge_catalog_entry", "judge_scorer"})
 
 
 def _module_of(name: str) -> str | None:
     """Where a public name lives: ``create_<x>_scorer[_llm]`` in ``_<x>[_llm].py``, the
-    catalog's names in ``livescore._catalog``."""
+    judge spec's names in ``_judge_spec.py``, the catalog's names in ``livescore._catalog``."""
     if name not in __all__:
         return None
+    if name in _SPEC_NAMES:
+        return "livescore.scorers._judge_spec"
     if name.startswith("create_"):
         stem = name.removeprefix("create_").replace("_scorer", "")
         return f"livescore.scorers._{stem}"

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._judge_spec import JudgeSpec, judge_scorer, register_spec
+from livescore.scorers._judge_spec import JudgeSpec, judge_catalog_entry, judge_scorer
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer
@@ -138,4 +138,4 @@ def create_bias_scorer(
     )
 
 
-_build = register_spec(BIAS, create_bias_scorer)
+_build = judge_catalog_entry(BIAS, create_bias_scorer)

@@ -55,7 +55,7 @@ from livescore.scoring import (
     create_scorer,
 )
 
-__all__ = ("JudgeSpec", "judge_scorer", "register_spec")
+__all__ = ("JudgeSpec", "StatementVerdict", "judge_catalog_entry", "judge_scorer")
 
 QUESTION_CHARS = 2_000
 """The most characters of the question a judge is shown (it is context, not what is judged)."""
@@ -528,18 +528,27 @@ def judge_scorer(
     return scorer
 
 
-def register_spec(
-    spec: JudgeSpec, factory: Callable[..., Scorer]
+def judge_catalog_entry(
+    spec: JudgeSpec, factory: Callable[..., Scorer] | None = None
 ) -> Callable[[str | None, ScorerOptions], Scorer]:
-    """Put ``spec``'s scorer, built by ``factory``, in the catalog (its facts from the spec);
-    the build function it registers, named ``_build`` in the factory's module."""
+    """Put ``spec``'s scorer in the catalog, every fact of its entry taken from the spec:
+    ``livescore eval --scorer NAME``, :func:`~livescore.scorers.build_scorer` and the
+    attribute list of the docs find it. Returns the build function it registers (``_build``
+    of the module that defines ``spec.verdict``, where the spec lives).
+
+    ``factory`` is the scorer's public factory (``create_<name>_scorer``), when it has one:
+    the catalog builds through it and names it; without one the catalog calls
+    :func:`judge_scorer` with the spec.
+    """
 
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
+        if factory is None:
+            return judge_scorer(spec, model=options.require_model(), judge_mode=options.judge_mode)
         return factory(model=options.require_model(), judge_mode=options.judge_mode)
 
-    build.__module__ = factory.__module__
+    module = spec.verdict.__module__
+    build.__module__ = module
     build.__qualname__ = build.__name__ = "_build"
-    module = factory.__module__
     public = "livescore.scorers" if module.startswith("livescore.scorers._") else module
     return catalog_entry(
         spec.name,
@@ -548,7 +557,7 @@ def register_spec(
         needs_judge=True,
         higher_is_better=False,
         predicts=spec.defect,
-        factory=f"{public}.{factory.__name__}",
+        factory=None if factory is None else f"{public}.{factory.__name__}",
         span_attributes=spec.span_attributes,
         examples=(spec.name,),
     )(build)

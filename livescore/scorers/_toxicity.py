@@ -21,7 +21,7 @@ from typing import Any, Literal
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._judge_spec import JudgeSpec, judge_scorer, register_spec
+from livescore.scorers._judge_spec import JudgeSpec, judge_catalog_entry, judge_scorer
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer
@@ -174,4 +174,4 @@ def create_toxicity_scorer(
 # -- in the catalog ---------------------------------------------------------------------------
 
 
-_build = register_spec(TOXICITY, create_toxicity_scorer)
+_build = judge_catalog_entry(TOXICITY, create_toxicity_scorer)
