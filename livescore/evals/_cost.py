@@ -173,20 +173,15 @@ def cost_cap(max_cost: float | JudgeBudget, judges: Iterable[Judge | None]) -> J
         # One total for the sample and the rest: the run never spends more than max_cost
         # by more than one score (see JudgeBudget).
         budget = JudgeBudget(max_cost, per=None, name="max-cost")
-    seen: set[int] = set()
-    for judge in judges:
-        if judge is None or id(judge) in seen:
-            continue
-        seen.add(id(judge))
-        if budget_of(judge) is not None:
-            continue
-        try:
-            judge.budget = budget  # type: ignore[attr-defined]
-        except AttributeError:
-            raise TypeError(
-                f"judge {judge.model_name!r} ({type(judge).__name__}) cannot carry a budget "
-                "(give it a settable `budget` attribute)"
-            ) from None
+    for judge in {id(j): j for j in judges if j is not None}.values():
+        if budget_of(judge) is None:  # a judge with a budget of its own keeps it
+            try:
+                judge.budget = budget  # type: ignore[attr-defined]
+            except AttributeError:
+                raise TypeError(
+                    f"judge {judge.model_name!r} ({type(judge).__name__}) cannot carry a "
+                    "budget (give it a settable `budget` attribute)"
+                ) from None
     return budget
 
 

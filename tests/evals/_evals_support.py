@@ -9,8 +9,9 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic import BaseModel
 
-from livescore import create_scorer
+from livescore import PromptStep, create_scorer
 from livescore.scoring import Scorer, StepContext
 
 
@@ -87,3 +88,21 @@ def hallucination_responder(body: dict[str, Any]) -> Any:
     start = re.search(r'Start with "(The score is [^"]+ because)"', prompt)
     opening = start.group(1) if start else "The score is unknown because"
     return f"{opening} the scripted judge counted the unsupported claims."
+
+
+class Verdict(BaseModel):
+    score: float
+
+
+def judged_scorer(judge: Any) -> Scorer:
+    """A judge scorer: one call an item, the judge's ``{"score": ...}`` its score."""
+    return create_scorer(
+        id="judged",
+        description="the judge decides",
+        model=judge,
+        generate_score=PromptStep(
+            description="score it",
+            output_schema=Verdict,
+            create_prompt=lambda ctx: f"score {ctx.output_text}",
+        ),
+    )

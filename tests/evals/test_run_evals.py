@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from _evals_support import InMemoryTracing, context_echo_scorer, length_scorer
+from _evals_support import InMemoryTracing, context_echo_scorer, judged_scorer, length_scorer
 
 from livescore import Run, Step, StepContext, ToolCall, create_scorer, extract_tool_results
 from livescore.evals import ItemResult, run_evals, run_evals_sync
@@ -324,24 +324,8 @@ async def test_concurrency_one_runs_items_one_at_a_time() -> None:
 
 
 async def test_judge_usage_is_totalled() -> None:
-    from pydantic import BaseModel
-
-    from livescore import PromptStep
-
-    class Verdict(BaseModel):
-        score: float
-
     judge = ScriptedJudge([{"score": 0.2}, {"score": 0.8}], tokens_per_call=10)
-    scorer = create_scorer(
-        id="judged",
-        description="the judge decides",
-        model=judge,
-        generate_score=PromptStep(
-            description="score it",
-            output_schema=Verdict,
-            create_prompt=lambda ctx: f"score {ctx.output_text}",
-        ),
-    )
+    scorer = judged_scorer(judge)
     result = await run_evals([{"input": "q", "output": "a"}] * 2, [scorer])
 
     assert result.scores["judged"].mean == pytest.approx(0.5)
