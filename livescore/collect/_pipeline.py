@@ -44,7 +44,8 @@ _LINGER_S = 0.005
 # Queue items the worker takes per pass: spans that never stop coming (threads emitting
 # flat out) still get assembled, and a shutdown's deadline is looked at between passes.
 _MAX_BATCH = 2_048
-# What a shutdown waits past its deadline for the worker to count what it gives up.
+# What a shutdown waits past its deadline for the worker to give up (to finish the pass it
+# is on); once the worker counts what it gives up, the shutdown waits for that to end.
 _ABANDON_S = 1.0
 # The scope the score spans are emitted under: they come back through the same provider
 # and are not part of any agent's run.
@@ -189,6 +190,11 @@ class SpanPipeline:
         # run. Bounded like the open traces; past it a root is still counted.
         self._dropped_traces: set[str] = set()
         self._give_up_at: float | None = None  # a shutdown's deadline, for the worker
+        # Set by shutdown once the worker ended and what it left was counted: a span queued
+        # after that (a caller that was already past the stopped check) is counted by its
+        # caller, so nothing queued is ever left uncounted.
+        self._closed_out = False
+        self._abandoning = threading.Event()  # the worker counts what it gives up
         self._own = 0
         self._submitted = 0
         self._not_sampled = 0
@@ -208,11 +214,16 @@ class SpanPipeline:
         try:
             # len() of a deque is O(1) and safe from any thread; the queue holds one item
             # per span here (a receiver's batches go through offer()).
-            if len(self._queue) + self._queued >= self.max_queued_spans or self._stopped:
+            if self._stopped:
+                self.refuse_span(span)  # its run counts as dropped ("shutdown")
+                return
+            if len(self._queue) + self._queued >= self.max_queued_spans:
                 self._refuse(1)
                 return
             self._queue.append(span)
-            if self._idle:
+            if self._closed_out:  # shutdown ended between the check and the append
+                self._count_queued()
+            elif self._idle:
                 self._wake.set()
             elif self._thread is None:
                 self._start()
@@ -264,11 +275,17 @@ class SpanPipeline:
                 with self._lock:
                     self._logs_dropped += 1
                 return
-            if len(self._queue) + self._queued >= self.max_queued_spans or self._stopped:
+            if self._stopped:
+                with self._lock:
+                    self._dropped_at_shutdown += 1
+                return
+            if len(self._queue) + self._queued >= self.max_queued_spans:
                 self._refuse(1)
                 return
             self._queue.append(decoded.events[0])
-            if self._idle:
+            if self._closed_out:  # shutdown ended between the check and the append
+                self._count_queued()
+            elif self._idle:
                 self._wake.set()
             elif self._thread is None:
                 self._start()
@@ -300,6 +317,9 @@ class SpanPipeline:
             self._queued += count
             self._batches += 1
             self._queue.append(list(records))
+        if self._closed_out:  # shutdown ended meanwhile: what it queued is counted here
+            self._count_queued()
+            return True
         if self._thread is None:
             self._start()
         self._wake.set()
@@ -364,9 +384,18 @@ class SpanPipeline:
         self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            # Past the deadline the worker counts what it gives up, then ends.
+            # Past the deadline the worker counts what it gives up, then ends: once it has
+            # begun counting, that is waited for (livescore's own bounded work), so the
+            # counts are final when shutdown returns.
             wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             thread.join(None if wait is None else wait + _ABANDON_S)
+            if thread.is_alive() and self._abandoning.is_set():
+                thread.join()
+        if thread is None or not thread.is_alive():
+            # What callers queued after the worker's last look (they were past the stopped
+            # check when it was set), and any trace such a span opened, is counted here.
+            self._closed_out = True
+            self._abandon(late=True)
         return done
 
     def report_metrics(self, meter_provider: Any = None) -> None:
@@ -512,10 +541,37 @@ class SpanPipeline:
             for marker in markers:
                 marker.done.set()
 
-    def _abandon(self) -> None:
-        """A shutdown's deadline has passed: count what is left instead of assembling it
-        (the queue's spans, the open traces, the runs waiting for the dispatcher), so that
-        every run still ends counted, and wake whoever waits on a flush."""
+    def _abandon(self, *, late: bool = False) -> None:
+        """A shutdown's deadline has passed (or, ``late``, the worker ended and shutdown
+        closes out): count what is left instead of assembling it (the queue's spans, the
+        open traces, the runs waiting for the dispatcher), so that every run still ends
+        counted, and wake whoever waits on a flush."""
+        if not late:
+            self._abandoning.set()
+        abandoned = self._count_queued()
+        try:
+            assembler = self._assembler
+            for trace_id in assembler.open_traces():
+                assembler.evict(trace_id, "shutdown")
+            while self._ready:
+                run = self._ready.popleft()
+                decision = sample_turn(self.sink, run.trace_id, run.conversation_id)
+                if decision.sampled:
+                    self.sink.drop(decision, "shutdown")
+            with self._lock:
+                self._assembly = assembler.stats()
+        except Exception:
+            _log.exception("livescore: the span pipeline failed to count what it gave up")
+        if abandoned and not late:
+            _log.warning(
+                "livescore: the span pipeline's shutdown ran out of time; %d span(s) not "
+                "assembled, their runs counted as dropped (see stats())",
+                abandoned,
+            )
+
+    def _count_queued(self) -> int:
+        """Count every queued span as dropped at shutdown (the runs whose roots they are as
+        dropped, ``"shutdown"``), wake the flushes queued among them; returns how many."""
         queue = self._queue
         markers: list[_Marker] = []
         roots: list[SpanRecord] = []
@@ -551,26 +607,11 @@ class SpanPipeline:
             self._stopped = True
         try:
             self._drop_runs_of(roots)
-            assembler = self._assembler
-            for trace_id in assembler.open_traces():
-                assembler.evict(trace_id, "shutdown")
-            while self._ready:
-                run = self._ready.popleft()
-                decision = sample_turn(self.sink, run.trace_id, run.conversation_id)
-                if decision.sampled:
-                    self.sink.drop(decision, "shutdown")
-            with self._lock:
-                self._assembly = assembler.stats()
         except Exception:
             _log.exception("livescore: the span pipeline failed to count what it gave up")
-        if abandoned:
-            _log.warning(
-                "livescore: the span pipeline's shutdown ran out of time; %d span(s) not "
-                "assembled, their runs counted as dropped (see stats())",
-                abandoned,
-            )
         for marker in markers:
             marker.done.set()
+        return abandoned
 
     def _release(self, *, force: bool) -> None:
         """Submit the assembled runs while the dispatcher has room (all of them when

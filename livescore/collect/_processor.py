@@ -58,7 +58,8 @@ class LiveScoringSpanProcessor:
     just after it is part of the run. ``shutdown`` takes 10 s at most: spans ending after
     it began are not waited for, what had ended is assembled and scored within it; what it
     cannot finish in time is counted (``trace_stats().spans_dropped_at_shutdown``, the runs
-    as dropped, ``"shutdown"``).
+    as dropped, ``"shutdown"``), and those counts are final when it returns (it waits for
+    the count of what it gave up; a span queued as it ends is counted by its ``on_end``).
     What it holds is bounded (open traces,
     spans per trace, bytes, age): a trace past a bound is evicted unfinished, counted in
     :meth:`trace_stats` and logged once per reason, and its sampled runs count as dropped

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -259,4 +260,100 @@ def test_spans_still_queued_when_a_shutdown_gives_up_are_counted() -> None:
     assert sink.inner.stats().dropped_by_reason == {"shutdown": 11}
     assert sink.submitted == 0
     assert pipeline.stats().spans_dropped_at_shutdown == 10
+    sink.inner.shutdown()
+
+
+class HeldAppendDouble(deque[Any]):
+    """A test double of the pipeline's queue: appending ``held`` waits until released, as
+    an emitter's ``on_end`` preempted between the pipeline's stopped check and its append."""
+
+    def __init__(self, held: Any) -> None:
+        super().__init__()
+        self.held = held
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def append(self, item: Any) -> None:
+        if item is self.held:
+            self.entered.set()
+            self.release.wait(30)
+        super().append(item)
+
+
+def test_a_span_queued_as_shutdown_ends_is_counted_before_its_on_end_returns() -> None:
+    # An emitter past the stopped check when the shutdown began queues its span after the
+    # pipeline's thread took its last look: it was left in the queue, its run never counted.
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _agent_run(provider.get_tracer("late"), 0)
+    (root,) = exporter.get_finished_spans()
+    processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+    queue = HeldAppendDouble(root)
+    processor._pipeline._queue = queue
+    emitter = threading.Thread(target=processor.on_end, args=(root,))
+    emitter.start()
+    assert queue.entered.wait(10)  # past the check, not queued yet
+    processor.shutdown()
+    queue.release.set()
+    emitter.join(10)
+    assert not emitter.is_alive()
+    stats = processor.stats()  # as its on_end returned: the run is counted
+    assert stats.sampled == 1
+    assert stats.dropped_by_reason == {"shutdown": 1}
+    assert processor.trace_stats().spans_dropped_at_shutdown == 1
+    provider.shutdown()
+
+
+class SampleThenDropHeldDouble(FirstSampleBlocksDouble):
+    """A test double of a Dispatcher whose first sample() and first drop() each block until
+    released: the pipeline's thread held past a shutdown's deadline, then slow to count
+    what it gives up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropping = threading.Event()
+        self.release_drop = threading.Event()
+
+    def drop(self, decision: SamplingDecision, reason: str) -> None:
+        if not self.dropping.is_set():
+            self.dropping.set()
+            self.release_drop.wait(30)
+        self.inner.drop(decision, reason)
+
+
+def test_a_shutdown_that_gives_up_returns_with_every_run_counted() -> None:
+    sink = SampleThenDropHeldDouble()
+    pipeline = SpanPipeline(
+        sink,  # type: ignore[arg-type]
+        AssemblyLimits(late_span_grace=60),
+        finish_on_root=True,
+    )
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for n in range(11):  # eleven one-span runs
+        _agent_run(provider.get_tracer("queued"), n)
+    runs = exporter.get_finished_spans()
+    pipeline.put_span(runs[0])
+    assert sink.entered.wait(10)  # the pipeline's thread is held on the first run
+    for span in runs[1:]:
+        pipeline.put_span(span)
+    seen: list[DispatchStats] = []
+
+    def shut() -> None:
+        pipeline.shutdown(0.0)
+        seen.append(sink.inner.stats())  # what a caller reads as shutdown returns
+
+    shutter = threading.Thread(target=shut)
+    shutter.start()
+    assert _wait_for(lambda: pipeline._give_up_at is not None)
+    sink.release.set()  # the thread goes on past the deadline: it gives up and counts
+    assert sink.dropping.wait(10)  # counting, held on its first drop
+    shutter.join(3)  # a shutdown that does not wait for the counting returns meanwhile
+    sink.release_drop.set()
+    shutter.join(30)
+    assert not shutter.is_alive()
+    assert seen[0].dropped_by_reason == {"shutdown": 11}
+    assert sink.submitted == 0
     sink.inner.shutdown()
