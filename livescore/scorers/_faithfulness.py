@@ -25,52 +25,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
-from livescore.scorers._claims import Claims, claims_extraction_step
-from livescore.scorers._context import (
-    DEFAULT_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
-    context_for_judge,
-    context_items,
-    no_context_reason,
-    plain_context_for_judge,
-)
+from livescore.scorers._claims import claims_extraction_step
+from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS, no_context_reason
 from livescore.scorers._hallucination_prompts import (
     LOGPROB_CHOICES,
     LOGPROB_SYSTEM,
     logprob_prompt,
 )
-from livescore.scorers._judged import (
-    FAITHFULNESS_LABELS,
-    JUDGE_MODES,
-    JudgeMode,
-    check_scale,
-    fmt,
-    judge_mode_of,
-    optional_user_text,
-    quality_label,
-    resolve_model,
-    round2,
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    LogprobSpec,
+    judge_catalog_entry,
+    judge_schemas,
+    judge_scorer,
 )
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    LogprobVerdict,
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
+from livescore.scorers._judged import FAITHFULNESS_LABELS, JudgeMode, fmt
+from livescore.scorers._prompting import RenderedContext, block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, ContextFunction, Scorer, StepContext
 
 __all__ = (
-    "FaithfulnessOneCallAnswer",
+    "FAITHFULNESS",
     "FaithfulnessVerdict",
     "FaithfulnessVerdicts",
     "create_faithfulness_scorer",
@@ -102,20 +81,6 @@ class FaithfulnessVerdict(StatementVerdict):
 
     spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-
-
-class FaithfulnessVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
-
-    verdicts: list[FaithfulnessVerdict]
-
-
-class FaithfulnessOneCallAnswer(BaseModel):
-    """The one-call answer: the claims, one verdict per claim, and the reason."""
-
-    claims: Claims
-    verdicts: list[FaithfulnessVerdict]
-    reason: str
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -182,12 +147,12 @@ Answer with JSON only: {{"claims": ["..."], "verdicts": [{{"statement": "...", "
 "yes", "reason": "..."}}], "reason": "..."}}"""
 
 
-def _verdict_prompt(claims: Sequence[str], context_block: str) -> str:
+def _verdict_prompt(claims: Sequence[str], context: RenderedContext) -> str:
     n = len(claims)
     return (
         "Decide for each claim in the <claims> block whether the <context> block backs it "
         '("yes"), contradicts it ("no") or does not contain it ("unsure").\n\n'
-        f"{context_block}\n\n"
+        f"{context.block}\n\n"
         f"{item_blocks('claims', 'claim', claims)}\n\n"
         f"There {'is 1 claim' if n == 1 else f'are {n} claims'}: answer with exactly {n} "
         f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
@@ -195,7 +160,7 @@ def _verdict_prompt(claims: Sequence[str], context_block: str) -> str:
     )
 
 
-def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
+def _reason_prompt(*, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
     counts = tally(verdicts)
     items = "\n".join(
         f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
@@ -214,14 +179,109 @@ def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str
     )
 
 
-def _one_call_prompt(output: str, context_block: str) -> str:
+def _one_call_prompt(output: str, context: RenderedContext) -> str:
     return (
         "Check the text in the <output> block against the <context> block: list its claims, "
         "give one verdict per claim, and explain the result.\n\n"
-        f"{context_block}\n\n"
+        f"{context.block}\n\n"
         f"{block('output', output)}\n\n"
         'Answer with JSON only: {"claims": [...], "verdicts": [...], "reason": "..."}.'
     )
+
+
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    counts = tally(verdicts)
+    total = len(verdicts)
+    if total == 1:
+        what = {
+            "yes": "the only claim is backed by the context",
+            "no": "the context contradicts the only claim",
+            "unsure": "the context does not contain the only claim",
+        }[verdicts[0]["verdict"]]
+    elif counts["yes"] == total:
+        what = f"the context backs all {total} claims"
+    else:
+        what = (
+            f"{counts['yes']} of {total} claims are backed by the context "
+            f"({counts['no']} contradicted, {counts['unsure']} not in it)"
+        )
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _no_claims_reason(ctx: StepContext) -> str:
+    if not ctx.output_text.strip():
+        return f"The score is {fmt(ctx.score)} because the output is empty: it claims nothing."
+    return (
+        f"The score is {fmt(ctx.score)} because the output makes no factual claims, so "
+        "nothing in it is unfaithful."
+    )
+
+
+def _logprob_reason(ctx: StepContext, unsupported: float) -> str:
+    if not ctx.flags.get("verdict_from_logprobs"):
+        word = "no" if unsupported >= 0.5 else "yes"
+        return (
+            f"The score is {fmt(ctx.score)} because the judge answered {word} to whether "
+            "the context supports every statement (it gave no token probabilities, so "
+            "the score is 0 or the scale)."
+        )
+    return (
+        f"The score is {fmt(ctx.score)} because the judge puts a probability of "
+        f"{1 - unsupported:.2f} on the context backing every claim of the output (one "
+        "word, read from its token probabilities)."
+    )
+
+
+FAITHFULNESS = JudgeSpec(
+    name="faithfulness",
+    family="grounding",
+    summary="share of the answer's claims the context backs (context: the item's, else "
+    "the run's tool results); claims shared with hallucination",
+    check="faithfulness",
+    items="claims",
+    noun="claim",
+    defect="unsupported",
+    verdict=FaithfulnessVerdict,
+    defect_words=frozenset({"no", "unsure"}),
+    rules=_RULES,
+    advice="",
+    explain="",
+    none_found="",
+    counts={"supported": "yes", "contradicted": "no", "unsure": "unsure"},
+    counted="claims the context backs",
+    higher_is_better=True,
+    labels=FAITHFULNESS_LABELS,
+    predicts="hallucinated",
+    description="Share of the output's claims that the context backs, from 0 (none) to "
+    "{scale} (all)",
+    grounded=True,
+    no_context=no_context_reason("claims"),
+    always_explain=True,
+    # The hallucination scorer's request, word for word: a run's memo shares it.
+    extract=claims_extraction_step,
+    prompts=JudgePrompts(
+        verdict_system=VERDICT_SYSTEM,
+        reason_system=REASON_SYSTEM,
+        one_call_system=ONE_CALL_SYSTEM,
+        verdict=_verdict_prompt,
+        reason=_reason_prompt,
+        one_call=_one_call_prompt,
+    ),
+    # The hallucination scorer's question: the two scores mirror each other.
+    logprob=LogprobSpec(
+        system=LOGPROB_SYSTEM,
+        prompt=logprob_prompt,
+        choices=LOGPROB_CHOICES,
+        verdicts={"yes": "yes", "no": "unsure"},
+        reason=_logprob_reason,
+    ),
+    no_items_reason=_no_claims_reason,
+    count_reason=_count_reason,
+)
+"""The faithfulness scorer as data (see :class:`~livescore.scorers._judge_spec.JudgeSpec`)."""
+
+FaithfulnessVerdicts = judge_schemas(FAITHFULNESS)[0]
 
 
 # -- the scorer -------------------------------------------------------------------------------
@@ -304,158 +364,20 @@ def create_faithfulness_scorer(
         >>> result.score, result.label
         (0.5, 'mixed')
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="faithfulness", modes=JUDGE_MODES)
-    max_context_chars = check_max_context_chars(max_context_chars)
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    judge = resolve_model(model, judge_options, scorer="faithfulness")
-    if context is None and get_context is None:
-        get_context = get_run_context
-
-    def nothing_to_extract(ctx: StepContext) -> bool:
-        if not ctx.output_text.strip():
-            return True  # an empty output claims nothing: no call, whatever the context
-        if not context_items(ctx):  # before the first call: a run without evidence is free
-            raise NotScorable(no_context_reason("claims"))
-        return False
-
-    def rendered(ctx: StepContext) -> str:
-        return context_for_judge(ctx, max_context_chars).block
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        counts = tally(verdicts)
-        ctx.flags["claims_total"] = len(verdicts)
-        ctx.flags["claims_supported"] = counts["yes"]
-        ctx.flags["claims_contradicted"] = counts["no"]
-        ctx.flags["claims_unsure"] = counts["unsure"]
-        ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)
-        ctx.attributes[A.LIVESCORE_CLAIMS_SUPPORTED] = counts["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        counts = tally(verdicts)
-        total = len(verdicts)
-        if total == 1:
-            what = {
-                "yes": "the only claim is backed by the context",
-                "no": "the context contradicts the only claim",
-                "unsure": "the context does not contain the only claim",
-            }[verdicts[0]["verdict"]]
-        elif counts["yes"] == total:
-            what = f"the context backs all {total} claims"
-        else:
-            what = (
-                f"{counts['yes']} of {total} claims are backed by the context "
-                f"({counts['no']} contradicted, {counts['unsure']} not in it)"
-            )
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def no_items_reason(ctx: StepContext) -> str:
-        if not ctx.output_text.strip():
-            return f"The score is {fmt(ctx.score)} because the output is empty: it claims nothing."
-        return (
-            f"The score is {fmt(ctx.score)} because the output makes no factual claims, so "
-            "nothing in it is unfaithful."
-        )
-
-    def logprob_reason(ctx: StepContext, unsupported: float) -> str:
-        if not ctx.flags.get("verdict_from_logprobs"):
-            word = "no" if unsupported >= 0.5 else "yes"
-            return (
-                f"The score is {fmt(ctx.score)} because the judge answered {word} to whether "
-                "the context supports every statement (it gave no token probabilities, so "
-                "the score is 0 or the scale)."
-            )
-        return (
-            f"The score is {fmt(ctx.score)} because the judge puts a probability of "
-            f"{1 - unsupported:.2f} on the context backing every claim of the output (one "
-            "word, read from its token probabilities)."
-        )
-
-    parts = VerdictScorerParts(
-        items_key="claims",
-        noun="claim",
-        nouns="claims",
-        # The hallucination scorer's request, word for word: a run's memo shares it.
-        extract=claims_extraction_step(skip_if=nothing_to_extract),
-        extract_in_one_call=True,
-        verdict_schema=FaithfulnessVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, claims: _verdict_prompt(claims, rendered(ctx)),
-        score=score,
-        no_items=lambda ctx: scale,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=no_items_reason,
-        one_call_schema=FaithfulnessOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(ctx.output_text, rendered(ctx)),
-        record=record,
-        logprob=LogprobVerdict(
-            # The hallucination scorer's question: the two scores mirror each other.
-            system=LOGPROB_SYSTEM,
-            prompt=lambda ctx: logprob_prompt(
-                ctx.output_text,
-                plain_context_for_judge(ctx, max_context_chars),
-                optional_user_text(ctx.run, max_text_chars),
-            ),
-            choices=LOGPROB_CHOICES,
-            verdicts={"yes": "yes", "no": "unsure"},
-            score=lambda ctx, unsupported: round((1 - unsupported) * scale, 4),
-            reason=logprob_reason,
-        ),
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        FAITHFULNESS,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            f"Share of the output's claims that the context backs, from 0 (none) to {scale:g} (all)"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale, labels=FAITHFULNESS_LABELS),
-        context=context,
-        get_context=get_context,
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
+        context=context,
+        get_context=get_context,
+        max_context_chars=max_context_chars,
     )
 
 
-# -- in the catalog ---------------------------------------------------------------------------
-
-
-@catalog_entry(
-    "faithfulness",
-    family="grounding",
-    summary="share of the answer's claims the context backs (context: the item's, else "
-    "the run's tool results); claims shared with hallucination",
-    needs_judge=True,
-    predicts="hallucinated",
-    factory="livescore.scorers.create_faithfulness_scorer",
-    span_attributes={
-        "livescore.claims.total": "claims judged",
-        "livescore.claims.supported": "claims the context backs",
-        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
-        "livescore.context.chars": "the context's length before the cut (with "
-        "livescore.context.truncated)",
-        "livescore.verdict.probability": "logprob mode: the judge's probability that the "
-        "output makes a claim the context does not support",
-        "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
-        "the judge gave none, the probability is a structured answer's 0 or 1)",
-    },
-    examples=("faithfulness",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_faithfulness_scorer(
-        model=options.require_model(), get_context=get_run_context, judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(FAITHFULNESS, create_faithfulness_scorer)

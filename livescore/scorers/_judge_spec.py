@@ -24,30 +24,45 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, create_model
 
+from livescore import _attributes as A
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
-from livescore.judges import Judge
+from livescore.judges import Classification, Judge
 from livescore.pii import RedactSpec
-from livescore.runs import get_user_message
+from livescore.runs import get_run_context, get_user_message
 from livescore.scorers._claims import Claims
+from livescore.scorers._context import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    check_max_context_chars,
+    context_for_judge,
+    context_items,
+    plain_context_for_judge,
+)
 from livescore.scorers._judged import (
+    JUDGE_MODES,
+    JUDGED_QUALITY_LABELS,
+    STRUCTURED_MODES,
     JudgeMode,
     check_scale,
     defect_label,
     fmt,
     judge_mode_of,
+    optional_user_text,
+    quality_label,
     resolve_model,
     round2,
     share_phrase,
 )
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._prompting import RenderedContext, block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import (
     CalibrationSpec,
+    ContextFunction,
+    NotScorable,
     PromptStep,
     Scorer,
     StepContext,
@@ -55,13 +70,26 @@ from livescore.scoring import (
     create_scorer,
 )
 
-__all__ = ("JudgeSpec", "StatementVerdict", "judge_catalog_entry", "judge_scorer")
+EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
+"""What a grounded scorer does when there is no context: ``"skip"`` the run (not
+scorable), or count every item as a defect (``"all_unsupported"``)."""
+
+__all__ = (
+    "EmptyContextPolicy",
+    "JudgePrompts",
+    "JudgeSpec",
+    "LogprobSpec",
+    "StatementVerdict",
+    "judge_catalog_entry",
+    "judge_schemas",
+    "judge_scorer",
+)
 
 QUESTION_CHARS = 2_000
 """The most characters of the question a judge is shown (it is context, not what is judged)."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class JudgeSpec:
     """What makes one verdict scorer; everything else is derived (see the module docstring).
 
@@ -92,6 +120,33 @@ class JudgeSpec:
         none_found: The best score in words (``"nothing toxic"``).
         empty_answer: Why an empty answer scores 0 (``"nothing toxic was found"``).
         no_items: Why an answer without items scores 0, when the judge lists them.
+        counts: The flags ``<items>_<key>``, each counting the verdicts that say its word
+            (default: ``{defect: the defect word}``); the first is also the span attribute
+            ``livescore.<items>.<key>``, described by ``counted``.
+        counted: What the first count counts, for the attribute list (default:
+            ``"<defect> <items>"``).
+        higher_is_better: The score counts the items that are not defects, from 0 to the
+            scale (``scale`` with no items), labelled with ``labels``; otherwise the defects
+            (0 with no items), labelled ``none`` to ``severe``.
+        labels: The labels of a higher-is-better score, worst first.
+        predicts: What a positive label means, for calibration (default: ``defect``).
+        description: The scorer's description, ``{scale}`` filled in (default: "Share of
+            the answer's <items> that are <defect>, from 0 to <scale>").
+        grounded: The items are judged against a context: the factory takes ``context=``,
+            ``get_context=`` (default: :func:`livescore.get_run_context`),
+            ``max_context_chars=`` and ``on_empty_context=``; a run without context is not
+            scorable (``no_context`` says why) before any judge call.
+        no_context: Why a run without context is skipped.
+        always_explain: The judge explains every score (otherwise only one with a defect).
+        strip_statements: A verdict's ``statement`` is kept stripped.
+        extract: The judge's item list as a step of its own (the claims request the
+            grounding scorers share): ``extract(skip_if=...) -> PromptStep``.
+        prompts: The scorer's own prompts, where the derived ones do not fit.
+        logprob: The logprob mode, where the scorer has one.
+        no_items_reason: ``ctx -> reason`` with no items (default: from ``empty_answer``
+            and ``no_items``).
+        count_reason: ``ctx -> reason`` from the counts (default: "n of m <items> are
+            <defect>").
     """
 
     name: str
@@ -110,8 +165,23 @@ class JudgeSpec:
     advice: str
     explain: str
     none_found: str
-    empty_answer: str
+    empty_answer: str = ""
     no_items: str = ""
+    counts: Mapping[str, str] | None = None
+    counted: str = ""
+    higher_is_better: bool = False
+    labels: tuple[str, ...] = ()
+    predicts: str = ""
+    description: str = ""
+    grounded: bool = False
+    no_context: str = ""
+    always_explain: bool = False
+    strip_statements: bool = False
+    extract: Callable[..., PromptStep[Any]] | None = None
+    prompts: JudgePrompts | None = None
+    logprob: LogprobSpec | None = None
+    no_items_reason: Callable[[StepContext], str] | None = None
+    count_reason: Callable[[StepContext], str] | None = None
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -119,17 +189,80 @@ class JudgeSpec:
         return tuple(get_args(self.verdict.model_fields["verdict"].annotation))
 
     @property
-    def description(self) -> str:
-        """The scorer's description, ``{scale}`` left to fill in."""
-        return f"Share of the answer's {self.items} that are {self.defect}, from 0 to {{scale}}"
+    def counted_words(self) -> Mapping[str, str]:
+        """The flags' keys and the verdict word each counts."""
+        return self.counts or {self.defect: min(self.defect_words)}
 
     @property
     def span_attributes(self) -> dict[str, str]:
-        """The ``livescore.*`` attributes its scores carry, with what each counts."""
-        return {
+        """The ``livescore.*`` attributes its scores carry, with what each records."""
+        first = next(iter(self.counted_words))
+        found = {
             f"livescore.{self.items}.total": f"{self.items} judged",
-            f"livescore.{self.items}.{self.defect}": f"{self.defect} {self.items}",
+            f"livescore.{self.items}.{first}": self.counted or f"{self.defect} {self.items}",
         }
+        if self.grounded:
+            found |= _CONTEXT_ATTRIBUTES
+        if self.logprob is not None:
+            found |= _LOGPROB_ATTRIBUTES
+        return found
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JudgePrompts:
+    """A scorer's own prompts (the grounding scorers'), in place of the derived ones.
+
+    Attributes:
+        verdict_system: The verdict step's system prompt.
+        reason_system: The reason step's.
+        one_call_system: The one-call answer's.
+        verdict: ``(items, context) -> prompt`` (``context`` rendered for the judge).
+        reason: ``(score_text=, scale=, verdicts=) -> prompt``.
+        one_call: ``(output, context) -> prompt``.
+        one_call_schema: The one-call answer's schema, where it is not the derived one.
+    """
+
+    verdict_system: str
+    reason_system: str
+    one_call_system: str
+    verdict: Callable[[Sequence[str], RenderedContext], str]
+    reason: Callable[..., str]
+    one_call: Callable[[str, RenderedContext], str]
+    one_call_schema: type[BaseModel] | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LogprobSpec:
+    """The logprob mode: one word on the whole output, its probability read from the
+    judge's token logprobs; the score is that probability (of the defect word, or of the
+    other for a higher-is-better score) × scale.
+
+    Attributes:
+        system: The system prompt.
+        prompt: ``(output, context as plain text, question or None) -> prompt``.
+        choices: ``(good word, defect word)``, words whose first tokens differ.
+        verdicts: The scorer's verdict word for each choice.
+        reason: ``(ctx, probability of the defect word) -> reason``.
+    """
+
+    system: str
+    prompt: Callable[[str, str, str | None], str]
+    choices: tuple[str, str]
+    verdicts: Mapping[str, str]
+    reason: Callable[[StepContext, float], str]
+
+
+_CONTEXT_ATTRIBUTES = {
+    "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+    "livescore.context.chars": "the context's length before the cut (with "
+    "livescore.context.truncated)",
+}
+_LOGPROB_ATTRIBUTES = {
+    "livescore.verdict.probability": "logprob mode: the judge's probability that the "
+    "output makes a claim the context does not support",
+    "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
+    "the judge gave none, the probability is a structured answer's 0 or 1)",
+}
 
 
 # -- what the judge is asked ------------------------------------------------------------------
@@ -238,6 +371,17 @@ def _prompts(spec: JudgeSpec) -> _Prompts:
             f'Answer with JSON only: {{"verdicts": [{verdict_json}], '
             '"reason": "..."}'
         )
+    own = spec.prompts
+    if own is not None:
+        return _Prompts(
+            extract_schema,
+            verdicts_schema,
+            own.one_call_schema or one_call_schema,
+            extract_system,
+            own.verdict_system,
+            own.reason_system,
+            own.one_call_system,
+        )
     return _Prompts(
         extract_schema,
         verdicts_schema,
@@ -247,6 +391,12 @@ def _prompts(spec: JudgeSpec) -> _Prompts:
         reason_system,
         one_call_system,
     )
+
+
+def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
+    """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer."""
+    made = _prompts(spec)
+    return made.verdicts_schema, made.one_call_schema
 
 
 def _question(ctx: StepContext) -> str:
@@ -340,36 +490,57 @@ def judge_scorer(
     judge_options: Mapping[str, Any] | None = None,
     redact: RedactSpec | None = None,
     calibration: CalibrationSpec | None = None,
+    context: Sequence[str] | None = None,
+    get_context: ContextFunction | None = None,
+    max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS,
+    on_empty_context: EmptyContextPolicy = "skip",
 ) -> Scorer:
-    """The scorer ``spec`` describes: the share of the answer's items that are defects, from
-    0 to ``scale`` (half-up to 2 decimals), labelled with the defect bands (``none`` …
-    ``severe``).
+    """The scorer ``spec`` describes: the share of the answer's items that are defects (or,
+    for a higher-is-better spec, that are not), from 0 to ``scale`` (half-up to 2 decimals).
 
-    The arguments are those of every prebuilt judge scorer (see
-    :func:`~livescore.scorers.create_toxicity_scorer`); ``id`` defaults to ``spec.name``.
+    The arguments are those of the prebuilt judge scorers (see
+    :func:`~livescore.scorers.create_toxicity_scorer`; the context arguments, those of
+    :func:`~livescore.scorers.create_hallucination_scorer`, for a grounded spec); ``id``
+    defaults to ``spec.name``.
 
     Raises:
-        ValueError: A bad ``scale`` or ``judge_mode``.
+        ValueError: A bad ``scale``, ``judge_mode``, ``on_empty_context`` or
+            ``max_context_chars``.
+        TypeError: ``get_context`` is not callable.
         livescore.judges.JudgeConfigError: No usable judge model.
     """
     scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer=spec.name)
+    modes = JUDGE_MODES if spec.logprob is not None else STRUCTURED_MODES
+    mode = judge_mode_of(judge_mode, scorer=spec.name, modes=modes)
+    if spec.grounded:
+        if on_empty_context not in ("skip", "all_unsupported"):
+            raise ValueError(
+                f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
+            )
+        if get_context is not None and not callable(get_context):
+            raise TypeError("get_context must be a function get_context(run, step)")
+        max_context_chars = check_max_context_chars(max_context_chars)
+        if context is None and get_context is None:
+            get_context = get_run_context
     judge = resolve_model(model, judge_options, scorer=spec.name)
     prompts = _prompts(spec)
-    key, noun = spec.items, spec.noun
+    key, noun, own = spec.items, spec.noun, spec.prompts
+    defect_word = min(spec.defect_words)
 
     def items(ctx: StepContext) -> list[str]:
         found: list[str] = ctx.preprocess_step_result[key]
         return found
 
-    def defects(ctx: StepContext) -> int:
-        verdicts = ctx.analyze_step_result["verdicts"]
+    def defects(verdicts: Sequence[Mapping[str, Any]]) -> int:
         return sum(1 for verdict in verdicts if verdict["verdict"] in spec.defect_words)
 
     def analysis_of(answer: BaseModel, found: list[str]) -> dict[str, Any]:
         verdicts = answer.model_dump()["verdicts"]
         for verdict, item in zip(verdicts, found, strict=True):
-            if not verdict["statement"].strip():  # a verdict that leaves its item blank
+            statement = verdict["statement"]
+            if spec.strip_statements:
+                verdict["statement"] = statement.strip() or item
+            elif not statement.strip():  # a verdict that leaves its item blank
                 verdict["statement"] = item
         return {"verdicts": verdicts}
 
@@ -390,31 +561,86 @@ def judge_scorer(
                 f"{got} verdicts"
             )
 
-    def no_verdicts(ctx: StepContext) -> dict[str, Any]:
-        return {"verdicts": []}
+    def nothing_to_judge(ctx: StepContext) -> bool:
+        if not ctx.output_text.strip():
+            return True  # an empty answer has no items: score it without a judge call
+        # Checked before the first judge call, so a run without evidence costs nothing.
+        if spec.grounded and on_empty_context == "skip" and not context_items(ctx):
+            raise NotScorable(spec.no_context)
+        return False
 
-    def no_items(ctx: StepContext) -> bool:
-        return not items(ctx)
+    def fixed(ctx: StepContext) -> list[dict[str, Any]] | None:
+        # With no context to back them, on_empty_context="all_unsupported" judges every item.
+        if not spec.grounded or on_empty_context != "all_unsupported" or context_items(ctx):
+            return None
+        reason = "No context was given to back it."
+        return [
+            {"statement": item, "verdict": defect_word, "reason": reason} for item in items(ctx)
+        ]
+
+    def no_verdict_call(ctx: StepContext) -> bool:
+        return not items(ctx) or fixed(ctx) is not None
+
+    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
+        return {"verdicts": (fixed(ctx) if items(ctx) else None) or []}
+
+    def rendered(ctx: StepContext) -> RenderedContext:
+        return context_for_judge(ctx, max_context_chars)
+
+    def probability_of(ctx: StepContext) -> float | None:
+        found = (ctx.analyze_step_result or {}).get("classification")
+        if not isinstance(found, Mapping):
+            return None  # no call: nothing to judge, or fixed verdicts
+        return float(found["probabilities"].get(spec.logprob.choices[1], 0.0))  # type: ignore[union-attr]
 
     def generate_score(ctx: StepContext) -> float:
-        verdicts = (ctx.analyze_step_result or no_verdicts(ctx))["verdicts"]
-        total = len(verdicts)
-        found = sum(1 for verdict in verdicts if verdict["verdict"] in spec.defect_words)
+        verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
+        total, bad = len(verdicts), defects(verdicts)
+        probability = probability_of(ctx) if mode == "logprob" else None
+        if probability is not None:
+            value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
+        elif not total:
+            value = scale if spec.higher_is_better else 0.0
+        else:
+            value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
         ctx.flags[f"{key}_total"] = total
-        ctx.flags[f"{key}_{spec.defect}"] = found
         ctx.attributes[f"livescore.{key}.total"] = total
-        ctx.attributes[f"livescore.{key}.{spec.defect}"] = found
-        return round2(found / total * scale) if total else 0.0
+        for index, (name, word) in enumerate(spec.counted_words.items()):
+            ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
+            if index == 0:
+                ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
+        if spec.grounded and verdicts and not context_items(ctx):
+            ctx.flags["context_missing"] = True
+        return value
 
     def summary(ctx: StepContext) -> str:
-        if items(ctx):
-            total = len(ctx.analyze_step_result["verdicts"])
-            what = share_phrase(defects(ctx), total, noun, spec.defect)
-        elif ctx.output_text.strip() and spec.no_items:
-            what = spec.no_items
-        else:
-            what = f"the answer is empty: {spec.empty_answer}"
+        if not items(ctx):
+            if spec.no_items_reason is not None:
+                return spec.no_items_reason(ctx)
+            why = spec.no_items if ctx.output_text.strip() and spec.no_items else ""
+            why = why or f"the answer is empty: {spec.empty_answer}"
+            return f"The score is {fmt(ctx.score)} because {why}."
+        if spec.count_reason is not None:
+            return spec.count_reason(ctx)
+        verdicts = ctx.analyze_step_result["verdicts"]
+        what = share_phrase(defects(verdicts), len(verdicts), noun, spec.defect)
         return f"The score is {fmt(ctx.score)} because {what}."
+
+    def verdict_prompt(ctx: StepContext) -> str:
+        if own is not None:
+            return own.verdict(items(ctx), rendered(ctx))
+        return _verdict_prompt(spec, ctx, items(ctx))
+
+    def reason_prompt(ctx: StepContext) -> str:
+        if own is not None:
+            verdicts = ctx.analyze_step_result["verdicts"]
+            return own.reason(score_text=fmt(ctx.score), scale=scale, verdicts=verdicts)
+        return _reason_prompt(spec, ctx, scale)
+
+    def one_call_prompt(ctx: StepContext) -> str:
+        if own is not None:
+            return own.one_call(ctx.output_text, rendered(ctx))
+        return _one_call_prompt(spec, ctx)
 
     extract: PromptStep[Any] | StepFunction
     if spec.split is not None:
@@ -423,6 +649,8 @@ def judge_scorer(
         def extract(ctx: StepContext) -> dict[str, Any]:
             return {key: split(ctx.output_text)}
 
+    elif spec.extract is not None:
+        extract = spec.extract(skip_if=nothing_to_judge)
     else:
         assert prompts.extract_schema is not None
         extract = PromptStep(
@@ -430,7 +658,7 @@ def judge_scorer(
             output_schema=prompts.extract_schema,
             system=prompts.extract_system,
             create_prompt=lambda ctx: _extract_prompt(spec, ctx),
-            skip_if=lambda ctx: not ctx.output_text.strip(),
+            skip_if=nothing_to_judge,
             skip_result=lambda ctx: {key: []},
         )
 
@@ -442,22 +670,25 @@ def judge_scorer(
             description=f"Give one verdict per {noun}",
             output_schema=prompts.verdicts_schema,
             system=prompts.verdict_system,
-            create_prompt=lambda ctx: _verdict_prompt(spec, ctx, items(ctx)),
+            create_prompt=verdict_prompt,
             validate=check_count,
             parse=lambda answer, ctx: analysis_of(answer, items(ctx)),
-            skip_if=no_items,
-            skip_result=no_verdicts,
+            skip_if=no_verdict_call,
+            skip_result=verdicts_without_judge,
         )
         generate_reason = PromptStep(
             description="Explain the score",
             output_schema=None,
             system=prompts.reason_system,
-            create_prompt=lambda ctx: _reason_prompt(spec, ctx, scale),
+            create_prompt=reason_prompt,
             parse=lambda text, ctx: str(text).strip() or summary(ctx),
-            skip_if=lambda ctx: no_items(ctx) or not defects(ctx),
+            skip_if=lambda ctx: (
+                no_verdict_call(ctx)
+                or not (spec.always_explain or defects(ctx.analyze_step_result["verdicts"]))
+            ),
             skip_result=summary,
         )
-    else:
+    elif mode == "one_call":
         # One answer holds what three steps give; the analysis and the reason wait in
         # ctx.state for the steps that return them.
         def keep(answer: Any, ctx: StepContext) -> list[str]:
@@ -470,45 +701,92 @@ def judge_scorer(
             description=f"List the {key}, judge each one and explain, in one answer",
             output_schema=prompts.one_call_schema,
             system=prompts.one_call_system,
-            create_prompt=lambda ctx: _one_call_prompt(spec, ctx),
+            create_prompt=one_call_prompt,
             validate=check_one_call_count,
         )
+
+        def kept(ctx: StepContext) -> dict[str, Any]:
+            if no_verdict_call(ctx):
+                return verdicts_without_judge(ctx)
+            return ctx.state["analysis"]  # type: ignore[no-any-return]
+
         if spec.split is None:
+            # The extraction's skip rules (empty output, no context) hold in one call too.
             preprocess = dataclasses.replace(
                 one_call,
                 parse=lambda answer, ctx: {key: keep(answer, ctx)},
-                skip_if=lambda ctx: not ctx.output_text.strip(),
+                skip_if=nothing_to_judge,
                 skip_result=lambda ctx: {key: []},
             )
-
-            def analyze(ctx: StepContext) -> dict[str, Any]:
-                return ctx.state["analysis"] if items(ctx) else no_verdicts(ctx)  # type: ignore[no-any-return]
-
+            analyze = kept
         else:
-
-            def kept(answer: Any, ctx: StepContext) -> dict[str, Any]:
-                keep(answer, ctx)
-                return ctx.state["analysis"]  # type: ignore[no-any-return]
-
             analyze = dataclasses.replace(
-                one_call, parse=kept, skip_if=no_items, skip_result=no_verdicts
+                one_call,
+                parse=lambda answer, ctx: (keep(answer, ctx), kept(ctx))[1],
+                skip_if=no_verdict_call,
+                skip_result=verdicts_without_judge,
             )
 
         def generate_reason(ctx: StepContext) -> str:
-            judged = ctx.state.get("reason", "") if items(ctx) else ""
+            judged = ctx.state.get("reason", "") if not no_verdict_call(ctx) else ""
             return summary(ctx) + (f" {judged}" if judged else "")
+
+    else:
+        assert spec.logprob is not None
+        lp = spec.logprob
+        good, bad = lp.choices
+
+        def preprocess(ctx: StepContext) -> dict[str, Any]:
+            return {key: [] if nothing_to_judge(ctx) else [ctx.output_text]}
+
+        def read(answer: Classification, ctx: StepContext) -> dict[str, Any]:
+            probability = answer.probability(bad)
+            ctx.flags["verdict_probability"] = probability
+            ctx.flags["verdict_from_logprobs"] = answer.from_logprobs
+            ctx.attributes[A.LIVESCORE_VERDICT_PROBABILITY] = probability
+            ctx.attributes[A.LIVESCORE_VERDICT_FROM_LOGPROBS] = answer.from_logprobs
+            how = (
+                "" if answer.from_logprobs else " (a structured answer: the judge gave no logprobs)"
+            )
+            verdict = {
+                "statement": ctx.output_text,
+                "verdict": lp.verdicts[answer.label],
+                "reason": f"the judge answered {answer.label!r}; P({bad}) = {probability:.3f}{how}",
+            }
+            return {"verdicts": [verdict], "classification": answer.to_dict()}
+
+        analyze = PromptStep(
+            description=f"Judge the whole output in one word ({good} or {bad})",
+            output_schema=None,
+            system=lp.system,
+            create_prompt=lambda ctx: lp.prompt(
+                ctx.output_text,
+                plain_context_for_judge(ctx, max_context_chars),
+                optional_user_text(ctx.run, max_text_chars),
+            ),
+            parse=read,
+            skip_if=no_verdict_call,
+            skip_result=verdicts_without_judge,
+            choices=lp.choices,
+        )
+
+        def generate_reason(ctx: StepContext) -> str:
+            probability = probability_of(ctx)
+            return summary(ctx) if probability is None else lp.reason(ctx, probability)
 
     scorer = create_scorer(
         id=id or spec.name,
-        description=spec.description.format(scale=f"{scale:g}"),
+        description=(spec.description or _DESCRIPTION.format(spec=spec)).format(scale=f"{scale:g}"),
         model=judge,
         preprocess=preprocess,
         analyze=analyze,
         generate_score=generate_score,
         generate_reason=generate_reason,
-        label=lambda s: defect_label(s, scale=scale),
+        context=context,
+        get_context=get_context,
+        label=_label(spec, scale),
         max_text_chars=max_text_chars,
-        sync_steps="inline",  # its code steps are quick
+        sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
         redact=redact,
         calibration=calibration,
     )
@@ -523,9 +801,23 @@ def judge_scorer(
                 judge_mode="one_call",
                 id=id,
                 max_text_chars=max_text_chars,
+                context=context,
+                get_context=get_context,
+                max_context_chars=max_context_chars,
+                on_empty_context=on_empty_context,
             ),
         )
     return scorer
+
+
+_DESCRIPTION = "Share of the answer's {spec.items} that are {spec.defect}, from 0 to {{scale}}"
+
+
+def _label(spec: JudgeSpec, scale: float) -> Callable[[float], str]:
+    if spec.higher_is_better:
+        labels = spec.labels or JUDGED_QUALITY_LABELS
+        return lambda score: quality_label(score, scale=scale, labels=labels)
+    return lambda score: defect_label(score, scale=scale)
 
 
 def judge_catalog_entry(
@@ -555,8 +847,8 @@ def judge_catalog_entry(
         family=spec.family,
         summary=spec.summary,
         needs_judge=True,
-        higher_is_better=False,
-        predicts=spec.defect,
+        higher_is_better=spec.higher_is_better,
+        predicts=spec.predicts or spec.defect,
         factory=None if factory is None else f"{public}.{factory.__name__}",
         span_attributes=spec.span_attributes,
         examples=(spec.name,),
