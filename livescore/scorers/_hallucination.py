@@ -25,25 +25,19 @@ without logprobs answers in a structured word instead, and the score is then 0 o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims, ExtractedClaims, claims_extraction_step
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     MIN_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
-    context_for_judge,
     context_items,
     no_context_reason,
-    plain_context_for_judge,
 )
 from livescore.scorers._hallucination_prompts import (
     LOGPROB_CHOICES,
@@ -56,30 +50,22 @@ from livescore.scorers._hallucination_prompts import (
     reason_prompt,
     verdict_prompt,
 )
-from livescore.scorers._judged import (
-    DEFECT_LABELS,
-    JUDGE_MODES,
-    JudgeMode,
-    check_scale,
-    defect_label,
-    fmt,
-    judge_mode_of,
-    optional_user_text,
-    resolve_model,
-    round2,
+from livescore.scorers._judge_spec import (
+    EmptyContextPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    LogprobSpec,
+    judge_catalog_entry,
+    judge_schemas,
+    judge_scorer,
 )
-from livescore.scorers._prompting import RenderedContext
-from livescore.scorers._verdicts import (
-    LogprobVerdict,
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
+from livescore.scorers._judged import DEFECT_LABELS, JudgeMode, check_scale, defect_label, fmt
+from livescore.scorers._verdicts import StatementVerdict
+from livescore.scoring import CalibrationSpec, ContextFunction, Scorer, StepContext
 
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
+    "HALLUCINATION",
     "HALLUCINATION_LABELS",
     "MIN_MAX_CONTEXT_CHARS",
     "ClaimVerdict",
@@ -90,10 +76,6 @@ __all__ = (
     "create_hallucination_scorer",
     "hallucination_label",
 )
-
-EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
-"""What to do when there is no context: ``"skip"`` the run (not scorable), or count every
-claim as unsupported (``"all_unsupported"``: score = scale)."""
 
 HALLUCINATION_LABELS = DEFECT_LABELS
 """Every label :func:`hallucination_label` can return, from best to worst."""
@@ -118,12 +100,6 @@ class ClaimVerdict(StatementVerdict):
 
     spellings = _SPELLINGS
     verdict: Literal["yes", "no"]
-
-
-class ClaimVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
-
-    verdicts: list[ClaimVerdict]
 
 
 class OneCallAnswer(BaseModel):
@@ -157,6 +133,91 @@ def hallucination_label(score: float, *, scale: float = 1.0) -> str:
         'mixed'
     """
     return defect_label(score, scale=check_scale(scale))
+
+
+def _count_reason(ctx: StepContext) -> str:
+    total = ctx.flags["claims_total"]
+    hallucinated = ctx.flags["claims_hallucinated"]
+    if not context_items(ctx):
+        return (
+            f"The score is {fmt(ctx.score)} because no context was given, so none of the "
+            f"{'1 claim' if total == 1 else f'{total} claims'} can be backed by it."
+        )
+    if total == 1:
+        what = f"the only claim is {'not ' if hallucinated else ''}backed by the context"
+    elif hallucinated == 0:
+        what = f"all {total} claims are backed by the context"
+    else:
+        what = f"{hallucinated} of {total} claims are not backed by the context"
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _no_claims_reason(ctx: StepContext) -> str:
+    score_text = fmt(ctx.score)
+    if not ctx.output_text.strip():
+        return f"The score is {score_text} because the output is empty, so it makes no claims."
+    return f"The score is {score_text} because the output makes no factual claims to check."
+
+
+def _logprob_reason(ctx: StepContext, probability: float) -> str:
+    return (
+        f"The score is {fmt(ctx.score)} because the judge puts a probability of "
+        f"{probability:.2f} on the output making a claim the context does not support "
+        "(one word, read from its token probabilities)."
+        if ctx.flags.get("verdict_from_logprobs")
+        else f"The score is {fmt(ctx.score)} because the judge answered "
+        f"{'no' if probability >= 0.5 else 'yes'} to whether the context supports every "
+        "statement (it gave no token probabilities, so the score is 0 or the scale)."
+    )
+
+
+HALLUCINATION = JudgeSpec(
+    name="hallucination",
+    family="grounding",
+    summary="share of the answer's claims the context does not support (context: "
+    "the item's, else the run's tool results)",
+    check="hallucination",
+    items="claims",
+    noun="claim",
+    defect="hallucinated",
+    verdict=ClaimVerdict,
+    rules="",
+    advice="",
+    explain="",
+    none_found="",
+    counted="claims the context contradicts or does not contain",
+    description="Share of the output's factual claims that the context contradicts or does "
+    "not support, from 0 (none) to {scale} (all)",
+    grounded=True,
+    no_context=NO_CONTEXT_REASON,
+    always_explain=True,
+    # A judge that pads "statement" still gets it tied to its claim as written.
+    strip_statements=True,
+    # The same request as the faithfulness scorer's: a run's memo sends it once.
+    extract=claims_extraction_step,
+    prompts=JudgePrompts(
+        verdict_system=VERDICT_SYSTEM,
+        reason_system=REASON_SYSTEM,
+        one_call_system=ONE_CALL_SYSTEM,
+        verdict=verdict_prompt,
+        reason=reason_prompt,
+        one_call=one_call_prompt,
+        one_call_schema=OneCallAnswer,
+    ),
+    logprob=LogprobSpec(
+        system=LOGPROB_SYSTEM,
+        prompt=logprob_prompt,
+        choices=LOGPROB_CHOICES,
+        # The question asks whether the context supports everything: "no" is a hallucination.
+        verdicts={"yes": "no", "no": "yes"},
+        reason=_logprob_reason,
+    ),
+    no_items_reason=_no_claims_reason,
+    count_reason=_count_reason,
+)
+"""The hallucination scorer as data (see :class:`~livescore.scorers._judge_spec.JudgeSpec`)."""
+
+ClaimVerdicts = judge_schemas(HALLUCINATION)[0]
 
 
 def create_hallucination_scorer(
@@ -247,179 +308,21 @@ def create_hallucination_scorer(
         >>> result.score, result.label
         (0.0, 'none')
     """
-    scale = check_scale(scale)
-    chosen_mode = judge_mode_of(judge_mode, scorer="hallucination", modes=JUDGE_MODES)
-    if on_empty_context not in ("skip", "all_unsupported"):
-        raise ValueError(
-            f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
-        )
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    max_context_chars = check_max_context_chars(max_context_chars)
-    judge = resolve_model(model, judge_options, scorer="hallucination")
-    if context is None and get_context is None:
-        get_context = get_run_context
-
-    def nothing_to_extract(ctx: StepContext) -> bool:
-        # An empty output claims nothing: score 0 whatever the context, and no judge call.
-        if not ctx.output_text.strip():
-            return True
-        # Checked before the first judge call, so a run without evidence costs nothing.
-        if on_empty_context == "skip" and not context_items(ctx):
-            raise NotScorable(NO_CONTEXT_REASON)
-        return False
-
-    def rendered(ctx: StepContext) -> RenderedContext:
-        return context_for_judge(ctx, max_context_chars)
-
-    def all_unsupported(ctx: StepContext) -> list[dict[str, Any]] | None:
-        # Only reached with claims when on_empty_context="all_unsupported".
-        if context_items(ctx):
-            return None
-        reason = "No context was given to back it."
-        return [
-            {"statement": claim, "verdict": "yes", "reason": reason}
-            for claim in ctx.preprocess_step_result["claims"]
-        ]
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        hallucinated = tally(verdicts)["yes"]
-        return round2(hallucinated / len(verdicts) * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        hallucinated = tally(verdicts)["yes"]
-        ctx.flags["claims_total"] = len(verdicts)
-        ctx.flags["claims_hallucinated"] = hallucinated
-        ctx.attributes[A.LIVESCORE_CLAIMS_TOTAL] = len(verdicts)
-        ctx.attributes[A.LIVESCORE_CLAIMS_HALLUCINATED] = hallucinated
-        if not context_items(ctx) and verdicts:
-            ctx.flags["context_missing"] = True
-
-    def summary(ctx: StepContext) -> str:
-        """A reason built from the counts, for when the judge gave none (or was not asked)."""
-        total = ctx.flags["claims_total"]
-        hallucinated = ctx.flags["claims_hallucinated"]
-        if not context_items(ctx):
-            return (
-                f"The score is {fmt(ctx.score)} because no context was given, so none of the "
-                f"{'1 claim' if total == 1 else f'{total} claims'} can be backed by it."
-            )
-        if total == 1:
-            what = f"the only claim is {'not ' if hallucinated else ''}backed by the context"
-        elif hallucinated == 0:
-            what = f"all {total} claims are backed by the context"
-        else:
-            what = f"{hallucinated} of {total} claims are not backed by the context"
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def no_claims_reason(ctx: StepContext) -> str:
-        score_text = fmt(ctx.score)
-        if not ctx.output_text.strip():
-            return f"The score is {score_text} because the output is empty, so it makes no claims."
-        return f"The score is {score_text} because the output makes no factual claims to check."
-
-    def logprob_reason(ctx: StepContext, probability: float) -> str:
-        return (
-            f"The score is {fmt(ctx.score)} because the judge puts a probability of "
-            f"{probability:.2f} on the output making a claim the context does not support "
-            "(one word, read from its token probabilities)."
-            if ctx.flags.get("verdict_from_logprobs")
-            else f"The score is {fmt(ctx.score)} because the judge answered "
-            f"{'no' if probability >= 0.5 else 'yes'} to whether the context supports every "
-            "statement (it gave no token probabilities, so the score is 0 or the scale)."
-        )
-
-    logprob = LogprobVerdict(
-        system=LOGPROB_SYSTEM,
-        prompt=lambda ctx: logprob_prompt(
-            ctx.output_text,
-            plain_context_for_judge(ctx, max_context_chars),
-            optional_user_text(ctx.run, max_text_chars),
-        ),
-        choices=LOGPROB_CHOICES,
-        # The question asks whether the context supports everything: "no" is a hallucination.
-        verdicts={"yes": "no", "no": "yes"},
-        score=lambda ctx, probability: round(probability * scale, 4),
-        reason=logprob_reason,
-    )
-
-    parts = VerdictScorerParts(
-        items_key="claims",
-        noun="claim",
-        nouns="claims",
-        # The same request as the faithfulness scorer's: a run's memo sends it once.
-        extract=claims_extraction_step(skip_if=nothing_to_extract),
-        extract_in_one_call=True,
-        verdict_schema=ClaimVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, claims: verdict_prompt(claims, rendered(ctx)),
-        # A judge that leaves "statement" blank still gets its verdict tied to the right claim.
-        fill=lambda verdict, claim, index: {
-            **verdict,
-            "statement": verdict["statement"].strip() or claim,
-        },
-        score=score,
-        no_items=lambda ctx: 0.0,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: reason_prompt(
-            score_text=fmt(ctx.score), scale=scale, verdicts=ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=no_claims_reason,
-        one_call_schema=OneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: one_call_prompt(ctx.output_text, rendered(ctx)),
-        record=record,
-        fixed_verdicts=all_unsupported,
-        logprob=logprob,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        HALLUCINATION,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            "Share of the output's factual claims that the context contradicts or does not "
-            f"support, from 0 (none) to {scale:g} (all)"
-        ),
-        judge=judge,
-        judge_mode=chosen_mode,
-        label=lambda score: defect_label(score, scale=scale),
-        context=context,
-        get_context=get_context,
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
+        context=context,
+        get_context=get_context,
+        max_context_chars=max_context_chars,
+        on_empty_context=on_empty_context,
     )
 
 
-# -- in the catalog ---------------------------------------------------------------------------
-
-
-@catalog_entry(
-    "hallucination",
-    family="grounding",
-    summary="share of the answer's claims the context does not support (context: "
-    "the item's, else the run's tool results)",
-    needs_judge=True,
-    higher_is_better=False,
-    predicts="hallucinated",
-    factory="livescore.scorers.create_hallucination_scorer",
-    span_attributes={
-        "livescore.claims.total": "claims judged",
-        "livescore.claims.hallucinated": "claims the context contradicts or does not contain",
-        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
-        "livescore.context.chars": "the context's length before the cut (with "
-        "livescore.context.truncated)",
-        "livescore.verdict.probability": "logprob mode: the judge's probability that the "
-        "output makes a claim the context does not support",
-        "livescore.verdict.from_logprobs": "logprob mode: read from token logprobs (false: "
-        "the judge gave none, the probability is a structured answer's 0 or 1)",
-    },
-    examples=("hallucination",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    # The item's context, else the run's tool results and retrieved documents.
-    return create_hallucination_scorer(
-        model=options.require_model(), get_context=get_run_context, judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(HALLUCINATION, create_hallucination_scorer)

@@ -775,7 +775,7 @@ def judge_scorer(
             return summary(ctx) if probability is None else lp.reason(ctx, probability)
 
     scorer = create_scorer(
-        id=id or spec.name,
+        id=spec.name if id is None else id,
         description=(spec.description or _DESCRIPTION.format(spec=spec)).format(scale=f"{scale:g}"),
         model=judge,
         preprocess=preprocess,
