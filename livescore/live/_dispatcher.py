@@ -33,7 +33,8 @@ from livescore.live._executor import (
 from livescore.live._exit import track
 from livescore.live._guard import add_worker_thread, is_scoring, remove_worker_thread
 from livescore.live._sampling import SamplingDecision, ScorerConfig, decide, decide_conversation
-from livescore.live._stats import Counts, DispatchStats, total_stats
+from livescore.live._stats import DispatchStats
+from livescore.live._tally import Tally
 from livescore.otel import Emitter, current_trace_parent
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
@@ -63,8 +64,8 @@ _EMITTER_METHODS = (
     "flush",
 )
 
-# Metric deltas waiting for the worker to report them, keyed by (kind, scorer id, reason).
-_SAMPLED, _DROPPED, _HANDED_OFF = "sampled", "dropped", "handed_off"
+# How an executor ends pairs it does not score.
+_DROPPED, _HANDED_OFF = "dropped", "handed_off"
 
 
 # How long a worker woken by a submit waits for more runs before it starts on them. Scores
@@ -162,6 +163,170 @@ def _indices(job: _Job, index: int | None) -> Iterable[int]:
     return (index,) if 0 <= index < len(job.done) else ()
 
 
+class _Ledger:
+    """Every accepted (run, scorer) pair ends exactly once: scored, failed or skipped (its
+    result), dropped, or handed off. Each job has a flag per pair; the first end counts and
+    later reports of the same pair are ignored (a scorer that reports after a shutdown gave
+    it up). A job is finished on the worker once every pair ended *and* was emitted, and a
+    conversation turn (the pair at index ``len(job.scorers)``) once the evaluations it
+    started have. Called under the dispatcher's lock.
+    """
+
+    def __init__(
+        self, worker: BackgroundWorker[_Job], tally: Tally, conversations: ConversationTracker
+    ) -> None:
+        self._worker = worker
+        self._tally = tally
+        self._conversations = conversations
+
+    def result_locked(self, job: _Job, index: int, result: ScoreResult) -> ScorerConfig | None:
+        """Count the result of pair ``index``; its scorer, or ``None`` if it ended already.
+
+        The job is completed after the emission (:meth:`complete_locked`).
+        """
+        if not 0 <= index < len(job.done) or job.done[index]:
+            return None
+        job.done[index] = True
+        config = job.job.scorers[index]
+        config.record_score(result)  # a budget-following rate learns the cost
+        counts = self._tally.of(config.scorer_id)
+        counts.in_flight -= 1
+        if result.status == "scored":
+            counts.scored += 1
+        elif result.status == "skipped":
+            counts.skipped += 1
+        else:
+            counts.failed += 1
+            error_type = result.error_type or "error"
+            counts.failed_by_type[error_type] = counts.failed_by_type.get(error_type, 0) + 1
+        return config
+
+    def drop_locked(self, job: _Job, reason: str) -> None:
+        """Drop every unfinished pair of ``job``."""
+        self.end_locked(job, range(len(job.done)), _DROPPED, reason)
+
+    def end_locked(self, job: _Job, indices: Iterable[int], kind: str, reason: str | None) -> None:
+        """End pairs without a result: dropped (with ``reason``) or handed off."""
+        scorers = job.job.scorers
+        for i in indices:
+            if job.done[i]:
+                continue
+            job.done[i] = True
+            if i >= len(scorers):  # the conversation turn the job carries
+                turn = job.turn
+                if turn is not None and turn.end is None:
+                    if kind == _HANDED_OFF:
+                        self._conversations.count_handed_off()
+                    else:
+                        self._conversations.count_dropped(reason or "dropped")
+                self.complete_locked(job)
+                continue
+            scorer_id = scorers[i].scorer_id
+            counts = self._tally.of(scorer_id)
+            if job.taken:
+                counts.in_flight -= 1
+            else:
+                counts.queued -= 1
+            if kind == _HANDED_OFF:
+                self._tally.handed_off_locked(scorer_id)
+            else:
+                self._tally.dropped_locked(scorer_id, reason or "dropped")
+            self.complete_locked(job)
+
+    def complete_locked(self, job: _Job) -> None:
+        """One more pair of ``job`` ended and was emitted."""
+        job.remaining -= 1
+        if job.remaining == 0:
+            self._worker.finish_locked(job)
+            owner = job.owner
+            if owner is not None:
+                owner.waiting -= 1
+                if owner.waiting == 0:
+                    self.end_turn_locked(owner)
+
+    def end_turn_locked(self, job: _Job) -> None:
+        """The turn (or end request) of ``job`` is done with."""
+        index = len(job.job.scorers)
+        if index < len(job.done) and not job.done[index]:
+            job.done[index] = True
+            self.complete_locked(job)
+
+
+class _Scheduling:
+    """A dispatcher's conversations in process: the worker records each turn as it takes
+    it, and a conversation due (quiet, ended, or past a bound) becomes an evaluation job
+    that the executor takes before the queued ones. Called under the dispatcher's lock.
+    """
+
+    def __init__(self, dispatcher: LiveDispatcher) -> None:
+        self._dispatcher = dispatcher
+        self.tracker = ConversationTracker(
+            dispatcher.conversation_idle_timeout, dispatcher.conversation_limits
+        )
+        self.ready: deque[_Job] = deque()
+        """Evaluations made and not yet taken by the executor."""
+
+    def record_locked(self, job: _Job) -> None:
+        """Record the turn (or the end request) ``job`` carries: the worker, at take."""
+        turn = job.turn
+        assert turn is not None
+        tracker = self.tracker
+        if turn.end is not None:
+            self._schedule(tracker.end(turn.conversation_id, turn.end), job)
+        else:
+            assert turn.conversation_id is not None
+            run, parent = job.job.run, job.job.parent
+            due = tracker.add(turn.conversation_id, run, parent, turn.configs, turn.at)
+            # A bound reached by this turn scores conversations now: the turn is done with
+            # once they are (a flush that waits for the turn waits for them).
+            self._schedule(due, job)
+            # The turn's run scores share judge answers with the conversation's evaluations.
+            job.memo = tracker.memo_of(turn.conversation_id)
+        if job.waiting == 0:
+            self._dispatcher._ledger.end_turn_locked(job)
+
+    def pop_due_locked(self, oldest_queued: float | None) -> bool:
+        """Make the evaluations of the conversations due now; ``True`` if there are any.
+
+        A conversation is quiet only if no turn of it is still queued: the deadlines count
+        up to ``oldest_queued`` (a worker that lags behind a burst must not score a
+        conversation its next turn awaits).
+        """
+        if self.tracker.next_wake() is None:
+            return False
+        now = self._dispatcher._clock()
+        if oldest_queued is not None:
+            now = min(now, oldest_queued)
+        self._schedule(self.tracker.pop_due(now), None)
+        return bool(self.ready)
+
+    def wait_locked(self) -> float | None:
+        """Seconds until the next conversation timer (one heap, not one timer each)."""
+        wake = self.tracker.next_wake()
+        return None if wake is None else max(wake - self._dispatcher._clock(), 0.0)
+
+    def _schedule(self, due: list[ConversationDue], owner: _Job | None) -> None:
+        """Make an evaluation job for each conversation due, for the executor to take next."""
+        d = self._dispatcher
+        for item in due:
+            run = item.conversation.last_run
+            if not item.scorers or run is None:
+                continue
+            job = _Job(
+                d, ScoringJob(run, item.scorers, item.parent, conversation=item.conversation)
+            )
+            job.taken = True
+            job.memo = item.memo
+            d._q.track_locked(job)  # shutdown and flush see it like any other job
+            for config in item.scorers:
+                d._tally.sampled_locked(config.scorer_id)
+                d._tally.of(config.scorer_id).in_flight += 1
+            if owner is not None:
+                job.owner = owner
+                owner.waiting += 1
+            self.ready.append(job)
+
+
 class _Serving(Consumer[_Job]):
     """What the dispatcher's background worker serves, on its event loop: the executor
     takes the accepted jobs one at a time (conversations due first)."""
@@ -179,7 +344,7 @@ class _Serving(Consumer[_Job]):
 
     def wait_locked(self, now: float) -> float | None:
         # Until the next conversation timer at the latest (one heap, not one timer each).
-        return self._dispatcher._park_timeout_locked()
+        return self._dispatcher._scheduling.wait_locked()
 
     async def serve(self, batches: AsyncIterator[list[_Job]]) -> None:
         await self._dispatcher.executor.run(_Jobs(batches))
@@ -187,9 +352,9 @@ class _Serving(Consumer[_Job]):
     def dropped_locked(self, items: list[_Job], reason: str) -> None:
         dispatcher = self._dispatcher
         if reason != "queue_full":  # the worker's thread is gone: so are the ready jobs
-            dispatcher._ready.clear()
+            dispatcher._scheduling.ready.clear()
         for job in items:
-            dispatcher._drop_job(job, reason)
+            dispatcher._ledger.drop_locked(job, reason)
 
     def report(self) -> None:
         self._dispatcher._report_metrics()
@@ -506,22 +671,14 @@ class LiveDispatcher:
         # Called at construction and in a forked child, after the queue was emptied there
         # (the parent's locks may be held by threads that do not exist in the child).
         self._lock = self._q.lock  # guards the counts below and the queue
-        self._counts: dict[str, Counts] = {c.scorer_id: Counts() for c in self.scorers}
-        # Metric deltas counted but not yet handed to the emitter. The worker reports them,
-        # so the agent's thread never pays for a meter call (an SDK Counter.add costs
-        # ~10 µs); see _report_metrics.
-        self._pending: dict[tuple[str, str, str | None], int] = {}
-        # Held while reporting (taken before self._lock, never inside it): a flush waits
-        # for a report in progress on the worker instead of returning before it lands.
-        self._report_lock = threading.Lock()
-        self._emit_errors = 0
-        self._logged_emit_error = False
+        # Counts per scorer, and the metric deltas the worker reports (so the agent's
+        # thread never pays for a meter call).
+        self._tally = Tally((c.scorer_id for c in self.scorers), self.emitter, self._lock)
         # The conversations held (in process), and the evaluations made and not yet
         # taken by the executor.
-        self._conversations = ConversationTracker(
-            self.conversation_idle_timeout, self.conversation_limits
-        )
-        self._ready: deque[_Job] = deque()
+        self._scheduling = _Scheduling(self)
+        self._conversations = self._scheduling.tracker
+        self._ledger = _Ledger(self._q, self._tally, self._conversations)
 
     def __repr__(self) -> str:
         ids = ", ".join(c.scorer_id for c in self.scorers)
@@ -634,9 +791,9 @@ class LiveDispatcher:
         q = self._q
         with self._lock:
             for config in (*configs, *broken):
-                self._count_sampled(config.scorer_id)
+                self._tally.sampled_locked(config.scorer_id)
             for config in broken:
-                self._count_drop(config.scorer_id, "sampling_error")
+                self._tally.dropped_locked(config.scorer_id, "sampling_error")
             turn = (
                 _TurnInfo(conversation_id, turn_configs, self._clock())
                 if turn_configs and conversation_id
@@ -654,7 +811,7 @@ class LiveDispatcher:
             )
             if q.closed:
                 for config in configs:
-                    self._count_drop(config.scorer_id, "shutdown")
+                    self._tally.dropped_locked(config.scorer_id, "shutdown")
                 self._drop_turn(turn, "shutdown")
                 configs, rates, turn = [], [], None
             elif configs and not (trace_sampled or self.score_unsampled_traces):
@@ -662,13 +819,13 @@ class LiveDispatcher:
                 # still kept: its conversation's score nests under the conversation's
                 # last turn.)
                 for config in configs:
-                    self._count_drop(config.scorer_id, "trace_not_sampled")
+                    self._tally.dropped_locked(config.scorer_id, "trace_not_sampled")
                 configs, rates = [], []
             if not configs and turn is None:
                 pass
             elif not q.admits_locked():
                 for config in configs:
-                    self._count_drop(config.scorer_id, "queue_full")
+                    self._tally.dropped_locked(config.scorer_id, "queue_full")
                 self._drop_turn(turn, "queue_full")
             else:
                 parent = current if current is not None else _parent_of(run, trace_id)
@@ -685,7 +842,7 @@ class LiveDispatcher:
                 job = _Job(self, scoring, turn, queued_at)
                 q.put_locked(job)  # drop_oldest: the evicted job is dropped (queue_full)
                 for config in configs:
-                    self._counts_of(config.scorer_id).queued += 1
+                    self._tally.of(config.scorer_id).queued += 1
                 accepted = True
             report_here = self._hand_over_metrics()
         q.start_pending()  # none could start: what it would take is dropped (no_worker)
@@ -783,8 +940,8 @@ class LiveDispatcher:
         try:
             with self._lock:
                 for config in decision.scorers:
-                    self._count_sampled(config.scorer_id)
-                    self._count_drop(config.scorer_id, str(reason))
+                    self._tally.sampled_locked(config.scorer_id)
+                    self._tally.dropped_locked(config.scorer_id, str(reason))
                 if decision.conversation_scorers:
                     self._conversations.count_dropped(str(reason))
                 report_here = self._hand_over_metrics()
@@ -795,135 +952,18 @@ class LiveDispatcher:
 
     # -- accounting (callers hold self._lock) --------------------------------------------
 
-    def _counts_of(self, scorer_id: str) -> Counts:
-        counts = self._counts.get(scorer_id)
-        if counts is None:  # a decision made by another dispatcher's scorers
-            counts = self._counts[scorer_id] = Counts()
-        return counts
-
-    def _add_pending(self, kind: str, scorer_id: str, reason: str | None) -> None:
-        key = (kind, scorer_id, reason)
-        self._pending[key] = self._pending.get(key, 0) + 1
-
-    def _count_sampled(self, scorer_id: str) -> None:
-        self._counts_of(scorer_id).sampled += 1
-        self._add_pending(_SAMPLED, scorer_id, None)
-
-    def _count_drop(self, scorer_id: str, reason: str) -> None:
-        counts = self._counts_of(scorer_id)
-        counts.dropped += 1
-        counts.dropped_by_reason[reason] = counts.dropped_by_reason.get(reason, 0) + 1
-        self._add_pending(_DROPPED, scorer_id, reason)
-
-    def _drop_job(self, job: _Job, reason: str) -> None:
-        """Drop every unfinished pair of ``job``."""
-        self._end_pairs_locked(job, range(len(job.done)), _DROPPED, reason)
-
     def _drop_turn(self, turn: _TurnInfo | None, reason: str) -> None:
         if turn is not None and turn.end is None:
             self._conversations.count_dropped(reason)
-
-    def _end_pairs_locked(
-        self, job: _Job, indices: Iterable[int], kind: str, reason: str | None
-    ) -> None:
-        scorers = job.job.scorers
-        for i in indices:
-            if job.done[i]:
-                continue
-            job.done[i] = True
-            if i >= len(scorers):  # the conversation turn the job carries
-                turn = job.turn
-                if turn is not None and turn.end is None:
-                    if kind == _HANDED_OFF:
-                        self._conversations.count_handed_off()
-                    else:
-                        self._conversations.count_dropped(reason or "dropped")
-                self._complete(job)
-                continue
-            scorer_id = scorers[i].scorer_id
-            counts = self._counts_of(scorer_id)
-            if job.taken:
-                counts.in_flight -= 1
-            else:
-                counts.queued -= 1
-            if kind == _HANDED_OFF:
-                counts.handed_off += 1
-                self._add_pending(_HANDED_OFF, scorer_id, None)
-            else:
-                self._count_drop(scorer_id, reason or "dropped")
-            self._complete(job)
 
     def _end_pairs(self, job: _Job, indices: Iterable[int], kind: str, reason: str | None) -> None:
         # An executor's report, from any thread; its deltas reach the emitter at the
         # worker's next look at its queue (or a flush).
         try:
             with self._lock:
-                self._end_pairs_locked(job, indices, kind, reason)
+                self._ledger.end_locked(job, indices, kind, reason)
         except Exception:
             _log.exception("livescore: an executor's report failed")
-
-    def _complete(self, job: _Job) -> None:
-        job.remaining -= 1
-        if job.remaining == 0:
-            self._q.finish_locked(job)
-            owner = job.owner
-            if owner is not None:
-                owner.waiting -= 1
-                if owner.waiting == 0:
-                    self._end_turn_pair(owner)
-
-    def _end_turn_pair(self, job: _Job) -> None:
-        """The turn (or end request) of ``job`` is done with."""
-        index = len(job.job.scorers)
-        if index < len(job.done) and not job.done[index]:
-            job.done[index] = True
-            self._complete(job)
-
-    # -- conversations (callers hold self._lock) ---------------------------------------------
-
-    def _take_conversation_part(self, job: _Job) -> None:
-        """Record the turn (or the end request) ``job`` carries: the worker, at take."""
-        turn = job.turn
-        assert turn is not None
-        tracker = self._conversations
-        if turn.end is not None:
-            self._schedule(tracker.end(turn.conversation_id, turn.end), job)
-            if job.waiting == 0:
-                self._end_turn_pair(job)
-            return
-        assert turn.conversation_id is not None
-        due = tracker.add(turn.conversation_id, job.job.run, job.job.parent, turn.configs, turn.at)
-        # A bound reached by this turn scores conversations now: the turn is done with once
-        # they are (a flush that waits for the turn waits for them).
-        self._schedule(due, job)
-        # The turn's run scores share judge answers with the conversation's evaluations.
-        job.memo = tracker.memo_of(turn.conversation_id)
-        if job.waiting == 0:
-            self._end_turn_pair(job)
-
-    def _schedule(self, due: list[ConversationDue], owner: _Job | None) -> None:
-        """Make an evaluation job for each conversation due, for the executor to take next."""
-        for item in due:
-            run = item.conversation.last_run
-            if not item.scorers or run is None:
-                continue
-            job = _Job(
-                self, ScoringJob(run, item.scorers, item.parent, conversation=item.conversation)
-            )
-            job.taken = True
-            job.memo = item.memo
-            self._q.track_locked(job)  # shutdown and flush see it like any other job
-            for config in item.scorers:
-                self._count_sampled(config.scorer_id)
-                self._counts_of(config.scorer_id).in_flight += 1
-            if owner is not None:
-                job.owner = owner
-                owner.waiting += 1
-            self._ready.append(job)
-
-    def _park_timeout_locked(self) -> float | None:
-        wake = self._conversations.next_wake()
-        return None if wake is None else max(wake - self._clock(), 0.0)
 
     def _hand_over_metrics(self) -> bool:
         """Make sure someone reports the deltas just counted; ``True``: the caller must.
@@ -938,72 +978,35 @@ class LiveDispatcher:
         return False
 
     def _report_metrics(self, timeout: float | None = None) -> bool:
-        """Hand the pending metric deltas to the emitter (outside ``self._lock``).
-
-        Returns ``False`` only when another thread's report did not end within ``timeout``.
-        """
-        if not self._report_lock.acquire(timeout=-1 if timeout is None else max(timeout, 0)):
-            return False
-        try:
-            with self._lock:
-                if not self._pending:  # the common case on the worker: nothing to report
-                    return True
-                pending, self._pending = self._pending, {}
-            for (kind, scorer_id, reason), count in pending.items():
-                # One failed call costs its own deltas, not the others'; a broken emitter
-                # costs a log line and a count, never a run.
-                try:
-                    if kind == _SAMPLED:
-                        self.emitter.record_sampled(scorer_id, count)
-                    elif kind == _HANDED_OFF:
-                        self.emitter.record_handed_off(scorer_id, count)
-                    else:
-                        self.emitter.record_dropped(scorer_id, reason or "dropped", count)
-                except Exception:
-                    self._emit_failed()
-            return True
-        finally:
-            self._report_lock.release()
+        """Hand the pending metric deltas to the emitter (outside ``self._lock``)."""
+        return self._tally.report(timeout)
 
     def _emit_failed(self) -> None:
-        with self._lock:
-            self._emit_errors += 1
-            first = not self._logged_emit_error
-            self._logged_emit_error = True
-        if first:
-            _log.exception("livescore: the emitter raised (logged once; see stats().emit_errors)")
+        self._tally.emit_failed()
 
     # -- worker --------------------------------------------------------------------------
 
     def _take_locked(self) -> _Job | None:
         """The next job for the executor (``None``: none now); turns are recorded here."""
         q = self._q
-        tracker = self._conversations
+        scheduling = self._scheduling
         while True:
-            if self._ready:  # conversations due: their evaluations go first
-                return self._ready.popleft()
-            if tracker.next_wake() is not None:
-                # A conversation is quiet only if no turn of it is still queued: the
-                # deadlines count up to the oldest queued job (a worker that lags
-                # behind a burst must not score a conversation its next turn awaits).
-                now = self._clock()
-                if q.queue:
-                    now = min(now, q.queue[0].at)
-                self._schedule(tracker.pop_due(now), None)
-                if self._ready:
-                    continue
+            if scheduling.ready:  # conversations due: their evaluations go first
+                return scheduling.ready.popleft()
+            if scheduling.pop_due_locked(q.queue[0].at if q.queue else None):
+                continue
             if not q.queue:
                 return None
             job = q.queue.popleft()
             job.taken = True
             for i, config in enumerate(job.job.scorers):
                 if not job.done[i]:
-                    counts = self._counts_of(config.scorer_id)
+                    counts = self._tally.of(config.scorer_id)
                     counts.queued -= 1
                     counts.in_flight += 1
             if job.turn is None or self._remote_conversations:
                 return job
-            self._take_conversation_part(job)
+            scheduling.record_locked(job)
             if job.job.scorers and job.remaining:
                 return job
             # A turn (or end request) alone: recorded here, nothing for the executor.
@@ -1013,22 +1016,9 @@ class LiveDispatcher:
     ) -> None:
         try:
             with self._lock:
-                if not 0 <= index < len(job.done) or job.done[index]:
-                    # Shutdown gave up on it and counted it as dropped, or a second report.
-                    return
-                job.done[index] = True
-                config = job.job.scorers[index]
-                config.record_score(result)  # a budget-following rate learns the cost
-                counts = self._counts_of(config.scorer_id)
-                counts.in_flight -= 1
-                if result.status == "scored":
-                    counts.scored += 1
-                elif result.status == "skipped":
-                    counts.skipped += 1
-                else:
-                    counts.failed += 1
-                    error_type = result.error_type or "error"
-                    counts.failed_by_type[error_type] = counts.failed_by_type.get(error_type, 0) + 1
+                config = self._ledger.result_locked(job, index, result)
+            if config is None:
+                return  # shutdown gave up on it and counted it as dropped, or a second report
         except Exception:
             _log.exception("livescore: an executor's report failed")
             return
@@ -1047,7 +1037,7 @@ class LiveDispatcher:
         finally:
             # Completion (what flush waits for) comes after the emission.
             with self._lock:
-                self._complete(job)
+                self._ledger.complete_locked(job)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -1158,9 +1148,7 @@ class LiveDispatcher:
             0
         """
         with self._lock:
-            per_scorer = {sid: c.snapshot() for sid, c in self._counts.items()}
-            emit_errors = self._emit_errors
-        return total_stats(per_scorer, emit_errors)
+            return self._tally.snapshot_locked()
 
     def _queue_depth(self) -> list[tuple[int, dict[str, str]]]:
         return [(len(self._q.queue), {A.LIVESCORE_DISPATCHER: self.name})]
