@@ -310,14 +310,13 @@ class _Evaluation:
         emitter: Emitter,
         remote: Any = None,
         redact: Detect | None = None,
-        keep_runs: bool = True,
-        collector: EvalCollector | None = None,
-        stop_when_judge_unreachable: bool = False,
+        plan: _Plan | None = None,
     ) -> None:
-        self.keep_runs = keep_runs
-        self.collector = collector or EvalCollector([s.id for s in scorers])
+        self.plan = plan = plan if plan is not None else _Plan()
+        self.keep_runs = plan.keep_runs
+        self.collector = EvalCollector([s.id for s in scorers], keep_items=plan.keep_items)
         self.judges = list({id(j): j for s in scorers if (j := s.judge) is not None}.values())
-        self.stop_when_judge_unreachable = stop_when_judge_unreachable
+        self.stop_when_judge_unreachable = plan.stop_when_judge_unreachable
         self.unreachable: str | None = None  # why the run stopped: no judge to score with
         self.feeding: anyio.CancelScope | None = None  # the items in flight, to cancel
         self.remote = remote  # a livescore.fleet RemoteScoring: scores go to the fleet
@@ -639,6 +638,65 @@ def unreachable_judge(judges: Sequence[Any]) -> str | None:
     return None
 
 
+def _check_options(
+    data: Any,
+    *,
+    concurrency: Any,
+    max_pending: Any,
+    estimate_items: Any,
+    custom_emitter: bool,
+    default_emitter_options: tuple[Any, Any, Any],
+    capture_content: str,
+    broker: str | None,
+    emit: Any,
+    redact: Any,
+    max_cost: Any,
+    sinks: Any,
+) -> None:
+    """The argument errors of :func:`run_evals`, before any work."""
+    # With a fleet, the workers score, emit, redact and spend: those belong to them.
+    on_workers = (
+        (redact, "the workers score the items: redact there (livescore worker --redact)"),
+        (
+            emit,
+            "scores are emitted on the workers: choose what they emit there "
+            "(livescore worker --emit)",
+        ),
+        (
+            max_cost,
+            "the workers' judges spend: give them a budget (livescore worker "
+            "--judge-budget USD/PER)",
+        ),
+        (
+            sinks or None,
+            "scores are emitted on the workers: attach the sinks there (a `sinks` list "
+            "beside the scorers, or livescore worker --sinks MODULE:ATTR)",
+        ),
+    )
+    for value, message in on_workers:
+        if broker is not None and value is not None:
+            raise ValueError(f"with broker=, {message}")
+    for name, value, least in (
+        ("concurrency", concurrency, 1),
+        ("max_pending", max_pending, 1),
+        ("estimate_items", estimate_items, 0),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            kind = "a positive integer" if least else "a whole number"
+            raise ValueError(f"{name} must be {kind}, not {value!r}")
+    if isinstance(data, Mapping | str | bytes):
+        raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
+    if custom_emitter and (
+        any(option is not None for option in default_emitter_options) or capture_content != "full"
+    ):
+        raise ValueError(
+            "meter_provider, logger_provider, capture_content and emit configure the default "
+            "emitter; configure the emitter you pass instead"
+        )
+    if sinks and not isinstance(sinks, Sequence):
+        raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+
+
 async def run_evals(
     data: Iterable[Mapping[str, Any] | Run] | AsyncIterable[Mapping[str, Any] | Run],
     scorers: Sequence[Scorer],
@@ -666,146 +724,68 @@ async def run_evals(
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
-    Each item is a mapping with ``input`` (or ``question``, the benchmark files' name for
-    it) and any of ``output`` (a ready answer), ``ground_truth``, ``context`` (a string or
-    list of strings: static ground truth), ``id``, ``metadata`` and ``steps`` (the steps
-    behind a ready output, :class:`~livescore.runs.Step` objects or ``Run.to_dict`` step
-    dicts, for tool scorers). Any other key is kept in the item's metadata, and one
-    ``UserWarning`` per call names every such key (a typo such as ``"inptu"`` shows up
-    there, also when it leaves the item without an input, which fails the item as
-    ``invalid_item`` with an error naming it). A :class:`~livescore.Run` is accepted as an
-    item too. These are the rules ``livescore eval`` reads a dataset line by.
-
-    Conversations: an item with ``turns`` (a list of ``{"input", "output"}`` objects, each
-    with optional ``tool_calls``, read by :meth:`Conversation.from_turns
-    <livescore.runs.Conversation.from_turns>`; ``id`` becomes the conversation id) is a
-    whole conversation. Conversation scorers (``level="conversation"``) judge it whole, as
-    live when it goes quiet; run scorers judge its last turn. Its span (``eval_item``) has
-    a child span per turn (``eval_turn N``), both with ``gen_ai.conversation.id`` and
-    ``session.id``; its conversation scores nest under the last turn's span and link to
-    every turn's. A conversation scorer given a plain item judges it as a conversation of
-    one turn. The outputs come from the data: with a ``target``, such an item fails
-    (``invalid_item``).
-
-    Context: the ground truth judge scorers read by default is
-    :func:`livescore.get_run_context`: the item's ``context`` when it has one (kept in
-    ``run.metadata["context"]``), else the run's own evidence, i.e. the tool results and
-    retrieved documents of the agent's run, exactly as in live scoring.
-
-    Targets:
-        * an agent an installed integration can run: with ``livescore-langchain``, a
-          LangChain Runnable or ``create_agent`` agent, run through ``acapture_run`` so the
-          scorers see its tool calls and results. A text input becomes
-          ``{"messages": [{"role": "user", "content": text}]}`` when the runnable's input
-          has ``messages`` (as an agent's does);
-        * any callable ``(input) -> output``, sync (run in a worker thread) or async; it may
-          return a :class:`~livescore.Run` to hand over its own steps;
-        * ``None``: every item must carry ``output``. With a target, an item's ``output`` is
-          ignored.
-
-    Every score goes through :meth:`Scorer.score <livescore.Scorer.score>`, the one
-    non-raising call: a target that raises, a malformed item or a failing scorer is
-    recorded on the item (``item.error``, ``item.scores[id].status == "failed"``, with the
-    failed step) and counted in the aggregates; nothing aborts the run.
-    ``on_item_complete`` is called once per item in completion order; what it raises is
-    logged and kept in ``item.callback_error``, never fatal.
-
-    Tracing: with an OpenTelemetry SDK (``tracer_provider=`` or the global one), each item is
-    a traced run (an ``invoke_agent {name}`` span around the target, an ``eval_item`` span
-    for ready outputs, carrying ``livescore.eval.id`` and ``livescore.eval.item.index``) and
-    each score goes to the emitter (an evaluation span beneath it with
-    ``livescore.source = "eval"``, exactly like live scores). Without an SDK nothing is
-    recorded.
+    Items, targets, conversations, the context judge scorers read, failures and tracing
+    follow the rules of :mod:`livescore.evals` (``livescore eval`` reads a dataset by the
+    same). Every score goes through :meth:`Scorer.score <livescore.Scorer.score>`, the one
+    non-raising call; ``on_item_complete`` is called once per item in completion order, and
+    what it raises is kept in ``item.callback_error``.
 
     Args:
-        data: Items, as any iterable or async iterable (read lazily: at most
-            ``concurrency`` items are in flight).
+        data: Items, as any iterable or async iterable, read lazily.
         scorers: The scorers to run on every item (unique ids).
-        target: What produces each item's output; see above.
+        target: What produces each item's output: a callable ``(input) -> output``, sync
+            or async, an agent an installed integration runs, or ``None``.
         on_item_complete: Called with each :class:`ItemResult` when it is done.
         concurrency: How many items run at once (scorers of one item run side by side).
         emitter: Where scores go (an :class:`~livescore.otel.Emitter`); by default an
-            :class:`~livescore.otel.OTelEmitter` built from the three arguments below.
-        tracer_provider: Where item spans (and, without ``emitter``, score spans) go; the
-            global provider by default.
-        meter_provider: Where score metrics go without ``emitter``; the global provider by
-            default.
-        capture_content: Without ``emitter``: what user-derived text score spans and
-            events carry, ``"full"``, ``"truncated"`` or ``"none"``.
+            :class:`~livescore.otel.OTelEmitter` built from the telemetry arguments.
+        tracer_provider: Where item spans (and, without ``emitter``, score spans) go.
+        meter_provider: Without ``emitter``: where score metrics go.
+        capture_content: Without ``emitter``: the text score spans and events carry,
+            ``"full"``, ``"truncated"`` or ``"none"``.
         sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
-            :class:`~livescore.sinks.LangfuseSink`), besides the emitter; attached with
-            :func:`~livescore.sinks.with_sinks`. Before returning, ``run_evals`` flushes the
-            emitter (so the item spans are exported first) and then the sinks, which
-            deliver, or give up on, every score within their ``retry_deadline``. The sinks
-            are not shut down: reuse them.
-        broker: Score on the worker fleet (``"redis://host:6379/0"``): each item's run is
-            published as a job to the same ``livescore worker`` processes that score live
-            runs, which emit the score spans (``livescore.source = "eval"``, children of
-            the item's span) and send the results back; they arrive here in data order as
-            usual. Targets still run here, ``concurrency`` at a time; the fleet scores up
-            to ``max_pending`` items at once. The workers must know every scorer by id
-            (a scorer they lack fails with ``error.type = "unknown_scorer"``). Needs
-            ``livescore-ai[fleet]``. Not with ``sinks`` (the workers feed theirs).
+            :class:`~livescore.sinks.LangfuseSink`); flushed, not shut down, before the
+            call returns (after the emitter, so the item spans are exported first).
+        broker: Score on the worker fleet (``"redis://host:6379/0"``, needs
+            ``livescore-ai[fleet]``): the ``livescore worker`` processes score and emit each
+            item's run and send the results back; targets still run here. The workers
+            redact, emit, feed their sinks and spend their own budgets.
         max_pending: With ``broker``: items published and not yet scored, at most.
-        logger_provider: Without ``emitter``: where the ``gen_ai.evaluation.result``
-            events go; the global provider by default.
-        emit: Without ``emitter``: what each score becomes besides metrics,
-            ``"spans"``, ``"events"`` or both (the default): an evaluation span under the
-            item's span, a ``gen_ai.evaluation.result`` event parented to it. With
-            ``broker``, the workers choose (``livescore worker --emit``).
-        redact: Keep personal data from the judge and from everything this evaluation
-            records: every scorer runs as :meth:`~livescore.Scorer.with_redaction`
-            ``(redact)``, and each item's record (``input``, ``output``, ``context``,
-            ``run``…, what ``livescore eval --out`` writes) holds the placeholders its
-            scores saw. Not with ``broker`` (the workers redact: ``livescore worker
-            --redact``).
-        keep_runs: Whether each item's result keeps its whole run (``item.run``). With
-            ``False``, once ``on_item_complete`` has seen the whole run, ``item.run`` keeps
-            only its ids, name, input, output, ground truth and error, and of its steps the
-            tool calls' names and arguments (what the summaries and the HTML report read):
-            an evaluation of a large file of stored traces then holds the runs in flight,
-            not every run (``livescore eval --traces`` does this).
-        keep_items: Whether the result keeps every item (``result.items``). With ``False``
-            it keeps running totals only (the aggregates, ``item_count``, the failures):
-            memory stays flat over any number of items, which ``on_item_complete`` sees
-            whole (a :class:`~livescore.evals.ResultsFile` writes each as it finishes).
-            :meth:`~EvalResult.compare`, :meth:`~EvalResult.label_quality`, the report and
-            :func:`~livescore.evals.fit_calibration` read the items.
-        max_cost: A cap on the judge spend, in US dollars for the whole run (or a
-            :class:`~livescore.judges.JudgeBudget`), given to every scorer's judge that has
-            no budget of its own (a judge needs a known price). When ``data`` is a
-            sequence, ``estimate_items`` items spread over it are scored first and the
-            cost of the whole run is estimated (``result.estimate``); above ``max_cost``
-            the rest is not scored (``result.stopped == "estimate_over_max_cost"``).
-            Otherwise the rest is scored and no more items are fed once the budget cannot
-            pay a score (``result.stopped == "max_cost"``; what was scored is kept).
+        logger_provider: Without ``emitter``: where ``gen_ai.evaluation.result`` events go.
+        emit: Without ``emitter``: ``"spans"``, ``"events"`` or both (the default).
+        redact: Keep personal data from the judge and from the items' records: every scorer
+            runs :meth:`~livescore.Scorer.with_redaction`, and each record holds the
+            placeholders its scores saw.
+        keep_runs: With ``False``, once ``on_item_complete`` has seen it, ``item.run`` keeps
+            only its ids, texts and tool calls (what the summaries and the report read).
+        keep_items: With ``False``, the result keeps running totals (aggregates,
+            ``item_count``, failures), not the items: memory stays flat over any number of
+            items (:class:`ResultsFile` writes them as they finish). ``compare``,
+            ``label_quality``, the report and ``fit_calibration`` read the items.
+        max_cost: A cap on the judge spend in US dollars (or a
+            :class:`~livescore.judges.JudgeBudget`) for every judge without a budget. A
+            sequence is estimated first from ``estimate_items`` items spread over it
+            (``result.estimate``) and not scored on above the cap; the run feeds no more
+            items once the cap cannot pay a score (see :attr:`EvalResult.stopped`).
         estimate_items: With ``max_cost``: the sample scored first (``0``: no estimate).
-        on_estimate: With ``max_cost``: called with the :class:`CostEstimate` as soon as
-            the sample is scored.
+        on_estimate: With ``max_cost``: called with the :class:`CostEstimate`.
         stop_when_judge_unreachable: End the run, keeping what was scored, when a judge
-            becomes unreachable (its circuit opened) or refuses every call (an unknown
-            model, a refused key): every later score would fail
-            (``result.stopped == "judge_unreachable"``, the items in flight are dropped).
-        calibration: A :class:`~livescore.scoring.Calibration` (or its file) fitted on your
-            labels (:func:`~livescore.evals.fit_calibration`, ``livescore eval
-            --calibrate``): each scorer it has an entry for labels its scores by it; the
-            others keep their labels (:func:`~livescore.evals.calibrate_scorers`).
+            becomes unreachable or refuses every call (an unknown model, a refused key).
+        calibration: A :class:`~livescore.scoring.Calibration` or its file: the scorers it
+            names label their scores by it (:func:`calibrate_scorers`).
 
     Returns:
-        An :class:`EvalResult`: ``scores`` (aggregates by scorer id), ``items`` (in data
-        order), ``usage`` (judge calls and tokens), ``duration_s``, ``item_failures``,
-        ``item_count``, and why it stopped early (``stopped``, ``stop_reason``).
+        An :class:`EvalResult`: aggregates by scorer id, the items in data order, judge
+        usage, duration, failures, and why the run stopped early (``stopped``).
 
     Raises:
-        ValueError: No scorer, duplicate scorer ids, ``concurrency < 1``, ``emitter``
-            given together with ``meter_provider``, ``logger_provider``,
-            ``capture_content`` or ``emit``, ``emit`` or ``max_cost`` with ``broker``, or
-            a ``max_cost`` a judge cannot count (no known price: ``JudgeConfigError``).
-        CalibrationError: ``calibration`` cannot be read, names none of the scorers, or
-            was fitted for another judge model.
+        ValueError: No scorer, duplicate ids, a bad count, ``emitter`` with the default
+            emitter's options, a worker's option with ``broker``, or a ``max_cost`` a
+            judge cannot price (``JudgeConfigError``); ``CalibrationError`` for a
+            ``calibration`` that cannot be used.
         livescore.fleet.BrokerUnavailableError: ``broker`` does not answer.
-        TypeError: A scorer or the target is of the wrong kind, or the target is an agent
-            whose integration is not installed (the message says what to install).
+        TypeError: A scorer or the target of the wrong kind, or an agent whose integration
+            is not installed (the message says what to install).
 
     Example:
         >>> import anyio
@@ -819,36 +799,26 @@ async def run_evals(
         >>> result.scores["short"].mean
         0.5
     """
+    _check_options(
+        data,
+        concurrency=concurrency,
+        max_pending=max_pending,
+        estimate_items=estimate_items,
+        custom_emitter=emitter is not None,
+        default_emitter_options=(meter_provider, logger_provider, emit),
+        capture_content=capture_content,
+        broker=broker,
+        emit=emit,
+        redact=redact,
+        max_cost=max_cost,
+        sinks=sinks,
+    )
     checked = _check_scorers(scorers)
     if calibration is not None:
         checked, _ = calibrate_scorers(checked, calibration)
     detect = as_detector(redact) if redact is not None else None
     if detect is not None:
-        if broker is not None:
-            raise ValueError(
-                "with broker=, the workers score the items: redact there (livescore "
-                "worker --redact)"
-            )
         checked = [scorer.with_redaction(detect) for scorer in checked]
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
-    if isinstance(data, Mapping | str | bytes):
-        raise TypeError("data must be an iterable of items (dicts), not a single mapping or text")
-    if emitter is not None and (
-        meter_provider is not None
-        or logger_provider is not None
-        or capture_content != "full"
-        or emit is not None
-    ):
-        raise ValueError(
-            "meter_provider, logger_provider, capture_content and emit configure the default "
-            "emitter; configure the emitter you pass instead"
-        )
-    if broker is not None and emit is not None:
-        raise ValueError(
-            "with broker=, scores are emitted on the workers: choose what they emit there "
-            "(livescore worker --emit)"
-        )
     if emitter is None:
         emitter = OTelEmitter(
             tracer_provider=tracer_provider,
@@ -857,79 +827,46 @@ async def run_evals(
             logger_provider=logger_provider,
             emit=DEFAULT_EMIT if emit is None else emit,
         )
-    if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
-        raise ValueError(f"max_pending must be a positive integer, not {max_pending!r}")
     invoker = resolve_target(target) if target is not None else None
-    if broker is not None and max_cost is not None:
-        raise ValueError(
-            "with broker=, the workers' judges spend: give them a budget (livescore worker "
-            "--judge-budget USD/PER)"
-        )
-    if (
-        isinstance(estimate_items, bool)
-        or not isinstance(estimate_items, int)
-        or estimate_items < 0
-    ):
-        raise ValueError(f"estimate_items must be a whole number, not {estimate_items!r}")
-    plan = _Plan(
-        concurrency,
-        max_pending,
-        keep_items=keep_items,
-        budget=None if max_cost is None else cost_cap(max_cost, (s.judge for s in checked)),
-        estimate_items=estimate_items,
-        on_estimate=on_estimate,
-    )
+    plan = _Plan(concurrency, max_pending, keep_items, keep_runs, estimate_items, on_estimate)
+    plan.stop_when_judge_unreachable = stop_when_judge_unreachable
+    if max_cost is not None:
+        plan.budget = cost_cap(max_cost, (s.judge for s in checked))
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if sinks:
-        if not isinstance(sinks, Sequence):
-            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
-        emitter = with_sinks(emitter, sinks)
-
-    def evaluation(remote: Any) -> _Evaluation:
-        return _Evaluation(
-            checked,
-            invoker,
-            on_item_complete,
-            provider.get_tracer(attrs.INSTRUMENTATION_SCOPE),
-            emitter,
-            remote,
-            detect,
-            keep_runs,
-            EvalCollector([s.id for s in checked], keep_items=keep_items),
-            stop_when_judge_unreachable,
-        )
-
+    tracer = provider.get_tracer(attrs.INSTRUMENTATION_SCOPE)
+    emitter = with_sinks(emitter, sinks) if sinks else emitter
     if broker is not None:
-        if sinks:
-            raise ValueError(
-                "with broker=, scores are emitted on the workers: attach the sinks there "
-                "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
-            )
         from livescore.fleet import open_remote_scoring
 
         async with open_remote_scoring(broker, checked) as remote:
-            return await _run_all(data, evaluation(remote), plan, sinks)
-    return await _run_all(data, evaluation(None), plan, sinks)
+            run = _Evaluation(
+                checked, invoker, on_item_complete, tracer, emitter, remote, plan=plan
+            )
+            return await _run_all(data, run, sinks)
+    run = _Evaluation(checked, invoker, on_item_complete, tracer, emitter, None, detect, plan)
+    return await _run_all(data, run, sinks)
 
 
 @dataclass(slots=True)
 class _Plan:
     """What one ``run_evals`` call was asked for besides the items and the scorers."""
 
-    concurrency: int
-    max_pending: int
+    concurrency: int = 1
+    max_pending: int = 1000
     keep_items: bool = True
-    budget: JudgeBudget | None = None  # max_cost's
+    keep_runs: bool = True
     estimate_items: int = DEFAULT_ESTIMATE_ITEMS
     on_estimate: Callable[[CostEstimate], Any] | None = None
+    stop_when_judge_unreachable: bool = False
+    budget: JudgeBudget | None = None  # max_cost's
 
 
 async def _run_all(
     data: Iterable[Any] | AsyncIterable[Any],
     evaluation: _Evaluation,
-    plan: _Plan,
     sinks: Sequence[ScoreSink] | None,
 ) -> EvalResult:
+    plan = evaluation.plan
     started = time.perf_counter()
     stopped: StopKind | None = None
     stop_reason = ""
