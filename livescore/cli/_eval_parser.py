@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _add_data_arguments(p: Any) -> None:
-    """The data, the scorers, the judge and cost, the target and the outputs."""
+    """The data, the scorers, the judge and cost, the target; then the outputs."""
     p.add_argument(
         "data",
         metavar="DATA.jsonl",
@@ -148,6 +148,11 @@ def _add_data_arguments(p: Any) -> None:
     p.add_argument(
         "--limit", type=positive_int, metavar="N", help="score only the first N usable lines"
     )
+    _add_output_arguments(p)
+
+
+def _add_output_arguments(p: Any) -> None:
+    """--out, --report, and personal data in them."""
     p.add_argument(
         "--out",
         metavar="RESULTS.jsonl",

@@ -192,7 +192,7 @@ def _labelled_result() -> EvalResult:
 
 
 def _labelled_quality() -> list[QualityRow]:
-    """The rows livescore eval computes for these scorers (see cli/_eval.py)."""
+    """The rows livescore eval computes for these scorers (see EvalResult.label_quality)."""
     labelled = [i for i, label in enumerate(HALLUCINATED) if label is not None]
     labels = [HALLUCINATED[i] or 0 for i in labelled]
     risk = binary_quality(labels, [RISK[i] for i in labelled], threshold=0.5)
