@@ -361,9 +361,9 @@ class BackgroundWorker(Generic[ItemT]):
                         # What it would have taken is dropped; the next put tries again.
                         self._drop_locked(self._take_all_locked(), "no_worker")
                 self._done.notify_all()
-            _log.error("livescore: cannot start the background thread %r", self.name)
             consumer = self._consumer()
             if consumer is not None:
+                _log.error("livescore: cannot start the %s (%s)", consumer.role, self.name)
                 consumer.report()  # no thread will
             return False
         return True
