@@ -523,264 +523,20 @@ def judge_scorer(
         if context is None and get_context is None:
             get_context = get_run_context
     judge = resolve_model(model, judge_options, scorer=spec.name)
-    prompts = _prompts(spec)
-    key, noun, own = spec.items, spec.noun, spec.prompts
-    defect_word = min(spec.defect_words)
-
-    def items(ctx: StepContext) -> list[str]:
-        found: list[str] = ctx.preprocess_step_result[key]
-        return found
-
-    def defects(verdicts: Sequence[Mapping[str, Any]]) -> int:
-        return sum(1 for verdict in verdicts if verdict["verdict"] in spec.defect_words)
-
-    def analysis_of(answer: BaseModel, found: list[str]) -> dict[str, Any]:
-        verdicts = answer.model_dump()["verdicts"]
-        for verdict, item in zip(verdicts, found, strict=True):
-            statement = verdict["statement"]
-            if spec.strip_statements:
-                verdict["statement"] = statement.strip() or item
-            elif not statement.strip():  # a verdict that leaves its item blank
-                verdict["statement"] = item
-        return {"verdicts": verdicts}
-
-    def check_count(answer: Any, ctx: StepContext) -> None:
-        expected, got = len(items(ctx)), len(answer.verdicts)
-        if got != expected:
-            raise ValueError(
-                f"expected exactly {expected} verdicts, one per {noun} in the given order, "
-                f"but got {got}"
-            )
-
-    def check_one_call_count(answer: Any, ctx: StepContext) -> None:
-        expected = len(getattr(answer, key)) if spec.split is None else len(items(ctx))
-        got = len(answer.verdicts)
-        if got != expected:
-            raise ValueError(
-                f"expected exactly one entry in 'verdicts' per {noun}: {expected} {key} but "
-                f"{got} verdicts"
-            )
-
-    def nothing_to_judge(ctx: StepContext) -> bool:
-        if not ctx.output_text.strip():
-            return True  # an empty answer has no items: score it without a judge call
-        # Checked before the first judge call, so a run without evidence costs nothing.
-        if spec.grounded and on_empty_context == "skip" and not context_items(ctx):
-            raise NotScorable(spec.no_context)
-        return False
-
-    def fixed(ctx: StepContext) -> list[dict[str, Any]] | None:
-        # With no context to back them, on_empty_context="all_unsupported" judges every item.
-        if not spec.grounded or on_empty_context != "all_unsupported" or context_items(ctx):
-            return None
-        reason = "No context was given to back it."
-        return [
-            {"statement": item, "verdict": defect_word, "reason": reason} for item in items(ctx)
-        ]
-
-    def no_verdict_call(ctx: StepContext) -> bool:
-        return not items(ctx) or fixed(ctx) is not None
-
-    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
-        return {"verdicts": (fixed(ctx) if items(ctx) else None) or []}
-
-    def rendered(ctx: StepContext) -> RenderedContext:
-        return context_for_judge(ctx, max_context_chars)
-
-    def probability_of(ctx: StepContext) -> float | None:
-        found = (ctx.analyze_step_result or {}).get("classification")
-        if not isinstance(found, Mapping):
-            return None  # no call: nothing to judge, or fixed verdicts
-        return float(found["probabilities"].get(spec.logprob.choices[1], 0.0))  # type: ignore[union-attr]
-
-    def generate_score(ctx: StepContext) -> float:
-        verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
-        total, bad = len(verdicts), defects(verdicts)
-        probability = probability_of(ctx) if mode == "logprob" else None
-        if probability is not None:
-            value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
-        elif not total:
-            value = scale if spec.higher_is_better else 0.0
-        else:
-            value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
-        ctx.flags[f"{key}_total"] = total
-        ctx.attributes[f"livescore.{key}.total"] = total
-        for index, (name, word) in enumerate(spec.counted_words.items()):
-            ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
-            if index == 0:
-                ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
-        if spec.grounded and verdicts and not context_items(ctx):
-            ctx.flags["context_missing"] = True
-        return value
-
-    def summary(ctx: StepContext) -> str:
-        if not items(ctx):
-            if spec.no_items_reason is not None:
-                return spec.no_items_reason(ctx)
-            why = spec.no_items if ctx.output_text.strip() and spec.no_items else ""
-            why = why or f"the answer is empty: {spec.empty_answer}"
-            return f"The score is {fmt(ctx.score)} because {why}."
-        if spec.count_reason is not None:
-            return spec.count_reason(ctx)
-        verdicts = ctx.analyze_step_result["verdicts"]
-        what = share_phrase(defects(verdicts), len(verdicts), noun, spec.defect)
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def verdict_prompt(ctx: StepContext) -> str:
-        if own is not None:
-            return own.verdict(items(ctx), rendered(ctx))
-        return _verdict_prompt(spec, ctx, items(ctx))
-
-    def reason_prompt(ctx: StepContext) -> str:
-        if own is not None:
-            verdicts = ctx.analyze_step_result["verdicts"]
-            return own.reason(score_text=fmt(ctx.score), scale=scale, verdicts=verdicts)
-        return _reason_prompt(spec, ctx, scale)
-
-    def one_call_prompt(ctx: StepContext) -> str:
-        if own is not None:
-            return own.one_call(ctx.output_text, rendered(ctx))
-        return _one_call_prompt(spec, ctx)
-
-    extract: PromptStep[Any] | StepFunction
-    if spec.split is not None:
-        split = spec.split
-
-        def extract(ctx: StepContext) -> dict[str, Any]:
-            return {key: split(ctx.output_text)}
-
-    elif spec.extract is not None:
-        extract = spec.extract(skip_if=nothing_to_judge)
-    else:
-        assert prompts.extract_schema is not None
-        extract = PromptStep(
-            description=f"Extract the {key} the answer states",
-            output_schema=prompts.extract_schema,
-            system=prompts.extract_system,
-            create_prompt=lambda ctx: _extract_prompt(spec, ctx),
-            skip_if=nothing_to_judge,
-            skip_result=lambda ctx: {key: []},
-        )
-
-    preprocess: PromptStep[Any] | StepFunction = extract
-    analyze: PromptStep[Any] | StepFunction
-    generate_reason: PromptStep[Any] | StepFunction
+    judging = _Judging(spec, scale, max_text_chars, max_context_chars, on_empty_context)
     if mode == "three_step":
-        analyze = PromptStep(
-            description=f"Give one verdict per {noun}",
-            output_schema=prompts.verdicts_schema,
-            system=prompts.verdict_system,
-            create_prompt=verdict_prompt,
-            validate=check_count,
-            parse=lambda answer, ctx: analysis_of(answer, items(ctx)),
-            skip_if=no_verdict_call,
-            skip_result=verdicts_without_judge,
-        )
-        generate_reason = PromptStep(
-            description="Explain the score",
-            output_schema=None,
-            system=prompts.reason_system,
-            create_prompt=reason_prompt,
-            parse=lambda text, ctx: str(text).strip() or summary(ctx),
-            skip_if=lambda ctx: (
-                no_verdict_call(ctx)
-                or not (spec.always_explain or defects(ctx.analyze_step_result["verdicts"]))
-            ),
-            skip_result=summary,
-        )
+        preprocess, analyze, generate_reason = judging.three_step()
     elif mode == "one_call":
-        # One answer holds what three steps give; the analysis and the reason wait in
-        # ctx.state for the steps that return them.
-        def keep(answer: Any, ctx: StepContext) -> list[str]:
-            found = list(getattr(answer, key)) if spec.split is None else items(ctx)
-            ctx.state["analysis"] = analysis_of(answer, found)
-            ctx.state["reason"] = str(answer.reason).strip()
-            return found
-
-        one_call: PromptStep[Any] = PromptStep(
-            description=f"List the {key}, judge each one and explain, in one answer",
-            output_schema=prompts.one_call_schema,
-            system=prompts.one_call_system,
-            create_prompt=one_call_prompt,
-            validate=check_one_call_count,
-        )
-
-        def kept(ctx: StepContext) -> dict[str, Any]:
-            if no_verdict_call(ctx):
-                return verdicts_without_judge(ctx)
-            return ctx.state["analysis"]  # type: ignore[no-any-return]
-
-        if spec.split is None:
-            # The extraction's skip rules (empty output, no context) hold in one call too.
-            preprocess = dataclasses.replace(
-                one_call,
-                parse=lambda answer, ctx: {key: keep(answer, ctx)},
-                skip_if=nothing_to_judge,
-                skip_result=lambda ctx: {key: []},
-            )
-            analyze = kept
-        else:
-            analyze = dataclasses.replace(
-                one_call,
-                parse=lambda answer, ctx: (keep(answer, ctx), kept(ctx))[1],
-                skip_if=no_verdict_call,
-                skip_result=verdicts_without_judge,
-            )
-
-        def generate_reason(ctx: StepContext) -> str:
-            judged = ctx.state.get("reason", "") if not no_verdict_call(ctx) else ""
-            return summary(ctx) + (f" {judged}" if judged else "")
-
+        preprocess, analyze, generate_reason = judging.one_call()
     else:
-        assert spec.logprob is not None
-        lp = spec.logprob
-        good, bad = lp.choices
-
-        def preprocess(ctx: StepContext) -> dict[str, Any]:
-            return {key: [] if nothing_to_judge(ctx) else [ctx.output_text]}
-
-        def read(answer: Classification, ctx: StepContext) -> dict[str, Any]:
-            probability = answer.probability(bad)
-            ctx.flags["verdict_probability"] = probability
-            ctx.flags["verdict_from_logprobs"] = answer.from_logprobs
-            ctx.attributes[A.LIVESCORE_VERDICT_PROBABILITY] = probability
-            ctx.attributes[A.LIVESCORE_VERDICT_FROM_LOGPROBS] = answer.from_logprobs
-            how = (
-                "" if answer.from_logprobs else " (a structured answer: the judge gave no logprobs)"
-            )
-            verdict = {
-                "statement": ctx.output_text,
-                "verdict": lp.verdicts[answer.label],
-                "reason": f"the judge answered {answer.label!r}; P({bad}) = {probability:.3f}{how}",
-            }
-            return {"verdicts": [verdict], "classification": answer.to_dict()}
-
-        analyze = PromptStep(
-            description=f"Judge the whole output in one word ({good} or {bad})",
-            output_schema=None,
-            system=lp.system,
-            create_prompt=lambda ctx: lp.prompt(
-                ctx.output_text,
-                plain_context_for_judge(ctx, max_context_chars),
-                optional_user_text(ctx.run, max_text_chars),
-            ),
-            parse=read,
-            skip_if=no_verdict_call,
-            skip_result=verdicts_without_judge,
-            choices=lp.choices,
-        )
-
-        def generate_reason(ctx: StepContext) -> str:
-            probability = probability_of(ctx)
-            return summary(ctx) if probability is None else lp.reason(ctx, probability)
-
+        preprocess, analyze, generate_reason = judging.logprob()
     scorer = create_scorer(
         id=spec.name if id is None else id,
         description=(spec.description or _DESCRIPTION.format(spec=spec)).format(scale=f"{scale:g}"),
         model=judge,
         preprocess=preprocess,
         analyze=analyze,
-        generate_score=generate_score,
+        generate_score=judging.score,
         generate_reason=generate_reason,
         context=context,
         get_context=get_context,
@@ -808,6 +564,296 @@ def judge_scorer(
             ),
         )
     return scorer
+
+
+_Step: TypeAlias = "PromptStep[Any] | StepFunction"
+
+
+class _Judging:
+    """The code of one scorer's steps: its spec with the factory's settings."""
+
+    def __init__(
+        self,
+        spec: JudgeSpec,
+        scale: float,
+        max_text_chars: int,
+        max_context_chars: int,
+        on_empty_context: EmptyContextPolicy,
+    ) -> None:
+        self.spec, self.scale = spec, scale
+        self.max_text_chars, self.max_context_chars = max_text_chars, max_context_chars
+        self.on_empty_context = on_empty_context
+        self.prompts = _prompts(spec)
+        self.key, self.noun = spec.items, spec.noun
+
+    # -- the three modes: (preprocess, analyze, generate_reason) --------------------------------
+
+    def three_step(self) -> tuple[_Step, _Step, _Step]:
+        """Items, one verdict per item, a reason: a judge call each where needed."""
+        analyze: PromptStep[Any] = PromptStep(
+            description=f"Give one verdict per {self.noun}",
+            output_schema=self.prompts.verdicts_schema,
+            system=self.prompts.verdict_system,
+            create_prompt=self.verdict_prompt,
+            validate=self.check_count,
+            parse=lambda answer, ctx: self.analysis_of(answer, self.items(ctx)),
+            skip_if=self.no_verdict_call,
+            skip_result=self.verdicts_without_judge,
+        )
+        explain: PromptStep[Any] = PromptStep(
+            description="Explain the score",
+            output_schema=None,
+            system=self.prompts.reason_system,
+            create_prompt=self.reason_prompt,
+            parse=lambda text, ctx: str(text).strip() or self.summary(ctx),
+            skip_if=self.no_reason_call,
+            skip_result=self.summary,
+        )
+        return self.extract(), analyze, explain
+
+    def one_call(self) -> tuple[_Step, _Step, _Step]:
+        """One answer holds what three steps give; the analysis and the reason wait in
+        ctx.state for the steps that return them."""
+        key = self.key
+        one_call: PromptStep[Any] = PromptStep(
+            description=f"List the {key}, judge each one and explain, in one answer",
+            output_schema=self.prompts.one_call_schema,
+            system=self.prompts.one_call_system,
+            create_prompt=self.one_call_prompt,
+            validate=self.check_one_call_count,
+        )
+
+        def explain(ctx: StepContext) -> str:
+            judged = "" if self.no_verdict_call(ctx) else ctx.state.get("reason", "")
+            return self.summary(ctx) + (f" {judged}" if judged else "")
+
+        if self.spec.split is not None:
+            analyze = dataclasses.replace(
+                one_call,
+                parse=lambda answer, ctx: (self.keep(answer, ctx), self.kept(ctx))[1],
+                skip_if=self.no_verdict_call,
+                skip_result=self.verdicts_without_judge,
+            )
+            return self.extract(), analyze, explain
+        # The extraction's skip rules (empty output, no context) hold in one call too.
+        preprocess = dataclasses.replace(
+            one_call,
+            parse=lambda answer, ctx: {key: self.keep(answer, ctx)},
+            skip_if=self.nothing_to_judge,
+            skip_result=lambda ctx: {key: []},
+        )
+        return preprocess, self.kept, explain
+
+    def logprob(self) -> tuple[_Step, _Step, _Step]:
+        """The whole output is the one item, judged in one word whose probability the
+        judge's token logprobs give."""
+        lp = self.spec.logprob
+        assert lp is not None
+        good, bad = lp.choices
+
+        def whole_output(ctx: StepContext) -> dict[str, Any]:
+            return {self.key: [] if self.nothing_to_judge(ctx) else [ctx.output_text]}
+
+        def read(answer: Classification, ctx: StepContext) -> dict[str, Any]:
+            probability = answer.probability(bad)
+            ctx.flags["verdict_probability"] = probability
+            ctx.flags["verdict_from_logprobs"] = answer.from_logprobs
+            ctx.attributes[A.LIVESCORE_VERDICT_PROBABILITY] = probability
+            ctx.attributes[A.LIVESCORE_VERDICT_FROM_LOGPROBS] = answer.from_logprobs
+            how = (
+                "" if answer.from_logprobs else " (a structured answer: the judge gave no logprobs)"
+            )
+            verdict = {
+                "statement": ctx.output_text,
+                "verdict": lp.verdicts[answer.label],
+                "reason": f"the judge answered {answer.label!r}; P({bad}) = {probability:.3f}{how}",
+            }
+            return {"verdicts": [verdict], "classification": answer.to_dict()}
+
+        analyze: PromptStep[Any] = PromptStep(
+            description=f"Judge the whole output in one word ({good} or {bad})",
+            output_schema=None,
+            system=lp.system,
+            create_prompt=lambda ctx: lp.prompt(
+                ctx.output_text,
+                plain_context_for_judge(ctx, self.max_context_chars),
+                optional_user_text(ctx.run, self.max_text_chars),
+            ),
+            parse=read,
+            skip_if=self.no_verdict_call,
+            skip_result=self.verdicts_without_judge,
+            choices=lp.choices,
+        )
+
+        def explain(ctx: StepContext) -> str:
+            probability = self.probability_of(ctx)
+            return self.summary(ctx) if probability is None else lp.reason(ctx, probability)
+
+        return whole_output, analyze, explain
+
+    # -- the items and their verdicts ------------------------------------------------------------
+
+    def extract(self) -> _Step:
+        """The preprocess step: the items, split in code or listed by the judge."""
+        spec, key = self.spec, self.key
+        if spec.split is not None:
+            split = spec.split
+            return lambda ctx: {key: split(ctx.output_text)}
+        if spec.extract is not None:
+            return spec.extract(skip_if=self.nothing_to_judge)
+        assert self.prompts.extract_schema is not None
+        return PromptStep(
+            description=f"Extract the {key} the answer states",
+            output_schema=self.prompts.extract_schema,
+            system=self.prompts.extract_system,
+            create_prompt=lambda ctx: _extract_prompt(spec, ctx),
+            skip_if=self.nothing_to_judge,
+            skip_result=lambda ctx: {key: []},
+        )
+
+    def items(self, ctx: StepContext) -> list[str]:
+        found: list[str] = ctx.preprocess_step_result[self.key]
+        return found
+
+    def defects(self, verdicts: Sequence[Mapping[str, Any]]) -> int:
+        return sum(1 for verdict in verdicts if verdict["verdict"] in self.spec.defect_words)
+
+    def analysis_of(self, answer: BaseModel, found: list[str]) -> dict[str, Any]:
+        verdicts = answer.model_dump()["verdicts"]
+        for verdict, item in zip(verdicts, found, strict=True):
+            statement = verdict["statement"]
+            if self.spec.strip_statements:
+                verdict["statement"] = statement.strip() or item
+            elif not statement.strip():  # a verdict that leaves its item blank
+                verdict["statement"] = item
+        return {"verdicts": verdicts}
+
+    def keep(self, answer: Any, ctx: StepContext) -> list[str]:
+        """Keeps a one-call answer's analysis and reason for the later steps."""
+        found = list(getattr(answer, self.key)) if self.spec.split is None else self.items(ctx)
+        ctx.state["analysis"] = self.analysis_of(answer, found)
+        ctx.state["reason"] = str(answer.reason).strip()
+        return found
+
+    def kept(self, ctx: StepContext) -> dict[str, Any]:
+        if self.no_verdict_call(ctx):
+            return self.verdicts_without_judge(ctx)
+        analysis: dict[str, Any] = ctx.state["analysis"]
+        return analysis
+
+    def check_count(self, answer: Any, ctx: StepContext) -> None:
+        expected, got = len(self.items(ctx)), len(answer.verdicts)
+        if got != expected:
+            raise ValueError(
+                f"expected exactly {expected} verdicts, one per {self.noun} in the given "
+                f"order, but got {got}"
+            )
+
+    def check_one_call_count(self, answer: Any, ctx: StepContext) -> None:
+        listed = self.spec.split is None
+        expected = len(getattr(answer, self.key)) if listed else len(self.items(ctx))
+        got = len(answer.verdicts)
+        if got != expected:
+            raise ValueError(
+                f"expected exactly one entry in 'verdicts' per {self.noun}: {expected} "
+                f"{self.key} but {got} verdicts"
+            )
+
+    def nothing_to_judge(self, ctx: StepContext) -> bool:
+        if not ctx.output_text.strip():
+            return True  # an empty answer has no items: score it without a judge call
+        # Checked before the first judge call, so a run without evidence costs nothing.
+        if self.spec.grounded and self.on_empty_context == "skip" and not context_items(ctx):
+            raise NotScorable(self.spec.no_context)
+        return False
+
+    def fixed(self, ctx: StepContext) -> list[dict[str, Any]] | None:
+        """With no context to back them, on_empty_context="all_unsupported" judges every
+        item a defect, without the judge."""
+        grounded = self.spec.grounded and self.on_empty_context == "all_unsupported"
+        if not grounded or context_items(ctx):
+            return None
+        word, reason = min(self.spec.defect_words), "No context was given to back it."
+        return [{"statement": item, "verdict": word, "reason": reason} for item in self.items(ctx)]
+
+    def no_verdict_call(self, ctx: StepContext) -> bool:
+        return not self.items(ctx) or self.fixed(ctx) is not None
+
+    def no_reason_call(self, ctx: StepContext) -> bool:
+        if self.no_verdict_call(ctx):
+            return True
+        return not (self.spec.always_explain or self.defects(ctx.analyze_step_result["verdicts"]))
+
+    def verdicts_without_judge(self, ctx: StepContext) -> dict[str, Any]:
+        return {"verdicts": (self.fixed(ctx) if self.items(ctx) else None) or []}
+
+    def probability_of(self, ctx: StepContext) -> float | None:
+        found = (ctx.analyze_step_result or {}).get("classification")
+        if not isinstance(found, Mapping) or self.spec.logprob is None:
+            return None  # no call: nothing to judge, or fixed verdicts
+        return float(found["probabilities"].get(self.spec.logprob.choices[1], 0.0))
+
+    # -- the score and its reason ----------------------------------------------------------------
+
+    def score(self, ctx: StepContext) -> float:
+        spec, key, scale = self.spec, self.key, self.scale
+        verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
+        total, bad = len(verdicts), self.defects(verdicts)
+        probability = self.probability_of(ctx)
+        if probability is not None:
+            value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
+        elif not total:
+            value = scale if spec.higher_is_better else 0.0
+        else:
+            value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
+        ctx.flags[f"{key}_total"] = total
+        ctx.attributes[f"livescore.{key}.total"] = total
+        for index, (name, word) in enumerate(spec.counted_words.items()):
+            ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
+            if index == 0:
+                ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
+        if spec.grounded and verdicts and not context_items(ctx):
+            ctx.flags["context_missing"] = True
+        return value
+
+    def summary(self, ctx: StepContext) -> str:
+        """The reason written from the counts, when the judge gives none or is not asked."""
+        spec = self.spec
+        if not self.items(ctx):
+            if spec.no_items_reason is not None:
+                return spec.no_items_reason(ctx)
+            why = spec.no_items if ctx.output_text.strip() and spec.no_items else ""
+            why = why or f"the answer is empty: {spec.empty_answer}"
+            return f"The score is {fmt(ctx.score)} because {why}."
+        if spec.count_reason is not None:
+            return spec.count_reason(ctx)
+        verdicts = ctx.analyze_step_result["verdicts"]
+        what = share_phrase(self.defects(verdicts), len(verdicts), self.noun, spec.defect)
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+    # -- the prompts -------------------------------------------------------------------------------
+
+    def rendered(self, ctx: StepContext) -> RenderedContext:
+        return context_for_judge(ctx, self.max_context_chars)
+
+    def verdict_prompt(self, ctx: StepContext) -> str:
+        own = self.spec.prompts
+        if own is not None:
+            return own.verdict(self.items(ctx), self.rendered(ctx))
+        return _verdict_prompt(self.spec, ctx, self.items(ctx))
+
+    def reason_prompt(self, ctx: StepContext) -> str:
+        own = self.spec.prompts
+        if own is not None:
+            verdicts = ctx.analyze_step_result["verdicts"]
+            return own.reason(score_text=fmt(ctx.score), scale=self.scale, verdicts=verdicts)
+        return _reason_prompt(self.spec, ctx, self.scale)
+
+    def one_call_prompt(self, ctx: StepContext) -> str:
+        own = self.spec.prompts
+        if own is not None:
+            return own.one_call(ctx.output_text, self.rendered(ctx))
+        return _one_call_prompt(self.spec, ctx)
 
 
 _DESCRIPTION = "Share of the answer's {spec.items} that are {spec.defect}, from 0 to {{scale}}"
