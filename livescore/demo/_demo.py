@@ -366,6 +366,7 @@ _DATASETS = {
     "summedits_200": "SummEdits",
     "begin_wow_200": "BEGIN",
     "halueval_qa_200": "HaluEval-QA",
+    "expertqa_rag_200": "ExpertQA",
 }
 
 
