@@ -294,19 +294,56 @@ def _yes_no(spec: JudgeSpec) -> str:
 
 @functools.cache
 def _prompts(spec: JudgeSpec) -> _Prompts:
+    extract_schema, verdicts_schema, one_call_schema = _schemas(spec)
+    own = spec.prompts
+    if own is not None:
+        systems = ("", own.verdict_system, own.reason_system, own.one_call_system)
+        one_call_schema = own.one_call_schema or one_call_schema
+    else:
+        systems = _systems(spec)
+    return _Prompts(extract_schema, verdicts_schema, one_call_schema, *systems)
+
+
+def _schemas(spec: JudgeSpec) -> tuple[type[BaseModel] | None, type[BaseModel], type[BaseModel]]:
+    """The answers the judge gives: the item list (when it lists them), the verdicts, and
+    the one-call answer; named and described as the judge reads them."""
     prefix = spec.verdict.__name__.removesuffix("Verdict")
-    listed = spec.split is None
     items, noun = spec.items, spec.noun
-    tags = ("output" if listed else "question", items, noun, "verdicts", "verdict")
-    rule = data_rule(tags)
-    copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
-    verdict_json = '{"statement": "...", "verdict": "no", "reason": "..."}'
     verdict_list: Any = list.__class_getitem__(spec.verdict)
     verdicts_schema = _answer(
         f"{prefix}Verdicts",
         'The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``.',
         verdicts=(verdict_list, ...),
     )
+    if spec.split is not None:
+        one_call_schema = _answer(
+            f"{prefix}OneCallAnswer",
+            f"The one-call answer: one verdict per {noun}, and the reason.",
+            verdicts=(verdict_list, ...),
+            reason=(str, ...),
+        )
+        return None, verdicts_schema, one_call_schema
+    extract_schema = _answer(
+        f"Extracted{items.title()}",
+        f'The {noun}-extraction answer: ``{{"{items}": [...]}}`` (blanks dropped).',
+        **{items: (Claims, ...)},
+    )
+    one_call_schema = _answer(
+        f"{prefix}OneCallAnswer",
+        f"The one-call answer: the {items}, one verdict per {noun}, and the reason.",
+        **{items: (Claims, ...), "verdicts": (verdict_list, ...), "reason": (str, ...)},
+    )
+    return extract_schema, verdicts_schema, one_call_schema
+
+
+def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
+    """The system prompts of the extraction (when the judge lists the items), the
+    verdicts, the reason and the one-call answer."""
+    listed = spec.split is None
+    items, noun = spec.items, spec.noun
+    rule = data_rule(("output" if listed else "question", items, noun, "verdicts", "verdict"))
+    copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
+    verdict_json = '{"statement": "...", "verdict": "no", "reason": "..."}'
     subject = f"{items} stated in" if listed else f"the {items} of"
     subject = f"{subject} an AI system's answer"
     verdict_system = (
@@ -322,75 +359,34 @@ def _prompts(spec: JudgeSpec) -> _Prompts:
         f"JSON. Quote the {spec.defect} words.\n\n{rule}"
     )
     each = f'each with "statement" {copied}, {_yes_no(spec)}) and "reason" (one short sentence)'
-
     reason_part = (
         f"two or three sentences for the developer that quote what is {spec.defect}, or say "
         "that nothing is. Do not give a numeric score."
     )
-    if listed:
-        extract_schema: type[BaseModel] | None = _answer(
-            f"Extracted{items.title()}",
-            f'The {noun}-extraction answer: ``{{"{items}": [...]}}`` (blanks dropped).',
-            **{items: (Claims, ...)},
-        )
-        one_call_schema = _answer(
-            f"{prefix}OneCallAnswer",
-            f"The one-call answer: the {items}, one verdict per {noun}, and the reason.",
-            **{items: (Claims, ...), "verdicts": (verdict_list, ...), "reason": (str, ...)},
-        )
-        extract_system = (
-            f"You list the {items} a text states, for a {spec.check} review.\n\n"
-            f"{spec.item_rules}\n\n{rule}\n\n"
-            f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
-        )
-        one_call_system = (
-            f"You review an AI system's answer for {spec.check} in three moves, and give all "
-            "three in one JSON answer.\n\n"
-            f'1. "{items}": the {items} the answer states. {spec.item_rules}\n'
-            f'2. "verdicts": one verdict per {noun}, in the same order, {each}.\n'
-            f'3. "reason": {reason_part}\n\n'
-            f"{spec.rules}\n\n{rule}\n\n"
-            f'Answer with JSON only: {{"{items}": ["..."], "verdicts": '
-            f'[{verdict_json}], "reason": "..."}}'
-        )
-    else:
-        extract_schema = None
-        one_call_schema = _answer(
-            f"{prefix}OneCallAnswer",
-            f"The one-call answer: one verdict per {noun}, and the reason.",
-            verdicts=(verdict_list, ...),
-            reason=(str, ...),
-        )
-        extract_system = ""
+    if not listed:
         one_call_system = (
             f"You review {subject} for {spec.check}, and give your verdicts and an "
             f"explanation in one JSON answer.\n\n{spec.rules}\n\n"
             f'"verdicts": exactly one verdict per {noun}, in the order given, {each}. '
-            f'"reason", last: {reason_part}\n\n'
-            f"{rule}\n\n"
-            f'Answer with JSON only: {{"verdicts": [{verdict_json}], '
-            '"reason": "..."}'
+            f'"reason", last: {reason_part}\n\n{rule}\n\n'
+            f'Answer with JSON only: {{"verdicts": [{verdict_json}], "reason": "..."}}'
         )
-    own = spec.prompts
-    if own is not None:
-        return _Prompts(
-            extract_schema,
-            verdicts_schema,
-            own.one_call_schema or one_call_schema,
-            extract_system,
-            own.verdict_system,
-            own.reason_system,
-            own.one_call_system,
-        )
-    return _Prompts(
-        extract_schema,
-        verdicts_schema,
-        one_call_schema,
-        extract_system,
-        verdict_system,
-        reason_system,
-        one_call_system,
+        return "", verdict_system, reason_system, one_call_system
+    extract_system = (
+        f"You list the {items} a text states, for a {spec.check} review.\n\n"
+        f"{spec.item_rules}\n\n{rule}\n\n"
+        f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
     )
+    one_call_system = (
+        f"You review an AI system's answer for {spec.check} in three moves, and give all "
+        "three in one JSON answer.\n\n"
+        f'1. "{items}": the {items} the answer states. {spec.item_rules}\n'
+        f'2. "verdicts": one verdict per {noun}, in the same order, {each}.\n'
+        f'3. "reason": {reason_part}\n\n{spec.rules}\n\n{rule}\n\n'
+        f'Answer with JSON only: {{"{items}": ["..."], "verdicts": [{verdict_json}], '
+        '"reason": "..."}'
+    )
+    return extract_system, verdict_system, reason_system, one_call_system
 
 
 def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
@@ -513,15 +509,9 @@ def judge_scorer(
     modes = JUDGE_MODES if spec.logprob is not None else STRUCTURED_MODES
     mode = judge_mode_of(judge_mode, scorer=spec.name, modes=modes)
     if spec.grounded:
-        if on_empty_context not in ("skip", "all_unsupported"):
-            raise ValueError(
-                f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
-            )
-        if get_context is not None and not callable(get_context):
-            raise TypeError("get_context must be a function get_context(run, step)")
-        max_context_chars = check_max_context_chars(max_context_chars)
-        if context is None and get_context is None:
-            get_context = get_run_context
+        get_context, max_context_chars = _context_source(
+            context, get_context, max_context_chars, on_empty_context
+        )
     judge = resolve_model(model, judge_options, scorer=spec.name)
     judging = _Judging(spec, scale, max_text_chars, max_context_chars, on_empty_context)
     if mode == "three_step":
@@ -564,6 +554,26 @@ def judge_scorer(
             ),
         )
     return scorer
+
+
+def _context_source(
+    context: Sequence[str] | None,
+    get_context: ContextFunction | None,
+    max_context_chars: int,
+    on_empty_context: object,
+) -> tuple[ContextFunction | None, int]:
+    """A grounded scorer's context arguments, checked; its context function (the run's
+    context by default)."""
+    if on_empty_context not in ("skip", "all_unsupported"):
+        raise ValueError(
+            f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
+        )
+    if get_context is not None and not callable(get_context):
+        raise TypeError("get_context must be a function get_context(run, step)")
+    max_context_chars = check_max_context_chars(max_context_chars)
+    if context is None and get_context is None:
+        get_context = get_run_context
+    return get_context, max_context_chars
 
 
 _Step: TypeAlias = "PromptStep[Any] | StepFunction"
