@@ -11,14 +11,10 @@ scorer from its parts, with the hallucination scorer's rules:
   the verdicts and, last, the reason; the same result fields;
 - no items: no verdict call and no reason call; what the score is then (a number, or not
   scorable) is the scorer's rule;
-- items with nothing to judge them against (:attr:`VerdictScorerParts.fixed_verdicts`:
-  the hallucination scorer's ``on_empty_context="all_unsupported"``): the scorer's own
-  verdicts, no verdict call, and the summary as the reason;
-- a verdict that leaves the item it judges blank gets it filled in from the item list;
-- logprob mode (where the scorer gives :attr:`VerdictScorerParts.logprob`): the whole
-  output is the one item, judged in one short call that asks for one word and reads each
-  word's probability from the judge's token logprobs (:meth:`~livescore.judges.Judge.
-  classify`); the score comes from that probability and the reason is written in code.
+- a verdict that leaves the item it judges blank gets it filled in from the item list.
+
+The scorers whose parts fit a :class:`~livescore.scorers._judge_spec.JudgeSpec` are built
+from it instead (toxicity, bias, hallucination, faithfulness), with the logprob mode.
 """
 
 from __future__ import annotations
@@ -30,9 +26,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, field_validator
 
-from livescore import _attributes as A
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
-from livescore.judges import Classification, Judge
+from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import JudgeMode, normalise_word
 from livescore.scoring import (
@@ -47,7 +42,6 @@ from livescore.scoring import (
 )
 
 __all__ = (
-    "LogprobVerdict",
     "StatementVerdict",
     "VerdictScorerParts",
     "build_verdict_scorer",
@@ -109,28 +103,6 @@ def _fill_statement(verdict: dict[str, Any], item: str, index: int) -> dict[str,
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class LogprobVerdict:
-    """How a verdict scorer judges in logprob mode: one word on the whole output.
-
-    Attributes:
-        system: The system prompt.
-        prompt: ``ctx -> prompt``; it asks for one of ``choices`` as the answer's first word.
-        choices: ``(good word, defect word)``, words whose first tokens differ
-            (``("supported", "unsupported")``).
-        verdicts: The scorer's verdict word for each choice (``{"supported": "no", ...}``).
-        score: ``(ctx, probability of the defect word) -> score``.
-        reason: ``(ctx, probability of the defect word) -> reason``.
-    """
-
-    system: str
-    prompt: Callable[[StepContext], str]
-    choices: tuple[str, str]
-    verdicts: Mapping[str, str]
-    score: Callable[[StepContext, float], float]
-    reason: Callable[[StepContext, float], str]
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class VerdictScorerParts:
     """What makes one verdict scorer (see the module docstring).
 
@@ -155,8 +127,6 @@ class VerdictScorerParts:
         reason_prompt: ``ctx -> prompt`` (the score and the analysis are set).
         summary: ``ctx -> reason`` built from the counts, when the judge gives none.
         no_items_reason: ``ctx -> reason`` when there are no items.
-        reason_needed: ``ctx -> bool``; when false the summary is the reason and the
-            judge is not asked (the safety scorers when nothing was flagged).
         one_call_schema: The one-call answer: the items (when extracted by the judge),
             ``list_field`` and ``reason``, in that order.
         one_call_system: Its system prompt.
@@ -165,11 +135,6 @@ class VerdictScorerParts:
             preprocess result beside the items (answer similarity's ``output_units``).
         record: ``(ctx, analysis) -> None``: flags and span attributes of a score (also
             with no items: then the analysis has an empty list).
-        fixed_verdicts: ``ctx -> verdicts or None``, asked when there are items: a list
-            replaces the judge's verdicts (none is asked for; in one-call mode the judge's
-            are set aside) and the summary is the reason. ``None`` (the default): the
-            judge decides.
-        logprob: The logprob mode's parts; ``None``: the scorer has no logprob mode.
     """
 
     items_key: str
@@ -188,14 +153,11 @@ class VerdictScorerParts:
     reason_prompt: Callable[[StepContext], str]
     summary: Callable[[StepContext], str]
     no_items_reason: Callable[[StepContext], str]
-    reason_needed: Callable[[StepContext], bool] = lambda ctx: True
     one_call_schema: type[BaseModel]
     one_call_system: str
     one_call_prompt: Callable[[StepContext], str]
     preprocess_fields: tuple[str, ...] = ()
     record: Callable[[StepContext, dict[str, Any]], None] = lambda ctx, analysis: None
-    fixed_verdicts: Callable[[StepContext], list[dict[str, Any]] | None] = lambda ctx: None
-    logprob: LogprobVerdict | None = None
 
 
 def items_of(ctx: StepContext, key: str) -> list[str]:
@@ -257,15 +219,8 @@ def build_verdict_scorer(
     def no_analysis(ctx: StepContext) -> dict[str, Any]:
         return {field: []}
 
-    def fixed(ctx: StepContext) -> list[dict[str, Any]] | None:
-        return parts.fixed_verdicts(ctx) if items(ctx) else None
-
     def no_verdict_call(ctx: StepContext) -> bool:
-        return not items(ctx) or fixed(ctx) is not None
-
-    def verdicts_without_judge(ctx: StepContext) -> dict[str, Any]:
-        verdicts = fixed(ctx)
-        return {field: verdicts} if verdicts is not None else no_analysis(ctx)
+        return not items(ctx)
 
     def generate_score(ctx: StepContext) -> float:
         analysis: dict[str, Any] = ctx.analyze_step_result or no_analysis(ctx)
@@ -276,31 +231,11 @@ def build_verdict_scorer(
     def reason_without_judge(ctx: StepContext) -> str:
         return parts.summary(ctx) if items(ctx) else parts.no_items_reason(ctx)
 
-    def no_reason_call(ctx: StepContext) -> bool:
-        return no_verdict_call(ctx) or not parts.reason_needed(ctx)
-
     preprocess: PromptStep[Any] | StepFunction
     analyze: PromptStep[Any] | StepFunction
     generate_reason: PromptStep[Any] | StepFunction
     if judge_mode == "logprob":
-        if parts.logprob is None:
-            raise ValueError(f"scorer {id!r} has no logprob mode")
-        return _logprob_scorer(
-            parts,
-            parts.logprob,
-            id=id,
-            description=description,
-            judge=judge,
-            label=label,
-            context=context,
-            get_context=get_context,
-            max_text_chars=max_text_chars,
-            no_verdict_call=no_verdict_call,
-            verdicts_without_judge=verdicts_without_judge,
-            redact=redact,
-            calibration=calibration,
-            reason_without_judge=reason_without_judge,
-        )
+        raise ValueError(f"scorer {id!r} has no logprob mode")
     if judge_mode == "three_step":
         preprocess = parts.extract
         analyze = PromptStep(
@@ -311,7 +246,7 @@ def build_verdict_scorer(
             validate=check_count,
             parse=lambda answer, ctx: analysis_of(answer, items(ctx)),
             skip_if=no_verdict_call,
-            skip_result=verdicts_without_judge,
+            skip_result=no_analysis,
         )
         generate_reason = PromptStep(
             description="Explain the score",
@@ -319,7 +254,7 @@ def build_verdict_scorer(
             system=parts.reason_system,
             create_prompt=parts.reason_prompt,
             parse=lambda text, ctx: str(text).strip() or parts.summary(ctx),
-            skip_if=no_reason_call,
+            skip_if=no_verdict_call,
             skip_result=reason_without_judge,
         )
     else:
@@ -344,15 +279,13 @@ def build_verdict_scorer(
 
         def analysis_from_state(ctx: StepContext) -> dict[str, Any]:
             if no_verdict_call(ctx):
-                return verdicts_without_judge(ctx)
+                return no_analysis(ctx)
             analysis: dict[str, Any] = ctx.state["analysis"]
             return analysis
 
         def one_call_reason(ctx: StepContext) -> str:
             if not items(ctx):
                 return parts.no_items_reason(ctx)
-            if fixed(ctx) is not None:
-                return parts.summary(ctx)
             judge_reason = ctx.state.get("reason", "")
             return parts.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
 
@@ -376,7 +309,7 @@ def build_verdict_scorer(
                 return analysis
 
             analyze = dataclasses.replace(
-                one_call, parse=stash, skip_if=no_verdict_call, skip_result=verdicts_without_judge
+                one_call, parse=stash, skip_if=no_verdict_call, skip_result=no_analysis
             )
         generate_reason = one_call_reason
 
@@ -414,97 +347,3 @@ def build_verdict_scorer(
             ),
         )
     return scorer
-
-
-def _logprob_scorer(
-    parts: VerdictScorerParts,
-    lp: LogprobVerdict,
-    *,
-    id: str,
-    description: str,
-    judge: Judge,
-    label: Callable[[float], str],
-    context: Sequence[str] | None,
-    get_context: ContextFunction | None,
-    max_text_chars: int,
-    no_verdict_call: Callable[[StepContext], bool],
-    verdicts_without_judge: Callable[[StepContext], dict[str, Any]],
-    reason_without_judge: Callable[[StepContext], str],
-    redact: RedactSpec | None,
-    calibration: CalibrationSpec | None,
-) -> Scorer:
-    """The logprob form of a verdict scorer: the whole output is the one item judged."""
-    key, field = parts.items_key, parts.list_field
-    good, defect = lp.choices
-
-    def whole_output(ctx: StepContext) -> dict[str, Any]:
-        # The extraction's skip rules (empty output, no context) hold here too.
-        extract = parts.extract
-        skip_if = extract.skip_if if isinstance(extract, PromptStep) else None
-        if skip_if is not None and skip_if(ctx):
-            return {key: []}
-        return {key: [ctx.output_text]}
-
-    def read(answer: Classification, ctx: StepContext) -> dict[str, Any]:
-        probability = answer.probability(defect)
-        ctx.flags["verdict_probability"] = probability
-        ctx.flags["verdict_from_logprobs"] = answer.from_logprobs
-        ctx.attributes[A.LIVESCORE_VERDICT_PROBABILITY] = probability
-        ctx.attributes[A.LIVESCORE_VERDICT_FROM_LOGPROBS] = answer.from_logprobs
-        how = "" if answer.from_logprobs else " (a structured answer: the judge gave no logprobs)"
-        verdict = {
-            "statement": ctx.output_text,
-            "verdict": lp.verdicts[answer.label],
-            "reason": f"the judge answered {answer.label!r}; P({defect}) = {probability:.3f}{how}",
-        }
-        return {field: [verdict], "classification": answer.to_dict()}
-
-    def probability_of(ctx: StepContext) -> float | None:
-        analysis = ctx.analyze_step_result or {}
-        found = analysis.get("classification") if isinstance(analysis, Mapping) else None
-        if not isinstance(found, Mapping):
-            return None  # no call: nothing to judge, or the scorer's fixed verdicts
-        return float(found["probabilities"].get(defect, 0.0))
-
-    def generate_score(ctx: StepContext) -> float:
-        analysis: dict[str, Any] = ctx.analyze_step_result or {field: []}
-        probability = probability_of(ctx)
-        if not items_of(ctx, key):
-            value = parts.no_items(ctx)
-        elif probability is None:
-            value = parts.score(ctx, analysis)
-        else:
-            value = lp.score(ctx, probability)
-        parts.record(ctx, analysis)
-        return value
-
-    def generate_reason(ctx: StepContext) -> str:
-        probability = probability_of(ctx)
-        return reason_without_judge(ctx) if probability is None else lp.reason(ctx, probability)
-
-    analyze: PromptStep[Any] = PromptStep(
-        description=f"Judge the whole output in one word ({good} or {defect})",
-        output_schema=None,
-        system=lp.system,
-        create_prompt=lp.prompt,
-        parse=read,
-        skip_if=no_verdict_call,
-        skip_result=verdicts_without_judge,
-        choices=lp.choices,
-    )
-    return create_scorer(
-        id=id,
-        description=description,
-        model=judge,
-        preprocess=whole_output,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        context=context,
-        get_context=get_context,
-        label=label,
-        max_text_chars=max_text_chars,
-        sync_steps="inline",
-        redact=redact,
-        calibration=calibration,
-    )
