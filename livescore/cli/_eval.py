@@ -42,7 +42,7 @@ from livescore.cli._eval_options import (
 from livescore.cli._eval_parser import add_eval_parser
 from livescore.cli._eval_print import (
     estimate_lines,
-    measures_labels,
+    measured_labels,
     print_problems,
     print_quality,
     print_results,
@@ -251,14 +251,11 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     # _score (the first, and a --retry pass) redacts with it.
     args.redactor = redactor_from_args(args)
     # Without an output that reads each item afterwards (the report, the comparison with a
-    # baseline, the label figures), the run keeps running totals only: --out has written
-    # each item whole by then, so memory holds the items in flight, not every item.
-    keep_items = bool(
-        setup.report_path is not None
-        or setup.ci.baseline_path is not None
-        or setup.fit_label
-        or measures_labels(dataset, selected)
-    )
+    # baseline), the run keeps running totals, and of the labelled items what the figures
+    # against their labels read: --out has written each item whole by then, so memory
+    # holds the items in flight, not every item.
+    keep_items = setup.report_path is not None or setup.ci.baseline_path is not None
+    args.labelled = measured_labels(dataset, selected, setup.fit_label)
     from livescore.evals import ResultsFile
 
     plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
@@ -426,7 +423,7 @@ def _score(
     )
     scorers = [s.scorer for s in setup.selected]
     # What was scored when Ctrl-C ends the run before run_evals returns its result.
-    collector = EvalCollector([s.id for s in scorers], keep_items=keep_items)
+    collector = EvalCollector([s.id for s in scorers], keep_items=keep_items, labels=args.labelled)
     failed = 0
 
     def advance(item: ItemResult) -> None:
@@ -470,6 +467,7 @@ def _score(
             dataset.items,
             scorers,
             keep_items=keep_items,
+            labels=args.labelled,
             max_cost=plan.budget,
             estimate_items=plan.items,
             on_estimate=estimated,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "estimate_lines",
-    "measures_labels",
+    "measured_labels",
     "print_problems",
     "print_quality",
     "print_results",
@@ -101,13 +101,18 @@ def quality(
     return rows, notes
 
 
-def measures_labels(dataset: Dataset, selected: Sequence[Selected]) -> bool:
-    """Whether a selected scorer is measured against a label the data has (the quality
-    figures then read every item)."""
-    return any(
-        any(value is not None for value in dataset.labels_for(label))
-        for label in _by_label(selected)
-    )
+def measured_labels(
+    dataset: Dataset, selected: Sequence[Selected], fit_label: str | None
+) -> list[int | None] | None:
+    """Which items carry a label the scores are measured against (the quality figures,
+    ``--calibrate``): 1 where one does, by item index; ``None`` when none does."""
+    names = [*_by_label(selected), *([fit_label] if fit_label else [])]
+    columns = [dataset.labels_for(name) for name in names]
+    marks: list[int | None] = [
+        1 if any(column[i] is not None for column in columns) else None
+        for i in range(len(dataset.items))
+    ]
+    return marks if any(marks) else None
 
 
 def _by_label(selected: Sequence[Selected]) -> dict[str, list[Selected]]:

@@ -97,6 +97,7 @@ from livescore.evals._result import (
     HistogramBin,
     ItemFailure,
     ItemResult,
+    LabelledItem,
     ScoreAggregate,
     ScoreDistribution,
 )
@@ -125,6 +126,7 @@ __all__ = (
     "ItemFailure",
     "ItemResult",
     "LabelQuality",
+    "LabelledItem",
     "OnItemComplete",
     "QualityRow",
     "ResultsFile",

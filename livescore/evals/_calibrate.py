@@ -114,6 +114,7 @@ def fit_calibration(
         (5.5, 'high', 1.0)
     """
     from livescore.evals._compare import _directions
+    from livescore.evals._result import labelled_items
 
     wanted = list(scorers) if scorers is not None else list(result.scores)
     directions = _directions(wanted, higher_is_better or {})
@@ -121,15 +122,14 @@ def fit_calibration(
     reasons: list[str] = []
     for sid in wanted:
         groups: dict[str | None, list[tuple[int, float, str]]] = {}
-        for item in result.items:
+        for item in labelled_items(result):
             scored = item.scores.get(sid)
             if item.index >= len(labels):
                 continue
             y = labels[item.index]
             if scored is None or scored.score is None or y is None:
                 continue
-            key = item.id if item.id is not None else str(item.index)
-            groups.setdefault(scored.judge_model, []).append((int(bool(y)), scored.score, key))
+            groups.setdefault(scored.judge_model, []).append((int(bool(y)), scored.score, item.key))
         if not groups:
             reasons.append(f"{sid}: no labelled item was scored")
             continue

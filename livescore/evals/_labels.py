@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from livescore.evals._quality import binary_quality, split_threshold
 from livescore.evals._report import QualityRow
+from livescore.evals._result import labelled_items
 
 if TYPE_CHECKING:
-    from livescore.evals._result import EvalResult, ItemResult
+    from livescore.evals._result import EvalResult, LabelledItem
 
 __all__ = ("LabelQuality", "label_quality")
 
@@ -45,7 +46,9 @@ def label_quality(
     """See :meth:`EvalResult.label_quality <livescore.evals.EvalResult.label_quality>`."""
     quality = LabelQuality(label)
     labelled = [
-        it for it in result.items if it.index < len(labels) and labels[it.index] is not None
+        it
+        for it in labelled_items(result)
+        if it.index < len(labels) and labels[it.index] is not None
     ]
     if not labelled:
         return quality
@@ -60,7 +63,7 @@ def label_quality(
     if quality.rows:
         # HaluEval's hallucinated answers are longer: a judge must beat output length alone.
         truth = [int(labels[it.index] or 0) for it in labelled]
-        lengths = [float(output_length(it)) for it in labelled]
+        lengths = [float(it.output_chars) for it in labelled]
         median = sorted(lengths)[len(lengths) // 2]
         quality.rows.append(
             QualityRow(
@@ -75,7 +78,7 @@ def label_quality(
 
 
 def _row(
-    labelled: Sequence[ItemResult],
+    labelled: Sequence[LabelledItem],
     labels: Sequence[int | None],
     sid: str,
     flip: bool,
@@ -101,7 +104,7 @@ def _row(
     else:
         quality = binary_quality(truth, scores, threshold=threshold)
     ranked = [-x for x in scores] if flip else scores
-    keys = [it.id if it.id is not None else str(it.index) for _, _, it in pairs]
+    keys = [it.key for _, _, it in pairs]
     split = split_threshold(truth, ranked, keys=keys, default=-threshold if flip else threshold)
     if split is not None and flip:
         split = dataclasses.replace(split, threshold=-split.threshold)
@@ -115,12 +118,3 @@ def _row(
         rule=f"score {'≤' if flip else '≥'} {threshold:g}",
         split=split,
     )
-
-
-def output_length(item: ItemResult) -> int:
-    """The agent's text length: over every turn for a conversation."""
-    if item.conversation is not None:
-        from livescore.runs import get_assistant_message
-
-        return sum(len(get_assistant_message(run) or "") for run in item.conversation.runs)
-    return len(item.output_text)

@@ -28,6 +28,7 @@ __all__ = (
     "HistogramBin",
     "ItemFailure",
     "ItemResult",
+    "LabelledItem",
     "ScoreAggregate",
     "ScoreDistribution",
 )
@@ -281,6 +282,55 @@ class ScoreAggregate:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class LabelledItem:
+    """What the figures against labels read of one labelled item: kept in
+    :attr:`EvalResult.labelled` when the items are not (``run_evals(keep_items=False,
+    labels=...)``).
+
+    Attributes:
+        index: The item's position in the data.
+        id: The item's ``id``, when given.
+        output_chars: The length of the agent's text (over every turn of a conversation).
+        scores: Each scorer's result, reduced to its status, score, usage and judge model.
+
+    Example:
+        >>> item = LabelledItem.of(ItemResult(index=3, output="four"))
+        >>> item.index, item.output_chars, item.scores
+        (3, 4, {})
+    """
+
+    index: int
+    id: str | None
+    output_chars: int
+    scores: dict[str, ScoreResult]
+
+    @property
+    def key(self) -> str:
+        """What splits the items in halves: the id, else the index."""
+        return self.id if self.id is not None else str(self.index)
+
+    @classmethod
+    def of(cls, item: ItemResult) -> LabelledItem:
+        """The figures' part of ``item``."""
+        if item.conversation is not None:
+            chars = sum(len(get_assistant_message(run) or "") for run in item.conversation.runs)
+        else:
+            chars = len(item.output_text)
+        scores = {
+            sid: ScoreResult(
+                run_id=score.run_id,
+                scorer_id=sid,
+                status=score.status,
+                score=score.score,
+                usage=score.usage,
+                judge_model=score.judge_model,
+            )
+            for sid, score in item.scores.items()
+        }
+        return cls(item.index, item.id, chars, scores)
+
+
 @dataclass(slots=True)
 class EvalResult:
     """Everything :func:`~livescore.evals.run_evals` learned.
@@ -300,6 +350,9 @@ class EvalResult:
             (``stop_when_judge_unreachable``); ``None`` when every item was fed.
         stop_reason: ``stopped`` in a sentence (``""`` when it did not stop).
         estimate: With ``max_cost``: the cost estimate from the sample scored first.
+        labelled: With ``keep_items=False`` and ``labels``: what the figures against the
+            labels read of each labelled item (:meth:`label_quality`,
+            :func:`~livescore.evals.fit_calibration`), in data order.
 
     Example:
         >>> result = EvalResult()
@@ -316,6 +369,7 @@ class EvalResult:
     stopped: StopKind | None = None
     stop_reason: str = ""
     estimate: CostEstimate | None = None
+    labelled: list[LabelledItem] = field(default_factory=list)
 
     @classmethod
     def from_items(cls, scorer_ids: Sequence[str], items: Sequence[ItemResult]) -> EvalResult:
@@ -343,7 +397,7 @@ class EvalResult:
         """How well each scorer's score predicts a 0/1 label: the judge-quality rows that
         ``livescore eval`` prints and puts in its report.
 
-        Needs the items (``keep_items=True``, the default).
+        Reads the items, or :attr:`labelled` when the run kept totals only.
 
         Args:
             labels: Each item's label by item index (``None``: not labelled); a
@@ -449,6 +503,8 @@ class EvalCollector:
     Args:
         scorer_ids: The scorers to aggregate, in the order the result lists them.
         keep_items: Whether the result keeps every :class:`ItemResult`.
+        labels: Without ``keep_items``: the 0/1 labels by item index (``None``: not
+            labelled); each labelled item's scores are kept as a :class:`LabelledItem`.
 
     Example:
         >>> collector = EvalCollector(["kc"], keep_items=False)
@@ -458,8 +514,16 @@ class EvalCollector:
         (1, [], 1.0)
     """
 
-    def __init__(self, scorer_ids: Sequence[str], *, keep_items: bool = True) -> None:
+    def __init__(
+        self,
+        scorer_ids: Sequence[str],
+        *,
+        keep_items: bool = True,
+        labels: Sequence[int | None] | None = None,
+    ) -> None:
         self.keep_items = keep_items
+        self.labels = labels
+        self._labelled: list[LabelledItem] = []
         self._tallies = {sid: _Tally() for sid in scorer_ids}
         self._items: list[ItemResult] = []
         self._failures: list[ItemFailure] = []
@@ -477,6 +541,8 @@ class EvalCollector:
             self._count += 1
             if self.keep_items:
                 self._items.append(item)
+            elif self.labels is not None and _labelled(self.labels, item.index):
+                self._labelled.append(LabelledItem.of(item))
             for sid, tally in self._tallies.items():
                 score = item.scores.get(sid)
                 if score is not None:
@@ -499,12 +565,24 @@ class EvalCollector:
                 duration_s=duration_s,
                 item_failures=sorted(self._failures, key=lambda f: f.index),
                 item_count=self._count,
+                labelled=sorted(self._labelled, key=lambda it: it.index),
             )
             for sid, tally in self._tallies.items():
                 agg = tally.aggregate(sid)
                 result.scores[sid] = agg
                 result.usage.add(agg.usage)
         return result
+
+
+def _labelled(labels: Sequence[int | None], index: int) -> bool:
+    return index < len(labels) and labels[index] is not None
+
+
+def labelled_items(result: EvalResult) -> list[LabelledItem]:
+    """What the figures against labels read: the items, or ``result.labelled``."""
+    if result.items:
+        return [LabelledItem.of(item) for item in result.items]
+    return result.labelled
 
 
 class _Tally:

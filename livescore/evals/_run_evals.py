@@ -314,7 +314,9 @@ class _Evaluation:
     ) -> None:
         self.plan = plan = plan if plan is not None else _Plan()
         self.keep_runs = plan.keep_runs
-        self.collector = EvalCollector([s.id for s in scorers], keep_items=plan.keep_items)
+        self.collector = EvalCollector(
+            [s.id for s in scorers], keep_items=plan.keep_items, labels=plan.labels
+        )
         self.judges = list({id(j): j for s in scorers if (j := s.judge) is not None}.values())
         self.stop_when_judge_unreachable = plan.stop_when_judge_unreachable
         self.unreachable: str | None = None  # why the run stopped: no judge to score with
@@ -721,6 +723,7 @@ async def run_evals(
     on_estimate: Callable[[CostEstimate], Any] | None = None,
     stop_when_judge_unreachable: bool = False,
     calibration: CalibrationSpec | None = None,
+    labels: Sequence[int | None] | None = None,
 ) -> EvalResult:
     """Run ``scorers`` over every item of ``data``; the run goes on through any failure.
 
@@ -759,16 +762,17 @@ async def run_evals(
         keep_runs: With ``False``, once ``on_item_complete`` has seen it, ``item.run`` keeps
             only its ids, texts and tool calls (what the summaries and the report read).
         keep_items: With ``False``, the result keeps running totals (aggregates,
-            ``item_count``, failures), not the items: memory stays flat over any number of
-            items (:class:`ResultsFile` writes them as they finish). ``compare``,
-            ``label_quality``, the report and ``fit_calibration`` read the items.
+            ``item_count``, failures), not the items (which ``compare`` and the report
+            read): memory stays flat (:class:`ResultsFile` writes the items as they finish).
+        labels: With ``keep_items=False``: 0/1 labels by item index; the scores of each
+            labelled item are kept for ``label_quality`` and ``fit_calibration``.
         max_cost: A cap on the judge spend in US dollars (or a
             :class:`~livescore.judges.JudgeBudget`) for every judge without a budget. A
             sequence is estimated first from ``estimate_items`` items spread over it
             (``result.estimate``) and not scored on above the cap; the run feeds no more
             items once the cap cannot pay a score (see :attr:`EvalResult.stopped`).
-        estimate_items: With ``max_cost``: the sample scored first (``0``: no estimate).
-        on_estimate: With ``max_cost``: called with the :class:`CostEstimate`.
+        estimate_items: With ``max_cost``: the sample scored first (``0``: none);
+            ``on_estimate`` is called with its :class:`CostEstimate`.
         stop_when_judge_unreachable: End the run, keeping what was scored, when a judge
             becomes unreachable or refuses every call (an unknown model, a refused key).
         calibration: A :class:`~livescore.scoring.Calibration` or its file: the scorers it
@@ -829,7 +833,7 @@ async def run_evals(
         )
     invoker = resolve_target(target) if target is not None else None
     plan = _Plan(concurrency, max_pending, keep_items, keep_runs, estimate_items, on_estimate)
-    plan.stop_when_judge_unreachable = stop_when_judge_unreachable
+    plan.stop_when_judge_unreachable, plan.labels = stop_when_judge_unreachable, labels
     if max_cost is not None:
         plan.budget = cost_cap(max_cost, (s.judge for s in checked))
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
@@ -859,6 +863,7 @@ class _Plan:
     on_estimate: Callable[[CostEstimate], Any] | None = None
     stop_when_judge_unreachable: bool = False
     budget: JudgeBudget | None = None  # max_cost's
+    labels: Sequence[int | None] | None = None
 
 
 async def _run_all(
@@ -1073,6 +1078,7 @@ def run_evals_sync(
     on_estimate: Callable[[CostEstimate], Any] | None = None,
     stop_when_judge_unreachable: bool = False,
     calibration: CalibrationSpec | None = None,
+    labels: Sequence[int | None] | None = None,
 ) -> EvalResult:
     """:func:`run_evals` for synchronous code (scripts); same arguments, same result.
 
@@ -1121,5 +1127,6 @@ def run_evals_sync(
         on_estimate=on_estimate,
         stop_when_judge_unreachable=stop_when_judge_unreachable,
         calibration=calibration,
+        labels=labels,
     )
     return anyio.run(call)

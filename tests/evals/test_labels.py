@@ -77,3 +77,28 @@ def test_a_threshold_moves_the_rule() -> None:
     )
     assert quality.rows[0].rule == "score ≥ 0.9"
     assert quality.rows[0].quality.threshold == pytest.approx(0.9)
+
+
+def test_totals_only_keep_what_the_figures_read_of_the_labelled_items() -> None:
+    # keep_items=False with labels: no item is kept, yet the quality rows and a fitted
+    # calibration are those of the run that kept every item.
+    from livescore.evals import fit_calibration
+
+    scorers = [_flags_wrong(), _says_right()]
+    directions = {"flags-wrong": False, "says-right": True}
+    half = LABELS[:30] + [None] * 10  # the last ten items are not labelled
+    kept = run_evals_sync(DATA, scorers, concurrency=4)
+    totals = run_evals_sync(DATA, scorers, concurrency=4, keep_items=False, labels=half)
+    assert totals.items == []
+    assert [it.index for it in totals.labelled] == list(range(30))
+    assert totals.labelled[0].scores["flags-wrong"].score == 0.0
+    by_kept = kept.label_quality(half, label="hallucinated", scorers=directions)
+    by_totals = totals.label_quality(half, label="hallucinated", scorers=directions)
+    assert by_totals == by_kept
+    assert by_totals.rows[0].coverage == "30/30 labelled items scored"
+    fitted = [
+        fit_calibration(result, half, label="hallucinated", higher_is_better=directions)
+        for result in (kept, totals)
+    ]
+    assert [e.threshold for e in fitted[1].entries] == [e.threshold for e in fitted[0].entries]
+    assert [e.held_out for e in fitted[1].entries] == [e.held_out for e in fitted[0].entries]
