@@ -14,39 +14,32 @@ Three-step mode (the default; at most three judge calls):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
-from livescore.scorers._judged import (
-    JudgeMode,
-    check_scale,
-    fmt,
-    judge_mode_of,
-    quality_label,
-    resolve_model,
-    round2,
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    judge_catalog_entry,
+    judge_schemas,
+    judge_scorer,
 )
+from livescore.scorers._judged import JudgeMode, fmt
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
+    "ANSWER_RELEVANCY",
     "ExtractedStatements",
-    "RelevancyOneCallAnswer",
     "RelevancyVerdict",
     "RelevancyVerdicts",
     "create_answer_relevancy_scorer",
@@ -82,20 +75,6 @@ class RelevancyVerdict(StatementVerdict):
 
     spellings = _SPELLINGS
     verdict: Literal["yes", "no", "unsure"]
-
-
-class RelevancyVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
-
-    verdicts: list[RelevancyVerdict]
-
-
-class RelevancyOneCallAnswer(BaseModel):
-    """The one-call answer: the statements, one verdict per statement, and the reason."""
-
-    statements: Claims
-    verdicts: list[RelevancyVerdict]
-    reason: str
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -222,6 +201,70 @@ def _one_call_prompt(question: str, output: str) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    counts = tally(verdicts)
+    total = len(verdicts)
+    if counts["yes"] == total:
+        what = (
+            "the only statement answers the question"
+            if total == 1
+            else f"all {total} statements address the question"
+        )
+    else:
+        what = (
+            f"{counts['yes']} of {total} statements answer the question, "
+            f"{counts['unsure']} are partly relevant and {counts['no']} are not relevant"
+        )
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+ANSWER_RELEVANCY = JudgeSpec(
+    name="answer-relevancy",
+    family="answer",
+    summary="share of the answer's statements relevant to the question",
+    check="answer-relevancy",
+    items="statements",
+    noun="statement",
+    defect="irrelevant",
+    verdict=RelevancyVerdict,
+    defect_words=frozenset({"no", "unsure"}),
+    rules=_RULES,
+    advice="",
+    explain="",
+    none_found="",
+    counts={"relevant": "yes", "unsure": "unsure"},
+    counted="statements relevant to the question",
+    higher_is_better=True,
+    weights={"unsure": 0.3},
+    description="Share of the answer's statements relevant to the question (partly relevant "
+    "ones count {weight}), from 0 to {scale}",
+    always_explain=True,
+    needs_question="the input is empty: there is no question to judge relevance against",
+    empty_output="the output is empty: there are no statements to judge",
+    needs_items="the output makes no statements the judge could find, so its relevance "
+    "cannot be measured",
+    prompts=JudgePrompts(
+        extract_system=EXTRACT_SYSTEM,
+        extract=lambda shown: extract_statements_prompt(shown.output),
+        extract_schema=ExtractedStatements,
+        verdict_system=VERDICT_SYSTEM,
+        reason_system=REASON_SYSTEM,
+        one_call_system=ONE_CALL_SYSTEM,
+        verdict=lambda shown: _verdict_prompt(shown.question, shown.items),
+        reason=lambda shown: _reason_prompt(
+            shown.question, shown.score_text, shown.scale, shown.verdicts
+        ),
+        one_call=lambda shown: _one_call_prompt(shown.question, shown.output),
+    ),
+    count_reason=_count_reason,
+)
+"""The answer relevancy scorer as data (see :class:`~livescore.scorers._judge_spec.JudgeSpec`);
+its factory sets the weight of a partly relevant statement."""
+
+RelevancyVerdicts = judge_schemas(ANSWER_RELEVANCY)[0]
+
+
 # -- the scorer -------------------------------------------------------------------------------
 
 
@@ -287,8 +330,6 @@ def create_answer_relevancy_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="answer-relevancy")
     if (
         isinstance(uncertainty_weight, bool)
         or not isinstance(uncertainty_weight, int | float)
@@ -297,119 +338,22 @@ def create_answer_relevancy_scorer(
     ):
         raise ValueError(f"uncertainty_weight must be from 0 to 1, not {uncertainty_weight!r}")
     weight = float(uncertainty_weight)
-    judge = resolve_model(model, judge_options, scorer="answer-relevancy")
-
-    def question(ctx: StepContext) -> str:
-        text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
-        if not text.strip():
-            raise NotScorable("the input is empty: there is no question to judge relevance against")
-        return text
-
-    def nothing_to_extract(ctx: StepContext) -> bool:
-        question(ctx)  # before the first call
-        if not ctx.output_text.strip():
-            raise NotScorable("the output is empty: there are no statements to judge")
-        return False
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        counts = tally(verdicts)
-        return round2((counts["yes"] + weight * counts["unsure"]) / len(verdicts) * scale)
-
-    def no_statements(ctx: StepContext) -> float:
-        raise NotScorable(
-            "the output makes no statements the judge could find, so its relevance cannot "
-            "be measured"
-        )
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = tally(analysis["verdicts"])
-        total = len(analysis["verdicts"])
-        ctx.flags["statements_total"] = total
-        ctx.flags["statements_relevant"] = counts["yes"]
-        ctx.flags["statements_unsure"] = counts["unsure"]
-        ctx.attributes[A.LIVESCORE_STATEMENTS_TOTAL] = total
-        ctx.attributes[A.LIVESCORE_STATEMENTS_RELEVANT] = counts["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        counts = tally(verdicts)
-        total = len(verdicts)
-        if counts["yes"] == total:
-            what = (
-                "the only statement answers the question"
-                if total == 1
-                else f"all {total} statements address the question"
-            )
-        else:
-            what = (
-                f"{counts['yes']} of {total} statements answer the question, "
-                f"{counts['unsure']} are partly relevant and {counts['no']} are not relevant"
-            )
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    parts = VerdictScorerParts(
-        items_key="statements",
-        noun="statement",
-        nouns="statements",
-        extract=PromptStep(
-            description="Extract the output's statements",
-            output_schema=ExtractedStatements,
-            system=EXTRACT_SYSTEM,
-            create_prompt=lambda ctx: extract_statements_prompt(ctx.output_text),
-            skip_if=nothing_to_extract,
-            skip_result=lambda ctx: {"statements": []},
-        ),
-        extract_in_one_call=True,
-        verdict_schema=RelevancyVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, statements: _verdict_prompt(question(ctx), statements),
-        score=score,
-        no_items=no_statements,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            question(ctx), fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",  # never reached: no statements is not scorable
-        one_call_schema=RelevancyOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(question(ctx), ctx.output_text),
-        record=record,
+    spec = dataclasses.replace(
+        ANSWER_RELEVANCY,
+        weights={"unsure": weight},
+        description=ANSWER_RELEVANCY.description.replace("{weight}", f"{weight:g}"),
     )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        spec,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            "Share of the answer's statements relevant to the question (partly relevant "
-            f"ones count {weight:g}), from 0 to {scale:g}"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )
 
 
-# -- in the catalog ---------------------------------------------------------------------------
-
-
-@catalog_entry(
-    "answer-relevancy",
-    family="answer",
-    summary="share of the answer's statements relevant to the question",
-    needs_judge=True,
-    predicts="irrelevant",
-    factory="livescore.scorers.create_answer_relevancy_scorer",
-    span_attributes={
-        "livescore.statements.total": "statements judged",
-        "livescore.statements.relevant": "statements relevant to the question",
-    },
-    examples=("answer-relevancy",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_answer_relevancy_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(ANSWER_RELEVANCY, create_answer_relevancy_scorer)

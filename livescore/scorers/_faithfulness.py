@@ -264,9 +264,11 @@ FAITHFULNESS = JudgeSpec(
         verdict_system=VERDICT_SYSTEM,
         reason_system=REASON_SYSTEM,
         one_call_system=ONE_CALL_SYSTEM,
-        verdict=_verdict_prompt,
-        reason=_reason_prompt,
-        one_call=_one_call_prompt,
+        verdict=lambda shown: _verdict_prompt(shown.items, shown.context),
+        reason=lambda shown: _reason_prompt(
+            score_text=shown.score_text, scale=shown.scale, verdicts=shown.verdicts
+        ),
+        one_call=lambda shown: _one_call_prompt(shown.output, shown.context),
     ),
     # The hallucination scorer's question: the two scores mirror each other.
     logprob=LogprobSpec(

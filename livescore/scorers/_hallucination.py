@@ -199,9 +199,11 @@ HALLUCINATION = JudgeSpec(
         verdict_system=VERDICT_SYSTEM,
         reason_system=REASON_SYSTEM,
         one_call_system=ONE_CALL_SYSTEM,
-        verdict=verdict_prompt,
-        reason=reason_prompt,
-        one_call=one_call_prompt,
+        verdict=lambda shown: verdict_prompt(shown.items, shown.context),
+        reason=lambda shown: reason_prompt(
+            score_text=shown.score_text, scale=shown.scale, verdicts=shown.verdicts
+        ),
+        one_call=lambda shown: one_call_prompt(shown.output, shown.context),
         one_call_schema=OneCallAnswer,
     ),
     logprob=LogprobSpec(

@@ -13,7 +13,7 @@ one of two words, and the plain question judged better than a rules prompt with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from livescore.scorers._claims import EXTRACT_SYSTEM, extract_prompt
@@ -138,7 +138,7 @@ def verdict_prompt(claims: Sequence[str], context: RenderedContext) -> str:
     )
 
 
-def reason_prompt(*, score_text: str, scale: float, verdicts: Sequence[dict[str, Any]]) -> str:
+def reason_prompt(*, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
     """The prompt asking the judge to explain the score (``score_text``) from ``verdicts``."""
     hallucinated = tally(verdicts)["yes"]
     items = "\n".join(

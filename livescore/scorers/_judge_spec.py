@@ -79,6 +79,7 @@ __all__ = (
     "JudgePrompts",
     "JudgeSpec",
     "LogprobSpec",
+    "Shown",
     "StatementVerdict",
     "judge_catalog_entry",
     "judge_schemas",
@@ -147,6 +148,13 @@ class JudgeSpec:
             and ``no_items``).
         count_reason: ``ctx -> reason`` from the counts (default: "n of m <items> are
             <defect>").
+        weights: What each verdict word counts in a higher-is-better score, where it is not
+            1 for the words that are not defects and 0 for the others (a partly relevant
+            statement's ``{"unsure": 0.3}``).
+        needs_question: Why a run without a question is not scorable, for a spec that
+            judges against the question (``ctx.input_text``); checked before any call.
+        empty_output: Why an empty answer is not scorable, where it is not scored.
+        needs_items: Why an answer without items is not scorable, where it is not scored.
     """
 
     name: str
@@ -182,6 +190,10 @@ class JudgeSpec:
     logprob: LogprobSpec | None = None
     no_items_reason: Callable[[StepContext], str] | None = None
     count_reason: Callable[[StepContext], str] | None = None
+    weights: Mapping[str, float] | None = None
+    needs_question: str = ""
+    empty_output: str = ""
+    needs_items: str = ""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -208,27 +220,57 @@ class JudgeSpec:
         return found
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shown:
+    """What a prompt shows the judge.
+
+    Attributes:
+        output: The answer's text.
+        items: The items to judge (in the verdict prompt).
+        question: The run's question, for a spec that shows or needs it (else ``""``).
+        context: The context block, for a grounded spec (else an empty block).
+        verdicts: The verdicts (in the reason prompt).
+        score_text: The score as the reason starts with it (in the reason prompt).
+        scale: The score's scale.
+    """
+
+    output: str
+    items: Sequence[str]
+    question: str
+    context: RenderedContext
+    verdicts: Sequence[Mapping[str, Any]]
+    score_text: str
+    scale: float
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class JudgePrompts:
-    """A scorer's own prompts (the grounding scorers'), in place of the derived ones.
+    """A scorer's own prompts, in place of the derived ones.
 
     Attributes:
         verdict_system: The verdict step's system prompt.
         reason_system: The reason step's.
         one_call_system: The one-call answer's.
-        verdict: ``(items, context) -> prompt`` (``context`` rendered for the judge).
-        reason: ``(score_text=, scale=, verdicts=) -> prompt``.
-        one_call: ``(output, context) -> prompt``.
+        verdict: ``shown -> prompt`` asking for one verdict per item.
+        reason: ``shown -> prompt`` asking to explain the score.
+        one_call: ``shown -> prompt`` asking for the one-call answer.
         one_call_schema: The one-call answer's schema, where it is not the derived one.
+        extract_system: The item list's system prompt, for a spec whose judge lists the
+            items with prompts of its own.
+        extract: ``shown -> prompt`` asking for the item list.
+        extract_schema: The item list's schema.
     """
 
     verdict_system: str
     reason_system: str
     one_call_system: str
-    verdict: Callable[[Sequence[str], RenderedContext], str]
-    reason: Callable[..., str]
-    one_call: Callable[[str, RenderedContext], str]
+    verdict: Callable[[Shown], str]
+    reason: Callable[[Shown], str]
+    one_call: Callable[[Shown], str]
     one_call_schema: type[BaseModel] | None = None
+    extract_system: str = ""
+    extract: Callable[[Shown], str] | None = None
+    extract_schema: type[BaseModel] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,30 +334,34 @@ def _yes_no(spec: JudgeSpec) -> str:
     return f'"verdict" ("{bad}" when {spec.defect}, "{good}" otherwise'
 
 
-@functools.cache
 def _prompts(spec: JudgeSpec) -> _Prompts:
-    extract_schema, verdicts_schema, one_call_schema = _schemas(spec)
+    extract_schema, verdicts_schema, one_call_schema = _schemas(
+        spec.verdict, spec.items, spec.noun, listed=spec.split is None
+    )
     own = spec.prompts
     if own is not None:
-        systems = ("", own.verdict_system, own.reason_system, own.one_call_system)
+        systems = (own.extract_system, own.verdict_system, own.reason_system, own.one_call_system)
         one_call_schema = own.one_call_schema or one_call_schema
+        extract_schema = own.extract_schema or extract_schema
     else:
         systems = _systems(spec)
     return _Prompts(extract_schema, verdicts_schema, one_call_schema, *systems)
 
 
-def _schemas(spec: JudgeSpec) -> tuple[type[BaseModel] | None, type[BaseModel], type[BaseModel]]:
+@functools.cache
+def _schemas(
+    verdict: type[StatementVerdict], items: str, noun: str, *, listed: bool
+) -> tuple[type[BaseModel] | None, type[BaseModel], type[BaseModel]]:
     """The answers the judge gives: the item list (when it lists them), the verdicts, and
-    the one-call answer; named and described as the judge reads them."""
-    prefix = spec.verdict.__name__.removesuffix("Verdict")
-    items, noun = spec.items, spec.noun
-    verdict_list: Any = list.__class_getitem__(spec.verdict)
+    the one-call answer; named and described as the judge reads them (made once)."""
+    prefix = verdict.__name__.removesuffix("Verdict")
+    verdict_list: Any = list.__class_getitem__(verdict)
     verdicts_schema = _answer(
         f"{prefix}Verdicts",
         'The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``.',
         verdicts=(verdict_list, ...),
     )
-    if spec.split is not None:
+    if not listed:
         one_call_schema = _answer(
             f"{prefix}OneCallAnswer",
             f"The one-call answer: one verdict per {noun}, and the reason.",
@@ -712,11 +758,16 @@ class _Judging:
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
         assert self.prompts.extract_schema is not None
+        own = spec.prompts.extract if spec.prompts is not None else None
         return PromptStep(
             description=f"Extract the {key} the answer states",
             output_schema=self.prompts.extract_schema,
             system=self.prompts.extract_system,
-            create_prompt=lambda ctx: _extract_prompt(spec, ctx),
+            create_prompt=(
+                (lambda ctx: own(self.shown(ctx)))
+                if own is not None
+                else (lambda ctx: _extract_prompt(spec, ctx))
+            ),
             skip_if=self.nothing_to_judge,
             skip_result=lambda ctx: {key: []},
         )
@@ -770,7 +821,12 @@ class _Judging:
             )
 
     def nothing_to_judge(self, ctx: StepContext) -> bool:
+        spec = self.spec
+        if spec.needs_question and not ctx.input_text.strip():
+            raise NotScorable(spec.needs_question)  # before the first call
         if not ctx.output_text.strip():
+            if spec.empty_output:
+                raise NotScorable(spec.empty_output)
             return True  # an empty answer has no items: score it without a judge call
         # Checked before the first judge call, so a run without evidence costs nothing.
         if self.spec.grounded and self.on_empty_context == "skip" and not context_items(ctx):
@@ -813,7 +869,17 @@ class _Judging:
         if probability is not None:
             value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
         elif not total:
+            if spec.needs_items and not self.items(ctx):
+                raise NotScorable(spec.needs_items)
             value = scale if spec.higher_is_better else 0.0
+        elif spec.weights is not None:
+            weights = spec.weights
+            counted = sum(
+                weights.get(word, 0.0 if word in spec.defect_words else 1.0)
+                * sum(1 for v in verdicts if v["verdict"] == word)
+                for word in spec.words
+            )
+            value = round2(counted / total * scale)
         else:
             value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
         ctx.flags[f"{key}_total"] = total
@@ -846,24 +912,40 @@ class _Judging:
     def rendered(self, ctx: StepContext) -> RenderedContext:
         return context_for_judge(ctx, self.max_context_chars)
 
+    def shown(
+        self,
+        ctx: StepContext,
+        *,
+        items: Sequence[str] = (),
+        context: bool = False,
+        verdicts: Sequence[Mapping[str, Any]] = (),
+    ) -> Shown:
+        """What a prompt of the spec's own shows (the context rendered only where asked)."""
+        rendered = self.rendered(ctx) if context and self.spec.grounded else _NO_CONTEXT
+        question = ctx.input_text if self.spec.needs_question else ""
+        score = fmt(ctx.score)
+        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale)
+
     def verdict_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
         if own is not None:
-            return own.verdict(self.items(ctx), self.rendered(ctx))
+            return own.verdict(self.shown(ctx, items=self.items(ctx), context=True))
         return _verdict_prompt(self.spec, ctx, self.items(ctx))
 
     def reason_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
         if own is not None:
-            verdicts = ctx.analyze_step_result["verdicts"]
-            return own.reason(score_text=fmt(ctx.score), scale=self.scale, verdicts=verdicts)
+            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result["verdicts"]))
         return _reason_prompt(self.spec, ctx, self.scale)
 
     def one_call_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
         if own is not None:
-            return own.one_call(ctx.output_text, self.rendered(ctx))
+            return own.one_call(self.shown(ctx, context=True))
         return _one_call_prompt(self.spec, ctx)
+
+
+_NO_CONTEXT = RenderedContext(block="", truncated=False, documents=0)
 
 
 _DESCRIPTION = "Share of the answer's {spec.items} that are {spec.defect}, from 0 to {{scale}}"
