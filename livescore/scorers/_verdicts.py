@@ -1,9 +1,9 @@
 """The shape most judge scorers share: items → one verdict per item → score → reason.
 
-Faithfulness (claims), answer relevancy (statements), toxicity (sentences), bias (opinions),
-context precision and context relevance (context pieces) and criteria (checks) all judge a
-list of items one verdict each. :func:`build_verdict_scorer` builds both forms of such a
-scorer from its parts, with the hallucination scorer's rules:
+Context precision and context relevance (context pieces), criteria (checks), answer
+similarity and the conversation scorers all judge a list of items one verdict each.
+:func:`build_verdict_scorer` builds both forms of such a scorer from its parts, with the
+hallucination scorer's rules:
 
 - three-step mode: the items (a judge extraction, or code), then one verdict per item (a
   wrong count gets one corrective retry, then the step fails), then the reason;
@@ -14,7 +14,8 @@ scorer from its parts, with the hallucination scorer's rules:
 - a verdict that leaves the item it judges blank gets it filled in from the item list.
 
 The scorers whose parts fit a :class:`~livescore.scorers._judge_spec.JudgeSpec` are built
-from it instead (toxicity, bias, hallucination, faithfulness), with the logprob mode.
+from it instead (toxicity, bias, hallucination, faithfulness, answer relevancy), with the
+logprob mode.
 """
 
 from __future__ import annotations
