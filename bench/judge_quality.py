@@ -55,7 +55,7 @@ def quality_figures(
     items: list[dict[str, Any]], labels: list[int | None], threshold: float
 ) -> dict[str, Any]:
     """The judge's figures and the length-only baseline's, as ``livescore eval`` computes
-    them (its ``_quality_rows``), from the ``--out`` items."""
+    them (:meth:`livescore.evals.EvalResult.label_quality`), from the ``--out`` items."""
     labelled = [it for it in items if labels[it["index"]] is not None]
     scored = [
         (int(labels[it["index"]] or 0), it["scores"]["hallucination"])
