@@ -181,10 +181,6 @@ HALLUCINATION = JudgeSpec(
     noun="claim",
     defect="hallucinated",
     verdict=ClaimVerdict,
-    rules="",
-    advice="",
-    explain="",
-    none_found="",
     counted="claims the context contradicts or does not contain",
     description="Share of the output's factual claims that the context contradicts or does "
     "not support, from 0 (none) to {scale} (all)",

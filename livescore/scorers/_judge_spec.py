@@ -166,13 +166,13 @@ class JudgeSpec:
     defect: str
     verdict: type[StatementVerdict]
     defect_words: frozenset[str] = frozenset({"yes"})
-    rules: str
+    rules: str = ""
     split: Callable[[str], list[str]] | None = None
     item_rules: str = ""
     shows_question: bool = False
-    advice: str
-    explain: str
-    none_found: str
+    advice: str = ""
+    explain: str = ""
+    none_found: str = ""
     empty_answer: str = ""
     no_items: str = ""
     counts: Mapping[str, str] | None = None
