@@ -326,7 +326,7 @@ JARGON = '''
 
 from typing import Literal
 
-from livescore.scorers import JudgeSpec, StatementVerdict, judge_catalog_entry
+from livescore.scorers import JudgeSpec, LogprobSpec, StatementVerdict, judge_catalog_entry
 
 
 class JargonVerdict(StatementVerdict):
@@ -351,6 +351,15 @@ JARGON = JudgeSpec(
     explain="quote the jargon",
     none_found="no jargon",
     empty_answer="there is nothing to read",
+    logprob=LogprobSpec(
+        system="You check whether a customer can follow an answer.",
+        prompt=lambda output, context, question: (
+            f"Answer: {output}\\n\\nCan a customer follow every sentence? Answer yes or no."
+        ),
+        choices=("yes", "no"),
+        verdicts={"yes": "no", "no": "yes"},
+        reason=lambda ctx, unclear: f"The score is {ctx.score} (P(unclear) = {unclear:.2f}).",
+    ),
 )
 judge_catalog_entry(JARGON)
 '''
@@ -418,8 +427,18 @@ def test_a_new_judge_scorer_is_a_spec(
     )
     assert (empty.score, empty.usage.calls) == (0.0, 0)
     assert empty.reason == "The score is 0 because the answer is empty: there is nothing to read."
-    with pytest.raises(ValueError, match="'logprob' is available to hallucination"):
-        build_scorer("jargon", ScorerOptions(model=ScriptedJudge([]), judge_mode="logprob"))
+    # The logprob mode: one word on the whole answer, its probability the score.
+    judge = ScriptedJudge([{"yes": 0.2, "no": 0.8}])
+    scorer = build_scorer("jargon", ScorerOptions(model=judge, judge_mode="logprob"))
+    result = scorer.run_sync(run)
+    assert (result.score, result.label, result.usage.calls) == (0.8, "high", 1)
+    assert result.flags["verdict_probability"] == 0.8
+    assert result.attributes["livescore.verdict.probability"] == 0.8
+    assert result.reason == "The score is 0.8 (P(unclear) = 0.80)."
+    assert judge.prompts == [
+        f"Answer: {run['output']}\n\nCan a customer follow every sentence? Answer yes or no."
+    ]
+    assert "livescore.verdict.probability" in entry.span_attributes
 
     with OpenAITestServer([{**_JARGON_VERDICTS, "reason": "'RMA' is jargon."}]) as server:
         data = tmp_path / "data.jsonl"

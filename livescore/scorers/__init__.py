@@ -55,7 +55,10 @@ if TYPE_CHECKING:
     from livescore.scorers._faithfulness import create_faithfulness_scorer
     from livescore.scorers._hallucination import create_hallucination_scorer
     from livescore.scorers._judge_spec import (
+        JudgePrompts,
         JudgeSpec,
+        LogprobSpec,
+        Shown,
         StatementVerdict,
         judge_catalog_entry,
         judge_scorer,
@@ -77,8 +80,11 @@ if TYPE_CHECKING:
 __all__ = (
     "SCORER_FAMILIES",
     "CatalogEntry",
+    "JudgePrompts",
     "JudgeSpec",
+    "LogprobSpec",
     "ScorerOptions",
+    "Shown",
     "StatementVerdict",
     "build_scorer",
     "catalog_entry",
@@ -114,7 +120,17 @@ __all__ = (
 )
 
 # The names that make a judge scorer from a spec (see docs/scorers/custom.md).
-_SPEC_NAMES = frozenset({"JudgeSpec", "StatementVerdict", "judge_catalog_entry", "judge_scorer"})
+_SPEC_NAMES = frozenset(
+    {
+        "JudgePrompts",
+        "JudgeSpec",
+        "LogprobSpec",
+        "Shown",
+        "StatementVerdict",
+        "judge_catalog_entry",
+        "judge_scorer",
+    }
+)
 
 
 def _module_of(name: str) -> str | None:

@@ -217,6 +217,10 @@ class JudgeSpec:
             found |= _CONTEXT_ATTRIBUTES
         if self.logprob is not None:
             found |= _LOGPROB_ATTRIBUTES
+            if not self.grounded:
+                found[A.LIVESCORE_VERDICT_PROBABILITY] = (
+                    f"logprob mode: the judge's probability that the output is {self.defect}"
+                )
         return found
 
 
