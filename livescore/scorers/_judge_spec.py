@@ -690,7 +690,7 @@ class _Judging:
         if self.spec.split is not None:
             analyze = dataclasses.replace(
                 one_call,
-                parse=lambda answer, ctx: (self.keep(answer, ctx), self.kept(ctx))[1],
+                parse=self.judged,
                 skip_if=self.no_verdict_call,
                 skip_result=self.verdicts_without_judge,
             )
@@ -799,6 +799,11 @@ class _Judging:
         ctx.state["analysis"] = self.analysis_of(answer, found)
         ctx.state["reason"] = str(answer.reason).strip()
         return found
+
+    def judged(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        """A one-call answer's analysis, its reason kept for the reason step."""
+        self.keep(answer, ctx)
+        return self.kept(ctx)
 
     def kept(self, ctx: StepContext) -> dict[str, Any]:
         if self.no_verdict_call(ctx):
