@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,10 +38,11 @@ def load_traces_dataset(path: Path, logs: Path | None = None) -> Dataset:
     # Spans with invalid ids are among the problems, on the line that held them.
     problems = [DatasetProblem(p.line, p.message) for p in stored.problems]
     # A sequence read from disk in the place of a list: the command only indexes it, takes
-    # its length, iterates it and cuts its tail (--limit).
+    # its length, iterates it and cuts its tail (--limit). The line numbers are an array (8
+    # bytes a run, where a list of ints took about 36).
     return Dataset(
         items=cast("list[dict[str, Any]]", runs),
-        lines=list(range(1, len(runs) + 1)),
+        lines=array("q", range(1, len(runs) + 1)),
         labels=[None] * len(runs),
         problems=problems,
         formats={"otlp-json": len(runs)},

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -87,7 +87,7 @@ class Dataset:
     """
 
     items: list[dict[str, Any]] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    lines: MutableSequence[int] = field(default_factory=list)
     labels: list[int | None] = field(default_factory=list)
     label_columns: dict[str, list[int | None]] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)
