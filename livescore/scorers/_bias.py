@@ -125,7 +125,17 @@ def create_bias_scorer(
         >>> result.score, result.label, result.usage.calls
         (0.0, 'none', 1)
     """
-    return judge_scorer(BIAS, **locals())  # the factory's arguments, as given
+    return judge_scorer(
+        BIAS,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
+        id=id,
+        max_text_chars=max_text_chars,
+        judge_options=judge_options,
+        redact=redact,
+        calibration=calibration,
+    )
 
 
 _build = judge_catalog_entry(BIAS, create_bias_scorer)

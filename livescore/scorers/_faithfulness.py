@@ -362,7 +362,20 @@ def create_faithfulness_scorer(
         >>> result.score, result.label
         (0.5, 'mixed')
     """
-    return judge_scorer(FAITHFULNESS, **locals())  # the factory's arguments, as given
+    return judge_scorer(
+        FAITHFULNESS,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
+        id=id,
+        max_text_chars=max_text_chars,
+        judge_options=judge_options,
+        redact=redact,
+        calibration=calibration,
+        context=context,
+        get_context=get_context,
+        max_context_chars=max_context_chars,
+    )
 
 
 _build = judge_catalog_entry(FAITHFULNESS, create_faithfulness_scorer)

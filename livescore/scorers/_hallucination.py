@@ -306,7 +306,21 @@ def create_hallucination_scorer(
         >>> result.score, result.label
         (0.0, 'none')
     """
-    return judge_scorer(HALLUCINATION, **locals())  # the factory's arguments, as given
+    return judge_scorer(
+        HALLUCINATION,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
+        id=id,
+        max_text_chars=max_text_chars,
+        judge_options=judge_options,
+        redact=redact,
+        calibration=calibration,
+        context=context,
+        get_context=get_context,
+        max_context_chars=max_context_chars,
+        on_empty_context=on_empty_context,
+    )
 
 
 _build = judge_catalog_entry(HALLUCINATION, create_hallucination_scorer)

@@ -158,7 +158,17 @@ def create_toxicity_scorer(
         >>> result.score, result.label
         (0.5, 'mixed')
     """
-    return judge_scorer(TOXICITY, **locals())  # the factory's arguments, as given
+    return judge_scorer(
+        TOXICITY,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
+        id=id,
+        max_text_chars=max_text_chars,
+        judge_options=judge_options,
+        redact=redact,
+        calibration=calibration,
+    )
 
 
 # -- in the catalog ---------------------------------------------------------------------------
