@@ -57,9 +57,9 @@ def test_a_stale_or_missing_table_is_found(
 ) -> None:
     pages = tmp_path / "scorers"
     pages.mkdir()
-    for family in SCORER_FAMILIES:
-        text = (renderer.SCORERS / f"{family}.md").read_text(encoding="utf-8")
-        (pages / f"{family}.md").write_text(text, encoding="utf-8")
+    for stem in (*SCORER_FAMILIES, "index"):
+        text = (renderer.SCORERS / f"{stem}.md").read_text(encoding="utf-8")
+        (pages / f"{stem}.md").write_text(text, encoding="utf-8")
     monkeypatch.setattr(renderer, "SCORERS", pages)
     monkeypatch.setattr(renderer, "ROOT", tmp_path)
     assert renderer.problems() == []
@@ -71,11 +71,16 @@ def test_a_stale_or_missing_table_is_found(
     (pages / "safety.md").write_text("# Safety\n\nNo table.\n", encoding="utf-8")
     (pages / "tools.md").unlink()
     (pages / "alignment.md").write_text("# An old page\n", encoding="utf-8")
+    index = pages / "index.md"
+    text = index.read_text(encoding="utf-8")
+    index.write_text(text.replace("| `livescore.opinions.biased` |", "| `x` |"), encoding="utf-8")
     assert renderer.problems() == [
         "scorers/grounding.md: stale (python docs/scorer_tables.py --write)",
         "scorers/safety.md: needs one table, <!-- catalog:safety -->",
         "scorers/tools.md: missing (the page of family 'tools')",
+        "scorers/index.md: stale (python docs/scorer_tables.py --write)",
         "scorers/alignment.md: a scorer page for no family",
     ]
     renderer.main(["--write"])
     assert "`faithfulness`" in grounding.read_text(encoding="utf-8")
+    assert "| `livescore.opinions.biased` | biased opinions | `bias` |" in index.read_text()
