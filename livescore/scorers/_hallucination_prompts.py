@@ -181,7 +181,8 @@ judges."""
 LOGPROB_SYSTEM = "You check whether an answer is supported by a context."
 """The logprob mode's system prompt: one sentence, no rules. Chosen over a rules prompt by
 leave-one-set-out over four labelled sets (``docs/evals/judge-quality.md``): it ranks better
-on every set, holds up better on data it was not chosen on, and costs a third of the tokens."""
+on every set, holds up better on data it was not chosen on, and costs a quarter to a half of
+the tokens."""
 
 
 def logprob_prompt(output: str, context: str, question: str | None) -> str:
