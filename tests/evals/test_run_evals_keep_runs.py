@@ -46,6 +46,9 @@ def stored_runs(
         )
 
 
+# A full collection before each run handed over walks everything earlier tests left: a
+# second or more each on a loaded machine, so the test gets more than the suite's 60 s.
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_without_keep_runs_only_the_runs_in_flight_stay_alive(concurrency: int) -> None:
     alive: weakref.WeakSet[ToolResultProbe] = weakref.WeakSet()
@@ -58,7 +61,7 @@ def test_without_keep_runs_only_the_runs_in_flight_stay_alive(concurrency: int) 
         seen_whole.append(any(s.tool_call and s.tool_call.result for s in item.run.steps))
 
     result = run_evals_sync(
-        stored_runs(60, alive, most),
+        stored_runs(30, alive, most),
         [length_scorer()],
         concurrency=concurrency,
         on_item_complete=on_item_complete,
@@ -66,9 +69,9 @@ def test_without_keep_runs_only_the_runs_in_flight_stay_alive(concurrency: int) 
     )
     gc.collect()
 
-    assert len(result.items) == 60
+    assert len(result.items) == 30
     assert all(seen_whole)
-    assert result.scores["short"].scored == 60
+    assert result.scores["short"].scored == 30
     # The window (``concurrency`` items, the one being handed over) and nothing more.
     assert most[0] <= concurrency + 1
     assert len(alive) == 0
