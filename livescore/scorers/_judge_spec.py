@@ -42,6 +42,7 @@ from livescore.scorers._context import (
     context_items,
     plain_context_for_judge,
 )
+from livescore.scorers._conversation import item_turn, record_turns
 from livescore.scorers._judged import (
     JUDGE_MODES,
     JUDGED_QUALITY_LABELS,
@@ -75,6 +76,7 @@ EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
 scorable), or count every item as a defect (``"all_unsupported"``)."""
 
 __all__ = (
+    "ConversationPolicy",
     "EmptyContextPolicy",
     "JudgePrompts",
     "JudgeSpec",
@@ -155,6 +157,7 @@ class JudgeSpec:
             judges against the question (``ctx.input_text``); checked before any call.
         empty_output: Why an empty answer is not scorable, where it is not scored.
         needs_items: Why an answer without items is not scorable, where it is not scored.
+        conversation: What makes it a conversation scorer, where it is one.
     """
 
     name: str
@@ -194,6 +197,13 @@ class JudgeSpec:
     needs_question: str = ""
     empty_output: str = ""
     needs_items: str = ""
+    conversation: ConversationPolicy | None = None
+
+    @property
+    def listed(self) -> bool:
+        """Whether the judge lists the items (no code makes them)."""
+        made = self.conversation is not None and self.conversation.items is not None
+        return self.split is None and not made
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -236,6 +246,7 @@ class Shown:
         verdicts: The verdicts (in the reason prompt).
         score_text: The score as the reason starts with it (in the reason prompt).
         scale: The score's scale.
+        ctx: The step's context, for a prompt that shows more (a conversation's turns).
     """
 
     output: str
@@ -245,6 +256,7 @@ class Shown:
     verdicts: Sequence[Mapping[str, Any]]
     score_text: str
     scale: float
+    ctx: StepContext
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,6 +271,7 @@ class JudgePrompts:
         reason: ``shown -> prompt`` asking to explain the score.
         one_call: ``shown -> prompt`` asking for the one-call answer.
         one_call_schema: The one-call answer's schema, where it is not the derived one.
+        verdicts_schema: The verdict answer's schema, where it is not the derived one.
         extract_system: The item list's system prompt, for a spec whose judge lists the
             items with prompts of its own.
         extract: ``shown -> prompt`` asking for the item list.
@@ -272,9 +285,37 @@ class JudgePrompts:
     reason: Callable[[Shown], str]
     one_call: Callable[[Shown], str]
     one_call_schema: type[BaseModel] | None = None
+    verdicts_schema: type[BaseModel] | None = None
     extract_system: str = ""
     extract: Callable[[Shown], str] | None = None
     extract_schema: type[BaseModel] | None = None
+
+
+def _named_turn(verdict: Mapping[str, Any], item: str) -> int | None:
+    return item_turn(str(verdict["statement"]))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationPolicy:
+    """A conversation scorer: it scores a whole conversation (``level="conversation"``),
+    its items each name the turn they come from, and the turns of its defect items are
+    recorded (``flags["turns_at_fault"]``, ``flags["items_judged"]`` and the
+    ``livescore.conversation.*`` attributes) in place of the ``livescore.<items>.*`` ones.
+
+    Attributes:
+        items: ``ctx -> items`` made in code from the conversation (the agent's replies);
+            ``None``: the judge lists them (the spec's ``extract``).
+        nothing_to_judge: ``ctx -> bool``, before any judge call: ``True`` when there is
+            nothing to judge (no call; no items); raises ``NotScorable`` for a conversation
+            that cannot be scored.
+        turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
+        counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
+    """
+
+    items: Callable[[StepContext], list[str]] | None = None
+    nothing_to_judge: Callable[[StepContext], bool] = lambda ctx: False
+    turn: Callable[[Mapping[str, Any], str], int | None] = _named_turn
+    counts: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,12 +381,13 @@ def _yes_no(spec: JudgeSpec) -> str:
 
 def _prompts(spec: JudgeSpec) -> _Prompts:
     extract_schema, verdicts_schema, one_call_schema = _schemas(
-        spec.verdict, spec.items, spec.noun, listed=spec.split is None
+        spec.verdict, spec.items, spec.noun, listed=spec.listed
     )
     own = spec.prompts
     if own is not None:
         systems = (own.extract_system, own.verdict_system, own.reason_system, own.one_call_system)
         one_call_schema = own.one_call_schema or one_call_schema
+        verdicts_schema = own.verdicts_schema or verdicts_schema
         extract_schema = own.extract_schema or extract_schema
     else:
         systems = _systems(spec)
@@ -389,7 +431,7 @@ def _schemas(
 def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
     """The system prompts of the extraction (when the judge lists the items), the
     verdicts, the reason and the one-call answer."""
-    listed = spec.split is None
+    listed = spec.listed
     items, noun = spec.items, spec.noun
     rule = data_rule(("output" if listed else "question", items, noun, "verdicts", "verdict"))
     copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
@@ -490,7 +532,7 @@ def _reason_prompt(spec: JudgeSpec, ctx: StepContext, scale: float) -> str:
         for i, v in enumerate(defects, start=1)
     )
     score = fmt(ctx.score)
-    where = "in" if spec.split is None else "of"
+    where = "in" if spec.listed else "of"
     return (
         f"A {spec.check} check found {len(defects)} of {len(verdicts)} {spec.items} {where} an "
         f"AI answer {spec.defect}. Its score is {score} on a scale from 0 ({spec.none_found}) "
@@ -501,7 +543,7 @@ def _reason_prompt(spec: JudgeSpec, ctx: StepContext, scale: float) -> str:
 
 
 def _one_call_prompt(spec: JudgeSpec, ctx: StepContext) -> str:
-    if spec.split is not None:
+    if not spec.listed:
         items = ctx.preprocess_step_result[spec.items]
         return (
             f"{_items_part(spec, ctx, items)}, then explain, as JSON only: "
@@ -583,6 +625,7 @@ def judge_scorer(
         label=_label(spec, scale),
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
+        level="run" if spec.conversation is None else "conversation",
         redact=redact,
         calibration=calibration,
     )
@@ -687,7 +730,7 @@ class _Judging:
             judged = "" if self.no_verdict_call(ctx) else ctx.state.get("reason", "")
             return self.summary(ctx) + (f" {judged}" if judged else "")
 
-        if self.spec.split is not None:
+        if not self.spec.listed:
             analyze = dataclasses.replace(
                 one_call,
                 parse=self.judged,
@@ -759,6 +802,9 @@ class _Judging:
         if spec.split is not None:
             split = spec.split
             return lambda ctx: {key: split(ctx.output_text)}
+        made = spec.conversation.items if spec.conversation is not None else None
+        if made is not None:
+            return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
         assert self.prompts.extract_schema is not None
@@ -795,7 +841,7 @@ class _Judging:
 
     def keep(self, answer: Any, ctx: StepContext) -> list[str]:
         """Keeps a one-call answer's analysis and reason for the later steps."""
-        found = list(getattr(answer, self.key)) if self.spec.split is None else self.items(ctx)
+        found = list(getattr(answer, self.key)) if self.spec.listed else self.items(ctx)
         ctx.state["analysis"] = self.analysis_of(answer, found)
         ctx.state["reason"] = str(answer.reason).strip()
         return found
@@ -820,7 +866,7 @@ class _Judging:
             )
 
     def check_one_call_count(self, answer: Any, ctx: StepContext) -> None:
-        listed = self.spec.split is None
+        listed = self.spec.listed
         expected = len(getattr(answer, self.key)) if listed else len(self.items(ctx))
         got = len(answer.verdicts)
         if got != expected:
@@ -831,6 +877,8 @@ class _Judging:
 
     def nothing_to_judge(self, ctx: StepContext) -> bool:
         spec = self.spec
+        if spec.conversation is not None:
+            return spec.conversation.nothing_to_judge(ctx)
         if spec.needs_question and not ctx.input_text.strip():
             raise NotScorable(spec.needs_question)  # before the first call
         if not ctx.output_text.strip():
@@ -871,7 +919,7 @@ class _Judging:
     # -- the score and its reason ----------------------------------------------------------------
 
     def score(self, ctx: StepContext) -> float:
-        spec, key, scale = self.spec, self.key, self.scale
+        spec, scale = self.spec, self.scale
         verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
         total, bad = len(verdicts), self.defects(verdicts)
         probability = self.probability_of(ctx)
@@ -891,15 +939,28 @@ class _Judging:
             value = round2(counted / total * scale)
         else:
             value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
+        self.record(ctx, verdicts)
+        return value
+
+    def record(self, ctx: StepContext, verdicts: Sequence[Mapping[str, Any]]) -> None:
+        """The score's flags and span attributes."""
+        spec, key, total = self.spec, self.key, len(verdicts)
+        conversation = spec.conversation
+        if conversation is not None:
+            found = zip(verdicts, self.items(ctx), strict=False)
+            turns = [conversation.turn(v, item) for v, item in found if self.defects([v])]
+            record_turns(ctx, turns, total)
+            if not conversation.counts:
+                return
         ctx.flags[f"{key}_total"] = total
-        ctx.attributes[f"livescore.{key}.total"] = total
+        if conversation is None:
+            ctx.attributes[f"livescore.{key}.total"] = total
         for index, (name, word) in enumerate(spec.counted_words.items()):
             ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
-            if index == 0:
+            if index == 0 and conversation is None:
                 ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
         if spec.grounded and verdicts and not context_items(ctx):
             ctx.flags["context_missing"] = True
-        return value
 
     def summary(self, ctx: StepContext) -> str:
         """The reason written from the counts, when the judge gives none or is not asked."""
@@ -933,7 +994,7 @@ class _Judging:
         rendered = self.rendered(ctx) if context and self.spec.grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""
         score = fmt(ctx.score)
-        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale)
+        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
 
     def verdict_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
