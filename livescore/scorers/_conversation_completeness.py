@@ -226,8 +226,8 @@ def _spec(max_chars: int) -> JudgeSpec:
             verdicts_schema=IntentionVerdicts,
             one_call_schema=CompletenessOneCallAnswer,
         ),
+        nothing_to_judge=nothing,
         conversation=ConversationPolicy(
-            nothing_to_judge=nothing,
             counts=True,
         ),
     )

@@ -311,8 +311,8 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             verdicts_schema=ConversationClaimVerdicts,
             one_call_schema=ConversationHallucinationOneCallAnswer,
         ),
+        nothing_to_judge=nothing_to_judge,
         conversation=ConversationPolicy(
-            nothing_to_judge=nothing_to_judge,
             turn=lambda verdict, claim: item_turn(str(verdict["statement"])) or item_turn(claim),
             counts=True,
         ),

@@ -158,6 +158,10 @@ class JudgeSpec:
         empty_output: Why an empty answer is not scorable, where it is not scored.
         needs_items: Why an answer without items is not scorable, where it is not scored.
         conversation: What makes it a conversation scorer, where it is one.
+        nothing_to_judge: ``ctx -> bool``, before any judge call, in place of the checks
+            of an empty output, a missing question or context: ``True`` when there is
+            nothing to judge (no call, no items); raises ``NotScorable`` for a run that
+            cannot be scored.
     """
 
     name: str
@@ -198,6 +202,7 @@ class JudgeSpec:
     empty_output: str = ""
     needs_items: str = ""
     conversation: ConversationPolicy | None = None
+    nothing_to_judge: Callable[[StepContext], bool] | None = None
 
     @property
     def listed(self) -> bool:
@@ -305,15 +310,11 @@ class ConversationPolicy:
     Attributes:
         items: ``ctx -> items`` made in code from the conversation (the agent's replies);
             ``None``: the judge lists them (the spec's ``extract``).
-        nothing_to_judge: ``ctx -> bool``, before any judge call: ``True`` when there is
-            nothing to judge (no call; no items); raises ``NotScorable`` for a conversation
-            that cannot be scored.
         turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
         counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
     """
 
     items: Callable[[StepContext], list[str]] | None = None
-    nothing_to_judge: Callable[[StepContext], bool] = lambda ctx: False
     turn: Callable[[Mapping[str, Any], str], int | None] = _named_turn
     counts: bool = False
 
@@ -877,8 +878,8 @@ class _Judging:
 
     def nothing_to_judge(self, ctx: StepContext) -> bool:
         spec = self.spec
-        if spec.conversation is not None:
-            return spec.conversation.nothing_to_judge(ctx)
+        if spec.nothing_to_judge is not None:
+            return spec.nothing_to_judge(ctx)
         if spec.needs_question and not ctx.input_text.strip():
             raise NotScorable(spec.needs_question)  # before the first call
         if not ctx.output_text.strip():

@@ -225,8 +225,8 @@ def _spec(max_chars: int) -> JudgeSpec:
             verdicts_schema=RetentionVerdicts,
             one_call_schema=RetentionOneCallAnswer,
         ),
+        nothing_to_judge=nothing,
         conversation=ConversationPolicy(
-            nothing_to_judge=nothing,
             turn=lambda verdict, item: verdict.get("turn"),
             counts=True,
         ),
