@@ -20,7 +20,6 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 __all__ = (
@@ -72,12 +71,7 @@ class SdkLogCapture(logging.Handler):
             self._logger.propagate = False
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._entered:  # an exit without an entry (or a second one) changes nothing
             self._entered = False
             self._logger.removeHandler(self)
