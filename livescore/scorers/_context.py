@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from livescore.otel import attributes as A
 from livescore.scorers._prompting import RenderedContext, render_context
 from livescore.scoring import StepContext
@@ -9,6 +11,7 @@ from livescore.scoring import StepContext
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
     "MIN_MAX_CONTEXT_CHARS",
+    "at_position",
     "check_max_context_chars",
     "context_for_judge",
     "context_items",
@@ -115,3 +118,9 @@ def judged_pieces(ctx: StepContext, max_chars: int) -> list[str]:
     if rendered.truncated:
         ctx.flags["context_pieces_judged"] = rendered.documents
     return items[: rendered.documents]
+
+
+def at_position(verdict: dict[str, Any], item: str, index: int) -> None:
+    """Ties a context piece's verdict to the piece's position (from 0): the order the agent
+    got the pieces decides, not the judge's numbering."""
+    verdict["context_index"] = index

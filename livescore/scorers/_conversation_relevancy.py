@@ -269,7 +269,8 @@ CONVERSATION_RELEVANCY = JudgeSpec(
     needs_items="the agent made no reply in this conversation",
     count_reason=_count_reason,
     prompts=_prompts(DEFAULT_WINDOW, DEFAULT_MAX_TEXT_CHARS),
-    conversation=ConversationPolicy(items=reply_items),
+    items_of=reply_items,
+    conversation=ConversationPolicy(),
 )
 """The conversation-relevancy scorer as data; its factory sets the window its prompts show."""
 

@@ -81,6 +81,7 @@ __all__ = (
     "JudgePrompts",
     "JudgeSpec",
     "LogprobSpec",
+    "ScoringPolicy",
     "Shown",
     "StatementVerdict",
     "judge_catalog_entry",
@@ -158,6 +159,11 @@ class JudgeSpec:
         empty_output: Why an empty answer is not scorable, where it is not scored.
         needs_items: Why an answer without items is not scorable, where it is not scored.
         conversation: What makes it a conversation scorer, where it is one.
+        items_of: ``ctx -> items`` made in code from the run (its context pieces, a
+            conversation's replies), in place of ``split``; it may raise ``NotScorable``
+            before any call.
+        plural: The items in words where not ``items`` (``"context pieces"``).
+        scoring: A score that is not a share of the items, and its flags.
         nothing_to_judge: ``ctx -> bool``, before any judge call, in place of the checks
             of an empty output, a missing question or context: ``True`` when there is
             nothing to judge (no call, no items); raises ``NotScorable`` for a run that
@@ -171,7 +177,7 @@ class JudgeSpec:
     items: str
     noun: str
     defect: str
-    verdict: type[StatementVerdict]
+    verdict: type[BaseModel]
     defect_words: frozenset[str] = frozenset({"yes"})
     rules: str = ""
     split: Callable[[str], list[str]] | None = None
@@ -203,12 +209,14 @@ class JudgeSpec:
     needs_items: str = ""
     conversation: ConversationPolicy | None = None
     nothing_to_judge: Callable[[StepContext], bool] | None = None
+    items_of: Callable[[StepContext], list[str]] | None = None
+    plural: str = ""
+    scoring: ScoringPolicy | None = None
 
     @property
     def listed(self) -> bool:
         """Whether the judge lists the items (no code makes them)."""
-        made = self.conversation is not None and self.conversation.items is not None
-        return self.split is None and not made
+        return self.split is None and self.items_of is None
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -277,6 +285,9 @@ class JudgePrompts:
         one_call: ``shown -> prompt`` asking for the one-call answer.
         one_call_schema: The one-call answer's schema, where it is not the derived one.
         verdicts_schema: The verdict answer's schema, where it is not the derived one.
+        verdicts_field: The verdict answer's list, where it is not ``"verdicts"``.
+        preprocess_fields: The one-call answer's fields that belong to the preprocess
+            result beside the items (answer similarity's ``output_units``).
         extract_system: The item list's system prompt, for a spec whose judge lists the
             items with prompts of its own.
         extract: ``shown -> prompt`` asking for the item list.
@@ -291,6 +302,8 @@ class JudgePrompts:
     one_call: Callable[[Shown], str]
     one_call_schema: type[BaseModel] | None = None
     verdicts_schema: type[BaseModel] | None = None
+    verdicts_field: str = "verdicts"
+    preprocess_fields: tuple[str, ...] = ()
     extract_system: str = ""
     extract: Callable[[Shown], str] | None = None
     extract_schema: type[BaseModel] | None = None
@@ -308,15 +321,34 @@ class ConversationPolicy:
     ``livescore.conversation.*`` attributes) in place of the ``livescore.<items>.*`` ones.
 
     Attributes:
-        items: ``ctx -> items`` made in code from the conversation (the agent's replies);
-            ``None``: the judge lists them (the spec's ``extract``).
         turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
         counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
     """
 
-    items: Callable[[StepContext], list[str]] | None = None
     turn: Callable[[Mapping[str, Any], str], int | None] = _named_turn
     counts: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ScoringPolicy:
+    """A score that is not the share of defect items (context precision's mean average
+    precision, context relevance's penalties).
+
+    Attributes:
+        score: ``analysis -> fraction`` (the analyze step's result, with items), times the
+            scale, half-up to 2 decimals.
+        record: ``(ctx, analysis) -> None``: the score's flags and span attributes, in
+            place of the ``<items>_*`` ones.
+        fill: ``(verdict, item, position) -> None``: ties a verdict to its item, in place
+            of filling a blank ``statement`` (a context piece's position).
+        no_items: ``ctx -> score`` with no items (may raise ``NotScorable``), where it is
+            not the default.
+    """
+
+    score: Callable[[Mapping[str, Any]], float]
+    record: Callable[[StepContext, Mapping[str, Any]], None]
+    fill: Callable[[dict[str, Any], str, int], None] | None = None
+    no_items: Callable[[StepContext], float] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -397,7 +429,7 @@ def _prompts(spec: JudgeSpec) -> _Prompts:
 
 @functools.cache
 def _schemas(
-    verdict: type[StatementVerdict], items: str, noun: str, *, listed: bool
+    verdict: type[BaseModel], items: str, noun: str, *, listed: bool
 ) -> tuple[type[BaseModel] | None, type[BaseModel], type[BaseModel]]:
     """The answers the judge gives: the item list (when it lists them), the verdicts, and
     the one-call answer; named and described as the judge reads them (made once)."""
@@ -688,7 +720,10 @@ class _Judging:
         self.max_text_chars, self.max_context_chars = max_text_chars, max_context_chars
         self.on_empty_context = on_empty_context
         self.prompts = _prompts(spec)
-        self.key, self.noun = spec.items, spec.noun
+        self.key, self.noun, self.nouns = spec.items, spec.noun, spec.plural or spec.items
+        own = spec.prompts
+        self.field = own.verdicts_field if own is not None else "verdicts"
+        self.preprocess_fields = own.preprocess_fields if own is not None else ()
 
     # -- the three modes: (preprocess, analyze, generate_reason) --------------------------------
 
@@ -742,9 +777,9 @@ class _Judging:
         # The extraction's skip rules (empty output, no context) hold in one call too.
         preprocess = dataclasses.replace(
             one_call,
-            parse=lambda answer, ctx: {key: self.keep(answer, ctx)},
+            parse=self.preprocessed,
             skip_if=self.nothing_to_judge,
-            skip_result=lambda ctx: {key: []},
+            skip_result=lambda ctx: {**{name: [] for name in self.preprocess_fields}, key: []},
         )
         return preprocess, self.kept, explain
 
@@ -803,7 +838,7 @@ class _Judging:
         if spec.split is not None:
             split = spec.split
             return lambda ctx: {key: split(ctx.output_text)}
-        made = spec.conversation.items if spec.conversation is not None else None
+        made = spec.items_of
         if made is not None:
             return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
@@ -831,14 +866,28 @@ class _Judging:
         return sum(1 for verdict in verdicts if verdict["verdict"] in self.spec.defect_words)
 
     def analysis_of(self, answer: BaseModel, found: list[str]) -> dict[str, Any]:
-        verdicts = answer.model_dump()["verdicts"]
-        for verdict, item in zip(verdicts, found, strict=True):
+        dumped, field = answer.model_dump(), self.field
+        fill = self.spec.scoring.fill if self.spec.scoring is not None else None
+        verdicts = dumped[field]
+        for index, (verdict, item) in enumerate(zip(verdicts, found, strict=True)):
+            if fill is not None:
+                fill(verdict, item, index)
+                continue
             statement = verdict["statement"]
             if self.spec.strip_statements:
                 verdict["statement"] = statement.strip() or item
             elif not statement.strip():  # a verdict that leaves its item blank
                 verdict["statement"] = item
-        return {"verdicts": verdicts}
+        # The answer's other fields belong to the analysis (context relevance's missing
+        # information).
+        skipped = {field, self.key, "reason", *self.preprocess_fields}
+        return {field: verdicts, **{k: v for k, v in dumped.items() if k not in skipped}}
+
+    def preprocessed(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        """A one-call answer's items (and the other preprocess fields)."""
+        found = self.keep(answer, ctx)
+        extra = {name: getattr(answer, name) for name in self.preprocess_fields}
+        return {**extra, self.key: found}
 
     def keep(self, answer: Any, ctx: StepContext) -> list[str]:
         """Keeps a one-call answer's analysis and reason for the later steps."""
@@ -859,21 +908,21 @@ class _Judging:
         return analysis
 
     def check_count(self, answer: Any, ctx: StepContext) -> None:
-        expected, got = len(self.items(ctx)), len(answer.verdicts)
+        expected, got = len(self.items(ctx)), len(getattr(answer, self.field))
         if got != expected:
             raise ValueError(
-                f"expected exactly {expected} verdicts, one per {self.noun} in the given "
+                f"expected exactly {expected} {self.field}, one per {self.noun} in the given "
                 f"order, but got {got}"
             )
 
     def check_one_call_count(self, answer: Any, ctx: StepContext) -> None:
         listed = self.spec.listed
         expected = len(getattr(answer, self.key)) if listed else len(self.items(ctx))
-        got = len(answer.verdicts)
+        got = len(getattr(answer, self.field))
         if got != expected:
             raise ValueError(
-                f"expected exactly one entry in 'verdicts' per {self.noun}: {expected} "
-                f"{self.key} but {got} verdicts"
+                f"expected exactly one entry in {self.field!r} per {self.noun}: {expected} "
+                f"{self.nouns} but {got} {self.field}"
             )
 
     def nothing_to_judge(self, ctx: StepContext) -> bool:
@@ -906,10 +955,10 @@ class _Judging:
     def no_reason_call(self, ctx: StepContext) -> bool:
         if self.no_verdict_call(ctx):
             return True
-        return not (self.spec.always_explain or self.defects(ctx.analyze_step_result["verdicts"]))
+        return not (self.spec.always_explain or self.defects(ctx.analyze_step_result[self.field]))
 
     def verdicts_without_judge(self, ctx: StepContext) -> dict[str, Any]:
-        return {"verdicts": (self.fixed(ctx) if self.items(ctx) else None) or []}
+        return {self.field: (self.fixed(ctx) if self.items(ctx) else None) or []}
 
     def probability_of(self, ctx: StepContext) -> float | None:
         found = (ctx.analyze_step_result or {}).get("classification")
@@ -921,15 +970,20 @@ class _Judging:
 
     def score(self, ctx: StepContext) -> float:
         spec, scale = self.spec, self.scale
-        verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
-        total, bad = len(verdicts), self.defects(verdicts)
+        analysis = ctx.analyze_step_result or {self.field: []}
+        verdicts = analysis[self.field]
+        total = len(verdicts)
         probability = self.probability_of(ctx)
         if probability is not None:
             value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
+        elif not total and spec.scoring is not None and spec.scoring.no_items is not None:
+            value = spec.scoring.no_items(ctx)
         elif not total:
             if spec.needs_items and not self.items(ctx):
                 raise NotScorable(spec.needs_items)
             value = scale if spec.higher_is_better else 0.0
+        elif spec.scoring is not None:
+            value = round2(spec.scoring.score(analysis) * scale)
         elif spec.weights is not None:
             weights = spec.weights
             counted = sum(
@@ -939,8 +993,12 @@ class _Judging:
             )
             value = round2(counted / total * scale)
         else:
+            bad = self.defects(verdicts)
             value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
-        self.record(ctx, verdicts)
+        if spec.scoring is not None:
+            spec.scoring.record(ctx, analysis)
+        else:
+            self.record(ctx, verdicts)
         return value
 
     def record(self, ctx: StepContext, verdicts: Sequence[Mapping[str, Any]]) -> None:
@@ -974,7 +1032,7 @@ class _Judging:
             return f"The score is {fmt(ctx.score)} because {why}."
         if spec.count_reason is not None:
             return spec.count_reason(ctx)
-        verdicts = ctx.analyze_step_result["verdicts"]
+        verdicts = ctx.analyze_step_result[self.field]
         what = share_phrase(self.defects(verdicts), len(verdicts), self.noun, spec.defect)
         return f"The score is {fmt(ctx.score)} because {what}."
 
@@ -1006,7 +1064,7 @@ class _Judging:
     def reason_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
         if own is not None:
-            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result["verdicts"]))
+            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result[self.field]))
         return _reason_prompt(self.spec, ctx, self.scale)
 
     def one_call_prompt(self, ctx: StepContext) -> str:

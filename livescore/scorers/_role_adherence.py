@@ -238,7 +238,8 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
             verdicts_schema=RoleVerdicts,
             one_call_schema=RoleOneCallAnswer,
         ),
-        conversation=ConversationPolicy(items=replies),
+        items_of=replies,
+        conversation=ConversationPolicy(),
     )
 
 
