@@ -498,24 +498,23 @@ class SpanPipeline:
         if not queue:
             return [_TICK] if now >= self._next_pass else []
         batch: list[Any] = []
-        batched = batches = batched_bytes = batched_traces = 0
         while queue and len(batch) < _MAX_BATCH:
             item = queue.popleft()
             batch.append(item)
             if isinstance(item, _Marker):
                 break
-            if isinstance(item, list):
-                batched += len(item)
-                batches += 1
-                batched_bytes += sum(r.size for r in item)
-                batched_traces += len({r.trace_id for r in item})
+        self._unqueue([item for item in batch if isinstance(item, list)])
+        return batch
+
+    def _unqueue(self, batches: list[list[SpanRecord]]) -> None:
+        """Take offer()'s batches, off the queue now, out of what it counts as queued."""
         if batches:
             with self._lock:
-                self._queued -= batched
-                self._batches -= batches
-                self._bytes -= batched_bytes
-                self._pending_traces -= batched_traces
-        return batch
+                for records in batches:
+                    self._queued -= len(records)
+                    self._batches -= 1
+                    self._bytes -= sum(r.size for r in records)
+                    self._pending_traces -= len({r.trace_id for r in records})
 
     def _handle(self, batch: list[Any]) -> None:
         """One pass: convert the batch's spans, feed the assembler, hand the runs over, and
@@ -631,15 +630,12 @@ class SpanPipeline:
     def _count_dropped(self, items: list[Any]) -> int:
         roots: list[SpanRecord] = []
         abandoned = 0
-        batched = batches = batched_bytes = batched_traces = 0
+        batches = [item for item in items if isinstance(item, list)]
+        self._unqueue(batches)
         for item in items:
             if item is _TICK or isinstance(item, _Marker):
                 continue  # a flush is woken by the worker
             if isinstance(item, list):
-                batched += len(item)
-                batches += 1
-                batched_bytes += sum(r.size for r in item)
-                batched_traces += len({r.trace_id for r in item})
                 abandoned += len(item)
                 roots.extend(r for r in item if isinstance(r, SpanRecord) and r.is_root)
                 continue
@@ -654,10 +650,6 @@ class SpanPipeline:
         if not abandoned:
             return 0
         with self._lock:
-            self._queued -= batched
-            self._batches -= batches
-            self._bytes -= batched_bytes
-            self._pending_traces -= batched_traces
             self._dropped_at_shutdown += abandoned
         try:
             self._drop_runs_of(roots)
