@@ -323,13 +323,7 @@ class BackgroundWorker(Generic[ItemT]):
         self.queue.append(item)
         self._unfinished[item.seq] = item
         if self._thread is None:
-            if not self._no_thread:
-                self._thread = self._unstarted = threading.Thread(
-                    target=_serve,
-                    args=(weakref.ref(self), self._generation),
-                    name=self.name,
-                    daemon=True,
-                )
+            self._make_thread_locked()
         elif self._idle and (len(self.queue) == 1 or len(self.queue) >= self._wake_at):
             self._idle = False
             self._wake.notify()
@@ -353,14 +347,19 @@ class BackgroundWorker(Generic[ItemT]):
                 self.wake_locked()
         elif self._thread is None and not self._closed:
             with self.lock:
-                if self._thread is None and not self._no_thread:
-                    self._thread = self._unstarted = threading.Thread(
-                        target=_serve,
-                        args=(weakref.ref(self), self._generation),
-                        name=self.name,
-                        daemon=True,
-                    )
+                if self._thread is None:
+                    self._make_thread_locked()
             self.start_pending()
+
+    def _make_thread_locked(self) -> None:
+        # Made under the lock, started outside it (start_pending).
+        if not self._no_thread:
+            self._thread = self._unstarted = threading.Thread(
+                target=_serve,
+                args=(weakref.ref(self), self._generation),
+                name=self.name,
+                daemon=True,
+            )
 
     def track_locked(self, item: ItemT) -> None:
         """Count ``item`` as unfinished without queueing it: work the consumer made itself
