@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from livescore._delivery import (
-    Delivery,
     SdkLogCapture,
     otlp_event_deliveries,
     otlp_logs_url,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from rich.console import Console
 
+    from livescore._delivery import Delivery
     from livescore._emit import EmitSignal
     from livescore.judges import Judge
     from livescore.scoring import Scorer
