@@ -25,12 +25,11 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
-    check_max_context_chars,
     context_for_judge,
+    context_source,
     judged_pieces,
     no_context_reason,
 )
@@ -358,11 +357,7 @@ def create_context_precision_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
-    max_context_chars = check_max_context_chars(max_context_chars)
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    if context is None and get_context is None:
-        get_context = get_run_context
+    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     return judge_scorer(
         _spec(max_text_chars, max_context_chars),
         model=model,

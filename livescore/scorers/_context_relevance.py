@@ -27,13 +27,12 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
-    check_max_context_chars,
     context_for_judge,
+    context_source,
     judged_pieces,
     no_context_reason,
 )
@@ -387,7 +386,6 @@ def create_context_relevance_scorer(
         >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
         (0.5, 'none')
     """
-    max_context_chars = check_max_context_chars(max_context_chars)
     for name, value in (
         ("unused_penalty", unused_penalty),
         ("missing_penalty", missing_penalty),
@@ -400,10 +398,7 @@ def create_context_relevance_scorer(
             or not 0 <= value <= 1
         ):
             raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    if context is None and get_context is None:
-        get_context = get_run_context
+    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     penalties = _Penalties(unused_penalty, missing_penalty, max_missing_penalty)
     return judge_scorer(
         _spec(penalties, max_context_chars),

@@ -33,13 +33,13 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Classification, Judge
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context, get_user_message
+from livescore.runs import get_user_message
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
     context_for_judge,
     context_items,
+    context_source,
     plain_context_for_judge,
 )
 from livescore.scorers._conversation import item_turn, record_turns
@@ -694,12 +694,7 @@ def _context_source(
         raise ValueError(
             f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
         )
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    max_context_chars = check_max_context_chars(max_context_chars)
-    if context is None and get_context is None:
-        get_context = get_run_context
-    return get_context, max_context_chars
+    return context_source(context, get_context, max_context_chars)
 
 
 _Step: TypeAlias = "PromptStep[Any] | StepFunction"
