@@ -17,6 +17,14 @@ answer schemas, the prompts of each judge step, the score and its label band, th
   verdicts and, last, the reason; the same result fields.
 
 An empty answer, or one with no items, costs no verdict call and no reason call, and scores 0.
+
+Every judge scorer of the package is a spec. Where one truly differs, the difference is a
+small policy of the spec rather than a hook per step: its own prompts and answer schemas
+(:class:`JudgePrompts`), a score that is not a share of the items (:class:`ScoringPolicy`:
+context precision's mean average precision, context relevance's penalties, answer
+similarity's unit matches), a conversation scorer's turns (:class:`ConversationPolicy`),
+items made in code from the run (``items_of``: context pieces, a conversation's replies)
+and its own checks before any call (``nothing_to_judge``).
 """
 
 from __future__ import annotations
