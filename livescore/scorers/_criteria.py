@@ -30,7 +30,13 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
-from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, Shown, judge_scorer
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    ScoringPolicy,
+    Shown,
+    judge_scorer,
+)
 from livescore.scorers._judged import (
     JudgeMode,
     fmt,
@@ -358,6 +364,9 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
         split=None if fixed is None else (lambda output: list(fixed)),
         extract=derive,
         nothing_to_judge=_text_output,
+        # A one-call answer that lists no checks meets none (three-step mode always has one).
+        scoring=ScoringPolicy(no_items=lambda ctx: 0.0),
+        no_items_reason=lambda ctx: "",
         count_reason=_count_reason,
         prompts=JudgePrompts(
             verdict_system=VERDICT_SYSTEM,

@@ -344,17 +344,17 @@ class ScoringPolicy:
 
     Attributes:
         score: ``analysis -> fraction`` (the analyze step's result, with items), times the
-            scale, half-up to 2 decimals.
+            scale, half-up to 2 decimals (default: the share of the items).
         record: ``(ctx, analysis) -> None``: the score's flags and span attributes, in
-            place of the ``<items>_*`` ones.
+            place of the ``<items>_*`` ones (default: those).
         fill: ``(verdict, item, position) -> None``: ties a verdict to its item, in place
             of filling a blank ``statement`` (a context piece's position).
         no_items: ``ctx -> score`` with no items (may raise ``NotScorable``), where it is
             not the default.
     """
 
-    score: Callable[[Mapping[str, Any]], float]
-    record: Callable[[StepContext, Mapping[str, Any]], None]
+    score: Callable[[Mapping[str, Any]], float] | None = None
+    record: Callable[[StepContext, Mapping[str, Any]], None] | None = None
     fill: Callable[[dict[str, Any], str, int], None] | None = None
     no_items: Callable[[StepContext], float] | None = None
 
@@ -985,7 +985,7 @@ class _Judging:
             if spec.needs_items and not self.items(ctx):
                 raise NotScorable(spec.needs_items)
             value = scale if spec.higher_is_better else 0.0
-        elif spec.scoring is not None:
+        elif spec.scoring is not None and spec.scoring.score is not None:
             value = round2(spec.scoring.score(analysis) * scale)
         elif spec.weights is not None:
             weights = spec.weights
@@ -998,7 +998,7 @@ class _Judging:
         else:
             bad = self.defects(verdicts)
             value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
-        if spec.scoring is not None:
+        if spec.scoring is not None and spec.scoring.record is not None:
             spec.scoring.record(ctx, analysis)
         else:
             self.record(ctx, verdicts)
