@@ -1,5 +1,5 @@
-"""One background worker that owns its loop: what the dispatcher, the sinks and the fleet's
-export thread are built on.
+"""One background worker that owns its loop: what the dispatcher, the sinks, the fleet's
+export thread and the span pipeline are built on.
 
 A :class:`BackgroundWorker` holds a bounded queue, the daemon thread that serves it (with an
 anyio event loop on it when its consumer asks for one), and the flush, shutdown, fork and
@@ -12,6 +12,9 @@ the work *is* belongs to a :class:`Consumer`: it says which queued items make a 
   the oldest queued one (``"drop_oldest"``: the consumer is told it was dropped,
   ``"queue_full"``). "Full" counts the items waiting to be taken, or every unfinished one
   (``bound="unfinished"``: a sink's records waiting for a retry too).
+  :meth:`~BackgroundWorker.append` queues an item without the lock and without a number
+  (the span pipeline's, from an SDK's ``on_end``): its consumer bounds and counts those
+  itself, and a flush waits for a numbered item queued behind them.
 - The serve loop, the same for every consumer: take a batch (under the lock), report (the
   consumer's counts, outside the lock), handle the batch, or park until a put, a flush, the
   consumer's next due time or a stop. A put wakes a parked thread only when it starts a
@@ -237,6 +240,7 @@ class BackgroundWorker(Generic[ItemT]):
         self._abort = threading.Condition(self.lock)  # shutdown gave up: cancel the work
         self.queue: deque[ItemT] = deque()
         """Items not yet taken, oldest first."""
+        self._given_up: list[ItemT] = []  # taken off the queue by an abort, not yet dropped
         self._unfinished: dict[int, ItemT] = {}  # put and not finished, in put order
         # What max_items bounds (a plain len() on the hot path).
         self._bounded: Sized = self._unfinished if self._count_unfinished else self.queue
@@ -319,16 +323,43 @@ class BackgroundWorker(Generic[ItemT]):
         self.queue.append(item)
         self._unfinished[item.seq] = item
         if self._thread is None:
-            if not self._no_thread:
-                self._thread = self._unstarted = threading.Thread(
-                    target=_serve,
-                    args=(weakref.ref(self), self._generation),
-                    name=self.name,
-                    daemon=True,
-                )
+            self._make_thread_locked()
         elif self._idle and (len(self.queue) == 1 or len(self.queue) >= self._wake_at):
             self._idle = False
             self._wake.notify()
+
+    def append(self, item: Any) -> None:
+        """Queue ``item`` without the lock and without a number: O(1), for a producer that
+        must not wait (an SDK's ``on_end``) and a consumer that bounds and counts its queue
+        itself (``max_items`` does not apply).
+
+        A :meth:`flush` does not wait for such an item by itself: a numbered item put after
+        it (:meth:`put_locked`), which the consumer finishes once it handled what came
+        before, does. Given up or left behind, it is dropped like the others (the
+        consumer's :meth:`Consumer.dropped_locked` is told). A closed worker starts no
+        thread for it.
+        """
+        self.queue.append(item)  # atomic: a deque's appends and pops need no lock
+        if self._idle:
+            # The serve loop marks itself idle before it looks at an empty queue, so an
+            # item appended after that look always finds the mark, and wakes it.
+            with self.lock:
+                self.wake_locked()
+        elif self._thread is None and not self._closed:
+            with self.lock:
+                if self._thread is None:
+                    self._make_thread_locked()
+            self.start_pending()
+
+    def _make_thread_locked(self) -> None:
+        # Made under the lock, started outside it (start_pending).
+        if not self._no_thread:
+            self._thread = self._unstarted = threading.Thread(
+                target=_serve,
+                args=(weakref.ref(self), self._generation),
+                name=self.name,
+                daemon=True,
+            )
 
     def track_locked(self, item: ItemT) -> None:
         """Count ``item`` as unfinished without queueing it: work the consumer made itself
@@ -406,10 +437,17 @@ class BackgroundWorker(Generic[ItemT]):
         with self.lock:
             if generation != self._generation or self._aborted:
                 return [], True
+            # An empty queue is marked idle before the look, not after: an item appended
+            # without the lock (:meth:`append`) once the look is done finds the mark and
+            # wakes the thread. A busy one is not: its producers never wait for the lock
+            # while a large batch is taken.
+            self._idle = not self.queue
             batch = consumer.take_locked(self.queue, time.monotonic(), self.urgent_locked())
             if batch:
+                self._idle = False
                 return batch, False
             if self._stopping and not self.queue and not consumer.busy_locked():
+                self._idle = False
                 return [], True
             self._idle = True
             return [], False
@@ -545,6 +583,15 @@ class BackgroundWorker(Generic[ItemT]):
 
     # -- flush and shutdown -----------------------------------------------------------------
 
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the thread to return (one that is ending too); ``True`` once none runs."""
+        with self.lock:
+            thread = self._thread or self._ending
+        if thread is None or thread.ident is None or thread is threading.current_thread():
+            return thread is None or thread.ident is None
+        thread.join(timeout)
+        return not thread.is_alive()
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every item put so far is finished.
 
@@ -603,10 +650,22 @@ class BackgroundWorker(Generic[ItemT]):
         oldest = next(iter(self._unfinished), None)
         return oldest is not None and oldest <= target
 
+    def _pop_queue_locked(self) -> list[ItemT]:
+        # One pop at a time, never clear(): an item appended without the lock meanwhile is
+        # either popped here or left queued, never lost.
+        queue, items = self.queue, []
+        while queue:
+            items.append(queue.popleft())
+        return items
+
     def _take_all_locked(self) -> list[ItemT]:
-        items = list(self._unfinished.values())
-        self._unfinished.clear()
-        self.queue.clear()
+        unfinished = self._unfinished
+        queued = self._given_up + self._pop_queue_locked()
+        self._given_up = []
+        items = list(unfinished.values())
+        # The unnumbered items (:meth:`append`) too, after the numbered ones.
+        items.extend(i for i in queued if unfinished.get(getattr(i, "seq", 0)) is not i)
+        unfinished.clear()
         self._done.notify_all()
         return items
 
@@ -640,7 +699,8 @@ class BackgroundWorker(Generic[ItemT]):
             self._stopping = True
             if not done:
                 self._aborted = True
-                self.queue.clear()  # given up: they stay unfinished until dropped below
+                # Given up: they stay unfinished until dropped below.
+                self._given_up.extend(self._pop_queue_locked())
             self._idle = False
             self._wake.notify_all()
             self._abort.notify_all()

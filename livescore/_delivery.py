@@ -20,15 +20,17 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = (
     "Delivery",
     "SdkLogCapture",
     "failure_reason",
     "otlp_event_deliveries",
+    "otlp_logs_url",
     "otlp_span_deliveries",
+    "otlp_traces_url",
 )
 
 _SDK_LOGGER = "opentelemetry"
@@ -72,12 +74,7 @@ class SdkLogCapture(logging.Handler):
             self._logger.propagate = False
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._entered:  # an exit without an entry (or a second one) changes nothing
             self._entered = False
             self._logger.removeHandler(self)
@@ -97,6 +94,28 @@ _REASONS = (
     ),
 )
 _HTTP_CODE = re.compile(r"\bcode: (\d{3})\b")
+
+
+def otlp_traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
+    """The OTLP/HTTP traces URL for ``endpoint`` (``/v1/traces`` added to a bare host).
+
+    Raises:
+        ValueError: ``endpoint`` is not an http(s) URL (said of ``option``).
+    """
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{option} must be an http(s) URL, not {endpoint!r}")
+    if parts.path in ("", "/"):
+        return endpoint.rstrip("/") + "/v1/traces"
+    return endpoint
+
+
+def otlp_logs_url(traces_url: str) -> str:
+    """The OTLP/HTTP logs URL beside ``traces_url`` (where the events go)."""
+    if traces_url.endswith("/v1/traces"):
+        return traces_url.removesuffix("/v1/traces") + "/v1/logs"
+    parts = urlsplit(traces_url)
+    return f"{parts.scheme}://{parts.netloc}/v1/logs"
 
 
 def failure_reason(messages: Sequence[str]) -> str | None:

@@ -14,7 +14,6 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 __all__ = ("AtomicFile", "output_target", "write_text_atomically")
@@ -88,12 +87,7 @@ class AtomicFile:
     def __enter__(self) -> AtomicFile:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.discard()  # after commit() it does nothing
 
 

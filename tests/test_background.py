@@ -50,6 +50,7 @@ class ServingDouble(Consumer[Item]):
     def __init__(self, hold: threading.Event | None = None, **options: object) -> None:
         self.hold = hold
         self.served: list[str] = []
+        self.handled: list[str] = []  # every item handled, numbered or not
         self.dropped: list[tuple[str, str]] = []
         self.taken = threading.Event()
         self.threads: set[int] = set()
@@ -68,6 +69,7 @@ class ServingDouble(Consumer[Item]):
         self.taken.set()
         if self.hold is not None:
             self.hold.wait(30)
+        self.handled.extend(item.name for item in batch)
         with self.worker.lock:
             for item in batch:
                 if self.worker.finish_locked(item):
@@ -420,6 +422,40 @@ def test_an_event_loop_consumer_is_served_on_the_loop_and_cancelled_by_an_abort(
     # Dropped once, by the thread as it ended (so shutdown found nothing left to drop).
     assert c.dropped == [("never-answers", "shutdown")]
     assert not thread.is_alive()  # joined: no thread of the worker outlives shutdown
+
+
+def test_items_appended_without_the_lock_are_served_in_order_and_a_flush_waits_behind_them(
+    consumers: list[ServingDouble],
+) -> None:
+    hold = threading.Event()
+    c = new(consumers, hold=hold)
+    c.worker.append(Item("a"))  # no lock, no number: it starts the thread
+    assert c.taken.wait(10)  # held on a
+    c.worker.append(Item("b"))
+    c.put("marker")  # numbered, behind b: what a flush waits for
+    assert not c.worker.flush(0.05)
+    hold.set()
+    assert c.worker.flush(10)
+    assert c.handled == ["a", "b", "marker"]
+    assert c.served == ["marker"]  # only a numbered item is finished
+    # Parked (nothing due), the thread is woken by the next append: none is lost.
+    threading.Event().wait(0.1)
+    c.worker.append(Item("c"))
+    wait_for(lambda: c.handled[-1:] == ["c"], "the appended item handled")
+
+
+def test_a_shutdown_gives_up_the_appended_items_to_the_consumer(
+    consumers: list[ServingDouble],
+) -> None:
+    hold = threading.Event()
+    c = new(consumers, hold=hold)
+    c.worker.append(Item("taken"))
+    assert c.taken.wait(10)  # held on it
+    c.worker.append(Item("queued"))
+    left = c.worker.shutdown(0.05, grace=0.05)
+    # The queued one is given up and the consumer told; the one it holds stays its own.
+    assert [item.name for item in left] == ["queued"]
+    assert c.dropped == [("queued", "shutdown")]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")

@@ -22,7 +22,9 @@ from livescore._delivery import (
     Delivery,
     SdkLogCapture,
     otlp_event_deliveries,
+    otlp_logs_url,
     otlp_span_deliveries,
+    otlp_traces_url,
 )
 from livescore._version import install_hint
 from livescore.cli._common import UsageError
@@ -120,12 +122,10 @@ def traces_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
         >>> traces_url("http://127.0.0.1:6006")
         'http://127.0.0.1:6006/v1/traces'
     """
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"{option} must be an http(s) URL, not {endpoint!r}")
-    if parts.path in ("", "/"):
-        return endpoint.rstrip("/") + "/v1/traces"
-    return endpoint
+    try:
+        return otlp_traces_url(endpoint, option)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
@@ -137,11 +137,7 @@ def logs_url(endpoint: str, option: str = "--otlp-endpoint") -> str:
         >>> logs_url("http://127.0.0.1:4318/otlp/v1/traces")
         'http://127.0.0.1:4318/otlp/v1/logs'
     """
-    url = traces_url(endpoint, option)
-    if url.endswith("/v1/traces"):
-        return url.removesuffix("/v1/traces") + "/v1/logs"
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+    return otlp_logs_url(traces_url(endpoint, option))
 
 
 @dataclass

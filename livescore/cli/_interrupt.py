@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -69,12 +69,7 @@ class Interrupts:
             self._installed = True
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False

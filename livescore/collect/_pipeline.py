@@ -7,13 +7,16 @@ processor's ``on_end``; :meth:`SpanPipeline.put_log` takes one SDK log record) o
 that hold message content where an instrumentation writes it to log records): all are
 O(1), never block and never raise. Spans and log events travel through one queue, in the
 order they came, so a span's log records reach the assembler before the root span that
-finishes its trace. One daemon thread converts them, feeds the
-:class:`~livescore.traces.TraceAssembler`, and hands each finished run to the dispatcher.
+finishes its trace. The queue and its thread are livescore's background worker
+(``livescore._background``; the pipeline is its consumer): the thread converts them,
+feeds the :class:`~livescore.traces.TraceAssembler`, and hands each finished run to the
+dispatcher.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import weakref
@@ -22,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from livescore._background import BackgroundWorker, Consumer
 from livescore.live import Dispatcher, sample_turn
 from livescore.runs import Run
 from livescore.traces import (
@@ -105,18 +109,61 @@ class PipelineStats:
 
 
 class _Marker:
-    """A flush request travelling through the queue behind the spans before it."""
+    """A flush request travelling through the queue behind the spans before it: the worker
+    numbers it, the pipeline finishes it once it handled them, and the flush waits for that."""
 
-    __slots__ = ("deadline", "done", "drain")
+    __slots__ = ("deadline", "drain", "seq")
 
     def __init__(self, drain: bool, deadline: float | None) -> None:
-        self.done = threading.Event()
+        self.seq = 0
         self.drain = drain
         self.deadline = deadline  # a drain hands waiting runs over until then
 
 
+_TICK: Any = object()
+"""The batch item of a pass with nothing queued: open traces and waiting runs are due."""
+
+
+class _Serve(Consumer[Any]):
+    """The pipeline as the background worker's consumer (private: not the pipeline's API)."""
+
+    role = "span pipeline"
+
+    def __init__(self, pipeline: SpanPipeline) -> None:
+        self._p = pipeline
+
+    def take_locked(self, queue: deque[Any], now: float, urgent: bool) -> list[Any]:
+        return self._p._take_locked(queue, now)
+
+    def wait_locked(self, now: float) -> float | None:
+        due = self._p._next_pass
+        return None if due == math.inf else max(due - now, 0.0)
+
+    def handle(self, batch: list[Any]) -> None:
+        self._p._handle(batch)
+
+    def dropped_locked(self, items: list[Any], reason: str) -> None:
+        # Counted outside the lock (report() or a close-out): counting a root asks the
+        # dispatcher for its sampling.
+        self._p._left.extend(items)
+
+    def report(self) -> None:
+        if self._p._left:
+            self._p._count_left()
+
+    def thread_stopped(self) -> None:
+        self._p._close_out(gave_up=self._p._worker.aborted)
+
+    def after_fork(self) -> None:
+        self._p._reset()
+
+
 class SpanPipeline:
     """A bounded queue of ended spans and the thread that turns them into scored runs.
+
+    The queue and its thread are livescore's one background worker
+    (``livescore._background``); spans go on it without a lock, and the pipeline bounds it
+    by spans, bytes and traces itself.
 
     Args:
         sink: Where finished runs go (a :class:`~livescore.live.LiveDispatcher`).
@@ -159,53 +206,65 @@ class SpanPipeline:
         self.score_failed_runs = score_failed_runs
         self.max_queued_spans = max_queued_spans
         self.name = name
-        self._assembler = TraceAssembler(
-            limits,
-            finish_on_root=finish_on_root,
-            keep_trace=self._keep_trace,
-            on_evict=self._on_evict,
-            on_finish=on_finish,
-            # A receiver answered 200 for every span it holds: the oldest trace is finished
-            # early for room, never evicted (in process, a trace waits for its root).
-            finish_early=not finish_on_root,
+        self._limits = limits
+        self._finish_on_root = finish_on_root
+        self._on_finish = on_finish
+        self._max_bytes = limits.max_bytes
+        self._max_traces = limits.max_traces
+        self._backlog = backlog
+        self.max_waiting_runs = max_waiting_runs
+        self._said_full = False
+        self._stopped = False
+        # Set once what was left was counted (the worker's thread stopped): a span queued
+        # after that (a caller that was already past the stopped check) is counted by its
+        # caller, so nothing queued is ever left uncounted.
+        self._closed_out = False
+        self._serve = _Serve(self)
+        # Items: an SDK span, a log event, a list of SpanRecord (offer()), or a _Marker.
+        # Spans are appended without a lock (worker.append); max_items bounds nothing here
+        # (the markers are put unbounded), the pipeline counts spans, bytes and traces.
+        self._worker: BackgroundWorker[Any] = BackgroundWorker(
+            name, self._serve, max_items=max_queued_spans, linger=_LINGER_S
         )
-        # Items: an SDK span, a list of SpanRecord, or a _Marker. Appends and pops of a
-        # deque are atomic: the callers take no lock on the way in.
-        self._queue: deque[Any] = deque()
+        self._append = self._worker.append  # bound once: on_end is the hot path
+        self._reset()
+
+    def _reset(self) -> None:
+        # At construction and in a forked child (the worker emptied its queue there): the
+        # parent's spans, traces and counts stay the parent's.
+        self._queue: deque[Any] = self._worker.queue
+        self._lock = threading.Lock()  # counters written by callers (after the worker's)
         self._queued = 0  # spans in the queue's batches (offer()); guarded by _lock
         self._batches = 0  # the batches themselves (queue items that are lists)
         self._bytes = 0  # their estimated size
-        self._max_bytes = limits.max_bytes
-        self._max_traces = limits.max_traces
         self._pending_traces = 0  # trace ids of the queued batches (at most new traces)
-        self._lock = threading.Lock()  # counters written by callers; the worker's state
-        self._wake = threading.Event()
-        self._idle = False
-        self._stopped = False
-        self._thread: threading.Thread | None = None
+        self._left: list[Any] = []  # dropped by the worker, to be counted (outside its lock)
         self._refused = 0
         self._dropped_at_shutdown = 0
         # Traces whose run was counted dropped at shutdown (its root refused or abandoned):
         # the spans of theirs still held are evicted, not assembled into a second, partial
         # run. Bounded like the open traces; past it a root is still counted.
         self._dropped_traces: set[str] = set()
-        self._give_up_at: float | None = None  # a shutdown's deadline, for the worker
-        # Set by shutdown once the worker ended and what it left was counted: a span queued
-        # after that (a caller that was already past the stopped check) is counted by its
-        # caller, so nothing queued is ever left uncounted.
-        self._closed_out = False
         self._abandoning = threading.Event()  # the worker counts what it gives up
         self._own = 0
         self._submitted = 0
         self._not_sampled = 0
         self._failed_dropped = 0
         self._logs_dropped = 0
+        self._assembler = TraceAssembler(
+            self._limits,
+            finish_on_root=self._finish_on_root,
+            keep_trace=self._keep_trace,
+            on_evict=self._on_evict,
+            on_finish=self._on_finish,
+            # A receiver answered 200 for every span it holds: the oldest trace is finished
+            # early for room, never evicted (in process, a trace waits for its root).
+            finish_early=not self._finish_on_root,
+        )
         self._assembly = AssemblyStats()
-        self._said_full = False
-        self._backlog = backlog
         self._backlogged = False
-        self.max_waiting_runs = max_waiting_runs
         self._ready: deque[Run] = deque()  # assembled, waiting for the dispatcher's room
+        self._next_pass = math.inf  # when open traces or waiting runs are due a pass
 
     # -- the callers' side (any thread; O(1), never raises) -----------------------------------
 
@@ -220,13 +279,9 @@ class SpanPipeline:
             if len(self._queue) + self._queued >= self.max_queued_spans:
                 self._refuse(1)
                 return
-            self._queue.append(span)
+            self._append(span)
             if self._closed_out:  # shutdown ended between the check and the append
                 self._count_queued()
-            elif self._idle:
-                self._wake.set()
-            elif self._thread is None:
-                self._start()
         except Exception:
             _log.debug("livescore: put_span failed", exc_info=True)
 
@@ -282,13 +337,9 @@ class SpanPipeline:
             if len(self._queue) + self._queued >= self.max_queued_spans:
                 self._refuse(1)
                 return
-            self._queue.append(decoded.events[0])
+            self._append(decoded.events[0])
             if self._closed_out:  # shutdown ended between the check and the append
                 self._count_queued()
-            elif self._idle:
-                self._wake.set()
-            elif self._thread is None:
-                self._start()
         except Exception:
             _log.debug("livescore: put_log failed", exc_info=True)
 
@@ -316,13 +367,9 @@ class SpanPipeline:
             self._pending_traces += traces
             self._queued += count
             self._batches += 1
-            self._queue.append(list(records))
+        self._append(list(records))
         if self._closed_out:  # shutdown ended meanwhile: what it queued is counted here
             self._count_queued()
-            return True
-        if self._thread is None:
-            self._start()
-        self._wake.set()
         return True
 
     def has_room(self, count: int = 1) -> bool:
@@ -360,43 +407,43 @@ class SpanPipeline:
         """
         if self._stopped:
             return True  # nothing more will be assembled
-        if self._thread is None:
-            if not drain:
-                return True
-            self._start()
-        if threading.current_thread() is self._thread:
-            return False  # the worker cannot wait for itself
+        worker = self._worker
+        if not worker.running and not drain:
+            return True
         deadline = None if timeout is None else time.monotonic() + timeout
-        marker = _Marker(drain, deadline)
-        self._queue.append(marker)
-        self._wake.set()
-        return marker.done.wait(timeout)
+        with worker.lock:
+            worker.put_locked(_Marker(drain, deadline), bounded=False)
+        worker.start_pending()
+        # False on the worker's own thread: it cannot wait for itself.
+        return worker.flush(timeout)
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Finish every open trace, submit its runs, stop the worker. ``False`` when that did
         not end within ``timeout``: the worker then gives up, and what it had not assembled
         is counted (``spans_dropped_at_shutdown``; the runs as dropped, ``"shutdown"``)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        self._give_up_at = deadline
-        done = self.flush(timeout, drain=True) if not self._stopped else True
-        with self._lock:
-            self._stopped = True
-        self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            # Past the deadline the worker counts what it gives up, then ends: once it has
-            # begun counting, that is waited for (livescore's own bounded work), so the
-            # counts are final when shutdown returns.
-            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            thread.join(None if wait is None else wait + _ABANDON_S)
-            if thread.is_alive() and self._abandoning.is_set():
-                thread.join()
-        if thread is None or not thread.is_alive():
+        drained = True
+
+        def drain(left: float | None) -> bool:
+            nonlocal drained
+            if not self._stopped:
+                drained = self.flush(left, drain=True)
+            with self._lock:
+                self._stopped = True
+            return drained
+
+        # Past the deadline the worker gives up (it takes no more batches) and gets
+        # _ABANDON_S more to finish the pass it is on; its thread then counts what it gave up.
+        worker = self._worker
+        worker.shutdown(timeout, grace=_ABANDON_S, flush=drain)
+        if self._abandoning.is_set():
+            # It has begun counting: that is waited for (livescore's own bounded work), so
+            # the counts are final when shutdown returns.
+            worker.join()
+        if not worker.running:
             # What callers queued after the worker's last look (they were past the stopped
-            # check when it was set), and any trace such a span opened, is counted here.
-            self._closed_out = True
-            self._abandon(late=True)
-        return done
+            # check when it was set), and what the shutdown took off the queue, is counted.
+            self._close_out(gave_up=False)
+        return drained
 
     def report_metrics(self, meter_provider: Any = None) -> None:
         """Count the partial traces (``assembly.traces_partial``: a span's parent never
@@ -442,66 +489,50 @@ class SpanPipeline:
                 logs_dropped=self._logs_dropped,
             )
 
-    # -- the worker ---------------------------------------------------------------------------
+    # -- the worker's thread ------------------------------------------------------------------
 
-    def _start(self) -> None:
-        with self._lock:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
-        self._thread.start()
+    def _take_locked(self, queue: deque[Any], now: float) -> list[Any]:
+        """The next batch (under the worker's lock): up to _MAX_BATCH queued items, ending at
+        a flush marker (what was queued before it is all it waits for); a tick when nothing
+        is queued and open traces or waiting runs are due."""
+        if not queue:
+            return [_TICK] if now >= self._next_pass else []
+        batch: list[Any] = []
+        while queue and len(batch) < _MAX_BATCH:
+            item = queue.popleft()
+            batch.append(item)
+            if isinstance(item, _Marker):
+                break
+        self._unqueue([item for item in batch if isinstance(item, list)])
+        return batch
 
-    def _main(self) -> None:
-        try:
-            self._loop()
-        except BaseException:
-            _log.exception("livescore: the span pipeline stopped")
+    def _unqueue(self, batches: list[list[SpanRecord]]) -> None:
+        """Take offer()'s batches, off the queue now, out of what it counts as queued."""
+        if batches:
             with self._lock:
-                self._stopped = True
+                for records in batches:
+                    self._queued -= len(records)
+                    self._batches -= 1
+                    self._bytes -= sum(r.size for r in records)
+                    self._pending_traces -= len({r.trace_id for r in records})
 
-    def _loop(self) -> None:
-        queue = self._queue
+    def _handle(self, batch: list[Any]) -> None:
+        """One pass: convert the batch's spans, feed the assembler, hand the runs over, and
+        finish the flush marker that ends it."""
         assembler = self._assembler
-        while True:
-            give_up_at = self._give_up_at
-            if give_up_at is not None and time.monotonic() >= give_up_at:
-                self._abandon()
-                return
-            if not queue:
-                if self._stopped:
-                    return
-                self._idle = True
-                if not queue:
-                    deadline = assembler.next_deadline()
-                    wait = 1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
-                    if self._ready:  # runs waiting for the dispatcher: look again soon
-                        wait = min(wait, 0.02)
-                    self._wake.wait(min(wait, 1.0))
-                self._idle = False
-                self._wake.clear()
-                if queue and not self._stopped:
-                    time.sleep(_LINGER_S)
-            markers: list[_Marker] = []
-            records: list[SpanRecord | LogEvent] = []
-            batched = batches = batched_bytes = batched_traces = 0
-            own = 0
-            taken = 0
-            while queue and taken < _MAX_BATCH:
-                taken += 1
-                item = queue.popleft()
-                if isinstance(item, _Marker):
-                    markers.append(item)
-                    break  # what was queued before it is all it waits for
-                if isinstance(item, list):
-                    batched += len(item)
-                    batches += 1
-                    batched_bytes += sum(r.size for r in item)
-                    batched_traces += len({r.trace_id for r in item})
-                    records.extend(item)
-                    continue
-                if isinstance(item, LogEvent):  # put_log's
-                    records.append(item)
-                    continue
+        markers: list[_Marker] = []
+        records: list[SpanRecord | LogEvent] = []
+        own = 0
+        for item in batch:
+            if item is _TICK:
+                continue
+            if isinstance(item, _Marker):
+                markers.append(item)
+            elif isinstance(item, list):
+                records.extend(item)
+            elif isinstance(item, LogEvent):  # put_log's
+                records.append(item)
+            else:
                 scope = getattr(item, "instrumentation_scope", None)
                 if scope is not None and scope.name == _OWN_SCOPE:
                     own += 1
@@ -509,45 +540,53 @@ class SpanPipeline:
                 record = from_readable_span(item)
                 if record is not None:
                     records.append(record)
+        if own:
             with self._lock:
-                self._queued -= batched
-                self._batches -= batches
-                self._bytes -= batched_bytes
-                self._pending_traces -= batched_traces
                 self._own += own
-            now = time.monotonic()
-            runs = assembler.add(records, now) if records else []
-            runs.extend(assembler.collect(now))
-            drains = [m for m in markers if m.drain]
-            try:
-                if markers:  # a flush waits for runs whose root ended, not for their grace
-                    runs.extend(assembler.finish_rooted())
-                if drains:
-                    with self._lock:
-                        dropped = [t for t in self._dropped_traces if assembler.holds(t)]
-                    for trace_id in dropped:  # counted already, when its root was refused
-                        assembler.evict(trace_id, "shutdown")
-                    runs.extend(assembler.drain())
-                self._ready.extend(runs)
-                if drains:
-                    self._drain_ready(drains[0].deadline)
-                else:
-                    self._release(force=self._backlog is None)
+        now = time.monotonic()
+        runs = assembler.add(records, now) if records else []
+        runs.extend(assembler.collect(now))
+        drains = [m for m in markers if m.drain]
+        try:
+            if markers:  # a flush waits for runs whose root ended, not for their grace
+                runs.extend(assembler.finish_rooted())
+            if drains:
                 with self._lock:
-                    self._assembly = assembler.stats()
-            except Exception:
-                # A bug here costs this batch (logged), never the thread: spans keep coming.
-                _log.exception("livescore: the span pipeline failed on a batch")
-            for marker in markers:
-                marker.done.set()
+                    dropped = [t for t in self._dropped_traces if assembler.holds(t)]
+                for trace_id in dropped:  # counted already, when its root was refused
+                    assembler.evict(trace_id, "shutdown")
+                runs.extend(assembler.drain())
+            self._ready.extend(runs)
+            if drains:
+                self._drain_ready(drains[0].deadline)
+            else:
+                self._release(force=self._backlog is None)
+            with self._lock:
+                self._assembly = assembler.stats()
+        except Exception:
+            # A bug here costs this batch (logged), never the thread: spans keep coming.
+            _log.exception("livescore: the span pipeline failed on a batch")
+        deadline = assembler.next_deadline()
+        wait = 1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if self._ready:  # runs waiting for the dispatcher: look again soon
+            wait = min(wait, 0.02)
+        self._next_pass = time.monotonic() + min(wait, 1.0)
+        if markers:
+            worker = self._worker
+            with worker.lock:
+                for marker in markers:
+                    worker.finish_locked(marker)
 
-    def _abandon(self, *, late: bool = False) -> None:
-        """A shutdown's deadline has passed (or, ``late``, the worker ended and shutdown
-        closes out): count what is left instead of assembling it (the queue's spans, the
-        open traces, the runs waiting for the dispatcher), so that every run still ends
-        counted, and wake whoever waits on a flush."""
-        if not late:
+    def _close_out(self, *, gave_up: bool) -> None:
+        """The worker's thread stopped (shutdown, ``gave_up`` past its deadline, or a
+        failure), or a shutdown closes out after it: count what is left instead of
+        assembling it (the queue's spans, the open traces, the runs waiting for the
+        dispatcher), so that every run still ends counted."""
+        if gave_up:
             self._abandoning.set()
+        with self._lock:
+            self._stopped = True
+        self._closed_out = True  # from now on a caller counts the span it queued
         abandoned = self._count_queued()
         try:
             assembler = self._assembler
@@ -562,31 +601,41 @@ class SpanPipeline:
                 self._assembly = assembler.stats()
         except Exception:
             _log.exception("livescore: the span pipeline failed to count what it gave up")
-        if abandoned and not late:
+        if abandoned and gave_up:
             _log.warning(
                 "livescore: the span pipeline's shutdown ran out of time; %d span(s) not "
                 "assembled, their runs counted as dropped (see stats())",
                 abandoned,
             )
 
+    def _count_left(self) -> int:
+        """Count what the worker dropped (given up by a shutdown, left by a thread that
+        stopped or could not start); returns how many spans."""
+        with self._worker.lock:
+            left, self._left = self._left, []
+        return self._count_dropped(left)
+
     def _count_queued(self) -> int:
-        """Count every queued span as dropped at shutdown (the runs whose roots they are as
-        dropped, ``"shutdown"``), wake the flushes queued among them; returns how many."""
+        """Count every queued span, and what the worker dropped, as dropped at shutdown (the
+        runs whose roots they are as dropped, ``"shutdown"``); returns how many."""
         queue = self._queue
-        markers: list[_Marker] = []
+        items: list[Any] = []
+        while queue:  # one pop at a time: callers may append meanwhile
+            try:
+                items.append(queue.popleft())
+            except IndexError:
+                break
+        return self._count_dropped(items) + self._count_left()
+
+    def _count_dropped(self, items: list[Any]) -> int:
         roots: list[SpanRecord] = []
         abandoned = 0
-        batched = batches = batched_bytes = batched_traces = 0
-        while queue:
-            item = queue.popleft()
-            if isinstance(item, _Marker):
-                markers.append(item)
-                continue
+        batches = [item for item in items if isinstance(item, list)]
+        self._unqueue(batches)
+        for item in items:
+            if item is _TICK or isinstance(item, _Marker):
+                continue  # a flush is woken by the worker
             if isinstance(item, list):
-                batched += len(item)
-                batches += 1
-                batched_bytes += sum(r.size for r in item)
-                batched_traces += len({r.trace_id for r in item})
                 abandoned += len(item)
                 roots.extend(r for r in item if isinstance(r, SpanRecord) and r.is_root)
                 continue
@@ -598,19 +647,14 @@ class SpanPipeline:
                 record = from_readable_span(item)
                 if record is not None:
                     roots.append(record)
+        if not abandoned:
+            return 0
         with self._lock:
-            self._queued -= batched
-            self._batches -= batches
-            self._bytes -= batched_bytes
-            self._pending_traces -= batched_traces
             self._dropped_at_shutdown += abandoned
-            self._stopped = True
         try:
             self._drop_runs_of(roots)
         except Exception:
             _log.exception("livescore: the span pipeline failed to count what it gave up")
-        for marker in markers:
-            marker.done.set()
         return abandoned
 
     def _release(self, *, force: bool) -> None:

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from livescore._delivery import (
-    Delivery,
     SdkLogCapture,
     otlp_event_deliveries,
+    otlp_logs_url,
     otlp_span_deliveries,
+    otlp_traces_url,
 )
 from livescore._errors import DemoConfigError
 from livescore._version import install_hint
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from rich.console import Console
 
+    from livescore._delivery import Delivery
     from livescore._emit import EmitSignal
     from livescore.judges import Judge
     from livescore.scoring import Scorer
@@ -181,7 +182,9 @@ def run_demo(
         console = Console(highlight=False)
     # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
     events = "events" in options.emit
-    logs_urls = [_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
+    logs_urls = (
+        [otlp_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
+    )
     telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters, logs_urls)
     choice: _JudgeChoice | None = None
     try:
@@ -427,19 +430,10 @@ def _scorers(
 
 
 def _traces_url(endpoint: str) -> str:
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise DemoConfigError(f"--otlp-endpoint must be an http(s) URL, not {endpoint!r}")
-    if parts.path in ("", "/"):
-        return endpoint.rstrip("/") + "/v1/traces"
-    return endpoint
-
-
-def _logs_url(traces_url: str) -> str:
-    if traces_url.endswith("/v1/traces"):
-        return traces_url.removesuffix("/v1/traces") + "/v1/logs"
-    parts = urlsplit(traces_url)
-    return f"{parts.scheme}://{parts.netloc}/v1/logs"
+    try:
+        return otlp_traces_url(endpoint)
+    except ValueError as exc:
+        raise DemoConfigError(str(exc)) from None
 
 
 @dataclass(slots=True)

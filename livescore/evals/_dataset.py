@@ -259,10 +259,6 @@ def parse_line(
 
     if "ground_truth" in data:
         item["ground_truth"] = data.pop("ground_truth")
-    if "id" in data:
-        item_id = data.pop("id")
-        if item_id is not None:
-            item["id"] = str(item_id)
 
     label: int | None = None
     if LABEL_FIELD in data:
@@ -270,7 +266,17 @@ def parse_line(
         if raw_label not in (0, 1):  # True/False compare equal to 1/0
             raise _LineError(f"'{LABEL_FIELD}' must be 0 or 1, not {raw_label!r}")
         label = int(raw_label)
+    _id_and_metadata(item, data)
+    return item, label, fmt
 
+
+def _id_and_metadata(item: dict[str, Any], data: dict[str, Any]) -> None:
+    """Move the line's ``id`` and ``metadata`` into ``item``; what is left of ``data`` joins
+    the metadata."""
+    if "id" in data:
+        item_id = data.pop("id")
+        if item_id is not None:
+            item["id"] = str(item_id)
     metadata = data.pop("metadata", None)
     if metadata is not None and not isinstance(metadata, Mapping):
         raise _LineError("'metadata' must be an object")
@@ -278,7 +284,6 @@ def parse_line(
     merged.update(data)  # unknown fields (dataset, task, the label…) travel as metadata
     if merged:
         item["metadata"] = merged
-    return item, label, fmt
 
 
 def _text_like(value: Any, name: str, role: str) -> None:
@@ -313,20 +318,8 @@ def _parse_conversation(
     except ValueError as exc:
         raise _LineError(str(exc)) from None
     item: dict[str, Any] = {"turns": turns}
-    if "id" in data:
-        item_id = data.pop("id")
-        if item_id is not None:
-            item["id"] = str(item_id)
-    label: int | None = None
-    if LABEL_FIELD in data:
-        label = _label(data, LABEL_FIELD)
-    metadata = data.pop("metadata", None)
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise _LineError("'metadata' must be an object")
-    merged = dict(metadata or {})
-    merged.update(data)  # labels and provenance travel as metadata, as for other lines
-    if merged:
-        item["metadata"] = merged
+    label = _label(data, LABEL_FIELD)
+    _id_and_metadata(item, data)
     return item, label, "conversation"
 
 

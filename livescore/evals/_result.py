@@ -703,12 +703,9 @@ def _readable(run: Run | None, value: Any, reader: Callable[[Run], str | None]) 
         return "" if value is None else str(value)
 
 
+# The JudgeUsage fields a summary writes, in this order.
+_USAGE_FIELDS = ("calls", "input_tokens", "output_tokens", "latency_s", "cached", "shared")
+
+
 def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
-    return {
-        "calls": usage.calls,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "latency_s": usage.latency_s,
-        "cached": usage.cached,
-        "shared": usage.shared,
-    }
+    return {name: getattr(usage, name) for name in _USAGE_FIELDS}

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import context as otel_context
@@ -202,12 +201,7 @@ class RunRecorder:
         self._decision = sample_turn(self.dispatcher, trace_id or self.run_id, self.conversation_id)
         self.sampled = self._decision.sampled
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         try:
             self._finish(exc)
         except Exception:

@@ -48,7 +48,7 @@ class ScorerStats:
 
 
 @dataclass(frozen=True, slots=True)
-class DispatchStats:
+class DispatchStats(ScorerStats):
     """A consistent snapshot of a dispatcher's counts, totalled over scorers.
 
     The unit is one (run, scorer) pair: a run sampled by two scorers counts twice. Every
@@ -81,23 +81,10 @@ class DispatchStats:
         True
     """
 
-    sampled: int = 0
-    scored: int = 0
-    failed: int = 0
-    skipped: int = 0
-    dropped: int = 0
-    handed_off: int = 0
-    queued: int = 0
-    in_flight: int = 0
-    dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
-    failed_by_type: Mapping[str, int] = field(default_factory=dict)
+    # The totals are ScorerStats' fields (and its ``finished``); then what only a
+    # dispatcher has.
     by_scorer: Mapping[str, ScorerStats] = field(default_factory=dict)
     emit_errors: int = 0
-
-    @property
-    def finished(self) -> int:
-        """Pairs that reached an end state here (scored, failed, skipped, dropped, handed off)."""
-        return self.scored + self.failed + self.skipped + self.dropped + self.handed_off
 
 
 class Counts:

@@ -16,7 +16,7 @@ Three-step mode (the default; at most three judge calls):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
@@ -27,19 +27,14 @@ from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
+from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, ScoringPolicy, judge_scorer
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
     ground_truth_text,
-    judge_mode_of,
     normalise_word,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -264,6 +259,136 @@ def _reason_prompt(score_text: str, scale: float, analysis: Mapping[str, Any]) -
 # -- the scorer -------------------------------------------------------------------------------
 
 
+def _score(analysis: Mapping[str, Any]) -> float:
+    return similarity_from_matches(
+        [m["match_type"] for m in analysis["matches"]],
+        contradictions=len(analysis["contradictions"]),
+        extras=len(analysis["extra_in_output"]),
+    )
+
+
+def _match_counts(analysis: Mapping[str, Any]) -> dict[str, int]:
+    counts = dict.fromkeys(MATCH_WEIGHTS, 0)
+    for match in analysis["matches"]:
+        counts[match["match_type"]] += 1
+    return counts
+
+
+def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
+    counts = _match_counts(analysis)
+    units = len(analysis["matches"])
+    contradictions = len(analysis.get("contradictions", ()))
+    ctx.flags["match_types"] = counts
+    ctx.flags["ground_truth_units"] = units
+    ctx.flags["contradictions"] = contradictions
+    ctx.flags["extra_in_output"] = len(analysis.get("extra_in_output", ()))
+    ctx.attributes[A.LIVESCORE_GROUND_TRUTH_UNITS] = units
+    ctx.attributes[A.LIVESCORE_GROUND_TRUTH_MATCHED] = units - counts["missing"]
+    ctx.attributes[A.LIVESCORE_GROUND_TRUTH_CONTRADICTIONS] = contradictions
+
+
+def _count_reason(ctx: StepContext) -> str:
+    analysis = ctx.analyze_step_result
+    counts = _match_counts(analysis)
+    total = len(analysis["matches"])
+    what = (
+        f"of {total} ground-truth unit{'' if total == 1 else 's'}, {counts['exact']} "
+        f"match exactly, {counts['semantic']} in meaning, {counts['partial']} in part and "
+        f"{counts['missing']} are missing"
+    )
+    if analysis["contradictions"]:
+        what += f"; the answer contradicts the ground truth {len(analysis['contradictions'])}"
+        what += " time" if len(analysis["contradictions"]) == 1 else " times"
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _fill(match: dict[str, Any], item: str, index: int) -> None:
+    if not str(match.get("ground_truth_unit", "")).strip():
+        match["ground_truth_unit"] = item
+
+
+def _no_units(ctx: StepContext) -> float:
+    if ctx.state.get("empty_output"):
+        return 0.0
+    raise NotScorable("the ground truth holds no fact or claim the judge could compare")
+
+
+def _spec(max_chars: int) -> JudgeSpec:
+    """The answer similarity scorer as data: the ground truth cut to ``max_chars``."""
+
+    def ground_truth(ctx: StepContext) -> str:
+        text = ground_truth_text(ctx.run, max_chars)
+        if text is None or not text.strip():
+            raise NotScorable(
+                "no ground truth: answer similarity compares the answer with the run's "
+                "expected answer (a dataset item's ground_truth), and this run has none"
+            )
+        return text
+
+    def nothing_to_extract(ctx: StepContext) -> bool:
+        ground_truth(ctx)  # before any call
+        if not ctx.output_text.strip():
+            ctx.state["empty_output"] = True
+            return True
+        return False
+
+    def extract(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+        return PromptStep(
+            description="Extract the semantic units of the answer and the ground truth",
+            output_schema=ExtractedUnits,
+            system=EXTRACT_SYSTEM,
+            create_prompt=lambda ctx: _extract_prompt(ctx.output_text, ground_truth(ctx)),
+            skip_if=skip_if,
+            skip_result=lambda ctx: {"output_units": [], "ground_truth_units": []},
+        )
+
+    return JudgeSpec(
+        name="answer-similarity",
+        family="answer",
+        summary="how closely the answer conveys its ground truth",
+        check="answer-similarity",
+        items="ground_truth_units",
+        noun="ground-truth unit",
+        plural="ground-truth units",
+        defect="missing",
+        verdict=UnitMatch,
+        higher_is_better=True,
+        description="How closely the answer conveys its ground truth, from 0 to {scale} "
+        "(every unit stated the same way)",
+        always_explain=True,
+        extract=extract,
+        nothing_to_judge=nothing_to_extract,
+        scoring=ScoringPolicy(score=_score, record=_record, fill=_fill, no_items=_no_units),
+        no_items_reason=lambda ctx: (
+            f"The score is {fmt(ctx.score)} because the answer is empty: it conveys none of "
+            "the ground truth."
+        ),
+        count_reason=_count_reason,
+        prompts=JudgePrompts(
+            verdict_system=MATCH_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: _match_prompt(
+                shown.ctx.preprocess_step_result["output_units"], shown.items
+            ),
+            reason=lambda shown: _reason_prompt(
+                shown.score_text, shown.scale, shown.ctx.analyze_step_result
+            ),
+            one_call=lambda shown: (
+                "Compare the answer in the <output> block with the reference answer in the "
+                f"<ground_truth> block.\n\n{_texts(shown.output, ground_truth(shown.ctx))}\n\n"
+                'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
+                '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
+                '"reason": "..."}.'
+            ),
+            verdicts_schema=UnitMatches,
+            one_call_schema=AnswerSimilarityOneCallAnswer,
+            verdicts_field="matches",
+            preprocess_fields=("output_units",),
+        ),
+    )
+
+
 def create_answer_similarity_scorer(
     *,
     model: str | Judge,
@@ -328,132 +453,17 @@ def create_answer_similarity_scorer(
         >>> scorer.run_sync({"input": "Capital?", "output": "Paris."}).status
         'skipped'
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="answer-similarity")
-    judge = resolve_model(model, judge_options, scorer="answer-similarity")
-
-    def ground_truth(ctx: StepContext) -> str:
-        text = ground_truth_text(ctx.run, max_text_chars)
-        if text is None or not text.strip():
-            raise NotScorable(
-                "no ground truth: answer similarity compares the answer with the run's "
-                "expected answer (a dataset item's ground_truth), and this run has none"
-            )
-        return text
-
-    def nothing_to_extract(ctx: StepContext) -> bool:
-        ground_truth(ctx)  # before any call
-        if not ctx.output_text.strip():
-            ctx.state["empty_output"] = True
-            return True
-        return False
-
-    def no_units(ctx: StepContext) -> float:
-        if ctx.state.get("empty_output"):
-            return 0.0
-        raise NotScorable("the ground truth holds no fact or claim the judge could compare")
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        value = similarity_from_matches(
-            [m["match_type"] for m in analysis["matches"]],
-            contradictions=len(analysis["contradictions"]),
-            extras=len(analysis["extra_in_output"]),
-        )
-        return round2(value * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = dict.fromkeys(MATCH_WEIGHTS, 0)
-        for match in analysis["matches"]:
-            counts[match["match_type"]] += 1
-        units = len(analysis["matches"])
-        contradictions = len(analysis.get("contradictions", ()))
-        ctx.flags["match_types"] = counts
-        ctx.flags["ground_truth_units"] = units
-        ctx.flags["contradictions"] = contradictions
-        ctx.flags["extra_in_output"] = len(analysis.get("extra_in_output", ()))
-        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_UNITS] = units
-        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_MATCHED] = units - counts["missing"]
-        ctx.attributes[A.LIVESCORE_GROUND_TRUTH_CONTRADICTIONS] = contradictions
-
-    def summary(ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        counts = dict.fromkeys(MATCH_WEIGHTS, 0)
-        for match in analysis["matches"]:
-            counts[match["match_type"]] += 1
-        total = len(analysis["matches"])
-        what = (
-            f"of {total} ground-truth unit{'' if total == 1 else 's'}, {counts['exact']} "
-            f"match exactly, {counts['semantic']} in meaning, {counts['partial']} in part and "
-            f"{counts['missing']} are missing"
-        )
-        if analysis["contradictions"]:
-            what += f"; the answer contradicts the ground truth {len(analysis['contradictions'])}"
-            what += " time" if len(analysis["contradictions"]) == 1 else " times"
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def fill(match: dict[str, Any], item: str, index: int) -> dict[str, Any]:
-        if not str(match.get("ground_truth_unit", "")).strip():
-            match["ground_truth_unit"] = item
-        return match
-
-    parts = VerdictScorerParts(
-        items_key="ground_truth_units",
-        noun="ground-truth unit",
-        nouns="ground-truth units",
-        extract=PromptStep(
-            description="Extract the semantic units of the answer and the ground truth",
-            output_schema=ExtractedUnits,
-            system=EXTRACT_SYSTEM,
-            create_prompt=lambda ctx: _extract_prompt(ctx.output_text, ground_truth(ctx)),
-            skip_if=nothing_to_extract,
-            skip_result=lambda ctx: {"output_units": [], "ground_truth_units": []},
-        ),
-        extract_in_one_call=True,
-        preprocess_fields=("output_units",),
-        list_field="matches",
-        verdict_schema=UnitMatches,
-        verdict_system=MATCH_SYSTEM,
-        verdict_prompt=lambda ctx, units: _match_prompt(
-            ctx.preprocess_step_result["output_units"], units
-        ),
-        fill=fill,
-        score=score,
-        no_items=no_units,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(fmt(ctx.score), scale, ctx.analyze_step_result),
-        summary=summary,
-        no_items_reason=lambda ctx: (
-            f"The score is {fmt(ctx.score)} because the answer is empty: it conveys none of "
-            "the ground truth."
-        ),
-        one_call_schema=AnswerSimilarityOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: (
-            "Compare the answer in the <output> block with the reference answer in the "
-            f"<ground_truth> block.\n\n{_texts(ctx.output_text, ground_truth(ctx))}\n\n"
-            'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
-            '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
-            '"reason": "..."}.'
-        ),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        _spec(max_text_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            f"How closely the answer conveys its ground truth, from 0 to {scale:g} (every "
-            "unit stated the same way)"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )
-
-
-# -- in the catalog ---------------------------------------------------------------------------
 
 
 @catalog_entry(

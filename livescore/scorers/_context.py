@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from livescore.otel import attributes as A
+from livescore.runs import get_run_context
 from livescore.scorers._prompting import RenderedContext, render_context
-from livescore.scoring import StepContext
+from livescore.scoring import ContextFunction, StepContext
 
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
     "MIN_MAX_CONTEXT_CHARS",
+    "at_position",
     "check_max_context_chars",
     "context_for_judge",
     "context_items",
+    "context_source",
     "judged_pieces",
     "no_context_reason",
     "plain_context_for_judge",
@@ -40,6 +46,24 @@ def check_max_context_chars(value: object) -> int:
     if value < MIN_MAX_CONTEXT_CHARS:
         raise ValueError(f"max_context_chars must be at least {MIN_MAX_CONTEXT_CHARS}, not {value}")
     return value
+
+
+def context_source(
+    context: Sequence[str] | None, get_context: ContextFunction | None, max_context_chars: int
+) -> tuple[ContextFunction | None, int]:
+    """A context scorer's context arguments, checked: its context function (the run's
+    context by default, when no static ``context`` is given) and its context limit.
+
+    Raises:
+        TypeError: ``get_context`` is not callable, or a limit that is not an int.
+        ValueError: A limit below :data:`MIN_MAX_CONTEXT_CHARS`.
+    """
+    if get_context is not None and not callable(get_context):
+        raise TypeError("get_context must be a function get_context(run, step)")
+    max_context_chars = check_max_context_chars(max_context_chars)
+    if context is None and get_context is None:
+        get_context = get_run_context
+    return get_context, max_context_chars
 
 
 def context_items(ctx: StepContext) -> list[str]:
@@ -115,3 +139,9 @@ def judged_pieces(ctx: StepContext, max_chars: int) -> list[str]:
     if rendered.truncated:
         ctx.flags["context_pieces_judged"] = rendered.documents
     return items[: rendered.documents]
+
+
+def at_position(verdict: dict[str, Any], item: str, index: int) -> None:
+    """Ties a context piece's verdict to the piece's position (from 0): the order the agent
+    got the pieces decides, not the judge's numbering."""
+    verdict["context_index"] = index

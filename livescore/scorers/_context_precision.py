@@ -25,28 +25,30 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
+    at_position,
     context_for_judge,
+    context_source,
     judged_pieces,
     no_context_reason,
 )
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    ScoringPolicy,
+    Shown,
+    judge_scorer,
+)
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
     ground_truth_text,
-    judge_mode_of,
     normalise_word,
     optional_user_text,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer, tally
+from livescore.scorers._verdicts import tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -190,6 +192,103 @@ def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str
 # -- the scorer -------------------------------------------------------------------------------
 
 
+def _score(analysis: Mapping[str, Any]) -> float:
+    return mean_average_precision([v["verdict"] == "yes" for v in analysis["verdicts"]])
+
+
+def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
+    verdicts = analysis["verdicts"]
+    useful = tally(verdicts)["yes"]
+    ctx.flags["context_pieces"] = len(verdicts)
+    ctx.flags["context_relevant"] = useful
+    ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)
+    ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = useful
+
+
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    positions = [v["context_index"] for v in verdicts if v["verdict"] == "yes"]
+    total = len(verdicts)
+    if not positions:
+        what = f"none of the {total} context pieces is useful for the answer"
+    else:
+        shown = ", ".join(str(p) for p in positions[:10])
+        what = (
+            f"{len(positions)} of {total} context pieces are useful, at position"
+            f"{'' if len(positions) == 1 else 's'} {shown} (from 0)"
+        )
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
+    """The context precision scorer as data: the pieces cut to ``max_context_chars``, the
+    question and the reference answer to ``max_chars``."""
+
+    def reference(ctx: StepContext) -> str:
+        cached: str | None = ctx.state.get("reference")
+        if cached is None:
+            given = ground_truth_text(ctx.run, max_chars)
+            cached = given if given is not None and given.strip() else ctx.output_text
+            if not cached.strip():
+                raise NotScorable(
+                    "no reference answer: the run has no ground truth and its output is empty"
+                )
+            ctx.state["reference"] = cached
+        return cached
+
+    def pieces(ctx: StepContext) -> list[str]:
+        found = judged_pieces(ctx, max_context_chars)
+        if not found:
+            raise NotScorable(no_context_reason("context precision"))
+        reference(ctx)  # before any call
+        return found
+
+    def prompt_part(shown: Shown) -> str:
+        ctx = shown.ctx
+        return _pieces_part(
+            optional_user_text(ctx.run, max_chars),
+            reference(ctx),
+            context_for_judge(ctx, max_context_chars, start=0).block,
+            len(ctx.preprocess_step_result["pieces"]),
+        )
+
+    return JudgeSpec(
+        name="context-precision",
+        family="context",
+        summary="mean average precision of the context order",
+        check="context-precision",
+        items="pieces",
+        noun="context piece",
+        plural="context pieces",
+        defect="not useful",
+        verdict=ContextPrecisionVerdict,
+        defect_words=frozenset({"no"}),
+        higher_is_better=True,
+        description="Mean average precision of the context order: useful pieces first scores "
+        "{scale}, nothing useful 0",
+        always_explain=True,
+        items_of=pieces,
+        scoring=ScoringPolicy(score=_score, record=_record, fill=at_position),
+        count_reason=_count_reason,
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: (
+                f"{prompt_part(shown)}, as JSON only: "
+                '{"verdicts": [{"context_index": ..., "verdict": "yes" | "no", "reason": ...}]}.'
+            ),
+            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            one_call=lambda shown: (
+                f"{prompt_part(shown)}, then explain, as "
+                'JSON only: {"verdicts": [...], "reason": "..."}.'
+            ),
+            verdicts_schema=ContextPrecisionVerdicts,
+            one_call_schema=ContextPrecisionOneCallAnswer,
+        ),
+    )
+
+
 def create_context_precision_scorer(
     *,
     model: str | Judge,
@@ -258,120 +357,20 @@ def create_context_precision_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="context-precision")
-    max_context_chars = check_max_context_chars(max_context_chars)
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    judge = resolve_model(model, judge_options, scorer="context-precision")
-    if context is None and get_context is None:
-        get_context = get_run_context
-
-    def reference(ctx: StepContext) -> str:
-        cached: str | None = ctx.state.get("reference")
-        if cached is None:
-            given = ground_truth_text(ctx.run, max_text_chars)
-            cached = given if given is not None and given.strip() else ctx.output_text
-            if not cached.strip():
-                raise NotScorable(
-                    "no reference answer: the run has no ground truth and its output is empty"
-                )
-            ctx.state["reference"] = cached
-        return cached
-
-    def pieces(ctx: StepContext) -> dict[str, Any]:
-        found = judged_pieces(ctx, max_context_chars)
-        if not found:
-            raise NotScorable(no_context_reason("context precision"))
-        reference(ctx)  # before any call
-        return {"pieces": found}
-
-    def prompt_part(ctx: StepContext, items: Sequence[str]) -> str:
-        return _pieces_part(
-            optional_user_text(ctx.run, max_text_chars),
-            reference(ctx),
-            context_for_judge(ctx, max_context_chars, start=0).block,
-            len(items),
-        )
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        flags = [v["verdict"] == "yes" for v in analysis["verdicts"]]
-        return round2(mean_average_precision(flags) * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        useful = tally(verdicts)["yes"]
-        ctx.flags["context_pieces"] = len(verdicts)
-        ctx.flags["context_relevant"] = useful
-        ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)
-        ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = useful
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        positions = [v["context_index"] for v in verdicts if v["verdict"] == "yes"]
-        total = len(verdicts)
-        if not positions:
-            what = f"none of the {total} context pieces is useful for the answer"
-        else:
-            shown = ", ".join(str(p) for p in positions[:10])
-            what = (
-                f"{len(positions)} of {total} context pieces are useful, at position"
-                f"{'' if len(positions) == 1 else 's'} {shown} (from 0)"
-            )
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def fill(verdict: dict[str, Any], item: str, index: int) -> dict[str, Any]:
-        verdict["context_index"] = index  # the order decides, not the judge's numbering
-        return verdict
-
-    parts = VerdictScorerParts(
-        items_key="pieces",
-        noun="context piece",
-        nouns="context pieces",
-        extract=pieces,
-        extract_in_one_call=False,
-        verdict_schema=ContextPrecisionVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, items: (
-            f"{prompt_part(ctx, items)}, as JSON only: "
-            '{"verdicts": [{"context_index": ..., "verdict": "yes" | "no", "reason": ...}]}.'
-        ),
-        fill=fill,
-        score=score,
-        no_items=lambda ctx: 0.0,  # never reached: no context is not scorable
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",
-        one_call_schema=ContextPrecisionOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: (
-            f"{prompt_part(ctx, ctx.preprocess_step_result['pieces'])}, then explain, as "
-            'JSON only: {"verdicts": [...], "reason": "..."}.'
-        ),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
+    return judge_scorer(
+        _spec(max_text_chars, max_context_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            "Mean average precision of the context order: useful pieces first scores "
-            f"{scale:g}, nothing useful 0"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
-        context=context,
-        get_context=get_context,
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
+        context=context,
+        get_context=get_context,
     )
-
-
-# -- in the catalog ---------------------------------------------------------------------------
 
 
 @catalog_entry(

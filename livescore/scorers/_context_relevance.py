@@ -15,6 +15,7 @@ Three-step mode (the default; two judge calls):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -26,27 +27,28 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
+    at_position,
     context_for_judge,
+    context_source,
     judged_pieces,
     no_context_reason,
 )
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    ScoringPolicy,
+    Shown,
+    judge_scorer,
+)
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
     normalise_word,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._verdicts import VerdictScorerParts, build_verdict_scorer
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -183,6 +185,128 @@ def _reason_prompt(
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Penalties:
+    """What an unused highly relevant piece and each missing item take off the score."""
+
+    unused: float
+    missing: float
+    max_missing: float
+
+    def breakdown(self, analysis: Mapping[str, Any]) -> tuple[float, int, float]:
+        evaluations = analysis["evaluations"]
+        base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
+        unused = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
+        missing = min(len(analysis["missing_context"]) * self.missing, self.max_missing)
+        return base, unused, missing
+
+    def score(self, analysis: Mapping[str, Any]) -> float:
+        base, unused, missing = self.breakdown(analysis)
+        return max(0.0, base - unused * self.unused - missing)
+
+    def text(self, analysis: Mapping[str, Any]) -> str:
+        base, unused, missing = self.breakdown(analysis)
+        return (
+            f"Mean relevance {base:.2f}; {unused} highly relevant piece(s) unused "
+            f"(−{unused * self.unused:.2f}); missing information −{missing:.2f}."
+        )
+
+
+def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
+    evaluations = analysis["evaluations"]
+    levels = dict.fromkeys(RELEVANCE_WEIGHTS, 0)
+    for evaluation in evaluations:
+        levels[evaluation["relevance_level"]] += 1
+    relevant = levels["high"] + levels["medium"]
+    ctx.flags["context_pieces"] = len(evaluations)
+    ctx.flags["context_levels"] = levels
+    ctx.flags["context_used"] = sum(1 for e in evaluations if e["was_used"])
+    ctx.flags["missing_context"] = len(analysis.get("missing_context", ()))
+    ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(evaluations)
+    ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
+
+
+def _count_reason(ctx: StepContext) -> str:
+    analysis = ctx.analyze_step_result
+    evaluations = analysis["evaluations"]
+    relevant = sum(1 for e in evaluations if e["relevance_level"] in ("high", "medium"))
+    used = sum(1 for e in evaluations if e["was_used"])
+    missing = len(analysis["missing_context"])
+    return (
+        f"The score is {fmt(ctx.score)} because {relevant} of {len(evaluations)} context "
+        f"pieces are relevant to the question and the answer used {used}; "
+        f"{missing} piece(s) of needed information were missing."
+    )
+
+
+def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
+    """The context relevance scorer as data: the pieces cut to ``max_context_chars``."""
+
+    def question(ctx: StepContext) -> str:
+        text = ctx.input_text
+        if not text.strip():
+            raise NotScorable("the input is empty: there is no question to judge the context by")
+        return text
+
+    def pieces(ctx: StepContext) -> list[str]:
+        found = judged_pieces(ctx, max_context_chars)
+        if not found:
+            raise NotScorable(no_context_reason("relevance"))
+        question(ctx)  # before any call
+        return found
+
+    def prompt_part(shown: Shown) -> str:
+        ctx = shown.ctx
+        return _pieces_part(
+            question(ctx),
+            ctx.output_text,
+            context_for_judge(ctx, max_context_chars, start=0).block,
+            len(ctx.preprocess_step_result["pieces"]),
+        )
+
+    def reason(shown: Shown) -> str:
+        analysis = shown.ctx.analyze_step_result
+        return _reason_prompt(shown.score_text, shown.scale, analysis, penalties.text(analysis))
+
+    return JudgeSpec(
+        name="context-relevance",
+        family="context",
+        summary="how relevant the agent's context was to the question, and how it was used",
+        check="context-relevance",
+        items="pieces",
+        noun="context piece",
+        plural="context pieces",
+        defect="irrelevant",
+        verdict=ContextPieceEvaluation,
+        higher_is_better=True,
+        description="How relevant the agent's context was to the question and how well the "
+        "answer used it, from 0 to {scale}",
+        always_explain=True,
+        items_of=pieces,
+        scoring=ScoringPolicy(score=penalties.score, record=_record, fill=at_position),
+        count_reason=_count_reason,
+        prompts=JudgePrompts(
+            verdict_system=ANALYZE_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: (
+                f"{prompt_part(shown)}, as JSON only: "
+                '{"evaluations": [{"context_index": ..., "relevance_level": "high" | "medium" | '
+                '"low" | "none", "was_used": true | false, "reasoning": ...}], "missing_context": '
+                "[...]}."
+            ),
+            reason=reason,
+            one_call=lambda shown: (
+                f"{prompt_part(shown)}, then explain, as "
+                'JSON only: {"evaluations": [...], "missing_context": [...], "reason": "..."}.'
+            ),
+            verdicts_schema=ContextRelevanceAnalysis,
+            one_call_schema=ContextRelevanceOneCallAnswer,
+            verdicts_field="evaluations",
+        ),
+    )
+
+
 # -- the scorer -------------------------------------------------------------------------------
 
 
@@ -262,9 +386,6 @@ def create_context_relevance_scorer(
         >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
         (0.5, 'none')
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="context-relevance")
-    max_context_chars = check_max_context_chars(max_context_chars)
     for name, value in (
         ("unused_penalty", unused_penalty),
         ("missing_penalty", missing_penalty),
@@ -277,131 +398,21 @@ def create_context_relevance_scorer(
             or not 0 <= value <= 1
         ):
             raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    judge = resolve_model(model, judge_options, scorer="context-relevance")
-    if context is None and get_context is None:
-        get_context = get_run_context
-
-    def question(ctx: StepContext) -> str:
-        text = ctx.input_text
-        if not text.strip():
-            raise NotScorable("the input is empty: there is no question to judge the context by")
-        return text
-
-    def pieces(ctx: StepContext) -> dict[str, Any]:
-        found = judged_pieces(ctx, max_context_chars)
-        if not found:
-            raise NotScorable(no_context_reason("relevance"))
-        question(ctx)  # before any call
-        return {"pieces": found}
-
-    def prompt_part(ctx: StepContext, items: Sequence[str]) -> str:
-        return _pieces_part(
-            question(ctx),
-            ctx.output_text,
-            context_for_judge(ctx, max_context_chars, start=0).block,
-            len(items),
-        )
-
-    def breakdown(analysis: Mapping[str, Any]) -> tuple[float, int, float]:
-        evaluations = analysis["evaluations"]
-        base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
-        unused = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
-        missing = min(len(analysis["missing_context"]) * missing_penalty, max_missing_penalty)
-        return base, unused, missing
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        base, unused, missing = breakdown(analysis)
-        return round2(max(0.0, base - unused * unused_penalty - missing) * scale)
-
-    def penalties_text(analysis: Mapping[str, Any]) -> str:
-        base, unused, missing = breakdown(analysis)
-        return (
-            f"Mean relevance {base:.2f}; {unused} highly relevant piece(s) unused "
-            f"(−{unused * unused_penalty:.2f}); missing information −{missing:.2f}."
-        )
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        evaluations = analysis["evaluations"]
-        levels = dict.fromkeys(RELEVANCE_WEIGHTS, 0)
-        for evaluation in evaluations:
-            levels[evaluation["relevance_level"]] += 1
-        relevant = levels["high"] + levels["medium"]
-        ctx.flags["context_pieces"] = len(evaluations)
-        ctx.flags["context_levels"] = levels
-        ctx.flags["context_used"] = sum(1 for e in evaluations if e["was_used"])
-        ctx.flags["missing_context"] = len(analysis.get("missing_context", ()))
-        ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(evaluations)
-        ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
-
-    def summary(ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        evaluations = analysis["evaluations"]
-        relevant = sum(1 for e in evaluations if e["relevance_level"] in ("high", "medium"))
-        used = sum(1 for e in evaluations if e["was_used"])
-        missing = len(analysis["missing_context"])
-        return (
-            f"The score is {fmt(ctx.score)} because {relevant} of {len(evaluations)} context "
-            f"pieces are relevant to the question and the answer used {used}; "
-            f"{missing} piece(s) of needed information were missing."
-        )
-
-    def fill(evaluation: dict[str, Any], item: str, index: int) -> dict[str, Any]:
-        evaluation["context_index"] = index  # the order decides, not the judge's numbering
-        return evaluation
-
-    parts = VerdictScorerParts(
-        items_key="pieces",
-        noun="context piece",
-        nouns="context pieces",
-        extract=pieces,
-        extract_in_one_call=False,
-        list_field="evaluations",
-        verdict_schema=ContextRelevanceAnalysis,
-        verdict_system=ANALYZE_SYSTEM,
-        verdict_prompt=lambda ctx, items: (
-            f"{prompt_part(ctx, items)}, as JSON only: "
-            '{"evaluations": [{"context_index": ..., "relevance_level": "high" | "medium" | '
-            '"low" | "none", "was_used": true | false, "reasoning": ...}], "missing_context": '
-            "[...]}."
-        ),
-        fill=fill,
-        score=score,
-        no_items=lambda ctx: 0.0,  # never reached: no context is not scorable
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result, penalties_text(ctx.analyze_step_result)
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",
-        one_call_schema=ContextRelevanceOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: (
-            f"{prompt_part(ctx, ctx.preprocess_step_result['pieces'])}, then explain, as "
-            'JSON only: {"evaluations": [...], "missing_context": [...], "reason": "..."}.'
-        ),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
+    penalties = _Penalties(unused_penalty, missing_penalty, max_missing_penalty)
+    return judge_scorer(
+        _spec(penalties, max_context_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            "How relevant the agent's context was to the question and how well the answer "
-            f"used it, from 0 to {scale:g}"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
-        context=context,
-        get_context=get_context,
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
+        context=context,
+        get_context=get_context,
     )
-
-
-# -- in the catalog ---------------------------------------------------------------------------
 
 
 @catalog_entry(

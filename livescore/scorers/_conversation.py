@@ -16,7 +16,7 @@ same request: when both score one conversation with the same judge, the conversa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +40,11 @@ __all__ = (
     "digest_step",
     "item_turn",
     "listing",
+    "needs_user_messages",
     "note_truncation",
     "record_turns",
     "render_transcript",
+    "reply_items",
     "role_block",
     "strip_turn",
     "turn_item",
@@ -65,6 +67,9 @@ CONVERSATION_TAGS = (
     "intention",
 )
 """The tags of the conversation prompts' data blocks (neutralised in data by ``quote``)."""
+
+REPLY_EXCERPT = 160
+"""Characters of a reply in its item (the transcript the judge reads holds it whole)."""
 
 _TURN_PREFIX = re.compile(r"^\s*\[turn (\d+)\]\s*", re.IGNORECASE)
 
@@ -95,6 +100,15 @@ def assistant_replies(conversation: Conversation) -> list[tuple[int, str]]:
     """``(turn, the agent's reply)`` for every turn with one."""
     found = [(n, _text(get_assistant_message, run)) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
+
+
+def reply_items(ctx: StepContext) -> list[str]:
+    """The agent's replies as items, one per turn (``"[turn N] ..."``, cut to
+    :data:`REPLY_EXCERPT` characters)."""
+    return [
+        turn_item(n, text if len(text) <= REPLY_EXCERPT else text[:REPLY_EXCERPT] + "…")
+        for n, text in assistant_replies(conversation_of(ctx))
+    ]
 
 
 def turn_item(turn: int, text: str) -> str:
@@ -292,15 +306,23 @@ def _numbered(items: list[str]) -> list[str]:
     return clean_items(items)
 
 
-def digest_step(key: str, max_chars: int, nothing: str) -> PromptStep[UserDigest]:
-    """The digest as a scorer's preprocess step, its items under ``key`` (``"facts"`` or
-    ``"intentions"``); a conversation without user messages is not scorable (``nothing``
-    says why)."""
+def needs_user_messages(nothing: str) -> Callable[[StepContext], bool]:
+    """A check before any judge call: a conversation without user messages is not
+    scorable (``nothing`` says why)."""
 
     def no_user_text(ctx: StepContext) -> bool:
         if not user_messages(conversation_of(ctx)):
             raise NotScorable(nothing)
         return False
+
+    return no_user_text
+
+
+def digest_step(
+    key: str, max_chars: int, *, skip_if: Callable[[StepContext], bool]
+) -> PromptStep[UserDigest]:
+    """The digest as a scorer's preprocess step, its items under ``key`` (``"facts"`` or
+    ``"intentions"``); ``skip_if`` runs before the call (see :func:`needs_user_messages`)."""
 
     def parse(answer: UserDigest, ctx: StepContext) -> dict[str, Any]:
         # The request is shared; each scorer keeps the part it judges.
@@ -311,7 +333,7 @@ def digest_step(key: str, max_chars: int, nothing: str) -> PromptStep[UserDigest
         output_schema=UserDigest,
         system=DIGEST_SYSTEM,
         create_prompt=lambda ctx: digest_prompt(conversation_of(ctx), max_chars),
-        skip_if=no_user_text,
+        skip_if=skip_if,
         parse=parse,
     )
 

@@ -31,27 +31,18 @@ from livescore.scorers._conversation import (
     digest_step,
     item_turn,
     listing,
-    record_turns,
+    needs_user_messages,
     strip_turn,
     turns_phrase,
 )
+from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
     "CompletenessOneCallAnswer",
@@ -185,6 +176,63 @@ def _one_call_prompt(transcript: str) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    unmet = [v for v in verdicts if v["verdict"] == "no"]
+    total = len(verdicts)
+    if not unmet:
+        done = "the only request" if total == 1 else f"all {total} requests"
+        return f"The score is {fmt(ctx.score)} because {done} of the user were met."
+    turns = [t for t in (item_turn(str(v["statement"])) for v in unmet) if t is not None]
+    where = f" (asked in {turns_phrase(turns)})" if turns else ""
+    return (
+        f"The score is {fmt(ctx.score)} because {len(unmet)} of {total} requests of the "
+        f"user were left unmet{where}: " + listing(strip_turn(str(v["statement"])) for v in unmet)
+    )
+
+
+def _spec(max_chars: int) -> JudgeSpec:
+    """The conversation-completeness scorer as data, the transcript cut to ``max_chars``."""
+    nothing = needs_user_messages("the conversation has no user message, so no request")
+
+    def transcript(ctx: StepContext) -> str:
+        return conversation_block(ctx, max_chars)
+
+    return JudgeSpec(
+        name="conversation-completeness",
+        family="conversation",
+        summary="share of the user's requests the agent met",
+        check="conversation-completeness",
+        items="intentions",
+        noun="intention",
+        defect="unmet",
+        verdict=IntentionVerdict,
+        defect_words=frozenset({"no"}),
+        counts={"satisfied": "yes"},
+        higher_is_better=True,
+        description="Share of the user's requests the agent met, from 0 to {scale}",
+        always_explain=True,
+        needs_items="the user asked for nothing: there is no request to complete",
+        count_reason=_count_reason,
+        # The user digest: the request knowledge retention and completeness share.
+        extract=lambda skip_if: digest_step("intentions", max_chars, skip_if=skip_if),
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: _verdict_prompt(transcript(shown.ctx), shown.items),
+            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            one_call=lambda shown: _one_call_prompt(transcript(shown.ctx)),
+            verdicts_schema=IntentionVerdicts,
+            one_call_schema=CompletenessOneCallAnswer,
+        ),
+        nothing_to_judge=nothing,
+        conversation=ConversationPolicy(
+            counts=True,
+        ),
+    )
+
+
 def create_conversation_completeness_scorer(
     *,
     model: str | Judge,
@@ -249,75 +297,14 @@ def create_conversation_completeness_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.5, [2])
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="conversation-completeness")
-    judge = resolve_model(model, judge_options, scorer="conversation-completeness")
-
-    def transcript(ctx: StepContext) -> str:
-        return conversation_block(ctx, max_text_chars)
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
-
-    def no_intentions(ctx: StepContext) -> float:
-        raise NotScorable("the user asked for nothing: there is no request to complete")
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        unmet = [item_turn(str(v["statement"])) for v in verdicts if v["verdict"] == "no"]
-        record_turns(ctx, unmet, len(verdicts))
-        ctx.flags["intentions_total"] = len(verdicts)
-        ctx.flags["intentions_satisfied"] = tally(verdicts)["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        unmet = [v for v in verdicts if v["verdict"] == "no"]
-        total = len(verdicts)
-        if not unmet:
-            done = "the only request" if total == 1 else f"all {total} requests"
-            return f"The score is {fmt(ctx.score)} because {done} of the user were met."
-        turns = [t for t in (item_turn(str(v["statement"])) for v in unmet) if t is not None]
-        where = f" (asked in {turns_phrase(turns)})" if turns else ""
-        return (
-            f"The score is {fmt(ctx.score)} because {len(unmet)} of {total} requests of the "
-            f"user were left unmet{where}: "
-            + listing(strip_turn(str(v["statement"])) for v in unmet)
-        )
-
-    parts = VerdictScorerParts(
-        items_key="intentions",
-        noun="intention",
-        nouns="intentions",
-        extract=digest_step(
-            "intentions", max_text_chars, "the conversation has no user message, so no request"
-        ),
-        extract_in_one_call=True,
-        verdict_schema=IntentionVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, items: _verdict_prompt(transcript(ctx), items),
-        score=score,
-        no_items=no_intentions,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",  # never reached: no intention is not scorable
-        one_call_schema=CompletenessOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(transcript(ctx)),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        _spec(max_text_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=f"Share of the user's requests the agent met, from 0 to {scale:g}",
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
-        level="conversation",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )

@@ -22,7 +22,7 @@ answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -46,27 +46,17 @@ from livescore.scorers._conversation import (
     conversation_of,
     item_turn,
     listing,
-    record_turns,
     turn_item,
     turns_phrase,
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
+from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
-    defect_label,
     fmt,
-    judge_mode_of,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
+from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import (
     CalibrationSpec,
     NotScorable,
@@ -234,6 +224,101 @@ def _one_call_prompt(replies: str, context_block: str) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    bad = [v for v in verdicts if v["verdict"] == "yes"]
+    total = len(verdicts)
+    if not bad:
+        backed = "the only claim is" if total == 1 else f"all {total} claims are"
+        return f"The score is {fmt(ctx.score)} because {backed} backed by the tool results."
+    turns = ctx.flags.get("turns_at_fault") or []
+    where = f" in {turns_phrase(turns)}" if turns else ""
+    return (
+        f"The score is {fmt(ctx.score)} because {len(bad)} of {total} claims{where} are "
+        "not backed by the tool results: " + listing(str(v["statement"]) for v in bad)
+    )
+
+
+def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
+    """The conversation-hallucination scorer as data: the replies cut to ``max_chars``,
+    the tool results to ``max_context_chars``."""
+
+    def context_block(ctx: StepContext) -> str:
+        return context_for_judge(ctx, max_context_chars).block
+
+    def replies(ctx: StepContext) -> list[tuple[int, str]]:
+        found: list[tuple[int, str]] | None = ctx.state.get("replies")
+        if found is None:
+            found = ctx.state["replies"] = [
+                (n, text[:max_chars]) for n, text in assistant_replies(conversation_of(ctx))
+            ]
+        return found
+
+    def nothing_to_judge(ctx: StepContext) -> bool:
+        if not context_items(ctx):
+            raise NotScorable(
+                no_context_reason("claims", hint="the conversation has no tool result")
+            )
+        return not replies(ctx)
+
+    def claims_of(answers: Any, ctx: StepContext) -> dict[str, Any]:
+        # One answer per reply: the step asks one request per reply.
+        claims = [
+            turn_item(number, claim)
+            for (number, _), answer in zip(replies(ctx), answers, strict=True)
+            for claim in ExtractedClaims.model_validate(answer).claims
+        ]
+        return {"claims": claims}
+
+    def extract(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+        return PromptStep(
+            description="Extract each reply's claims (one request per reply)",
+            output_schema=ExtractedClaims,
+            system=EXTRACT_SYSTEM,  # the claims extraction the run-level scorers send
+            create_prompt=lambda ctx: [extract_prompt(text) for _, text in replies(ctx)],
+            skip_if=skip_if,
+            skip_result=lambda ctx: {"claims": []},
+            parse=claims_of,
+        )
+
+    return JudgeSpec(
+        name="conversation-hallucination",
+        family="conversation",
+        summary="share of the claims of the agent's replies its tool results do not back",
+        check="conversation-hallucination",
+        items="claims",
+        noun="claim",
+        defect="hallucinated",
+        verdict=ConversationClaimVerdict,
+        counts={"hallucinated": "yes"},
+        description="Share of the claims of the agent's replies that the conversation's tool "
+        "results do not back, from 0 to {scale}",
+        always_explain=True,
+        no_items_reason=lambda ctx: (
+            f"The score is {fmt(ctx.score)} because the agent's replies make no checkable claim."
+        ),
+        count_reason=_count_reason,
+        extract=extract,
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: _verdict_prompt(shown.items, context_block(shown.ctx)),
+            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            one_call=lambda shown: _one_call_prompt(
+                _replies_text(conversation_of(shown.ctx), max_chars), context_block(shown.ctx)
+            ),
+            verdicts_schema=ConversationClaimVerdicts,
+            one_call_schema=ConversationHallucinationOneCallAnswer,
+        ),
+        nothing_to_judge=nothing_to_judge,
+        conversation=ConversationPolicy(
+            turn=lambda verdict, claim: item_turn(str(verdict["statement"])) or item_turn(claim),
+            counts=True,
+        ),
+    )
+
+
 def create_conversation_hallucination_scorer(
     *,
     model: str | Judge,
@@ -308,122 +393,18 @@ def create_conversation_hallucination_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.5, [2])
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="conversation-hallucination")
     max_context_chars = check_max_context_chars(max_context_chars)
-    judge = resolve_model(model, judge_options, scorer="conversation-hallucination")
-
-    def context_block(ctx: StepContext) -> str:
-        return context_for_judge(ctx, max_context_chars).block
-
-    def replies(ctx: StepContext) -> list[tuple[int, str]]:
-        found: list[tuple[int, str]] | None = ctx.state.get("replies")
-        if found is None:
-            found = ctx.state["replies"] = [
-                (n, text[:max_text_chars]) for n, text in assistant_replies(conversation_of(ctx))
-            ]
-        return found
-
-    def nothing_to_extract(ctx: StepContext) -> bool:
-        if not context_items(ctx):
-            raise NotScorable(
-                no_context_reason("claims", hint="the conversation has no tool result")
-            )
-        return not replies(ctx)
-
-    def claims_of(answers: Any, ctx: StepContext) -> dict[str, Any]:
-        # One answer per reply: the step asks one request per reply.
-        claims = [
-            turn_item(number, claim)
-            for (number, _), answer in zip(replies(ctx), answers, strict=True)
-            for claim in ExtractedClaims.model_validate(answer).claims
-        ]
-        return {"claims": claims}
-
-    extract = PromptStep(
-        description="Extract each reply's claims (one request per reply)",
-        output_schema=ExtractedClaims,
-        system=EXTRACT_SYSTEM,  # the claims extraction the run-level scorers send
-        create_prompt=lambda ctx: [extract_prompt(text) for _, text in replies(ctx)],
-        skip_if=nothing_to_extract,
-        skip_result=lambda ctx: {"claims": []},
-        parse=claims_of,
-    )
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        claims = ctx.preprocess_step_result["claims"]
-        bad = [
-            item_turn(str(v["statement"])) or item_turn(claim)
-            for v, claim in zip(verdicts, claims, strict=False)
-            if v["verdict"] == "yes"
-        ]
-        record_turns(ctx, bad, len(verdicts))
-        ctx.flags["claims_total"] = len(verdicts)
-        ctx.flags["claims_hallucinated"] = tally(verdicts)["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        bad = [v for v in verdicts if v["verdict"] == "yes"]
-        total = len(verdicts)
-        if not bad:
-            backed = "the only claim is" if total == 1 else f"all {total} claims are"
-            return f"The score is {fmt(ctx.score)} because {backed} backed by the tool results."
-        turns = ctx.flags.get("turns_at_fault") or []
-        where = f" in {turns_phrase(turns)}" if turns else ""
-        return (
-            f"The score is {fmt(ctx.score)} because {len(bad)} of {total} claims{where} are "
-            "not backed by the tool results: " + listing(str(v["statement"]) for v in bad)
-        )
-
-    def one_call_prompt(ctx: StepContext) -> str:
-        return _one_call_prompt(
-            _replies_text(conversation_of(ctx), max_text_chars), context_block(ctx)
-        )
-
-    parts = VerdictScorerParts(
-        items_key="claims",
-        noun="claim",
-        nouns="claims",
-        extract=extract,
-        extract_in_one_call=True,
-        verdict_schema=ConversationClaimVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, claims: _verdict_prompt(claims, context_block(ctx)),
-        score=score,
-        no_items=lambda ctx: 0.0,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: (
-            f"The score is {fmt(ctx.score)} because the agent's replies make no checkable claim."
-        ),
-        one_call_schema=ConversationHallucinationOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=one_call_prompt,
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        _spec(max_text_chars, max_context_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            "Share of the claims of the agent's replies that the conversation's tool results "
-            f"do not back, from 0 to {scale:g}"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: defect_label(s, scale=scale),
-        get_context=conversation_tool_results,
         max_text_chars=max_text_chars,
-        level="conversation",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
+        get_context=conversation_tool_results,
     )
 
 

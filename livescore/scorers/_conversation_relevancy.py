@@ -12,6 +12,7 @@ Three-step mode (the default; at most two judge calls):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -24,31 +25,26 @@ from livescore.pii import RedactSpec
 from livescore.runs import Conversation, get_assistant_message, get_user_message
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
-    assistant_replies,
     conversation_of,
     item_turn,
     listing,
-    record_turns,
-    turn_item,
+    reply_items,
     turns_phrase,
+)
+from livescore.scorers._judge_spec import (
+    ConversationPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    Shown,
+    judge_scorer,
 )
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import data_rule, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
     "DEFAULT_WINDOW",
@@ -61,8 +57,6 @@ __all__ = (
 DEFAULT_WINDOW = 3
 """Turns before a reply that its relevance is judged against (besides the message it
 answers)."""
-
-_EXCERPT = 160
 
 _SPELLINGS = {
     "yes": ("y", "true", "relevant", "on topic", "pertinent"),
@@ -221,6 +215,66 @@ def _one_call_prompt(block: str) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    off = [v for v in verdicts if v["verdict"] == "no"]
+    total = len(verdicts)
+    if not off:
+        fits = "the only reply fits" if total == 1 else f"all {total} replies fit"
+        return f"The score is {fmt(ctx.score)} because {fits} the turns before them."
+    turns = [t for t in (item_turn(str(v["statement"])) for v in off) if t is not None]
+    where = turns_phrase(turns) if turns else f"{len(off)} replies"
+    return (
+        f"The score is {fmt(ctx.score)} because the replies of {where} ({len(off)} of "
+        f"{total}) are beside the point: " + listing(str(v["reason"]) for v in off)
+    )
+
+
+def _prompts(window: int, max_chars: int) -> JudgePrompts:
+    """The prompts, each reply shown with the ``window`` turns before it."""
+
+    def block(shown: Shown) -> str:
+        ctx = shown.ctx
+        rendered: str | None = ctx.state.get("replies_block")
+        if rendered is None:
+            items = ctx.preprocess_step_result["replies"]
+            rendered = replies_block(conversation_of(ctx), items, window, max_chars)
+            ctx.state["replies_block"] = rendered
+        return rendered
+
+    return JudgePrompts(
+        verdict_system=VERDICT_SYSTEM,
+        reason_system=REASON_SYSTEM,
+        one_call_system=ONE_CALL_SYSTEM,
+        verdict=lambda shown: _verdict_prompt(block(shown), len(shown.items)),
+        reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+        one_call=lambda shown: _one_call_prompt(block(shown)),
+        verdicts_schema=RelevancyTurnVerdicts,
+        one_call_schema=TurnRelevancyOneCallAnswer,
+    )
+
+
+CONVERSATION_RELEVANCY = JudgeSpec(
+    name="conversation-relevancy",
+    family="conversation",
+    summary="share of the agent's replies relevant to the WINDOW turns before them",
+    check="conversation-relevancy",
+    items="replies",
+    noun="reply",
+    defect="irrelevant",
+    verdict=RelevancyTurnVerdict,
+    defect_words=frozenset({"no"}),
+    higher_is_better=True,
+    always_explain=True,
+    needs_items="the agent made no reply in this conversation",
+    count_reason=_count_reason,
+    prompts=_prompts(DEFAULT_WINDOW, DEFAULT_MAX_TEXT_CHARS),
+    items_of=reply_items,
+    conversation=ConversationPolicy(),
+)
+"""The conversation-relevancy scorer as data; its factory sets the window its prompts show."""
+
+
 def create_conversation_relevancy_scorer(
     *,
     model: str | Judge,
@@ -282,87 +336,23 @@ def create_conversation_relevancy_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.5, [2])
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="conversation-relevancy")
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be a whole number of turns (0 or more), not {window!r}")
-    judge = resolve_model(model, judge_options, scorer="conversation-relevancy")
 
-    def replies(ctx: StepContext) -> dict[str, Any]:
-        found = [
-            turn_item(n, text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…")
-            for n, text in assistant_replies(conversation_of(ctx))
-        ]
-        return {"replies": found}
-
-    def block(ctx: StepContext) -> str:
-        rendered: str | None = ctx.state.get("replies_block")
-        if rendered is None:
-            items = ctx.preprocess_step_result["replies"]
-            rendered = replies_block(conversation_of(ctx), items, window, max_text_chars)
-            ctx.state["replies_block"] = rendered
-        return rendered
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
-
-    def no_replies(ctx: StepContext) -> float:
-        raise NotScorable("the agent made no reply in this conversation")
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        off = [item_turn(str(v["statement"])) for v in verdicts if v["verdict"] == "no"]
-        record_turns(ctx, off, len(verdicts))
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        off = [v for v in verdicts if v["verdict"] == "no"]
-        total = len(verdicts)
-        if not off:
-            fits = "the only reply fits" if total == 1 else f"all {total} replies fit"
-            return f"The score is {fmt(ctx.score)} because {fits} the turns before them."
-        turns = [t for t in (item_turn(str(v["statement"])) for v in off) if t is not None]
-        where = turns_phrase(turns) if turns else f"{len(off)} replies"
-        return (
-            f"The score is {fmt(ctx.score)} because the replies of {where} ({len(off)} of "
-            f"{total}) are beside the point: " + listing(str(v["reason"]) for v in off)
-        )
-
-    parts = VerdictScorerParts(
-        items_key="replies",
-        noun="reply",
-        nouns="replies",
-        extract=replies,
-        extract_in_one_call=False,
-        verdict_schema=RelevancyTurnVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, items: _verdict_prompt(block(ctx), len(items)),
-        score=score,
-        no_items=no_replies,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",  # never reached: no reply is not scorable
-        one_call_schema=TurnRelevancyOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(block(ctx)),
-        record=record,
+    spec = dataclasses.replace(
+        CONVERSATION_RELEVANCY,
+        description="Share of the agent's replies relevant to the "
+        f"{window} turns before them, from 0 to {{scale}}",
+        prompts=_prompts(window, max_text_chars),
     )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        spec,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=(
-            f"Share of the agent's replies relevant to the {window} turns before them, from "
-            f"0 to {scale:g}"
-        ),
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
-        level="conversation",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )

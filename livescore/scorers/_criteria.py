@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -28,27 +28,23 @@ from pydantic import BaseModel
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    ScoringPolicy,
+    Shown,
+    judge_scorer,
+)
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
     optional_user_text,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext, StepFunction
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext
 
 __all__ = (
     "CriteriaOneCallAnswer",
@@ -273,6 +269,120 @@ class _KeptChecks:
             return list(self._checks)
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    counts = tally(verdicts)
+    total = len(verdicts)
+    missed = [v["statement"] for v in verdicts if v["verdict"] != "yes"]
+    if not missed:
+        what = f"the answer meets all {total} checks" if total > 1 else "the answer meets it"
+    else:
+        shown = "; ".join(missed[:3]) + ("; …" if len(missed) > 3 else "")
+        what = (
+            f"the answer meets {counts['yes']} of {total} checks"
+            + (f" ({counts['unsure']} in part)" if counts["unsure"] else "")
+            + f"; not met: {shown}"
+        )
+    return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _text_output(ctx: StepContext) -> bool:
+    ctx.output_text  # noqa: B018 (an output that is not text: not scorable, no call)
+    return False  # an empty answer is judged too: it meets no check
+
+
+def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int) -> JudgeSpec:
+    """The criteria scorer as data: the rubric's checks, else those the judge derives from
+    the criterion (in three-step mode once, kept for every later score)."""
+    kept = _KeptChecks()
+
+    def question(ctx: StepContext) -> str | None:
+        return optional_user_text(ctx.run, max_chars)
+
+    def derived(answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
+        # A judge that finds nothing to split keeps the criterion as the one check.
+        checks = list(answer.checks[:MAX_CHECKS]) or [criteria]
+        return {"checks": kept.keep(checks)}
+
+    def known_checks(ctx: StepContext) -> dict[str, Any]:
+        checks = kept.get()
+        assert checks is not None  # skip_if checked it
+        return {"checks": checks}
+
+    def checks_known(ctx: StepContext) -> bool:
+        _text_output(ctx)
+        return kept.get() is not None
+
+    def derive(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+        return PromptStep(
+            description="Turn the criterion into checks",
+            output_schema=DerivedChecks,
+            system=CHECKS_SYSTEM,
+            create_prompt=lambda ctx: _checks_prompt(criteria),
+            parse=derived,
+            # Only in three-step mode: the checks depend on the criterion alone, so the
+            # first answer serves every later score.
+            skip_if=checks_known,
+            skip_result=known_checks,
+        )
+
+    def one_call_prompt(shown: Shown) -> str:
+        answer = _answer_part(question(shown.ctx), shown.output)
+        if fixed is None:
+            return (
+                f"Review the answer in the <output> block against this criterion: {criteria}"
+                f"\n\n{answer}\n\n"
+                'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
+            )
+        listed = shown.ctx.preprocess_step_result["checks"]
+        n = len(listed)
+        return (
+            "Decide for each check in the <checks> block whether the answer in the <output> "
+            f"block meets it, then explain.\n\n{answer}\n\n"
+            f"{item_blocks('checks', 'check', listed)}\n\n"
+            f"There {'is 1 check' if n == 1 else f'are {n} checks'}: give exactly {n} "
+            f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+            '{"verdicts": [...], "reason": "..."}.'
+        )
+
+    escaped = criteria.replace("{", "{{").replace("}", "}}")
+    return JudgeSpec(
+        name="criteria",
+        family="answer",
+        summary="share of the checks of your criterion the answer meets",
+        check="criteria",
+        items="checks",
+        noun="check",
+        defect="not met",
+        verdict=CriteriaVerdict,
+        defect_words=frozenset({"no", "unsure"}),
+        counts={"met": "yes", "partial": "unsure"},
+        higher_is_better=True,
+        weights={"unsure": weight},
+        description=f"Share of the checks of a criterion the answer meets: {escaped}",
+        always_explain=True,
+        split=None if fixed is None else (lambda output: list(fixed)),
+        extract=derive,
+        nothing_to_judge=_text_output,
+        # A one-call answer that lists no checks meets none (three-step mode always has one).
+        scoring=ScoringPolicy(no_items=lambda ctx: 0.0),
+        no_items_reason=lambda ctx: "",
+        count_reason=_count_reason,
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM if fixed is None else RUBRIC_ONE_CALL_SYSTEM,
+            verdict=lambda shown: _verdict_prompt(question(shown.ctx), shown.output, shown.items),
+            reason=lambda shown: _reason_prompt(
+                criteria, shown.score_text, shown.scale, shown.verdicts
+            ),
+            one_call=one_call_prompt,
+            verdicts_schema=CriteriaVerdicts,
+            one_call_schema=CriteriaOneCallAnswer if fixed is None else RubricOneCallAnswer,
+        ),
+    )
+
+
 # -- the scorer -------------------------------------------------------------------------------
 
 
@@ -357,145 +467,15 @@ def create_criteria_scorer(
         or not 0 <= partial_weight <= 1
     ):
         raise ValueError(f"partial_weight must be from 0 to 1, not {partial_weight!r}")
-    weight = float(partial_weight)
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="criteria")
-    judge = resolve_model(model, judge_options, scorer="criteria")
-    kept = _KeptChecks()
-
-    def question(ctx: StepContext) -> str | None:
-        return optional_user_text(ctx.run, max_text_chars)
-
-    def derived(answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
-        # A judge that finds nothing to split keeps the criterion as the one check.
-        checks = list(answer.checks[:MAX_CHECKS]) or [criteria]
-        return {"checks": kept.keep(checks)}
-
-    def known_checks(ctx: StepContext) -> dict[str, Any]:
-        checks = kept.get()
-        assert checks is not None  # skip_if checked it
-        return {"checks": checks}
-
-    def checks_known(ctx: StepContext) -> bool:
-        ctx.output_text  # noqa: B018 (an output that is not text: not scorable, no call)
-        return kept.get() is not None
-
-    extract: PromptStep[Any] | StepFunction
-    if fixed is not None:
-        checks = fixed
-
-        def given_checks(ctx: StepContext) -> dict[str, Any]:
-            ctx.output_text  # noqa: B018 (an output that is not text: not scorable, no call)
-            return {"checks": list(checks)}
-
-        extract = given_checks
-    else:
-        extract = PromptStep(
-            description="Turn the criterion into checks",
-            output_schema=DerivedChecks,
-            system=CHECKS_SYSTEM,
-            create_prompt=lambda ctx: _checks_prompt(criteria),
-            parse=derived,
-            # Only in three-step mode: the checks depend on the criterion alone, so the
-            # first answer serves every later score.
-            skip_if=checks_known,
-            skip_result=known_checks,
-        )
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        counts = tally(analysis["verdicts"])
-        met = counts["yes"] + weight * counts["unsure"]
-        return round2(met / len(analysis["verdicts"]) * scale)
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        counts = tally(analysis["verdicts"])
-        total = len(analysis["verdicts"])
-        ctx.flags["checks_total"] = total
-        ctx.flags["checks_met"] = counts["yes"]
-        ctx.flags["checks_partial"] = counts["unsure"]
-        ctx.attributes[A.LIVESCORE_CHECKS_TOTAL] = total
-        ctx.attributes[A.LIVESCORE_CHECKS_MET] = counts["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        counts = tally(verdicts)
-        total = len(verdicts)
-        missed = [v["statement"] for v in verdicts if v["verdict"] != "yes"]
-        if not missed:
-            what = f"the answer meets all {total} checks" if total > 1 else "the answer meets it"
-        else:
-            shown = "; ".join(missed[:3]) + ("; …" if len(missed) > 3 else "")
-            what = (
-                f"the answer meets {counts['yes']} of {total} checks"
-                + (f" ({counts['unsure']} in part)" if counts["unsure"] else "")
-                + f"; not met: {shown}"
-            )
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    one_call_schema: type[BaseModel]
-    if fixed is None:
-        one_call_schema, one_call_system = CriteriaOneCallAnswer, ONE_CALL_SYSTEM
-        if mode == "one_call":
-            # Each one-call answer carries its own checks: nothing is kept between scores.
-            assert isinstance(extract, PromptStep)
-            extract = PromptStep(
-                description=extract.description,
-                output_schema=DerivedChecks,
-                system=CHECKS_SYSTEM,
-                create_prompt=extract.create_prompt,
-            )
-    else:
-        one_call_schema, one_call_system = RubricOneCallAnswer, RUBRIC_ONE_CALL_SYSTEM
-
-    def one_call_prompt(ctx: StepContext) -> str:
-        answer = _answer_part(question(ctx), ctx.output_text)
-        if fixed is None:
-            return (
-                f"Review the answer in the <output> block against this criterion: {criteria}"
-                f"\n\n{answer}\n\n"
-                'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
-            )
-        listed = ctx.preprocess_step_result["checks"]
-        n = len(listed)
-        return (
-            "Decide for each check in the <checks> block whether the answer in the <output> "
-            f"block meets it, then explain.\n\n{answer}\n\n"
-            f"{item_blocks('checks', 'check', listed)}\n\n"
-            f"There {'is 1 check' if n == 1 else f'are {n} checks'}: give exactly {n} "
-            f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
-            '{"verdicts": [...], "reason": "..."}.'
-        )
-
-    parts = VerdictScorerParts(
-        items_key="checks",
-        noun="check",
-        nouns="checks",
-        extract=extract,
-        extract_in_one_call=fixed is None,
-        verdict_schema=CriteriaVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, items: _verdict_prompt(question(ctx), ctx.output_text, items),
-        score=score,
-        no_items=lambda ctx: 0.0,  # never reached: there is always at least one check
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            criteria, fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",
-        one_call_schema=one_call_schema,
-        one_call_system=one_call_system,
-        one_call_prompt=one_call_prompt,
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    spec = _spec(criteria, fixed, float(partial_weight), max_text_chars)
+    return judge_scorer(
+        spec,
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=f"Share of the checks of a criterion the answer meets: {criteria}",
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )

@@ -17,6 +17,14 @@ answer schemas, the prompts of each judge step, the score and its label band, th
   verdicts and, last, the reason; the same result fields.
 
 An empty answer, or one with no items, costs no verdict call and no reason call, and scores 0.
+
+Every judge scorer of the package is a spec. Where one truly differs, the difference is a
+small policy of the spec rather than a hook per step: its own prompts and answer schemas
+(:class:`JudgePrompts`), a score that is not a share of the items (:class:`ScoringPolicy`:
+context precision's mean average precision, context relevance's penalties, answer
+similarity's unit matches), a conversation scorer's turns (:class:`ConversationPolicy`),
+items made in code from the run (``items_of``: context pieces, a conversation's replies)
+and its own checks before any call (``nothing_to_judge``).
 """
 
 from __future__ import annotations
@@ -33,15 +41,16 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Classification, Judge
 from livescore.pii import RedactSpec
-from livescore.runs import get_run_context, get_user_message
+from livescore.runs import get_user_message
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
-    check_max_context_chars,
     context_for_judge,
     context_items,
+    context_source,
     plain_context_for_judge,
 )
+from livescore.scorers._conversation import item_turn, record_turns
 from livescore.scorers._judged import (
     JUDGE_MODES,
     JUDGED_QUALITY_LABELS,
@@ -75,10 +84,12 @@ EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
 scorable), or count every item as a defect (``"all_unsupported"``)."""
 
 __all__ = (
+    "ConversationPolicy",
     "EmptyContextPolicy",
     "JudgePrompts",
     "JudgeSpec",
     "LogprobSpec",
+    "ScoringPolicy",
     "Shown",
     "StatementVerdict",
     "judge_catalog_entry",
@@ -155,6 +166,16 @@ class JudgeSpec:
             judges against the question (``ctx.input_text``); checked before any call.
         empty_output: Why an empty answer is not scorable, where it is not scored.
         needs_items: Why an answer without items is not scorable, where it is not scored.
+        conversation: What makes it a conversation scorer, where it is one.
+        items_of: ``ctx -> items`` made in code from the run (its context pieces, a
+            conversation's replies), in place of ``split``; it may raise ``NotScorable``
+            before any call.
+        plural: The items in words where not ``items`` (``"context pieces"``).
+        scoring: A score that is not a share of the items, and its flags.
+        nothing_to_judge: ``ctx -> bool``, before any judge call, in place of the checks
+            of an empty output, a missing question or context: ``True`` when there is
+            nothing to judge (no call, no items); raises ``NotScorable`` for a run that
+            cannot be scored.
     """
 
     name: str
@@ -164,7 +185,7 @@ class JudgeSpec:
     items: str
     noun: str
     defect: str
-    verdict: type[StatementVerdict]
+    verdict: type[BaseModel]
     defect_words: frozenset[str] = frozenset({"yes"})
     rules: str = ""
     split: Callable[[str], list[str]] | None = None
@@ -194,6 +215,16 @@ class JudgeSpec:
     needs_question: str = ""
     empty_output: str = ""
     needs_items: str = ""
+    conversation: ConversationPolicy | None = None
+    nothing_to_judge: Callable[[StepContext], bool] | None = None
+    items_of: Callable[[StepContext], list[str]] | None = None
+    plural: str = ""
+    scoring: ScoringPolicy | None = None
+
+    @property
+    def listed(self) -> bool:
+        """Whether the judge lists the items (no code makes them)."""
+        return self.split is None and self.items_of is None
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -236,6 +267,7 @@ class Shown:
         verdicts: The verdicts (in the reason prompt).
         score_text: The score as the reason starts with it (in the reason prompt).
         scale: The score's scale.
+        ctx: The step's context, for a prompt that shows more (a conversation's turns).
     """
 
     output: str
@@ -245,6 +277,7 @@ class Shown:
     verdicts: Sequence[Mapping[str, Any]]
     score_text: str
     scale: float
+    ctx: StepContext
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,6 +292,10 @@ class JudgePrompts:
         reason: ``shown -> prompt`` asking to explain the score.
         one_call: ``shown -> prompt`` asking for the one-call answer.
         one_call_schema: The one-call answer's schema, where it is not the derived one.
+        verdicts_schema: The verdict answer's schema, where it is not the derived one.
+        verdicts_field: The verdict answer's list, where it is not ``"verdicts"``.
+        preprocess_fields: The one-call answer's fields that belong to the preprocess
+            result beside the items (answer similarity's ``output_units``).
         extract_system: The item list's system prompt, for a spec whose judge lists the
             items with prompts of its own.
         extract: ``shown -> prompt`` asking for the item list.
@@ -272,9 +309,54 @@ class JudgePrompts:
     reason: Callable[[Shown], str]
     one_call: Callable[[Shown], str]
     one_call_schema: type[BaseModel] | None = None
+    verdicts_schema: type[BaseModel] | None = None
+    verdicts_field: str = "verdicts"
+    preprocess_fields: tuple[str, ...] = ()
     extract_system: str = ""
     extract: Callable[[Shown], str] | None = None
     extract_schema: type[BaseModel] | None = None
+
+
+def _named_turn(verdict: Mapping[str, Any], item: str) -> int | None:
+    return item_turn(str(verdict["statement"]))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationPolicy:
+    """A conversation scorer: it scores a whole conversation (``level="conversation"``),
+    its items each name the turn they come from, and the turns of its defect items are
+    recorded (``flags["turns_at_fault"]``, ``flags["items_judged"]`` and the
+    ``livescore.conversation.*`` attributes) in place of the ``livescore.<items>.*`` ones.
+
+    Attributes:
+        turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
+        counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
+    """
+
+    turn: Callable[[Mapping[str, Any], str], int | None] = _named_turn
+    counts: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ScoringPolicy:
+    """A score that is not the share of defect items (context precision's mean average
+    precision, context relevance's penalties).
+
+    Attributes:
+        score: ``analysis -> fraction`` (the analyze step's result, with items), times the
+            scale, half-up to 2 decimals (default: the share of the items).
+        record: ``(ctx, analysis) -> None``: the score's flags and span attributes, in
+            place of the ``<items>_*`` ones (default: those).
+        fill: ``(verdict, item, position) -> None``: ties a verdict to its item, in place
+            of filling a blank ``statement`` (a context piece's position).
+        no_items: ``ctx -> score`` with no items (may raise ``NotScorable``), where it is
+            not the default.
+    """
+
+    score: Callable[[Mapping[str, Any]], float] | None = None
+    record: Callable[[StepContext, Mapping[str, Any]], None] | None = None
+    fill: Callable[[dict[str, Any], str, int], None] | None = None
+    no_items: Callable[[StepContext], float] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,12 +422,13 @@ def _yes_no(spec: JudgeSpec) -> str:
 
 def _prompts(spec: JudgeSpec) -> _Prompts:
     extract_schema, verdicts_schema, one_call_schema = _schemas(
-        spec.verdict, spec.items, spec.noun, listed=spec.split is None
+        spec.verdict, spec.items, spec.noun, listed=spec.listed
     )
     own = spec.prompts
     if own is not None:
         systems = (own.extract_system, own.verdict_system, own.reason_system, own.one_call_system)
         one_call_schema = own.one_call_schema or one_call_schema
+        verdicts_schema = own.verdicts_schema or verdicts_schema
         extract_schema = own.extract_schema or extract_schema
     else:
         systems = _systems(spec)
@@ -354,7 +437,7 @@ def _prompts(spec: JudgeSpec) -> _Prompts:
 
 @functools.cache
 def _schemas(
-    verdict: type[StatementVerdict], items: str, noun: str, *, listed: bool
+    verdict: type[BaseModel], items: str, noun: str, *, listed: bool
 ) -> tuple[type[BaseModel] | None, type[BaseModel], type[BaseModel]]:
     """The answers the judge gives: the item list (when it lists them), the verdicts, and
     the one-call answer; named and described as the judge reads them (made once)."""
@@ -389,7 +472,7 @@ def _schemas(
 def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
     """The system prompts of the extraction (when the judge lists the items), the
     verdicts, the reason and the one-call answer."""
-    listed = spec.split is None
+    listed = spec.listed
     items, noun = spec.items, spec.noun
     rule = data_rule(("output" if listed else "question", items, noun, "verdicts", "verdict"))
     copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
@@ -490,7 +573,7 @@ def _reason_prompt(spec: JudgeSpec, ctx: StepContext, scale: float) -> str:
         for i, v in enumerate(defects, start=1)
     )
     score = fmt(ctx.score)
-    where = "in" if spec.split is None else "of"
+    where = "in" if spec.listed else "of"
     return (
         f"A {spec.check} check found {len(defects)} of {len(verdicts)} {spec.items} {where} an "
         f"AI answer {spec.defect}. Its score is {score} on a scale from 0 ({spec.none_found}) "
@@ -501,7 +584,7 @@ def _reason_prompt(spec: JudgeSpec, ctx: StepContext, scale: float) -> str:
 
 
 def _one_call_prompt(spec: JudgeSpec, ctx: StepContext) -> str:
-    if spec.split is not None:
+    if not spec.listed:
         items = ctx.preprocess_step_result[spec.items]
         return (
             f"{_items_part(spec, ctx, items)}, then explain, as JSON only: "
@@ -583,6 +666,7 @@ def judge_scorer(
         label=_label(spec, scale),
         max_text_chars=max_text_chars,
         sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
+        level="run" if spec.conversation is None else "conversation",
         redact=redact,
         calibration=calibration,
     )
@@ -618,12 +702,7 @@ def _context_source(
         raise ValueError(
             f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
         )
-    if get_context is not None and not callable(get_context):
-        raise TypeError("get_context must be a function get_context(run, step)")
-    max_context_chars = check_max_context_chars(max_context_chars)
-    if context is None and get_context is None:
-        get_context = get_run_context
-    return get_context, max_context_chars
+    return context_source(context, get_context, max_context_chars)
 
 
 _Step: TypeAlias = "PromptStep[Any] | StepFunction"
@@ -644,7 +723,10 @@ class _Judging:
         self.max_text_chars, self.max_context_chars = max_text_chars, max_context_chars
         self.on_empty_context = on_empty_context
         self.prompts = _prompts(spec)
-        self.key, self.noun = spec.items, spec.noun
+        self.key, self.noun, self.nouns = spec.items, spec.noun, spec.plural or spec.items
+        own = spec.prompts
+        self.field = own.verdicts_field if own is not None else "verdicts"
+        self.preprocess_fields = own.preprocess_fields if own is not None else ()
 
     # -- the three modes: (preprocess, analyze, generate_reason) --------------------------------
 
@@ -687,7 +769,7 @@ class _Judging:
             judged = "" if self.no_verdict_call(ctx) else ctx.state.get("reason", "")
             return self.summary(ctx) + (f" {judged}" if judged else "")
 
-        if self.spec.split is not None:
+        if not self.spec.listed:
             analyze = dataclasses.replace(
                 one_call,
                 parse=self.judged,
@@ -698,9 +780,9 @@ class _Judging:
         # The extraction's skip rules (empty output, no context) hold in one call too.
         preprocess = dataclasses.replace(
             one_call,
-            parse=lambda answer, ctx: {key: self.keep(answer, ctx)},
+            parse=self.preprocessed,
             skip_if=self.nothing_to_judge,
-            skip_result=lambda ctx: {key: []},
+            skip_result=lambda ctx: {**{name: [] for name in self.preprocess_fields}, key: []},
         )
         return preprocess, self.kept, explain
 
@@ -759,6 +841,9 @@ class _Judging:
         if spec.split is not None:
             split = spec.split
             return lambda ctx: {key: split(ctx.output_text)}
+        made = spec.items_of
+        if made is not None:
+            return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
         assert self.prompts.extract_schema is not None
@@ -784,18 +869,32 @@ class _Judging:
         return sum(1 for verdict in verdicts if verdict["verdict"] in self.spec.defect_words)
 
     def analysis_of(self, answer: BaseModel, found: list[str]) -> dict[str, Any]:
-        verdicts = answer.model_dump()["verdicts"]
-        for verdict, item in zip(verdicts, found, strict=True):
+        dumped, field = answer.model_dump(), self.field
+        fill = self.spec.scoring.fill if self.spec.scoring is not None else None
+        verdicts = dumped[field]
+        for index, (verdict, item) in enumerate(zip(verdicts, found, strict=True)):
+            if fill is not None:
+                fill(verdict, item, index)
+                continue
             statement = verdict["statement"]
             if self.spec.strip_statements:
                 verdict["statement"] = statement.strip() or item
             elif not statement.strip():  # a verdict that leaves its item blank
                 verdict["statement"] = item
-        return {"verdicts": verdicts}
+        # The answer's other fields belong to the analysis (context relevance's missing
+        # information).
+        skipped = {field, self.key, "reason", *self.preprocess_fields}
+        return {field: verdicts, **{k: v for k, v in dumped.items() if k not in skipped}}
+
+    def preprocessed(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        """A one-call answer's items (and the other preprocess fields)."""
+        found = self.keep(answer, ctx)
+        extra = {name: getattr(answer, name) for name in self.preprocess_fields}
+        return {**extra, self.key: found}
 
     def keep(self, answer: Any, ctx: StepContext) -> list[str]:
         """Keeps a one-call answer's analysis and reason for the later steps."""
-        found = list(getattr(answer, self.key)) if self.spec.split is None else self.items(ctx)
+        found = list(getattr(answer, self.key)) if self.spec.listed else self.items(ctx)
         ctx.state["analysis"] = self.analysis_of(answer, found)
         ctx.state["reason"] = str(answer.reason).strip()
         return found
@@ -812,25 +911,27 @@ class _Judging:
         return analysis
 
     def check_count(self, answer: Any, ctx: StepContext) -> None:
-        expected, got = len(self.items(ctx)), len(answer.verdicts)
+        expected, got = len(self.items(ctx)), len(getattr(answer, self.field))
         if got != expected:
             raise ValueError(
-                f"expected exactly {expected} verdicts, one per {self.noun} in the given "
+                f"expected exactly {expected} {self.field}, one per {self.noun} in the given "
                 f"order, but got {got}"
             )
 
     def check_one_call_count(self, answer: Any, ctx: StepContext) -> None:
-        listed = self.spec.split is None
+        listed = self.spec.listed
         expected = len(getattr(answer, self.key)) if listed else len(self.items(ctx))
-        got = len(answer.verdicts)
+        got = len(getattr(answer, self.field))
         if got != expected:
             raise ValueError(
-                f"expected exactly one entry in 'verdicts' per {self.noun}: {expected} "
-                f"{self.key} but {got} verdicts"
+                f"expected exactly one entry in {self.field!r} per {self.noun}: {expected} "
+                f"{self.nouns} but {got} {self.field}"
             )
 
     def nothing_to_judge(self, ctx: StepContext) -> bool:
         spec = self.spec
+        if spec.nothing_to_judge is not None:
+            return spec.nothing_to_judge(ctx)
         if spec.needs_question and not ctx.input_text.strip():
             raise NotScorable(spec.needs_question)  # before the first call
         if not ctx.output_text.strip():
@@ -857,10 +958,10 @@ class _Judging:
     def no_reason_call(self, ctx: StepContext) -> bool:
         if self.no_verdict_call(ctx):
             return True
-        return not (self.spec.always_explain or self.defects(ctx.analyze_step_result["verdicts"]))
+        return not (self.spec.always_explain or self.defects(ctx.analyze_step_result[self.field]))
 
     def verdicts_without_judge(self, ctx: StepContext) -> dict[str, Any]:
-        return {"verdicts": (self.fixed(ctx) if self.items(ctx) else None) or []}
+        return {self.field: (self.fixed(ctx) if self.items(ctx) else None) or []}
 
     def probability_of(self, ctx: StepContext) -> float | None:
         found = (ctx.analyze_step_result or {}).get("classification")
@@ -871,16 +972,21 @@ class _Judging:
     # -- the score and its reason ----------------------------------------------------------------
 
     def score(self, ctx: StepContext) -> float:
-        spec, key, scale = self.spec, self.key, self.scale
-        verdicts = (ctx.analyze_step_result or {"verdicts": []})["verdicts"]
-        total, bad = len(verdicts), self.defects(verdicts)
+        spec, scale = self.spec, self.scale
+        analysis = ctx.analyze_step_result or {self.field: []}
+        verdicts = analysis[self.field]
+        total = len(verdicts)
         probability = self.probability_of(ctx)
         if probability is not None:
             value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
+        elif not total and spec.scoring is not None and spec.scoring.no_items is not None:
+            value = spec.scoring.no_items(ctx)
         elif not total:
             if spec.needs_items and not self.items(ctx):
                 raise NotScorable(spec.needs_items)
             value = scale if spec.higher_is_better else 0.0
+        elif spec.scoring is not None and spec.scoring.score is not None:
+            value = round2(spec.scoring.score(analysis) * scale)
         elif spec.weights is not None:
             weights = spec.weights
             counted = sum(
@@ -890,16 +996,33 @@ class _Judging:
             )
             value = round2(counted / total * scale)
         else:
+            bad = self.defects(verdicts)
             value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
+        if spec.scoring is not None and spec.scoring.record is not None:
+            spec.scoring.record(ctx, analysis)
+        else:
+            self.record(ctx, verdicts)
+        return value
+
+    def record(self, ctx: StepContext, verdicts: Sequence[Mapping[str, Any]]) -> None:
+        """The score's flags and span attributes."""
+        spec, key, total = self.spec, self.key, len(verdicts)
+        conversation = spec.conversation
+        if conversation is not None:
+            found = zip(verdicts, self.items(ctx), strict=False)
+            turns = [conversation.turn(v, item) for v, item in found if self.defects([v])]
+            record_turns(ctx, turns, total)
+            if not conversation.counts:
+                return
         ctx.flags[f"{key}_total"] = total
-        ctx.attributes[f"livescore.{key}.total"] = total
+        if conversation is None:
+            ctx.attributes[f"livescore.{key}.total"] = total
         for index, (name, word) in enumerate(spec.counted_words.items()):
             ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
-            if index == 0:
+            if index == 0 and conversation is None:
                 ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
         if spec.grounded and verdicts and not context_items(ctx):
             ctx.flags["context_missing"] = True
-        return value
 
     def summary(self, ctx: StepContext) -> str:
         """The reason written from the counts, when the judge gives none or is not asked."""
@@ -912,7 +1035,7 @@ class _Judging:
             return f"The score is {fmt(ctx.score)} because {why}."
         if spec.count_reason is not None:
             return spec.count_reason(ctx)
-        verdicts = ctx.analyze_step_result["verdicts"]
+        verdicts = ctx.analyze_step_result[self.field]
         what = share_phrase(self.defects(verdicts), len(verdicts), self.noun, spec.defect)
         return f"The score is {fmt(ctx.score)} because {what}."
 
@@ -933,7 +1056,7 @@ class _Judging:
         rendered = self.rendered(ctx) if context and self.spec.grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""
         score = fmt(ctx.score)
-        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale)
+        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
 
     def verdict_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
@@ -944,7 +1067,7 @@ class _Judging:
     def reason_prompt(self, ctx: StepContext) -> str:
         own = self.spec.prompts
         if own is not None:
-            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result["verdicts"]))
+            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result[self.field]))
         return _reason_prompt(self.spec, ctx, self.scale)
 
     def one_call_prompt(self, ctx: StepContext) -> str:

@@ -30,26 +30,17 @@ from livescore.scorers._conversation import (
     conversation_block,
     digest_step,
     listing,
-    record_turns,
+    needs_user_messages,
     turns_phrase,
 )
+from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompting import data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
+from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
     "RetentionOneCallAnswer",
@@ -184,6 +175,64 @@ def _one_call_prompt(transcript: str) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    forgotten = [v for v in verdicts if v["verdict"] == "yes"]
+    total = len(verdicts)
+    if not forgotten:
+        kept = "the only fact" if total == 1 else f"all {total} facts"
+        return f"The score is {fmt(ctx.score)} because {kept} the user gave are kept."
+    turns = [t for t in (v.get("turn") for v in forgotten) if t is not None]
+    where = f"{turns_phrase(turns)} forget or contradict" if turns else "replies forget"
+    return (
+        f"The score is {fmt(ctx.score)} because {where} {len(forgotten)} of {total} "
+        "facts the user gave: " + listing(str(v["statement"]) for v in forgotten)
+    )
+
+
+def _spec(max_chars: int) -> JudgeSpec:
+    """The knowledge-retention scorer as data, the transcript cut to ``max_chars``."""
+    nothing = needs_user_messages("the conversation has no user message, so no facts")
+
+    def transcript(ctx: StepContext) -> str:
+        return conversation_block(ctx, max_chars)
+
+    return JudgeSpec(
+        name="knowledge-retention",
+        family="conversation",
+        summary="share of the facts the user gave that the agent keeps",
+        check="knowledge-retention",
+        items="facts",
+        noun="fact",
+        defect="forgotten",
+        verdict=RetentionVerdict,
+        defect_words=frozenset({"yes"}),
+        counts={"forgotten": "yes"},
+        higher_is_better=True,
+        description="Share of the facts the user gave that the agent keeps, from 0 to {scale}",
+        always_explain=True,
+        needs_items="the user gave no facts for the assistant to retain",
+        count_reason=_count_reason,
+        # The user digest: the request knowledge retention and completeness share.
+        extract=lambda skip_if: digest_step("facts", max_chars, skip_if=skip_if),
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: _verdict_prompt(transcript(shown.ctx), shown.items),
+            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            one_call=lambda shown: _one_call_prompt(transcript(shown.ctx)),
+            verdicts_schema=RetentionVerdicts,
+            one_call_schema=RetentionOneCallAnswer,
+        ),
+        nothing_to_judge=nothing,
+        conversation=ConversationPolicy(
+            turn=lambda verdict, item: verdict.get("turn"),
+            counts=True,
+        ),
+    )
+
+
 def create_knowledge_retention_scorer(
     *,
     model: str | Judge,
@@ -243,74 +292,14 @@ def create_knowledge_retention_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.0, [2])
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="knowledge-retention")
-    judge = resolve_model(model, judge_options, scorer="knowledge-retention")
-
-    def transcript(ctx: StepContext) -> str:
-        return conversation_block(ctx, max_text_chars)
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2((1 - tally(verdicts)["yes"] / len(verdicts)) * scale)
-
-    def no_facts(ctx: StepContext) -> float:
-        raise NotScorable("the user gave no facts for the assistant to retain")
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        faults = [v.get("turn") for v in verdicts if v["verdict"] == "yes"]
-        record_turns(ctx, faults, len(verdicts))
-        ctx.flags["facts_total"] = len(verdicts)
-        ctx.flags["facts_forgotten"] = tally(verdicts)["yes"]
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        forgotten = [v for v in verdicts if v["verdict"] == "yes"]
-        total = len(verdicts)
-        if not forgotten:
-            kept = "the only fact" if total == 1 else f"all {total} facts"
-            return f"The score is {fmt(ctx.score)} because {kept} the user gave are kept."
-        turns = [t for t in (v.get("turn") for v in forgotten) if t is not None]
-        where = f"{turns_phrase(turns)} forget or contradict" if turns else "replies forget"
-        return (
-            f"The score is {fmt(ctx.score)} because {where} {len(forgotten)} of {total} "
-            "facts the user gave: " + listing(str(v["statement"]) for v in forgotten)
-        )
-
-    parts = VerdictScorerParts(
-        items_key="facts",
-        noun="fact",
-        nouns="facts",
-        extract=digest_step(
-            "facts", max_text_chars, "the conversation has no user message, so no facts"
-        ),
-        extract_in_one_call=True,
-        verdict_schema=RetentionVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, facts: _verdict_prompt(transcript(ctx), facts),
-        score=score,
-        no_items=no_facts,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",  # never reached: no facts is not scorable
-        one_call_schema=RetentionOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(transcript(ctx)),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        _spec(max_text_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=f"Share of the facts the user gave that the agent keeps, from 0 to {scale:g}",
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
-        level="conversation",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )

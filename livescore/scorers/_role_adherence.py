@@ -26,33 +26,22 @@ from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
-    assistant_replies,
     conversation_block,
     conversation_of,
     item_turn,
     listing,
-    record_turns,
+    reply_items,
     role_block,
-    turn_item,
     turns_phrase,
 )
+from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
 from livescore.scorers._judged import (
     JudgeMode,
-    check_scale,
     fmt,
-    judge_mode_of,
-    quality_label,
-    resolve_model,
-    round2,
 )
 from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.scorers._prompting import data_rule, item_blocks, quote
-from livescore.scorers._verdicts import (
-    StatementVerdict,
-    VerdictScorerParts,
-    build_verdict_scorer,
-    tally,
-)
+from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -61,8 +50,6 @@ __all__ = (
     "RoleVerdicts",
     "create_role_adherence_scorer",
 )
-
-_EXCERPT = 160  # characters of a reply in its item (the transcript holds it whole)
 
 _SPELLINGS = {
     "yes": ("y", "true", "in role", "adheres", "consistent", "kept"),
@@ -183,6 +170,79 @@ def _one_call_prompt(role: str, transcript: str, replies: Sequence[str]) -> str:
     )
 
 
+def _count_reason(ctx: StepContext) -> str:
+    verdicts = ctx.analyze_step_result["verdicts"]
+    out = [v for v in verdicts if v["verdict"] == "no"]
+    total = len(verdicts)
+    if not out:
+        kept = "the only reply stays" if total == 1 else f"all {total} replies stay"
+        return f"The score is {fmt(ctx.score)} because {kept} in role."
+    turns = [t for t in (item_turn(str(v["statement"])) for v in out) if t is not None]
+    where = turns_phrase(turns) if turns else f"{len(out)} replies"
+    return (
+        f"The score is {fmt(ctx.score)} because {where} of {total} replies leave the "
+        "role: " + listing(str(v["reason"]) for v in out)
+    )
+
+
+def _spec(role: str | None, max_chars: int) -> JudgeSpec:
+    """The role-adherence scorer as data: the role given (else the agent's system prompt),
+    the transcript cut to ``max_chars``."""
+
+    def role_of(ctx: StepContext) -> str:
+        if role is not None:
+            return role
+        for run in conversation_of(ctx).runs:
+            found = find_system_prompt(run)
+            if found:
+                return found
+        raise NotScorable(
+            "no role to judge against: give role=... or run the agent with a system prompt"
+        )
+
+    def replies(ctx: StepContext) -> list[str]:
+        role_of(ctx)  # before any call: no role, not scorable
+        return reply_items(ctx)
+
+    def transcript(ctx: StepContext) -> str:
+        return conversation_block(ctx, max_chars)
+
+    return JudgeSpec(
+        name="role-adherence",
+        family="conversation",
+        summary="share of the agent's replies that stay in its role",
+        check="role-adherence",
+        items="replies",
+        noun="reply",
+        defect="out of role",
+        verdict=RoleVerdict,
+        defect_words=frozenset({"no"}),
+        higher_is_better=True,
+        description="Share of the agent's replies that stay in its role, from 0 to {scale}",
+        always_explain=True,
+        needs_items="the agent made no reply in this conversation",
+        count_reason=_count_reason,
+        prompts=JudgePrompts(
+            verdict_system=VERDICT_SYSTEM,
+            reason_system=REASON_SYSTEM,
+            one_call_system=ONE_CALL_SYSTEM,
+            verdict=lambda shown: _verdict_prompt(
+                role_of(shown.ctx), transcript(shown.ctx), shown.items
+            ),
+            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            one_call=lambda shown: _one_call_prompt(
+                role_of(shown.ctx),
+                transcript(shown.ctx),
+                shown.ctx.preprocess_step_result["replies"],
+            ),
+            verdicts_schema=RoleVerdicts,
+            one_call_schema=RoleOneCallAnswer,
+        ),
+        items_of=replies,
+        conversation=ConversationPolicy(),
+    )
+
+
 def create_role_adherence_scorer(
     *,
     model: str | Judge,
@@ -246,94 +306,16 @@ def create_role_adherence_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.5, [2])
     """
-    scale = check_scale(scale)
-    mode = judge_mode_of(judge_mode, scorer="role-adherence")
     if role is not None and (not isinstance(role, str) or not role.strip()):
         raise ValueError("role must be a non-empty description of the assistant's role")
-    judge = resolve_model(model, judge_options, scorer="role-adherence")
-
-    def role_of(ctx: StepContext) -> str:
-        if role is not None:
-            return role
-        conversation = conversation_of(ctx)
-        for run in conversation.runs:
-            found = find_system_prompt(run)
-            if found:
-                return found
-        raise NotScorable(
-            "no role to judge against: give role=... or run the agent with a system prompt"
-        )
-
-    def transcript(ctx: StepContext) -> str:
-        return conversation_block(ctx, max_text_chars)
-
-    def replies(ctx: StepContext) -> dict[str, Any]:
-        role_of(ctx)  # before any call: no role, not scorable
-        found = [
-            turn_item(n, text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…")
-            for n, text in assistant_replies(conversation_of(ctx))
-        ]
-        return {"replies": found}
-
-    def score(ctx: StepContext, analysis: dict[str, Any]) -> float:
-        verdicts = analysis["verdicts"]
-        return round2(tally(verdicts)["yes"] / len(verdicts) * scale)
-
-    def no_replies(ctx: StepContext) -> float:
-        raise NotScorable("the agent made no reply in this conversation")
-
-    def record(ctx: StepContext, analysis: dict[str, Any]) -> None:
-        verdicts = analysis["verdicts"]
-        out = [item_turn(str(v["statement"])) for v in verdicts if v["verdict"] == "no"]
-        record_turns(ctx, out, len(verdicts))
-
-    def summary(ctx: StepContext) -> str:
-        verdicts = ctx.analyze_step_result["verdicts"]
-        out = [v for v in verdicts if v["verdict"] == "no"]
-        total = len(verdicts)
-        if not out:
-            kept = "the only reply stays" if total == 1 else f"all {total} replies stay"
-            return f"The score is {fmt(ctx.score)} because {kept} in role."
-        turns = [t for t in (item_turn(str(v["statement"])) for v in out) if t is not None]
-        where = turns_phrase(turns) if turns else f"{len(out)} replies"
-        return (
-            f"The score is {fmt(ctx.score)} because {where} of {total} replies leave the "
-            "role: " + listing(str(v["reason"]) for v in out)
-        )
-
-    parts = VerdictScorerParts(
-        items_key="replies",
-        noun="reply",
-        nouns="replies",
-        extract=replies,
-        extract_in_one_call=False,
-        verdict_schema=RoleVerdicts,
-        verdict_system=VERDICT_SYSTEM,
-        verdict_prompt=lambda ctx, items: _verdict_prompt(role_of(ctx), transcript(ctx), items),
-        score=score,
-        no_items=no_replies,
-        reason_system=REASON_SYSTEM,
-        reason_prompt=lambda ctx: _reason_prompt(
-            fmt(ctx.score), scale, ctx.analyze_step_result["verdicts"]
-        ),
-        summary=summary,
-        no_items_reason=lambda ctx: "",  # never reached: no reply is not scorable
-        one_call_schema=RoleOneCallAnswer,
-        one_call_system=ONE_CALL_SYSTEM,
-        one_call_prompt=lambda ctx: _one_call_prompt(
-            role_of(ctx), transcript(ctx), ctx.preprocess_step_result["replies"]
-        ),
-        record=record,
-    )
-    return build_verdict_scorer(
-        parts,
+    return judge_scorer(
+        _spec(role, max_text_chars),
+        model=model,
+        scale=scale,
+        judge_mode=judge_mode,
         id=id,
-        description=f"Share of the agent's replies that stay in its role, from 0 to {scale:g}",
-        judge=judge,
-        judge_mode=mode,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
-        level="conversation",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )

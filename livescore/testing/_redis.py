@@ -15,7 +15,6 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 
 __all__ = ("RedisTestServer", "find_redis_server")
 
@@ -147,11 +146,6 @@ class RedisTestServer:
     def __enter__(self) -> RedisTestServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
         shutil.rmtree(self._dir, ignore_errors=True)

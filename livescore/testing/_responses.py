@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from livescore.testing._server import _ERROR_TYPES, Reply, _error_body
+from livescore.testing._server import Reply, _error_body
 
 if TYPE_CHECKING:
     from livescore.testing._server import _Handler
@@ -39,45 +39,12 @@ def serve_responses(handler: _Handler, raw: bytes) -> None:
             400, _error_body("a response request needs 'model' (and 'input')", "invalid_request")
         )
         return
-    owner = handler.server.owner
-    with owner._lock:
-        owner.requests.append(body)
-        owner.headers.append({k.lower(): v for k, v in handler.headers.items()})
-    owner._enter()
-    try:
-        if owner._sleep(owner.latency):
-            handler._drop()
-            return
-        _answer(handler, owner._next_reply(body), body)
-    finally:
-        owner._leave()
+    handler._serve(body, _answer)
 
 
 def _answer(handler: _Handler, reply: Reply, request: dict[str, Any]) -> None:
-    # The faults mean the same on both routes; only a successful answer differs in shape.
-    owner = handler.server.owner
-    if reply.kind == "delay":
-        if owner._sleep(reply.seconds):
-            handler._drop()
-            return
-        assert reply.then is not None
-        _answer(handler, reply.then, request)
-    elif reply.kind == "hang":
-        owner._sleep(reply.seconds)
-        handler._drop()
-    elif reply.kind == "drop":
-        handler._drop()
-    elif reply.kind == "error":
-        body = reply.body
-        if not isinstance(body, dict):
-            body = _error_body(
-                str(body) if body is not None else f"HTTP {reply.status} (scripted)",
-                _ERROR_TYPES.get(reply.status, "server_error"),
-            )
-        handler._send_json(reply.status, body, reply.headers)
-    elif reply.kind == "broken_body":
-        handler._send_bytes(200, reply.content.encode(), "application/json")
-    elif request.get("stream"):
+    # A successful answer: the faults are answered as on the chat route (_Handler._serve).
+    if request.get("stream"):
         events = response_events(request, reply)
         data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
         handler._send_bytes(200, data.encode(), "text/event-stream")

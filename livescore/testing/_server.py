@@ -20,7 +20,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Literal
 
 from livescore.judges import OpenAIJudge
@@ -375,23 +374,13 @@ class OpenAITestServer:
     def __enter__(self) -> OpenAITestServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     async def __aenter__(self) -> OpenAITestServer:
         return self.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         from livescore._threads import run_in_thread
 
         # shutdown() waits for the serving loop to notice: keep the event loop free meanwhile.
@@ -578,6 +567,13 @@ class _Handler(BaseHTTPRequestHandler):
                 _error_body("a chat completion needs 'model' and 'messages'", "invalid_request"),
             )
             return
+        self._serve(body, _Handler._answer_chat)
+
+    def _serve(
+        self, body: dict[str, Any], answer: Callable[[_Handler, Reply, dict[str, Any]], None]
+    ) -> None:
+        """Record the request ``body``, then answer it with the script's next reply: the
+        faults the same on every route, a successful answer through the route's ``answer``."""
         owner = self.server.owner
         with owner._lock:
             owner.requests.append(body)
@@ -587,18 +583,23 @@ class _Handler(BaseHTTPRequestHandler):
             if owner._sleep(owner.latency):
                 self._drop()
                 return
-            self._answer(owner._next_reply(body), body)
+            self._answer(owner._next_reply(body), body, answer)
         finally:
             owner._leave()
 
-    def _answer(self, reply: Reply, request: dict[str, Any]) -> None:
+    def _answer(
+        self,
+        reply: Reply,
+        request: dict[str, Any],
+        answer: Callable[[_Handler, Reply, dict[str, Any]], None],
+    ) -> None:
         owner = self.server.owner
         if reply.kind == "delay":
             if owner._sleep(reply.seconds):
                 self._drop()
                 return
             assert reply.then is not None
-            self._answer(reply.then, request)
+            self._answer(reply.then, request, answer)
         elif reply.kind == "hang":
             owner._sleep(reply.seconds)
             self._drop()
@@ -614,7 +615,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, body, reply.headers)
         elif reply.kind == "broken_body":
             self._send_bytes(200, reply.content.encode(), "application/json")
-        elif reply.kind == "raw_body":
+        else:
+            answer(self, reply, request)
+
+    def _answer_chat(self, reply: Reply, request: dict[str, Any]) -> None:
+        owner = self.server.owner
+        if reply.kind == "raw_body":
             headers = dict(reply.headers)
             content_type = headers.pop("content-type", "application/json")
             self._send_bytes(reply.status, reply.data, content_type, headers)

@@ -3,18 +3,20 @@ bounded, and what it cannot keep is counted."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import set_span_in_context
 
+from livescore._background import BackgroundWorker
 from livescore.collect import LiveScoringSpanProcessor, SpanPipeline
 from livescore.live import DispatchStats, LiveDispatcher, SamplingDecision
 from livescore.runs import Run
@@ -23,6 +25,7 @@ from livescore.traces import AssemblyLimits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
 from _trace_support import genai_tool_run
+from forking import in_forked_child
 
 
 def test_on_end_never_raises_whatever_it_is_given() -> None:
@@ -263,21 +266,26 @@ def test_spans_still_queued_when_a_shutdown_gives_up_are_counted() -> None:
     sink.inner.shutdown()
 
 
-class HeldAppendDouble(deque[Any]):
-    """A test double of the pipeline's queue: appending ``held`` waits until released, as
-    an emitter's ``on_end`` preempted between the pipeline's stopped check and its append."""
+class HeldQueueing:
+    """An emitter's ``on_end`` preempted between the pipeline's stopped check and queueing
+    its span: held as it calls the background worker's ``append``, until released."""
 
-    def __init__(self, held: Any) -> None:
-        super().__init__()
-        self.held = held
+    def __init__(self, on_end: Any) -> None:
+        self.on_end = on_end
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def append(self, item: Any) -> None:
-        if item is self.held:
-            self.entered.set()
-            self.release.wait(30)
-        super().append(item)
+    def __call__(self, span: Any) -> None:
+        def hold(frame: Any, event: str, arg: Any) -> None:
+            if event == "call" and frame.f_code is BackgroundWorker.append.__code__:
+                self.entered.set()
+                self.release.wait(30)
+
+        sys.settrace(hold)  # this thread only
+        try:
+            self.on_end(span)
+        finally:
+            sys.settrace(None)
 
 
 def test_a_span_queued_as_shutdown_ends_is_counted_before_its_on_end_returns() -> None:
@@ -289,13 +297,12 @@ def test_a_span_queued_as_shutdown_ends_is_counted_before_its_on_end_returns() -
     _agent_run(provider.get_tracer("late"), 0)
     (root,) = exporter.get_finished_spans()
     processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
-    queue = HeldAppendDouble(root)
-    processor._pipeline._queue = queue
-    emitter = threading.Thread(target=processor.on_end, args=(root,))
+    held = HeldQueueing(processor.on_end)
+    emitter = threading.Thread(target=held, args=(root,))
     emitter.start()
-    assert queue.entered.wait(10)  # past the check, not queued yet
+    assert held.entered.wait(10)  # past the check, not queued yet
     processor.shutdown()
-    queue.release.set()
+    held.release.set()
     emitter.join(10)
     assert not emitter.is_alive()
     stats = processor.stats()  # as its on_end returned: the run is counted
@@ -347,7 +354,8 @@ def test_a_shutdown_that_gives_up_returns_with_every_run_counted() -> None:
 
     shutter = threading.Thread(target=shut)
     shutter.start()
-    assert _wait_for(lambda: pipeline._give_up_at is not None)
+    # The shutdown gave up at once (timeout 0): the queued spans were taken off the queue.
+    assert _wait_for(lambda: pipeline.stats().spans_queued == 0)
     sink.release.set()  # the thread goes on past the deadline: it gives up and counts
     assert sink.dropping.wait(10)  # counting, held on its first drop
     shutter.join(3)  # a shutdown that does not wait for the counting returns meanwhile
@@ -357,3 +365,43 @@ def test_a_shutdown_that_gives_up_returns_with_every_run_counted() -> None:
     assert seen[0].dropped_by_reason == {"shutdown": 11}
     assert sink.submitted == 0
     sink.inner.shutdown()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_a_forked_child_s_processor_starts_empty_and_assembles_its_own_runs() -> None:
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("fork")
+    _agent_run(tracer, 0)
+    _agent_run(tracer, 1)
+    parent_run, child_run = exporter.get_finished_spans()
+    exporter.clear()
+    root = tracer.start_span("invoke_agent")  # ends after the fork: its trace stays open
+    with tracer.start_as_current_span("chat", context=set_span_in_context(root)):
+        pass
+    (open_child,) = exporter.get_finished_spans()
+    processor = LiveScoringSpanProcessor(scorers=[create_keyword_coverage_scorer()])
+    processor.on_end(parent_run)
+    processor.on_end(open_child)
+    assert processor.flush(10)  # the parent's thread runs; one trace held open
+
+    def child() -> dict[str, Any]:
+        held = processor.trace_stats()
+        processor.on_end(child_run)  # the child's own thread assembles it
+        flushed = processor.flush(10)
+        stats = processor.trace_stats()
+        return {
+            "held": [held.runs_submitted, held.assembly.traces_open],
+            "flushed": flushed,
+            "submitted": stats.runs_submitted,
+            "sampled": processor.stats().sampled,
+        }
+
+    report = in_forked_child(child)
+    # The parent's spans, traces and counts stay the parent's.
+    assert report == {"held": [0, 0], "flushed": True, "submitted": 1, "sampled": 1}
+    assert processor.trace_stats().assembly.traces_open == 1
+    assert processor.trace_stats().runs_submitted == 1
+    processor.shutdown()
+    provider.shutdown()
