@@ -124,8 +124,9 @@ class Consumer(Generic[ItemT]):
         return False
 
     def handle(self, batch: list[ItemT]) -> None:
-        """Handle one batch (on the worker's thread, outside the lock)."""
-        raise NotImplementedError
+        """Handle one batch (on the worker's thread, outside the lock). Every consumer
+        defines it, or :meth:`serve` for an event-loop consumer."""
+        raise NotImplementedError(f"{type(self).__name__} defines neither handle() nor serve()")
 
     async def serve(self, batches: AsyncIterator[list[ItemT]]) -> None:
         """An event-loop consumer's body: handle the batches until they end."""
