@@ -627,15 +627,54 @@ def judge_scorer(
     """The scorer ``spec`` describes: the share of the answer's items that are defects (or,
     for a higher-is-better spec, that are not), from 0 to ``scale`` (half-up to 2 decimals).
 
-    The arguments are those of the prebuilt judge scorers (see
-    :func:`~livescore.scorers.create_toxicity_scorer`; the context arguments, those of
-    :func:`~livescore.scorers.create_hallucination_scorer`, for a grounded spec); ``id``
-    defaults to ``spec.name``.
+    Its arguments are the ones every prebuilt judge scorer takes; each factory's docstring
+    describes only what its scorer adds.
+
+    Args:
+        spec: The scorer as data (:class:`JudgeSpec`).
+        model: The judge: ``"openai/<model>"`` (an OpenAI-compatible API, configured by
+            ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``) or a :class:`~livescore.judges.Judge`.
+        scale: The best score for a higher-is-better scorer, the worst for the others (a
+            positive number).
+        judge_mode: ``"three_step"`` (the default: the judge's verdicts, then a reason, each
+            its own call), ``"one_call"`` (one structured answer with both: cheaper, a little
+            less careful, the same result fields) or, where the scorer offers it,
+            ``"logprob"`` (one one-token call: the score is the judge's probability of the
+            defect word; ``flags["verdict_probability"]``, ``flags["verdict_from_logprobs"]``).
+        id: The scorer id on results, spans and metrics (by default ``spec.name``).
+        max_text_chars: Question, answer and reference text beyond this is cut before
+            judging; the result then has ``flags["output_truncated"]`` and the span
+            ``livescore.output_truncated``.
+        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
+            ``model`` is a string (timeout, client, base URL…).
+        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        context: For a scorer that judges against a context: static ground truth, one
+            string per fact or document.
+        get_context: ``get_context(run, step)``, sync or async, returning the run's ground
+            truth. It overrides ``context`` and is called once per score (a synchronous one
+            in a worker thread, so it may block); if it raises, the score fails in step
+            ``"get_context"``. With neither it is :func:`livescore.get_run_context`: the
+            context given with the run (a dataset item's), else the run's successful tool
+            calls and retrieved documents.
+        max_context_chars: The most characters the context takes in a judge request, its
+            markup included. Past it the context is cut: ``flags["context_truncated"]`` and
+            the span's ``livescore.context.truncated`` say so, ``livescore.context.chars``
+            gives the context's full length.
+        on_empty_context: With no context: ``"skip"`` marks the run not scorable;
+            ``"all_unsupported"`` still judges the answer and counts every item a defect.
+
+    Returns:
+        A scorer whose results carry the items (``preprocess_step_result``), one verdict per
+        item (``analyze_step_result["verdicts"]``), the score, a label, a reason, and the
+        flags and span attributes the spec names (:attr:`JudgeSpec.span_attributes`). An
+        empty answer scores without a judge call; a run the scorer cannot read (no answer
+        text, no context where one is needed) is skipped as not scorable before any call.
 
     Raises:
         ValueError: A bad ``scale``, ``judge_mode``, ``on_empty_context`` or
             ``max_context_chars``.
-        TypeError: ``get_context`` is not callable.
+        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
         livescore.judges.JudgeConfigError: No usable judge model.
     """
     scale = check_scale(scale)
