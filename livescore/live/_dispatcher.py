@@ -529,77 +529,10 @@ class LiveDispatcher:
         conversation_limits: ConversationLimits | None = None,
         redact: RedactSpec | None = None,
     ) -> None:
-        if isinstance(scorers, Scorer | ScorerConfig) or not isinstance(scorers, Sequence):
-            raise TypeError("scorers must be a list of Scorer or ScorerConfig")
-        configs: list[ScorerConfig] = []
-        for item in scorers:
-            if isinstance(item, ScorerConfig):
-                configs.append(item)
-            elif isinstance(item, Scorer):
-                configs.append(ScorerConfig(item))
-            else:
-                raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
-        if not configs:
-            raise ValueError("a LiveDispatcher needs at least one scorer")
-        if redact is not None:
-            if broker is not None:
-                raise ValueError(
-                    "with broker=, runs are scored on the workers: redact there "
-                    "(livescore worker --redact, or FleetWorker(redact=...))"
-                )
-            configs = [
-                dataclasses.replace(c, scorer=c.scorer.with_redaction(redact)) for c in configs
-            ]
-        ids = [c.scorer_id for c in configs]
-        duplicates = sorted({i for i in ids if ids.count(i) > 1})
-        if duplicates:
-            raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
+        configs = _scorer_configs(scorers, redact, broker)
         _check_int("max_queue", max_queue)
-        if emit is not None and emitter is not None:
-            raise ValueError(
-                "emit= configures the default emitter: with emitter=..., set it there "
-                "(OTelEmitter(emit=...))"
-            )
-        if broker is not None:
-            if emit is not None:
-                raise ValueError(
-                    "with broker=, scores are emitted on the workers: choose what they emit "
-                    "there (livescore worker --emit, or FleetWorker(emit=...))"
-                )
-            if executor is not None:
-                raise ValueError("give executor= or broker=, not both")
-            if sinks:
-                raise ValueError(
-                    "with broker=, scores are emitted on the workers: attach the sinks there "
-                    "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
-                )
-            executor = broker_executor(broker)
-            if max_judge_concurrency is not None:
-                raise ValueError(
-                    "max_judge_concurrency limits in-process scoring; with broker=, the "
-                    "workers' --scorer-concurrency and --fleet-judge-concurrency apply"
-                )
-        if max_judge_concurrency is not None:
-            _check_int("max_judge_concurrency", max_judge_concurrency)
-            if executor is not None:
-                raise ValueError(
-                    "max_judge_concurrency configures the default executor: with executor=..., "
-                    "set the concurrency on the executor"
-                )
-        if overflow not in ("drop_new", "drop_oldest"):
-            raise ValueError(f"overflow must be 'drop_new' or 'drop_oldest', not {overflow!r}")
-        if not (isinstance(shutdown_timeout, int | float) and shutdown_timeout >= 0):
-            raise ValueError(f"shutdown_timeout must be >= 0 seconds, not {shutdown_timeout!r}")
-        if conversation_idle_timeout is not None and not (
-            isinstance(conversation_idle_timeout, int | float)
-            and not isinstance(conversation_idle_timeout, bool)
-            and math.isfinite(conversation_idle_timeout)
-            and conversation_idle_timeout > 0
-        ):
-            raise ValueError(
-                "conversation_idle_timeout must be a positive number of seconds (or None), "
-                f"not {conversation_idle_timeout!r}"
-            )
+        executor = _chosen_executor(executor, broker, emitter, emit, sinks, max_judge_concurrency)
+        _check_settings(overflow, shutdown_timeout, conversation_idle_timeout)
         if conversation_limits is None:
             conversation_limits = ConversationLimits()
         elif not isinstance(conversation_limits, ConversationLimits):
@@ -616,22 +549,7 @@ class LiveDispatcher:
             executor = InProcessExecutor(max_concurrency=max_judge_concurrency or 16)
         elif not isinstance(executor, Executor):
             raise TypeError(f"executor must have an async run(jobs) method, not {executor!r}")
-        if emitter is None:
-            from livescore.otel import OTelEmitter
-
-            emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
-        elif not isinstance(emitter, Emitter):
-            missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
-            raise TypeError(
-                f"emitter {emitter!r} lacks {', '.join(missing)}: an emitter implements "
-                "livescore.otel.Emitter (or subclass OTelEmitter)"
-            )
-        if sinks:
-            from livescore.sinks import with_sinks
-
-            if not isinstance(sinks, Sequence):
-                raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
-            emitter = with_sinks(emitter, sinks)
+        emitter = _chosen_emitter(emitter, emit, sinks)
         self.name = name
         self.scorers: tuple[ScorerConfig, ...] = tuple(configs)
         self.emitter: Emitter = emitter
@@ -765,22 +683,18 @@ class LiveDispatcher:
         turn_configs: tuple[ScorerConfig, ...] = ()
         if conversation_id and self._conversation_configs:
             turn_configs = decide_conversation(self._conversation_configs, conversation_id)
-        picked = [
-            (c, decision.rate_of(i))
-            for i, c in enumerate(decision.scorers)
-            if c.scorer.level != "conversation"
-        ]
-        configs = [c for c, _ in picked]
-        rates = [rate for _, rate in picked]
-        broken: list[ScorerConfig] = []
-        for config in decision.deferred:
-            try:
-                if config.sampling(run):  # type: ignore[operator]
-                    configs.append(config)
-                    rates.append(None)
-            except Exception:
-                _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
-                broken.append(config)
+        configs: list[ScorerConfig] = []
+        rates: list[float | None] = []
+        for i, config in enumerate(decision.scorers):
+            if config.scorer.level != "conversation":
+                configs.append(config)
+                rates.append(decision.rate_of(i))
+        # Predicates run only for the scorers that have one (their failures are rare).
+        broken = (
+            self._sample_deferred(run, decision.deferred, configs, rates)
+            if decision.deferred
+            else ()
+        )
         if not configs and not broken and not turn_configs:
             return False
         if current is not None:
@@ -790,52 +704,27 @@ class LiveDispatcher:
         accepted = False
         q = self._q
         with self._lock:
-            for config in (*configs, *broken):
+            for config in configs:
                 self._tally.sampled_locked(config.scorer_id)
-            for config in broken:
-                self._tally.dropped_locked(config.scorer_id, "sampling_error")
-            turn = (
-                _TurnInfo(conversation_id, turn_configs, self._clock())
-                if turn_configs and conversation_id
-                else None
-            )
-            remote_turn = (
-                ConversationTurn(
-                    conversation_id,
-                    turn_configs,
-                    self.conversation_idle_timeout,
-                    limits=self.conversation_limits,
-                )
-                if turn is not None and conversation_id and self._remote_conversations
-                else None
-            )
-            if q.closed:
-                for config in configs:
-                    self._tally.dropped_locked(config.scorer_id, "shutdown")
-                self._drop_turn(turn, "shutdown")
-                configs, rates, turn = [], [], None
-            elif configs and not (trace_sampled or self.score_unsampled_traces):
-                # Its spans would vanish in the SDK: no judge is paid for them. (A turn is
-                # still kept: its conversation's score nests under the conversation's
-                # last turn.)
-                for config in configs:
-                    self._tally.dropped_locked(config.scorer_id, "trace_not_sampled")
-                configs, rates = [], []
-            if not configs and turn is None:
-                pass
-            elif not q.admits_locked():
-                for config in configs:
-                    self._tally.dropped_locked(config.scorer_id, "queue_full")
-                self._drop_turn(turn, "queue_full")
-            else:
+            if broken:
+                self._count_broken_locked(broken)
+            turn: _TurnInfo | None = None
+            remote_turn: ConversationTurn | None = None
+            if turn_configs and conversation_id:
+                turn = _TurnInfo(conversation_id, turn_configs, self._clock())
+                if self._remote_conversations:
+                    remote_turn = ConversationTurn(
+                        conversation_id,
+                        turn_configs,
+                        self.conversation_idle_timeout,
+                        limits=self.conversation_limits,
+                    )
+            if q.closed or not trace_sampled or not q.admits_locked():
+                configs, rates, turn = self._refuse_locked(configs, rates, turn, trace_sampled)
+            if configs or turn is not None:
                 parent = current if current is not None else _parent_of(run, trace_id)
-                scoring = ScoringJob(
-                    run,
-                    tuple(configs),
-                    parent,
-                    turn=remote_turn,
-                    rates=_applied_rates(configs, rates),
-                )
+                job_rates = _applied_rates(configs, rates)
+                scoring = ScoringJob(run, tuple(configs), parent, turn=remote_turn, rates=job_rates)
                 queued_at = (
                     self._clock() if turn is None and self._conversation_configs else math.inf
                 )
@@ -951,6 +840,63 @@ class LiveDispatcher:
             _log.exception("livescore: drop() failed")
 
     # -- accounting (callers hold self._lock) --------------------------------------------
+
+    def _sample_deferred(
+        self,
+        run: Run,
+        deferred: Iterable[ScorerConfig],
+        configs: list[ScorerConfig],
+        rates: list[float | None],
+    ) -> tuple[ScorerConfig, ...]:
+        """Run the sampling predicates: the scorers that take the run join ``configs``;
+        those whose predicate raised are returned (they count as dropped)."""
+        broken: list[ScorerConfig] = []
+        for config in deferred:
+            try:
+                if config.sampling(run):  # type: ignore[operator]
+                    configs.append(config)
+                    rates.append(None)
+            except Exception:
+                _log.exception("livescore: sampling predicate of %r raised", config.scorer_id)
+                broken.append(config)
+        return tuple(broken)
+
+    def _count_broken_locked(self, broken: Iterable[ScorerConfig]) -> None:
+        # Sampled, then dropped: the predicate that decides could not.
+        for config in broken:
+            self._tally.sampled_locked(config.scorer_id)
+        for config in broken:
+            self._tally.dropped_locked(config.scorer_id, "sampling_error")
+
+    def _refuse_locked(
+        self,
+        configs: list[ScorerConfig],
+        rates: list[float | None],
+        turn: _TurnInfo | None,
+        trace_sampled: bool,
+    ) -> tuple[list[ScorerConfig], list[float | None], _TurnInfo | None]:
+        """Drop what a submit may not queue (shut down, trace not sampled, queue full);
+        returns what it still queues."""
+        if self._q.closed:
+            self._drop_locked(configs, turn, "shutdown")
+            return [], [], None
+        if configs and not (trace_sampled or self.score_unsampled_traces):
+            # Its spans would vanish in the SDK: no judge is paid for them. (A turn is still
+            # kept: its conversation's score nests under the conversation's last turn.)
+            self._drop_locked(configs, None, "trace_not_sampled")
+            configs, rates = [], []
+        if (configs or turn is not None) and not self._q.admits_locked():
+            self._drop_locked(configs, turn, "queue_full")
+            return [], [], None
+        return configs, rates, turn
+
+    def _drop_locked(
+        self, configs: Iterable[ScorerConfig], turn: _TurnInfo | None, reason: str
+    ) -> None:
+        """Drop a submitted run's pairs (and its turn, if given) for ``reason``."""
+        for config in configs:
+            self._tally.dropped_locked(config.scorer_id, reason)
+        self._drop_turn(turn, reason)
 
     def _drop_turn(self, turn: _TurnInfo | None, reason: str) -> None:
         if turn is not None and turn.end is None:
@@ -1162,6 +1108,127 @@ def _parent_of(run: Run, trace_id: str | None) -> TraceParent | None:
     if span_id is None:
         return None
     return TraceParent(trace_id, span_id, run.trace_flags & 0xFF)
+
+
+def _scorer_configs(
+    scorers: Sequence[Scorer | ScorerConfig], redact: RedactSpec | None, broker: str | None
+) -> list[ScorerConfig]:
+    """The dispatcher's scorers as configs, redacting when asked; ids must be unique."""
+    if isinstance(scorers, Scorer | ScorerConfig) or not isinstance(scorers, Sequence):
+        raise TypeError("scorers must be a list of Scorer or ScorerConfig")
+    configs: list[ScorerConfig] = []
+    for item in scorers:
+        if isinstance(item, ScorerConfig):
+            configs.append(item)
+        elif isinstance(item, Scorer):
+            configs.append(ScorerConfig(item))
+        else:
+            raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
+    if not configs:
+        raise ValueError("a LiveDispatcher needs at least one scorer")
+    if redact is not None:
+        if broker is not None:
+            raise ValueError(
+                "with broker=, runs are scored on the workers: redact there "
+                "(livescore worker --redact, or FleetWorker(redact=...))"
+            )
+        configs = [dataclasses.replace(c, scorer=c.scorer.with_redaction(redact)) for c in configs]
+    ids = [c.scorer_id for c in configs]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"scorer ids must be unique; repeated: {duplicates}")
+    return configs
+
+
+def _chosen_executor(
+    executor: Executor | None,
+    broker: str | None,
+    emitter: Emitter | None,
+    emit: str | Iterable[EmitSignal] | None,
+    sinks: Sequence[ScoreSink] | None,
+    max_judge_concurrency: int | None,
+) -> Executor | None:
+    """The executor given or the broker's; ``None`` leaves the default to the caller.
+
+    Refuses the options that configure what another part owns (the default emitter, the
+    default executor, the workers of a fleet).
+    """
+    if emit is not None and emitter is not None:
+        raise ValueError(
+            "emit= configures the default emitter: with emitter=..., set it there "
+            "(OTelEmitter(emit=...))"
+        )
+    if broker is not None:
+        if emit is not None:
+            raise ValueError(
+                "with broker=, scores are emitted on the workers: choose what they emit "
+                "there (livescore worker --emit, or FleetWorker(emit=...))"
+            )
+        if executor is not None:
+            raise ValueError("give executor= or broker=, not both")
+        if sinks:
+            raise ValueError(
+                "with broker=, scores are emitted on the workers: attach the sinks there "
+                "(a `sinks` list beside the scorers, or livescore worker --sinks MODULE:ATTR)"
+            )
+        executor = broker_executor(broker)
+        if max_judge_concurrency is not None:
+            raise ValueError(
+                "max_judge_concurrency limits in-process scoring; with broker=, the "
+                "workers' --scorer-concurrency and --fleet-judge-concurrency apply"
+            )
+    if max_judge_concurrency is not None:
+        _check_int("max_judge_concurrency", max_judge_concurrency)
+        if executor is not None:
+            raise ValueError(
+                "max_judge_concurrency configures the default executor: with executor=..., "
+                "set the concurrency on the executor"
+            )
+    return executor
+
+
+def _check_settings(
+    overflow: object, shutdown_timeout: object, conversation_idle_timeout: object
+) -> None:
+    if overflow not in ("drop_new", "drop_oldest"):
+        raise ValueError(f"overflow must be 'drop_new' or 'drop_oldest', not {overflow!r}")
+    if not (isinstance(shutdown_timeout, int | float) and shutdown_timeout >= 0):
+        raise ValueError(f"shutdown_timeout must be >= 0 seconds, not {shutdown_timeout!r}")
+    if conversation_idle_timeout is not None and not (
+        isinstance(conversation_idle_timeout, int | float)
+        and not isinstance(conversation_idle_timeout, bool)
+        and math.isfinite(conversation_idle_timeout)
+        and conversation_idle_timeout > 0
+    ):
+        raise ValueError(
+            "conversation_idle_timeout must be a positive number of seconds (or None), "
+            f"not {conversation_idle_timeout!r}"
+        )
+
+
+def _chosen_emitter(
+    emitter: Emitter | None,
+    emit: str | Iterable[EmitSignal] | None,
+    sinks: Sequence[ScoreSink] | None,
+) -> Emitter:
+    """The emitter given (or an :class:`~livescore.otel.OTelEmitter`), wrapped with the sinks."""
+    if emitter is None:
+        from livescore.otel import OTelEmitter
+
+        emitter = OTelEmitter() if emit is None else OTelEmitter(emit=emit)
+    elif not isinstance(emitter, Emitter):
+        missing = [m for m in _EMITTER_METHODS if not callable(getattr(emitter, m, None))]
+        raise TypeError(
+            f"emitter {emitter!r} lacks {', '.join(missing)}: an emitter implements "
+            "livescore.otel.Emitter (or subclass OTelEmitter)"
+        )
+    if sinks:
+        from livescore.sinks import with_sinks
+
+        if not isinstance(sinks, Sequence):
+            raise TypeError(f"sinks must be a list of sinks, not {sinks!r}")
+        emitter = with_sinks(emitter, sinks)
+    return emitter
 
 
 def _left(deadline: float | None) -> float | None:
