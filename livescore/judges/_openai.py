@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
     from livescore.judges._budget import JudgeBudget
     from livescore.judges._cache import ResponseCache
+    from livescore.judges._transport import ClientSettings
 
 __all__ = ("DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "OpenAIJudge", "TransportName")
 
@@ -184,81 +185,24 @@ class OpenAIJudge:
         budget: JudgeBudget | None = None,
         response_cache: ResponseCache | None = None,
     ) -> None:
-        if not isinstance(model_name, str) or not model_name.strip():
-            raise JudgeConfigError(
-                "OpenAIJudge needs a model name, e.g. OpenAIJudge('gpt-4o-mini')"
-            )
-        if timeout <= 0:
-            raise JudgeConfigError(f"timeout must be positive, got {timeout!r}")
-        if max_retries < 0:
-            raise JudgeConfigError(f"max_retries must be 0 or more, got {max_retries!r}")
-        if max_concurrency < 1:
-            raise JudgeConfigError(f"max_concurrency must be 1 or more, got {max_concurrency!r}")
-        if max_response_bytes < 1024:
-            raise JudgeConfigError(
-                f"max_response_bytes must be at least 1024, got {max_response_bytes!r}"
-            )
-        if structured_output not in ("auto", *LADDER):
-            raise JudgeConfigError(
-                f"structured_output must be 'auto', 'json_schema', 'json_object' or 'prompt', "
-                f"got {structured_output!r}"
-            )
-        if transport not in _TRANSPORTS:
-            raise JudgeConfigError(
-                f"transport must be 'auto', 'aiohttp' or 'httpx', got {transport!r}"
-            )
-        if circuit_failures is not None and (
-            isinstance(circuit_failures, bool) or circuit_failures < 1
-        ):
-            raise JudgeConfigError(
-                f"circuit_failures must be 1 or more (or None), got {circuit_failures!r}"
-            )
-        if not circuit_probe_interval > 0:
-            raise JudgeConfigError(
-                f"circuit_probe_interval must be positive, got {circuit_probe_interval!r}"
-            )
-        # Imported here, not at module level: ``import livescore`` must not load ``openai``.
-        from livescore.judges import _transport
+        _check_options(
+            model_name,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            max_response_bytes=max_response_bytes,
+            structured_output=structured_output,
+            transport=transport,
+            circuit_failures=circuit_failures,
+            circuit_probe_interval=circuit_probe_interval,
+        )
+        from livescore.judges import _transport  # here: `import livescore` never loads openai
 
-        if transport == "aiohttp" and not _transport.aiohttp_installed():
-            raise JudgeConfigError(
-                "transport='aiohttp' needs aiohttp: pip install 'openai[aiohttp]'"
-            )
         self._model = model_name.strip()
-        headers = dict(default_headers or {})
-        secrets: list[str | None] = list(header_secrets(headers))
-        settings: _transport.ClientSettings | None = None
-        if client is None:
-            raw_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-            key = api_key or os.environ.get("OPENAI_API_KEY") or None
-            if key is None:
-                if raw_url is None:
-                    raise JudgeConfigError(
-                        f"OpenAIJudge({self._model!r}) has no API key: set OPENAI_API_KEY, pass "
-                        "api_key=..., or point base_url= (or OPENAI_BASE_URL) at an "
-                        "OpenAI-compatible server that needs no key"
-                    )
-                key = _LOCAL_KEY
-            raw_url = (raw_url or f"https://{_OFFICIAL_HOST}/v1").rstrip("/")
-            _check_base_url(raw_url)
-            # The HTTP client never sees credentials in the URL, so its logs cannot show them.
-            url, authorization, url_secrets = split_credentials(raw_url)
-            if authorization is not None:
-                headers.setdefault("Authorization", authorization)
-            secrets += [key if key != _LOCAL_KEY else None, *url_secrets]
-            settings = _transport.ClientSettings(
-                base_url=url,
-                api_key=key,
-                headers=tuple(sorted(headers.items())),
-                max_response_bytes=int(max_response_bytes),
-                transport=transport,
-            )
-        else:
-            raw_url = str(client.base_url).rstrip("/")
-            url = split_credentials(raw_url)[0]
-            secrets.append(client.api_key)
-        self._url = url  # without credentials: for the format memory and the cache key
-        self._display_url = redact_url(raw_url)
+        settings, url, raw_url, secrets = _connection(
+            self._model, client, base_url, api_key, default_headers, max_response_bytes, transport
+        )
+        self._url, self._display_url = url, redact_url(raw_url)  # _url: no credentials
         self._redact = Redactor(secrets)
         self.max_concurrency = int(max_concurrency)
         self.temperature = temperature
@@ -284,8 +228,7 @@ class OpenAIJudge:
             retry_after_max=float(retry_after_max),
             breaker=_transport.CircuitBreaker(circuit_failures, float(circuit_probe_interval)),
         )
-        cache_size = 1024 if cache is True else int(cache)
-        self._cache_size = max(0, cache_size)
+        self._cache_size = max(0, 1024 if cache is True else int(cache))
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
         # Checked now: a malformed table fails here, not on the first score.
@@ -723,6 +666,103 @@ class OpenAIJudge:
             self._cache.move_to_end(full_key)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+
+
+def _check_options(
+    model_name: object,
+    *,
+    timeout: float,
+    max_retries: int,
+    max_concurrency: int,
+    max_response_bytes: int,
+    structured_output: str,
+    transport: str,
+    circuit_failures: int | None,
+    circuit_probe_interval: float,
+) -> None:
+    """The argument errors of :class:`OpenAIJudge`, before anything is built."""
+    if not isinstance(model_name, str) or not model_name.strip():
+        raise JudgeConfigError("OpenAIJudge needs a model name, e.g. OpenAIJudge('gpt-4o-mini')")
+    if timeout <= 0:
+        raise JudgeConfigError(f"timeout must be positive, got {timeout!r}")
+    if max_retries < 0:
+        raise JudgeConfigError(f"max_retries must be 0 or more, got {max_retries!r}")
+    if max_concurrency < 1:
+        raise JudgeConfigError(f"max_concurrency must be 1 or more, got {max_concurrency!r}")
+    if max_response_bytes < 1024:
+        raise JudgeConfigError(
+            f"max_response_bytes must be at least 1024, got {max_response_bytes!r}"
+        )
+    if structured_output not in ("auto", *LADDER):
+        raise JudgeConfigError(
+            f"structured_output must be 'auto', 'json_schema', 'json_object' or 'prompt', "
+            f"got {structured_output!r}"
+        )
+    if transport not in _TRANSPORTS:
+        raise JudgeConfigError(f"transport must be 'auto', 'aiohttp' or 'httpx', got {transport!r}")
+    if circuit_failures is not None and (
+        isinstance(circuit_failures, bool) or circuit_failures < 1
+    ):
+        raise JudgeConfigError(
+            f"circuit_failures must be 1 or more (or None), got {circuit_failures!r}"
+        )
+    if not circuit_probe_interval > 0:
+        raise JudgeConfigError(
+            f"circuit_probe_interval must be positive, got {circuit_probe_interval!r}"
+        )
+    # Imported here, not at module level: ``import livescore`` must not load ``openai``.
+    from livescore.judges import _transport
+
+    if transport == "aiohttp" and not _transport.aiohttp_installed():
+        raise JudgeConfigError("transport='aiohttp' needs aiohttp: pip install 'openai[aiohttp]'")
+
+
+def _connection(
+    model: str,
+    client: openai.AsyncOpenAI | None,
+    base_url: str | None,
+    api_key: str | None,
+    default_headers: Mapping[str, str] | None,
+    max_response_bytes: int,
+    transport: TransportName,
+) -> tuple[ClientSettings | None, str, str, list[str | None]]:
+    """Where a judge connects: the client settings (``None`` with the user's ``client``),
+    the URL without credentials, the URL as given, and the secrets its logs must hide."""
+    from livescore.judges._transport import ClientSettings
+
+    headers = dict(default_headers or {})
+    secrets: list[str | None] = list(header_secrets(headers))
+    settings: ClientSettings | None = None
+    if client is None:
+        raw_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if raw_url is None:
+                raise JudgeConfigError(
+                    f"OpenAIJudge({model!r}) has no API key: set OPENAI_API_KEY, pass "
+                    "api_key=..., or point base_url= (or OPENAI_BASE_URL) at an "
+                    "OpenAI-compatible server that needs no key"
+                )
+            key = _LOCAL_KEY
+        raw_url = (raw_url or f"https://{_OFFICIAL_HOST}/v1").rstrip("/")
+        _check_base_url(raw_url)
+        # The HTTP client never sees credentials in the URL, so its logs cannot show them.
+        url, authorization, url_secrets = split_credentials(raw_url)
+        if authorization is not None:
+            headers.setdefault("Authorization", authorization)
+        secrets += [key if key != _LOCAL_KEY else None, *url_secrets]
+        settings = ClientSettings(
+            base_url=url,
+            api_key=key,
+            headers=tuple(sorted(headers.items())),
+            max_response_bytes=int(max_response_bytes),
+            transport=transport,
+        )
+    else:
+        raw_url = str(client.base_url).rstrip("/")
+        url = split_credentials(raw_url)[0]
+        secrets.append(client.api_key)
+    return settings, url, raw_url, secrets
 
 
 def _has_logprobs(completion: Mapping[str, Any]) -> bool:
