@@ -11,10 +11,14 @@ from typing import Any, Literal, TypeAlias
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.pii import RedactSpec
-from livescore.scorers._keyword_coverage import KEYWORD_COVERAGE_LABELS, keyword_coverage_label
+from livescore.scorers._keyword_coverage import (
+    KEYWORD_COVERAGE_LABELS,
+    coverage_reason,
+    keyword_coverage_label,
+)
 from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
-from livescore.scorers._text import reference_text
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
+from livescore.scorers._text import check_reference, code_scorer, reference_text
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
     "COMPLETENESS_LABELS",
@@ -29,8 +33,6 @@ CompletenessReference: TypeAlias = Literal["input", "ground_truth"]
 
 COMPLETENESS_LABELS = KEYWORD_COVERAGE_LABELS
 """Every label of a completeness score, from worst to best (the keyword coverage bands)."""
-
-_MAX_LISTED = 20
 
 # A standalone number: 1,250.50 / 3.12 / 2024-01-15 / 3-5 / 10:30, not part of a word
 # ("GPT-4", "x86_64", "v2" are terms, kept whole by the keyword extractor).
@@ -197,33 +199,24 @@ def create_completeness_scorer(
 ) -> Scorer:
     """Score how much of what the input asks about the answer covers (no judge, no cost).
 
-    The input's elements — keywords, multi-word names and numbers (see
-    :func:`extract_elements`) — are looked up in the answer: a keyword by its word form
-    ("shipping" covers "shipped"), a name only as the same words side by side, a number only
-    as the same number. Score = covered elements / elements, unrounded; the reason lists the
-    missing ones.
-
-    An input with no elements at all (a greeting, only stopwords) has nothing to cover: the
-    run is skipped as not scorable, rather than scored 0 or 1 (Mastra scores 1 when the
-    answer is empty too, 0 otherwise).
+    The input's elements (keywords, multi-word names and numbers: see
+    :func:`extract_elements`) are looked up in the answer: a keyword by its word form, a name
+    only as the same words side by side, a number only as the same number. The score is
+    covered / total elements, unrounded. An input with no elements (a greeting, only
+    stopwords) is skipped as not scorable, where Mastra scores 1 or 0.
 
     Args:
-        reference: ``"input"`` (the user's message; the default) or ``"ground_truth"`` (what
-            the expected answer mentions; a run without one is skipped as not scorable).
+        reference: ``"input"`` (the user's message) or ``"ground_truth"`` (what the expected
+            answer mentions).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"reference_elements":
-        [...], "response_elements": [...]}``, ``analyze_step_result = {"total_elements":
-        int, "covered_elements": int, "missing_elements": [...]}``, the score, a label
-        (``complete``, ``high``, ``partial``, ``low``, ``none``: the keyword coverage bands)
-        and a reason.
-
-    Raises:
-        ValueError: ``reference`` is not ``"input"`` or ``"ground_truth"``.
+        A scorer whose results carry ``preprocess_step_result = {"reference_elements",
+        "response_elements"}`` and ``analyze_step_result = {"total_elements",
+        "covered_elements", "missing_elements"}``; labels are the keyword coverage bands.
 
     Example:
         >>> scorer = create_completeness_scorer()
@@ -236,28 +229,42 @@ def create_completeness_scorer(
         >>> result.reason
         'Covered 3 of 6 elements of the input; missing: compare, revenue, 2023.'
     """
-    if reference not in ("input", "ground_truth"):
-        raise ValueError(f"reference must be 'input' or 'ground_truth', not {reference!r}")
-    if max_text_chars < 1:
-        raise ValueError("max_text_chars must be positive")
-    source = "input" if reference == "input" else "ground truth"
+    check_reference(reference, ("input", "ground_truth"))
+    source = reference.replace("_", " ")
+    return code_scorer(
+        _Completeness(reference, source, max_text_chars),
+        id=id,
+        description=(
+            f"Share of the {source}'s keywords, names and numbers the answer covers "
+            "(word forms matched; names and numbers whole)"
+        ),
+        max_text_chars=max_text_chars,
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, list[str]]:
-        text, _ = reference_text(ctx, reference, scorer="completeness", limit=max_text_chars)
+
+@dataclass(frozen=True, slots=True)
+class _Completeness:
+    reference: CompletenessReference
+    source: str  # the reference in the reason: "input" or "ground truth"
+    limit: int  # the most characters of ground truth read
+
+    def preprocess(self, ctx: StepContext) -> dict[str, list[str]]:
+        text, _ = reference_text(ctx, self.reference, scorer="completeness", limit=self.limit)
         elements = extract_elements(text)
         if not len(elements):
             raise NotScorable(
-                f"the {source} has nothing to cover (no keywords, names or numbers: empty, "
+                f"the {self.source} has nothing to cover (no keywords, names or numbers: empty, "
                 "a greeting, or only stopwords)"
             )
-        response = _Response(ctx.output_text)
-        ctx.state["completeness"] = (elements, response)
+        ctx.state["completeness"] = (elements, _Response(ctx.output_text))
         return {
             "reference_elements": elements.forms,
             "response_elements": extract_elements(ctx.output_text).forms,
         }
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         elements, response = ctx.state["completeness"]
         missing = _missing(elements, response)
         return {
@@ -266,40 +273,19 @@ def create_completeness_scorer(
             "missing_elements": missing,
         }
 
-    def generate_score(ctx: StepContext) -> float:
+    def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
         covered: int = analysis["covered_elements"]
         total: int = analysis["total_elements"]
         return covered / total
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_reason(self, ctx: StepContext) -> str:
         analysis = ctx.analyze_step_result
-        total, covered = analysis["total_elements"], analysis["covered_elements"]
-        noun = "element" if total == 1 else "elements"
-        if covered == total:
-            return f"Covered all {total} {noun} of the {source}."
-        missing: list[str] = analysis["missing_elements"]
-        listed = ", ".join(missing[:_MAX_LISTED])
-        if len(missing) > _MAX_LISTED:
-            listed += f" and {len(missing) - _MAX_LISTED} more"
-        return f"Covered {covered} of {total} {noun} of the {source}; missing: {listed}."
+        covered, total = analysis["covered_elements"], analysis["total_elements"]
+        return coverage_reason(covered, total, analysis["missing_elements"], "element", self.source)
 
-    return create_scorer(
-        id=id,
-        description=(
-            f"Share of the {source}'s keywords, names and numbers the answer covers "
-            "(word forms matched; names and numbers whole)"
-        ),
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=keyword_coverage_label,
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
+    def label(self, score: float) -> str:
+        return keyword_coverage_label(score)
 
 
 # -- in the catalog ---------------------------------------------------------------------------

@@ -1,15 +1,21 @@
-"""The content similarity scorer: how alike the answer and its reference read, character by
-character (Dice coefficient of character bigrams; no judge)."""
+"""The content similarity scorer: the Dice coefficient of the answer's and the reference's
+character bigrams (no judge)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS, DROP_WHITESPACE, dice_similarity
 from livescore.pii import RedactSpec
-from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import (
+    REFERENCES,
+    Reference,
+    TextComparison,
+    check_reference,
+    code_scorer,
+)
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_label")
 
@@ -50,39 +56,26 @@ def create_content_similarity_scorer(
 ) -> Scorer:
     """Score how alike the answer and its reference are on the surface (no judge, no cost).
 
-    The score is the Dice coefficient of the two texts' character bigrams: ``2 × shared
-    bigrams / (bigrams of the answer + bigrams of the reference)``, from 0 (no two-letter
-    sequence in common) to 1 (the same text). It is the ``string-similarity`` npm package's
-    ``compareTwoStrings``, which Mastra's content similarity scorer uses, and gives identical
-    values on identical options: with ``ignore_whitespace=True`` every whitespace character is
-    removed before comparing (as ``string-similarity`` always does), and characters outside
-    the Basic Multilingual Plane (most emoji) count as two UTF-16 units, as in JavaScript.
-
-    Surface similarity, not meaning: "The parcel is late" and "Your delivery is delayed" score
-    low. Use it for answers that should stay close to a template or an expected answer.
+    The score is the Dice coefficient of the two texts' character bigrams, from 0 (no
+    two-letter sequence in common) to 1 (the same text): the values of ``string-similarity``'s
+    ``compareTwoStrings``, which Mastra uses. Surface similarity, not meaning: "The parcel is
+    late" and "Your delivery is delayed" score low.
 
     Args:
         ignore_case: Compare in lower case.
-        ignore_whitespace: Ignore every whitespace character (the default; Mastra's values).
-            ``False`` makes whitespace count: "ice cream" and "icecream" then differ.
-            (Mastra's ``ignoreWhitespace: false`` changes nothing, since
-            ``string-similarity`` drops whitespace anyway; livescore honours the option.)
-        reference: What the answer is compared with: ``"auto"`` (the run's ground truth when
-            it has one, else the user's input; the default), ``"ground_truth"`` (a run
-            without one is skipped as not scorable) or ``"input"`` (Mastra's behaviour).
+        ignore_whitespace: Drop every whitespace character first (Mastra's values); ``False``
+            makes "ice cream" and "icecream" differ.
+        reference: ``"auto"`` (the ground truth, else the input), ``"ground_truth"`` or
+            ``"input"`` (Mastra's behaviour).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
-        "ground truth", "reference_chars": int, "response_chars": int}`` (the lengths
-        compared: without whitespace when it is ignored), ``analyze_step_result =
-        {"similarity": float}``, the score, a label (:func:`similarity_label`) and a reason.
-
-    Raises:
-        ValueError: ``reference`` is not one of the three values.
+        A scorer whose results carry ``preprocess_step_result = {"reference", "reference_chars",
+        "response_chars"}`` (the lengths compared) and ``analyze_step_result =
+        {"similarity": float}``; labels are :func:`similarity_label`'s.
 
     Example:
         >>> scorer = create_content_similarity_scorer()
@@ -97,51 +90,60 @@ def create_content_similarity_scorer(
         'Character bigram similarity to the ground truth: 0.75 (case and whitespace ignored).'
     """
     check_reference(reference)
-    if max_text_chars < 1:
-        raise ValueError("max_text_chars must be positive")
-    ignored = [
-        name for name, flag in (("case", ignore_case), ("whitespace", ignore_whitespace)) if flag
-    ]
-    how = f" ({' and '.join(ignored)} ignored)" if ignored else " (case and whitespace count)"
+    return code_scorer(
+        _ContentSimilarity(
+            reference=reference,
+            scorer="content similarity",
+            limit=max_text_chars,
+            ignore_case=ignore_case,
+            ignore_whitespace=ignore_whitespace,
+            how=_how(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace),
+        ),
+        id=id,
+        description="Character bigram (Dice) similarity of the answer to its reference",
+        max_text_chars=max_text_chars,
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def normalise(text: str) -> str:
-        if ignore_case:
+
+@dataclass(frozen=True, slots=True)
+class _ContentSimilarity(TextComparison):
+    ignore_case: bool
+    ignore_whitespace: bool
+    how: str  # what the reason says was ignored
+
+    def normalise(self, text: str) -> str:
+        if self.ignore_case:
             text = text.lower()
-        if ignore_whitespace:
+        if self.ignore_whitespace:
             # The comparison drops every whitespace character: drop them once, here (a C
             # translate, ~20 times faster than collapsing runs with a regex).
             text = text.translate(DROP_WHITESPACE)
         return text
 
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
-        ref, source = reference_text(
-            ctx, reference, scorer="content similarity", limit=max_text_chars
-        )
-        ref, response = normalise(ref), normalise(ctx.output_text)
-        ctx.state["texts"] = (ref, response)
-        return {"reference": source, "reference_chars": len(ref), "response_chars": len(response)}
-
-    def analyze(ctx: StepContext) -> dict[str, float]:
+    def analyze(self, ctx: StepContext) -> dict[str, float]:
         ref, response = ctx.state["texts"]
-        return {"similarity": dice_similarity(ref, response, ignore_whitespace=ignore_whitespace)}
+        similarity = dice_similarity(ref, response, ignore_whitespace=self.ignore_whitespace)
+        return {"similarity": similarity}
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_score(self, ctx: StepContext) -> float:
+        similarity: float = ctx.analyze_step_result["similarity"]
+        return similarity
+
+    def generate_reason(self, ctx: StepContext) -> str:
         source = ctx.preprocess_step_result["reference"]
-        return f"Character bigram similarity to the {source}: {ctx.score:.2f}{how}."
+        return f"Character bigram similarity to the {source}: {ctx.score:.2f}{self.how}."
 
-    return create_scorer(
-        id=id,
-        description="Character bigram (Dice) similarity of the answer to its reference",
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=lambda ctx: ctx.analyze_step_result["similarity"],
-        generate_reason=generate_reason,
-        label=similarity_label,
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
+    def label(self, score: float) -> str:
+        return similarity_label(score)
+
+
+def _how(*, ignore_case: bool, ignore_whitespace: bool) -> str:
+    ignored = [
+        name for name, on in (("case", ignore_case), ("whitespace", ignore_whitespace)) if on
+    ]
+    return f" ({' and '.join(ignored)} ignored)" if ignored else " (case and whitespace count)"
 
 
 # -- in the catalog ---------------------------------------------------------------------------
@@ -156,6 +158,5 @@ def create_content_similarity_scorer(
     examples=("content-similarity", "content-similarity:input"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    allowed = ("auto", "input", "ground_truth")
-    reference = one_of(argument, "auto", allowed, "content-similarity")
+    reference = one_of(argument, "auto", REFERENCES, "content-similarity")
     return create_content_similarity_scorer(reference=reference)  # type: ignore[arg-type]

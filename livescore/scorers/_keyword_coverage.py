@@ -1,37 +1,29 @@
-"""The keyword coverage scorer: how many of the reference's keywords the response covers.
-
-Pipeline (code only, no judge; microseconds to a few milliseconds per score):
-
-1. preprocess: the keywords of the reference (the user's input, or the ground truth) and of
-   the response, ``{"reference_keywords": set, "response_keywords": set}`` (display forms).
-   The extraction rules (stopwords, stems, technical and compound terms) are in
-   ``KeywordExtractor``.
-2. analyze: ``{"total_keywords", "matched_keywords", "missing_keywords"}``.
-3. generate_score: matched / total × scale, unrounded. With no reference keywords: ``scale``
-   when the response has none either, else 0 (Mastra's documented rule).
-4. generate_reason: which keywords are missing.
-"""
+"""The keyword coverage scorer: how many of the reference's keywords the response covers (no
+judge); the extraction rules are in ``KeywordExtractor``."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from livescore._catalog import ScorerOptions, catalog_entry
+from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
-from livescore.scorers._text import reference_text
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import check_reference, code_scorer, reference_text
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
     "KEYWORD_COVERAGE_LABELS",
     "KeywordReference",
+    "coverage_reason",
     "create_keyword_coverage_scorer",
     "keyword_coverage_label",
+    "listed",
 )
 
 KeywordReference: TypeAlias = Literal["input", "ground_truth"]
@@ -97,47 +89,28 @@ def create_keyword_coverage_scorer(
 ) -> Scorer:
     """Score how many of the reference's keywords the response covers (no judge, no cost).
 
-    Keywords are the words left once stopwords (the SMART English list) and numbers are
-    dropped, compared case-insensitively by their stem ("dogs" covers "dog", "running"
-    covers "run"). Technical terms stay whole ("React.js", "Node.js", "C++", "C#", ".NET",
-    "GPT-4"; "React", "React.js" and "ReactJS" are one keyword). Compound terms ("machine
-    learning", "type inference", hyphenated words like "real-time") count as one keyword,
-    covered only when the response has the same words next to each other. The full rules
-    are in ``KeywordExtractor``.
-
-    Score: matched / total × ``scale``, unrounded. Both texts without keywords (empty, or
-    only stopwords and numbers): ``scale``. Exactly one without keywords: 0. A run with no
-    text to compare at all (an output that is a dict of fields, an input of prompt
-    variables, a message list without a user or an assistant message) is skipped as not
-    scorable, with the reason, rather than scored 0 or 1. The span carries
-    ``livescore.keywords.total`` and ``livescore.keywords.matched``.
+    Keywords are the words left once stopwords and numbers are dropped, matched by their
+    stem; technical terms ("React.js", "C++") and compound terms ("machine learning") stay
+    whole. The score is matched / total × ``scale``, unrounded: ``scale`` when neither text
+    has keywords, 0 when only one has. A run with no text to compare at all (a dict output,
+    an input of prompt variables) is skipped as not scorable.
 
     Args:
-        reference: ``"input"`` (the user's last message; the default) or ``"ground_truth"``
-            (the run's ground truth; a run without one is not scorable).
+        reference: ``"input"`` (the user's last message) or ``"ground_truth"``.
         scale: The score of full coverage (a positive number).
         stemming: Match word forms by their Snowball stem; ``False`` matches exact words.
         extra_stopwords: More words to ignore (domain filler: "please", "answer"…).
-        compound_terms: More multi-word terms to treat as one keyword, besides the built-in
-            list ("vector clock", "Kubernetes operator"…).
-        builtin_compound_terms: Use the built-in compound terms ("machine learning",
-            "feature engineering", "hyperparameter tuning"…).
+        compound_terms: More multi-word terms to treat as one keyword.
+        builtin_compound_terms: Use the built-in compound terms ("feature engineering"…).
         id: The scorer id on results, spans and metrics.
-        max_text_chars: Input, output and ground truth beyond this are cut (and flagged:
-            ``flags["output_truncated"]``…).
+        max_text_chars: Input, output and ground truth beyond this are cut (and flagged).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_keywords": set,
-        "response_keywords": set}``, ``analyze_step_result = {"total_keywords": int,
-        "matched_keywords": int, "missing_keywords": [...]}``, the score, a label (see
-        :func:`keyword_coverage_label`) and a reason naming the missing keywords.
-
-    Raises:
-        ValueError: ``reference`` or ``scale`` is invalid, or a compound term has fewer
-            than two words.
-        TypeError: ``extra_stopwords`` or ``compound_terms`` is not a list of strings.
+        "response_keywords": set}`` and ``analyze_step_result = {"total_keywords",
+        "matched_keywords", "missing_keywords"}``; labels are :func:`keyword_coverage_label`'s.
 
     Example:
         >>> scorer = create_keyword_coverage_scorer()
@@ -151,8 +124,7 @@ def create_keyword_coverage_scorer(
         >>> result.reason
         'Covered 3 of 4 keywords of the input; missing: hyperparameter tuning.'
     """
-    if reference not in ("input", "ground_truth"):
-        raise ValueError(f"reference must be 'input' or 'ground_truth', not {reference!r}")
+    check_reference(reference, ("input", "ground_truth"))
     check_scale(scale)
     if isinstance(max_text_chars, bool) or not isinstance(max_text_chars, int):
         raise TypeError("max_text_chars must be an int")
@@ -166,22 +138,42 @@ def create_keyword_coverage_scorer(
         compound_terms=_as_tuple("compound_terms", compound_terms),
         builtin_compound_terms=bool(builtin_compound_terms),
     )
-    source = "input" if reference == "input" else "ground truth"
+    source = reference.replace("_", " ")
+    return code_scorer(
+        _KeywordCoverage(reference, source, extractor, scale, max_text_chars),
+        id=id,
+        description=(
+            f"Share of the {source}'s keywords the response covers (stopwords ignored; "
+            "word forms, technical terms and compound terms matched)"
+        ),
+        max_text_chars=max_text_chars,
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, set[str]]:
+
+@dataclass(frozen=True, slots=True)
+class _KeywordCoverage:
+    reference: KeywordReference
+    source: str  # the reference in the reason: "input" or "ground truth"
+    extractor: KeywordExtractor
+    scale: float
+    limit: int  # the most characters of ground truth read
+
+    def preprocess(self, ctx: StepContext) -> dict[str, set[str]]:
         text, _ = reference_text(
             ctx,
-            reference,
+            self.reference,
             scorer="keyword coverage",
-            limit=max_text_chars,
+            limit=self.limit,
             uses="takes its keywords from",
         )
-        ref = extractor.extract(text)
-        response = extractor.extract(ctx.output_text)
+        ref = self.extractor.extract(text)
+        response = self.extractor.extract(ctx.output_text)
         ctx.state[_STATE_KEY] = (ref, response)
         return {"reference_keywords": ref.forms, "response_keywords": response.forms}
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         ref, response = _extracted(ctx)
         missing = sorted(form for key, form in ref.terms.items() if not response.covers(key))
         ctx.attributes[A.LIVESCORE_KEYWORDS_TOTAL] = len(ref)
@@ -192,56 +184,54 @@ def create_keyword_coverage_scorer(
             "missing_keywords": missing,
         }
 
-    def generate_score(ctx: StepContext) -> float:
+    def generate_score(self, ctx: StepContext) -> float:
         response = _extracted(ctx)[1]
         total: int = ctx.analyze_step_result["total_keywords"]
         matched: int = ctx.analyze_step_result["matched_keywords"]
         if total == 0:
-            return float(scale) if len(response) == 0 else 0.0
-        return matched / total * scale
+            return float(self.scale) if len(response) == 0 else 0.0
+        return matched / total * self.scale
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_reason(self, ctx: StepContext) -> str:
         response = _extracted(ctx)[1]
         analysis = ctx.analyze_step_result
         total, matched = analysis["total_keywords"], analysis["matched_keywords"]
         if total == 0:
             if len(response) == 0:
                 return (
-                    f"Neither the {source} nor the response has keywords (empty, or only "
+                    f"Neither the {self.source} nor the response has keywords (empty, or only "
                     "stopwords and numbers): nothing to cover."
                 )
             return (
-                f"The {source} has no keywords (empty, or only stopwords and numbers) but the "
-                f"response has {len(response)}: scored 0, as for any run where only one side "
-                "has keywords."
+                f"The {self.source} has no keywords (empty, or only stopwords and numbers) but "
+                f"the response has {len(response)}: scored 0, as for any run where only one "
+                "side has keywords."
             )
-        noun = "keyword" if total == 1 else "keywords"
-        if matched == total:
-            return f"Covered all {total} {noun} of the {source}."
         missing: list[str] = analysis["missing_keywords"]
-        listed = ", ".join(missing[:_MAX_LISTED])
-        if len(missing) > _MAX_LISTED:
-            listed += f" and {len(missing) - _MAX_LISTED} more"
         if matched == 0 and len(response) == 0:
-            return f"The response has no keywords; missing all {total} {noun}: {listed}."
-        return f"Covered {matched} of {total} {noun} of the {source}; missing: {listed}."
+            noun = "keyword" if total == 1 else "keywords"
+            return f"The response has no keywords; missing all {total} {noun}: {listed(missing)}."
+        return coverage_reason(matched, total, missing, "keyword", self.source)
 
-    return create_scorer(
-        id=id,
-        description=(
-            f"Share of the {source}'s keywords the response covers (stopwords ignored; "
-            "word forms, technical terms and compound terms matched)"
-        ),
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=lambda score: keyword_coverage_label(score, scale=scale),
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # microseconds of pure CPU: a thread hop would cost more
-        redact=redact,
-        calibration=calibration,
-    )
+    def label(self, score: float) -> str:
+        return keyword_coverage_label(score, scale=self.scale)
+
+
+def listed(missing: list[str]) -> str:
+    """The first 20 of ``missing``, and how many more (the analyze result has them all)."""
+    text = ", ".join(missing[:_MAX_LISTED])
+    if len(missing) > _MAX_LISTED:
+        text += f" and {len(missing) - _MAX_LISTED} more"
+    return text
+
+
+def coverage_reason(covered: int, total: int, missing: list[str], noun: str, source: str) -> str:
+    """The reason of a coverage score: how many of the ``source``'s ``total`` items (each a
+    ``noun``) are ``covered``, and which are ``missing``."""
+    nouns = noun if total == 1 else f"{noun}s"
+    if covered == total:
+        return f"Covered all {total} {nouns} of the {source}."
+    return f"Covered {covered} of {total} {nouns} of the {source}; missing: {listed(missing)}."
 
 
 @functools.lru_cache(maxsize=32)
@@ -287,9 +277,5 @@ def _extracted(ctx: StepContext) -> tuple[Keywords, Keywords]:
     examples=("keyword-coverage", "keyword-coverage:ground_truth"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    reference = argument or "input"
-    if reference not in ("input", "ground_truth"):
-        raise ValueError(
-            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
-        )
+    reference = one_of(argument, "input", ("input", "ground_truth"), "keyword-coverage")
     return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]

@@ -1,8 +1,5 @@
-"""Keyword extraction for the keyword coverage scorer: tokenizer, stopwords, stems, compounds.
-
-The rules are in :class:`KeywordExtractor`'s docstring, where the scorer's documentation
-points.
-"""
+"""Keyword extraction for the keyword coverage scorer: tokenizer, stopwords, stems, compounds
+(the rules are in :class:`KeywordExtractor`'s docstring)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,34 @@
-"""What the code scorers compare an answer with: the run's ground truth or the user's input.
-
-The pure text helpers they share with the quick checks live in :mod:`livescore._text`.
-"""
+"""What the code scorers share: the text an answer is compared with (the run's ground truth or
+the user's input) and how their steps become a scorer. Pure text helpers live in
+:mod:`livescore._text`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, TypeAlias
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
 
 from livescore._messages import message_text
-from livescore.scoring import NotScorable, StepContext
+from livescore._text import DEFAULT_MAX_TEXT_CHARS
+from livescore.pii import RedactSpec
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
-__all__ = ("Reference", "check_reference", "reference_text")
+__all__ = (
+    "REFERENCES",
+    "CodeSteps",
+    "Reference",
+    "TextComparison",
+    "check_reference",
+    "code_scorer",
+    "reference_text",
+)
 
 Reference: TypeAlias = Literal["auto", "input", "ground_truth"]
 """What an answer is compared with: ``"ground_truth"``, ``"input"``, or ``"auto"`` (the
 ground truth when the run has one, else the input)."""
+
+REFERENCES = ("auto", "input", "ground_truth")
+"""Every :data:`Reference`."""
 
 
 def reference_text(
@@ -62,8 +75,79 @@ def reference_text(
     return text, "ground truth"
 
 
-def check_reference(reference: object) -> None:
-    """Raise ``ValueError`` unless ``reference`` is ``"auto"``, ``"input"`` or
-    ``"ground_truth"``."""
-    if reference not in ("auto", "input", "ground_truth"):
-        raise ValueError(f"reference must be 'auto', 'input' or 'ground_truth', not {reference!r}")
+def check_reference(reference: object, allowed: tuple[str, ...] = REFERENCES) -> None:
+    """Raise ``ValueError`` unless ``reference`` is one of ``allowed``.
+
+    Example:
+        >>> check_reference("input", ("input", "ground_truth"))
+        >>> check_reference("auto", ("input", "ground_truth"))
+        Traceback (most recent call last):
+        ...
+        ValueError: reference must be 'input' or 'ground_truth', not 'auto'
+    """
+    if reference not in allowed:
+        names = ", ".join(repr(name) for name in allowed[:-1])
+        raise ValueError(f"reference must be {names} or {allowed[-1]!r}, not {reference!r}")
+
+
+class CodeSteps(Protocol):
+    """The steps of a code scorer, as methods of one object that holds its options."""
+
+    def preprocess(self, ctx: StepContext) -> Any: ...
+
+    def analyze(self, ctx: StepContext) -> Any: ...
+
+    def generate_score(self, ctx: StepContext) -> float: ...
+
+    def generate_reason(self, ctx: StepContext) -> str: ...
+
+    def label(self, score: float) -> str: ...
+
+
+def code_scorer(
+    steps: CodeSteps,
+    *,
+    id: str,
+    description: str,
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    redact: RedactSpec | None,
+    calibration: CalibrationSpec | None,
+) -> Scorer:
+    """The scorer that runs ``steps``: on the event loop, since they are quick, pure CPU
+    steps and a hop to a worker thread would cost more than the step itself."""
+    return create_scorer(
+        id=id,
+        description=description,
+        preprocess=steps.preprocess,
+        analyze=steps.analyze,
+        generate_score=steps.generate_score,
+        generate_reason=steps.generate_reason,
+        label=steps.label,
+        max_text_chars=max_text_chars,
+        sync_steps="inline",
+        redact=redact,
+        calibration=calibration,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TextComparison:
+    """The preprocess step of a scorer that compares the answer with one reference text.
+
+    It keeps both texts, normalised, in ``ctx.state["texts"]`` and returns
+    ``{"reference": "input" | "ground truth", "reference_chars", "response_chars"}``.
+    """
+
+    reference: Reference
+    scorer: str  # its name in the reason a run without a ground truth is skipped for
+    limit: int  # the most characters of ground truth read
+
+    def normalise(self, text: str) -> str:
+        """The text as the scorer compares it (unchanged here)."""
+        return text
+
+    def preprocess(self, ctx: StepContext) -> dict[str, Any]:
+        ref, source = reference_text(ctx, self.reference, scorer=self.scorer, limit=self.limit)
+        ref, response = self.normalise(ref), self.normalise(ctx.output_text)
+        ctx.state["texts"] = (ref, response)
+        return {"reference": source, "reference_chars": len(ref), "response_chars": len(response)}

@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS, utf16_units
 from livescore.pii import RedactSpec
 from livescore.scorers._content_similarity import similarity_label
-from livescore.scorers._text import Reference, check_reference, reference_text
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import (
+    REFERENCES,
+    Reference,
+    TextComparison,
+    check_reference,
+    code_scorer,
+)
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("create_textual_difference_scorer", "sequence_ratio")
 
@@ -53,34 +60,24 @@ def create_textual_difference_scorer(
 ) -> Scorer:
     """Score how close the answer's text is to a reference text (no judge, no cost).
 
-    Score: :func:`sequence_ratio` of the reference and the answer, ``2 × LCS / (length of the
-    reference + length of the answer)`` on characters: 1 for the same text, 0 for nothing in
-    common (or exactly one empty text). It is Mastra's textual difference ratio, computed with
-    rapidfuzz's native LCS instead of an n × m table (a 20,000-character pair takes about 7 ms
-    and a few kilobytes, where Mastra allocates 400 million cells).
-
-    The step result also says how the texts differ, word by word: the number of changed
-    places (a run of removed and added words is one change), the words added and removed, and
-    the length difference.
+    The score is :func:`sequence_ratio` of the reference and the answer: 1 for the same text,
+    0 for nothing in common (or exactly one empty text). It is Mastra's textual difference
+    ratio, computed without Mastra's n × m table. The step result also says how the texts
+    differ word by word (a run of removed and added words is one change).
 
     Args:
-        reference: What the answer is compared with: ``"auto"`` (the run's ground truth when
-            it has one, else the user's input; the default), ``"ground_truth"`` (a run
-            without one is skipped as not scorable) or ``"input"`` (Mastra's behaviour).
+        reference: ``"auto"`` (the ground truth, else the input), ``"ground_truth"`` or
+            ``"input"`` (Mastra's behaviour).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Texts beyond this are cut (and flagged).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"reference": "input" |
-        "ground truth", "reference_chars": int, "response_chars": int}``,
-        ``analyze_step_result = {"ratio", "changes", "words_added", "words_removed",
-        "length_difference"}`` (``length_difference`` = |difference| / longer length, from 0
-        to 1), the score, a label (see :func:`similarity_label`) and a reason.
-
-    Raises:
-        ValueError: ``reference`` is not one of the three values.
+        A scorer whose results carry ``preprocess_step_result = {"reference",
+        "reference_chars", "response_chars"}`` and ``analyze_step_result = {"ratio",
+        "changes", "words_added", "words_removed", "length_difference"}`` (the length
+        difference over the longer length); labels are :func:`similarity_label`'s.
 
     Example:
         >>> scorer = create_textual_difference_scorer()
@@ -95,21 +92,19 @@ def create_textual_difference_scorer(
         (1, ['30'])
     """
     check_reference(reference)
-    if max_text_chars < 1:
-        raise ValueError("max_text_chars must be positive")
+    return code_scorer(
+        _TextualDifference(reference, scorer="textual difference", limit=max_text_chars),
+        id=id,
+        description="Share of the reference's characters the answer keeps in order (LCS ratio)",
+        max_text_chars=max_text_chars,
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
-        ref, source = reference_text(
-            ctx, reference, scorer="textual difference", limit=max_text_chars
-        )
-        ctx.state["texts"] = (ref, ctx.output_text)
-        return {
-            "reference": source,
-            "reference_chars": len(ref),
-            "response_chars": len(ctx.output_text),
-        }
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _TextualDifference(TextComparison):
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         ref, response = ctx.state["texts"]
         changes, added, removed = _word_changes(ref.split(), response.split())
         longer = max(len(ref), len(response))
@@ -121,7 +116,11 @@ def create_textual_difference_scorer(
             "length_difference": abs(len(ref) - len(response)) / longer if longer else 0.0,
         }
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_score(self, ctx: StepContext) -> float:
+        ratio: float = ctx.analyze_step_result["ratio"]
+        return ratio
+
+    def generate_reason(self, ctx: StepContext) -> str:
         source = ctx.preprocess_step_result["reference"]
         analysis = ctx.analyze_step_result
         if analysis["changes"] == 0 and ctx.score == 1:
@@ -135,19 +134,8 @@ def create_textual_difference_scorer(
             f"removed); lengths differ by {analysis['length_difference']:.0%}."
         )
 
-    return create_scorer(
-        id=id,
-        description="Share of the reference's characters the answer keeps in order (LCS ratio)",
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=lambda ctx: ctx.analyze_step_result["ratio"],
-        generate_reason=generate_reason,
-        label=similarity_label,
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
+    def label(self, score: float) -> str:
+        return similarity_label(score)
 
 
 def _word_changes(first: list[str], second: list[str]) -> tuple[int, list[str], list[str]]:
@@ -188,6 +176,5 @@ def _word_changes(first: list[str], second: list[str]) -> tuple[int, list[str], 
     examples=("textual-difference", "textual-difference:input"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    allowed = ("auto", "input", "ground_truth")
-    reference = one_of(argument, "auto", allowed, "textual-difference")
+    reference = one_of(argument, "auto", REFERENCES, "textual-difference")
     return create_textual_difference_scorer(reference=reference)  # type: ignore[arg-type]

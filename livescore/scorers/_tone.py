@@ -7,13 +7,15 @@ import functools
 import math
 import re
 import string
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.pii import RedactSpec
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
+from livescore.scorers._text import code_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
     "TONE_CONSISTENCY_LABELS",
@@ -120,44 +122,26 @@ def create_tone_scorer(
 ) -> Scorer:
     """Score the tone of the answer: steady across its sentences, or close to a reference.
 
-    Tone is VADER's compound sentiment (from the ``vaderSentiment`` package, whose lexicon of
-    7,500 words, emoticons and emoji ships inside it): from -1 (very negative) through 0
-    (neutral) to 1 (very positive), read sentence by sentence. VADER handles negation ("not
-    good"), boosters ("very good"), capitals ("GREAT"), "but" and exclamation marks.
-
-    Two modes:
-
-    - **Consistency** (``reference_tone=None``, the default): does the answer keep one tone?
-      Score = 1 − the standard deviation of its sentences' tones (which is at most 1). One
-      sentence → 1. "Great news! Your refund is approved." → 0.88 (two cheerful
-      sentences); "Great news! Sadly your refund was refused." → 0.36.
-      Labels: ``"consistent"`` (≥ 0.8), ``"mixed"`` (≥ 0.5), ``"inconsistent"``.
-    - **Reference** (``reference_tone`` given): is the answer's tone the one you want? The
-      reference is a text whose tone is the target ("Thank you for your patience, we are
-      happy to help.") or a number from -1 to 1. Score = 1 − |answer tone − reference
-      tone| / 2, where a text's tone is the mean tone of its sentences. Labels: ``"match"``
-      (tones differ by at most 0.2), ``"close"`` (at most 0.5), ``"different"``.
-
-    An empty answer has no tone: the run is skipped as not scorable.
+    Tone is VADER's compound sentiment, from -1 (very negative) to 1 (very positive), read
+    sentence by sentence (:func:`sentence_tones`). Without a reference the score is 1 − the
+    standard deviation of the sentences' tones (``consistent``, ``mixed``,
+    ``inconsistent``); with one, 1 − |answer tone − reference tone| / 2, where a text's tone
+    is the mean of its sentences' (``match``, ``close``, ``different``). An empty answer is
+    skipped as not scorable.
 
     Args:
-        reference_tone: ``None`` (consistency mode), a text, or a number from -1 to 1.
+        reference_tone: ``None`` (consistency), a text whose tone is the target, or a number
+            from -1 to 1.
         id: The scorer id on results, spans and metrics.
         max_text_chars: Answers beyond this are cut (and flagged).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"sentence_tones": [...]
-        (the first 50), "sentences": int, "response_tone": float, "response_polarity":
-        "positive" | "neutral" | "negative"}`` and, with a reference, ``"reference_tone"``;
-        ``analyze_step_result = {"mode": "consistency", "spread": float}`` or ``{"mode":
-        "reference", "difference": float}``; the score, a label and a reason.
-
-    Raises:
-        ValueError: ``reference_tone`` is an empty text, a text without any sentence, or a
-            number outside -1 to 1.
-        TypeError: ``reference_tone`` is neither text nor a number.
+        A scorer whose results carry ``preprocess_step_result = {"sentence_tones" (the first
+        50), "sentences", "response_tone", "response_polarity"}`` (and ``"reference_tone"``
+        with a reference) and ``analyze_step_result = {"mode": "consistency", "spread"}`` or
+        ``{"mode": "reference", "difference"}``.
 
     Example:
         >>> steady = create_tone_scorer()
@@ -171,10 +155,22 @@ def create_tone_scorer(
         (0.57, 'different')
     """
     target = _reference(reference_tone)
-    if max_text_chars < 1:
-        raise ValueError("max_text_chars must be positive")
+    mode = "against a reference tone" if target is not None else "across the answer's sentences"
+    return code_scorer(
+        _Tone(target),
+        id=id,
+        description=f"Tone (VADER sentiment) consistency {mode}",
+        max_text_chars=max_text_chars,
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class _Tone:
+    target: float | None  # the reference tone; None scores consistency
+
+    def preprocess(self, ctx: StepContext) -> dict[str, Any]:
         tones = sentence_tones(ctx.output_text)
         if not tones:
             raise NotScorable("the answer is empty: it has no tone to score")
@@ -186,20 +182,20 @@ def create_tone_scorer(
             "response_tone": tone,
             "response_polarity": _polarity(tone),
         }
-        if target is not None:
-            result["reference_tone"] = target
+        if self.target is not None:
+            result["reference_tone"] = self.target
         return result
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
-        pre = ctx.preprocess_step_result
-        if target is not None:
-            return {"mode": "reference", "difference": abs(pre["response_tone"] - target)}
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
+        if self.target is not None:
+            difference = abs(ctx.preprocess_step_result["response_tone"] - self.target)
+            return {"mode": "reference", "difference": difference}
         values: list[float] = ctx.state["tones"]
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
         return {"mode": "consistency", "spread": spread}
 
-    def generate_score(ctx: StepContext) -> float:
+    def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
         if analysis["mode"] == "reference":
             difference: float = analysis["difference"]
@@ -207,13 +203,13 @@ def create_tone_scorer(
         spread: float = analysis["spread"]
         return max(0.0, 1.0 - spread)
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_reason(self, ctx: StepContext) -> str:
         pre, analysis = ctx.preprocess_step_result, ctx.analyze_step_result
         tone = f"{pre['response_polarity']} ({pre['response_tone']:+.2f})"
-        if analysis["mode"] == "reference":
+        if self.target is not None:
             return (
-                f"The answer's tone is {tone}; the reference tone is {_polarity(target or 0)} "
-                f"({target:+.2f}): they differ by {analysis['difference']:.2f} on VADER's "
+                f"The answer's tone is {tone}; the reference tone is {_polarity(self.target)} "
+                f"({self.target:+.2f}): they differ by {analysis['difference']:.2f} on VADER's "
                 "-1 to 1 scale."
             )
         count = pre["sentences"]
@@ -225,25 +221,10 @@ def create_tone_scorer(
             f"{tone}); their spread (standard deviation) is {analysis['spread']:.2f}."
         )
 
-    def label(score: float) -> str:
-        if target is not None:
+    def label(self, score: float) -> str:
+        if self.target is not None:
             return "match" if score >= 0.9 else "close" if score >= 0.75 else "different"
         return "consistent" if score >= 0.8 else "mixed" if score >= 0.5 else "inconsistent"
-
-    mode = "against a reference tone" if target is not None else "across the answer's sentences"
-    return create_scorer(
-        id=id,
-        description=f"Tone (VADER sentiment) consistency {mode}",
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=label,
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
 
 
 def _reference(reference_tone: object) -> float | None:

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
 from livescore.pii import RedactSpec
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import code_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
-__all__ = ("TOOL_CALL_ACCURACY_LABELS", "create_tool_call_accuracy_scorer")
+__all__ = (
+    "TOOL_CALL_ACCURACY_LABELS",
+    "create_tool_call_accuracy_scorer",
+    "lcs_length",
+    "lcs_share",
+    "tool_calls_step",
+)
 
 TOOL_CALL_ACCURACY_LABELS = ("incorrect", "partial", "correct")
 """Every label of a tool-call accuracy score: 0, between 0 and 1 (partial credit), 1."""
@@ -28,43 +36,29 @@ def create_tool_call_accuracy_scorer(
 ) -> Scorer:
     """Score whether the agent called the expected tool, or the expected tools in order.
 
-    Reads the run's tool calls (``Run.steps`` of kind ``"tool"``, in order, plus any call a
-    model turn requested that never ran). A call that failed still counts as a call — the
-    agent chose that tool — and the reason says which calls failed and why.
-
-    Rules (score 1 or 0 unless ``partial_credit``):
-
-    - No tool call at all → 0.
-    - ``expected_tool``: 1 when the agent called it (``strict=True``: when it made exactly
-      one call, to that tool).
-    - ``expected_tool_order``: 1 when the calls contain these tools in this order, other calls
-      allowed between them (``strict=True``: when the calls are exactly this sequence). A
-      tool may appear several times in the order ("search", "read", "search").
-    - ``partial_credit=True``: the share of the expected sequence the agent got right, with
-      LCS = the longest common subsequence of the expected tools and the calls: LCS /
-      expected (extra calls are free), or with ``strict=True`` 2·LCS / (expected + calls)
-      (extra calls cost too). One call too few out of three in order → 0.67 instead of 0.
+    Reads the run's tool calls in order, failed and never-run ones included (a failed call
+    still counts: the agent chose that tool). The score is 1 when the agent called
+    ``expected_tool``, or made the calls of ``expected_tool_order`` in that order with others
+    allowed between; else 0, and 0 for a run with no tool call.
 
     Args:
         expected_tool: The tool the agent should call.
-        expected_tool_order: The tools the agent should call, in order. With both given, the
-            order decides and ``expected_tool`` must be one of its tools.
-        strict: No other calls allowed (see above).
-        partial_credit: Give a share for a partly right sequence instead of 0.
+        expected_tool_order: The tools the agent should call, in order (a tool may appear
+            several times). With both given, the order decides and ``expected_tool`` must be
+            one of its tools.
+        strict: No other calls allowed: exactly one call to ``expected_tool``, or exactly the
+            calls of the order.
+        partial_credit: Score a partly right order by LCS, the longest common subsequence of
+            the expected tools and the calls: LCS / expected, or with ``strict`` 2·LCS /
+            (expected + calls).
         id: The scorer id on results, spans and metrics.
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
-        "ok", "error"}...], "actual_tools": [...]}``, ``analyze_step_result =
-        {"expected_tools": [...], "matched": int, "correct": bool, "failed_calls": [...]}``,
-        the score, a label (``correct``, ``partial``, ``incorrect``) and a reason.
-
-    Raises:
-        ValueError: Neither ``expected_tool`` nor ``expected_tool_order`` is given, a tool
-            name is empty, the order is empty, or ``expected_tool`` is not in the order.
-        TypeError: A tool name is not a string, or the order is a single string.
+        "ok", "error"}...], "actual_tools"}`` and ``analyze_step_result =
+        {"expected_tools", "matched", "correct", "failed_calls"}``.
 
     Example:
         >>> from livescore import Run, Step, ToolCall
@@ -81,80 +75,101 @@ def create_tool_call_accuracy_scorer(
     """
     order = _expected(expected_tool, expected_tool_order)
     single = expected_tool_order is None
+    kind = "tool" if single else "tool order"
+    target = order[0] if single else " → ".join(order)
+    nothing_else = ", and nothing else" if strict else ""
+    return code_scorer(
+        _ToolCallAccuracy(order, single, strict, partial_credit),
+        id=id,
+        description=f"Whether the agent called the expected {kind} ({target}){nothing_else}",
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
-        calls = read_tool_calls(ctx.run)
-        ctx.state["calls"] = calls
-        return {
-            "tool_calls": [call.to_dict() for call in calls],
-            "actual_tools": [call.name for call in calls],
-        }
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
-        # Imported on first use: `import livescore.scorers` stays light.
-        from rapidfuzz.distance import LCSseq
+@dataclass(frozen=True, slots=True)
+class _ToolCallAccuracy:
+    order: list[str]
+    single: bool  # one expected tool, not an order
+    strict: bool
+    partial_credit: bool
 
+    def preprocess(self, ctx: StepContext) -> dict[str, Any]:
+        return tool_calls_step(ctx, "actual_tools")
+
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         calls: list[RecordedCall] = ctx.state["calls"]
         names = [call.name for call in calls]
-        if strict:
-            correct = names == order
-        elif single:
-            correct = order[0] in names
+        if self.strict:
+            correct = names == self.order
+        elif self.single:
+            correct = self.order[0] in names
         else:
-            correct = is_subsequence(order, names)
+            correct = is_subsequence(self.order, names)
         return {
-            "expected_tools": list(order),
-            "matched": LCSseq.similarity(order, names) if names else 0,
+            "expected_tools": list(self.order),
+            "matched": lcs_length(self.order, names),
             "correct": correct,
             "failed_calls": [call.to_dict() for call in calls if not call.ok],
         }
 
-    def generate_score(ctx: StepContext) -> float:
+    def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
         calls = ctx.state["calls"]
         if not calls:
             return 0.0
         if analysis["correct"]:
             return 1.0
-        if not partial_credit:
+        if not self.partial_credit:
             return 0.0
-        matched: int = analysis["matched"]
-        if strict:
-            return 2.0 * matched / (len(order) + len(calls))
-        return matched / len(order)
+        return lcs_share(analysis["matched"], len(self.order), len(calls), strict=self.strict)
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_reason(self, ctx: StepContext) -> str:
         calls: list[RecordedCall] = ctx.state["calls"]
-        wanted = _wanted(order, single=single, strict=strict)
+        wanted = _wanted(self.order, single=self.single, strict=self.strict)
         if not calls:
             return f"No tool was called; expected {wanted}."
         made = f"Calls: {describe_calls(calls)}."
         if ctx.analyze_step_result["correct"]:
-            verb = "Called" if single and not strict else "Made"
+            verb = "Called" if self.single and not self.strict else "Made"
             return f"{verb} {wanted} as expected. {made}"
         matched = ctx.analyze_step_result["matched"]
         credit = (
-            f" {matched} of the {len(order)} expected calls in order."
-            if partial_credit and not single
+            f" {matched} of the {len(self.order)} expected calls in order."
+            if self.partial_credit and not self.single
             else ""
         )
         return f"Expected {wanted}; the agent did not.{credit} {made}"
 
-    kind = "tool" if single else "tool order"
-    target = order[0] if single else " → ".join(order)
-    return create_scorer(
-        id=id,
-        description=f"Whether the agent called the expected {kind} ({target})"
-        + (", and nothing else" if strict else ""),
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=lambda s: "correct" if s >= 1 else "partial" if s > 0 else "incorrect",
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
+    def label(self, score: float) -> str:
+        return "correct" if score >= 1 else "partial" if score > 0 else "incorrect"
+
+
+def tool_calls_step(ctx: StepContext, names_field: str) -> dict[str, Any]:
+    """The code tool scorers' preprocess step: the run's tool calls (kept in
+    ``ctx.state["calls"]``) as ``{"tool_calls": [...], names_field: [their names]}``."""
+    calls = read_tool_calls(ctx.run)
+    ctx.state["calls"] = calls
+    return {
+        "tool_calls": [call.to_dict() for call in calls],
+        names_field: [call.name for call in calls],
+    }
+
+
+def lcs_length(expected: list[str], names: list[str]) -> int:
+    """The length of the longest common subsequence of the expected tools and the calls."""
+    # Imported on first use: `import livescore.scorers` stays light.
+    from rapidfuzz.distance import LCSseq
+
+    return LCSseq.similarity(expected, names) if names else 0
+
+
+def lcs_share(matched: int, expected: int, calls: int, *, strict: bool) -> float:
+    """The share of an expected sequence followed: LCS / expected (extra calls are free), or
+    with ``strict`` 2·LCS / (expected + calls) (1 only for exactly the expected sequence)."""
+    if strict:
+        return 2.0 * matched / (expected + calls)
+    return matched / expected
 
 
 def _wanted(order: list[str], *, single: bool, strict: bool) -> str:

@@ -7,12 +7,15 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
-from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
+from livescore._tool_calls import RecordedCall, describe_calls
 from livescore.pii import RedactSpec
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import code_scorer
+from livescore.scorers._tool_call_accuracy import lcs_length, lcs_share, tool_calls_step
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")
 
@@ -41,57 +44,30 @@ def create_trajectory_scorer(
 ) -> Scorer:
     """Score the agent's path: the expected tool calls, efficiently, without forbidden ones.
 
-    The trajectory is the run's tool calls in order (``Run.steps`` of kind ``"tool"``, plus
-    calls requested that never ran, which count as failed). Three dimensions, each from 0 to
-    1 and each in the step result, multiply into the score:
-
-    ``score = accuracy × efficiency × failure_handling`` — so the maximum is 1, reached only
-    when every dimension is 1, and an agent that calls the wrong tools cannot earn credit for
-    being quick. A **blacklist hit** (a forbidden tool, or a forbidden sequence of
-    consecutive calls) scores 0 outright, and the reason starts with "Blacklisted".
-
-    - **accuracy** — how much of ``expected_steps`` the agent followed, with LCS = the longest
-      common subsequence of the expected steps and the calls: ``"relaxed"`` (default) LCS /
-      expected (other calls between are allowed here, and cost in efficiency);
-      ``"strict"`` 2·LCS / (expected + calls) (1 only for exactly the expected sequence);
-      ``"unordered"`` the share of expected steps present, counted with multiplicity.
-      ``expected_steps=[]`` means "no tool call": 1 without calls, else 0.
-    - **efficiency** — ``budget × redundancy``: budget is 1 within ``max_steps`` calls, else
-      ``max(0, 1 − (calls − max_steps) / max_steps)`` (0 for any call when ``max_steps=0``;
-      always 1 without ``max_steps``); redundancy loses 0.2 for each call that repeats the
-      previous, successful one exactly (same tool, same arguments).
-    - **failure_handling** — retrying a failing tool is fine up to ``max_retries`` times in a
-      row; each retry beyond costs 0.2. Failed calls are listed either way.
-
-    Mastra's code trajectory scorer averages the same dimensions with weights (0.4, 0.3, 0.2,
-    0.1) over those that apply, so a path with none of the expected tools can still score
-    0.43 there; its blacklist adds 0.1 of credit when not hit.
+    The trajectory is the run's tool calls in order, never-run ones counted as failed. The
+    score is ``accuracy × efficiency × failure_handling``, each from 0 to 1, so an agent on
+    the wrong path earns no credit for being quick; a blacklist hit scores 0 outright.
+    Mastra's code trajectory scorer averages these dimensions with weights instead, so a path
+    with none of the expected tools can still score 0.43 there.
 
     Args:
-        expected_steps: The tool names the agent should call, in order.
+        expected_steps: The tool names the agent should call, in order (``[]``: no call).
         max_steps: The most tool calls a good path needs (``None``: no budget).
         blacklist: Forbidden tools (a name) and forbidden sequences of consecutive calls (a
             list of names, e.g. ``["delete_user", "send_email"]``).
-        ordering: ``"relaxed"``, ``"strict"`` or ``"unordered"`` (see accuracy).
+        ordering: How accuracy matches the expected steps: in order with other calls between
+            (``"relaxed"``), as the exact sequence (``"strict"``), or in any order.
         max_retries: Retries in a row of a failing tool that cost nothing.
         id: The scorer id on results, spans and metrics.
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
-        "ok", "error"}...], "actual_steps": [...]}``, ``analyze_step_result = {"accuracy":
-        {"score", "matched", "expected", "missing", "extra"}, "efficiency": {"score",
-        "calls", "max_steps", "over_budget", "redundant_calls"}, "failure_handling":
-        {"score", "failed_calls", "excess_retries"}, "blacklist": {"passed", "tools",
-        "sequences"}}``, the score, a label (``perfect`` 1, ``good`` ≥ 0.8, ``fair`` ≥ 0.5,
-        ``poor``) and a reason.
-
-    Raises:
-        ValueError: A step or blacklist name is empty, a blacklist sequence is empty,
-            ``max_steps`` or ``max_retries`` is negative, or ``ordering`` is unknown.
-        TypeError: ``expected_steps`` is a single string, a name is not a string, or
-            ``max_steps`` / ``max_retries`` is not an int.
+        A scorer whose results carry ``preprocess_step_result = {"tool_calls",
+        "actual_steps"}`` and ``analyze_step_result = {"accuracy": {"score", "matched",
+        "expected", "missing", "extra"}, "efficiency": {"score", "calls", "max_steps",
+        "over_budget", "redundant_calls"}, "failure_handling": {"score", "failed_calls",
+        "excess_retries"}, "blacklist": {"passed", "tools", "sequences"}}``.
 
     Example:
         >>> from livescore import Run, Step, ToolCall
@@ -113,31 +89,44 @@ def create_trajectory_scorer(
         Failure handling 1.00: no failed call.
     """
     expected = _names(expected_steps, "expected_steps")
-    forbidden_tools, forbidden_sequences = _blacklist(blacklist)
+    tools, sequences = _blacklist(blacklist)
     budget = _count(max_steps, "max_steps", optional=True)
     retries = _count(max_retries, "max_retries", optional=False) or 0
     if ordering not in ("relaxed", "strict", "unordered"):
         raise ValueError(f"ordering must be 'relaxed', 'strict' or 'unordered', not {ordering!r}")
+    path = " → ".join(expected) if expected else "no tool call"
+    return code_scorer(
+        _Trajectory(expected, ordering, budget, retries, tools, sequences),
+        id=id,
+        description=f"Trajectory accuracy × efficiency × failure handling (expected: {path})",
+        redact=redact,
+        calibration=calibration,
+    )
 
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
-        calls = read_tool_calls(ctx.run)
-        ctx.state["calls"] = calls
-        return {
-            "tool_calls": [call.to_dict() for call in calls],
-            "actual_steps": [call.name for call in calls],
-        }
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Trajectory:
+    expected: list[str]
+    ordering: str
+    budget: int | None  # max_steps
+    retries: int  # max_retries
+    forbidden_tools: frozenset[str]
+    forbidden_sequences: tuple[tuple[str, ...], ...]
+
+    def preprocess(self, ctx: StepContext) -> dict[str, Any]:
+        return tool_calls_step(ctx, "actual_steps")
+
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         calls: list[RecordedCall] = ctx.state["calls"]
         names = [call.name for call in calls]
         return {
-            "accuracy": _accuracy(expected, names, ordering),
-            "efficiency": _efficiency(calls, budget),
-            "failure_handling": _failure_handling(calls, retries),
-            "blacklist": _blacklist_check(names, forbidden_tools, forbidden_sequences),
+            "accuracy": _accuracy(self.expected, names, self.ordering),
+            "efficiency": _efficiency(calls, self.budget),
+            "failure_handling": _failure_handling(calls, self.retries),
+            "blacklist": _blacklist_check(names, self.forbidden_tools, self.forbidden_sequences),
         }
 
-    def generate_score(ctx: StepContext) -> float:
+    def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
         if not analysis["blacklist"]["passed"]:
             return 0.0
@@ -147,7 +136,7 @@ def create_trajectory_scorer(
             * analysis["failure_handling"]["score"]
         )
 
-    def generate_reason(ctx: StepContext) -> str:
+    def generate_reason(self, ctx: StepContext) -> str:
         analysis = ctx.analyze_step_result
         calls: list[RecordedCall] = ctx.state["calls"]
         black = analysis["blacklist"]
@@ -165,7 +154,7 @@ def create_trajectory_scorer(
             )
         )
 
-    def label(score: float) -> str:
+    def label(self, score: float) -> str:
         if score >= 1:
             return "perfect"
         if score >= 0.8:
@@ -174,25 +163,8 @@ def create_trajectory_scorer(
             return "fair"
         return "poor"
 
-    path = " → ".join(expected) if expected else "no tool call"
-    return create_scorer(
-        id=id,
-        description=f"Trajectory accuracy × efficiency × failure handling (expected: {path})",
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=label,
-        sync_steps="inline",  # pure CPU: a thread hop would cost more than the step
-        redact=redact,
-        calibration=calibration,
-    )
-
 
 def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str, Any]:
-    # Imported on first use: `import livescore.scorers` stays light.
-    from rapidfuzz.distance import LCSseq
-
     if not expected:
         score = 1.0 if not names else 0.0
         return {"score": score, "matched": 0, "expected": 0, "missing": [], "extra": names}
@@ -200,11 +172,8 @@ def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str,
         matched = sum((Counter(expected) & Counter(names)).values())
         score = matched / len(expected)
     else:
-        matched = LCSseq.similarity(expected, names) if names else 0
-        if ordering == "strict":
-            score = 2.0 * matched / (len(expected) + len(names))
-        else:
-            score = matched / len(expected)
+        matched = lcs_length(expected, names)
+        score = lcs_share(matched, len(expected), len(names), strict=ordering == "strict")
     remaining = Counter(names)
     missing = []
     for name in expected:
