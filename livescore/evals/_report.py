@@ -36,6 +36,7 @@ from ._result import EvalResult, ItemResult, ScoreAggregate
 
 if TYPE_CHECKING:
     import jinja2
+    from markupsafe import Markup
 
 __all__ = ("QualityRow", "render_report", "write_report")
 
@@ -330,9 +331,8 @@ def render_report(
         source: Where the data came from (a file name), shown under the title.
         lines: The dataset line number (1-based) of each item (by item index), when read
             from a file; the items are numbered by it, else by their position from 1.
-        labels: The 0/1 label columns of the data, by field name, one value (or ``None``)
-            per item by item index (:attr:`Dataset.label_columns
-            <livescore.evals.Dataset.label_columns>`): each is a column of the items table.
+        labels: The data's 0/1 label columns (:attr:`Dataset.label_columns
+            <livescore.evals.Dataset.label_columns>`), each a column of the items table.
         quality: Judge-quality rows to show (labelled data). A row whose ``name`` is a
             scorer's id and whose ``label`` is a column of ``labels`` also marks each item
             where that scorer's score, by the row's rule, disagrees with the label.
@@ -350,16 +350,7 @@ def render_report(
     """
     labels = labels or {}
     scorer_ids = list(result.scores)
-    # A label column shows when some item of this result has a value in it.
-    label_names = [
-        name
-        for name, column in labels.items()
-        if any(_label_value(column, item.index) is not None for item in result.items)
-    ]
-    judged: dict[str, _Judged] = {}
-    for row in quality:
-        if row.name in scorer_ids and row.label in label_names and row.name not in judged:
-            judged[row.name] = _Judged(row, label_names.index(row.label))
+    label_names, judged = _label_columns(result, labels, quality, scorer_ids)
 
     def line_of(index: int) -> int | None:
         return lines[index] if lines is not None and index < len(lines) else None
@@ -368,22 +359,9 @@ def render_report(
         _item_view(item, line_of(item.index), labels, label_names, scorer_ids, judged)
         for item in result.items
     ]
-    places = {
-        item["index"]: f"line {item['row']}" if lines is not None else f"item {item['row']}"
-        for item in items
-    }
-    environment = _environment()
-    # The style and script are the package's own files, not data: they go in as they are,
-    # and the Content-Security-Policy names them by hash, so nothing else can run or load.
-    templates = resources.files("livescore.evals") / "templates"
-    style = (templates / "report.css").read_text(encoding="utf-8")
-    script = (templates / "report.js").read_text(encoding="utf-8")
-    policy = (
-        f"default-src 'none'; style-src '{_sha256(style)}'; script-src '{_sha256(script)}'; "
-        "base-uri 'none'; form-action 'none'"
-    )
-    from markupsafe import Markup  # jinja2's own dependency, imported with it
-
+    where = "line" if lines is not None else "item"
+    places = {item["index"]: f"{where} {item['row']}" for item in items}
+    style, script, policy = _style_and_script()
     view = _Report(
         title=title,
         source=source,
@@ -401,12 +379,48 @@ def render_report(
         partial=partial,
         comparison=comparison,
         cache_note=cache_note,
-        style=Markup(style),
-        script=Markup(script),
+        style=style,
+        script=script,
         policy=policy,
     )
-    template = environment.get_template("report.html.j2")
+    template = _environment().get_template("report.html.j2")
     return template.render(r=view, fmt=_fmt, usd=format_usd, label_text=_label_text)
+
+
+def _label_columns(
+    result: EvalResult,
+    labels: Mapping[str, Sequence[int | None]],
+    quality: Sequence[QualityRow],
+    scorer_ids: list[str],
+) -> tuple[list[str], dict[str, _Judged]]:
+    """The label columns shown, and the scorers judged against one of them (by id)."""
+    # A label column shows when some item of this result has a value in it.
+    label_names = [
+        name
+        for name, column in labels.items()
+        if any(_label_value(column, item.index) is not None for item in result.items)
+    ]
+    judged: dict[str, _Judged] = {}
+    for row in quality:
+        if row.name in scorer_ids and row.label in label_names and row.name not in judged:
+            judged[row.name] = _Judged(row, label_names.index(row.label))
+    return label_names, judged
+
+
+def _style_and_script() -> tuple[Markup, Markup, str]:
+    """The page's style and script, and the Content-Security-Policy that allows only them."""
+    from markupsafe import Markup  # jinja2's own dependency, imported with it
+
+    # The style and script are the package's own files, not data: they go in as they are,
+    # and the Content-Security-Policy names them by hash, so nothing else can run or load.
+    templates = resources.files("livescore.evals") / "templates"
+    style = (templates / "report.css").read_text(encoding="utf-8")
+    script = (templates / "report.js").read_text(encoding="utf-8")
+    policy = (
+        f"default-src 'none'; style-src '{_sha256(style)}'; script-src '{_sha256(script)}'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    return Markup(style), Markup(script), policy
 
 
 def write_report(result: EvalResult, path: str | Path, **options: Any) -> Path:
