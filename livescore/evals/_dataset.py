@@ -201,7 +201,6 @@ def parse_line(
     if not isinstance(obj, Mapping):
         raise _LineError(f"expected a JSON object, got {type(obj).__name__}")
     data = dict(obj)
-    fmt: LineFormat
     results = _is_results_record(data)
     if results:
         for name in _RESULT_FIELDS:
@@ -211,21 +210,7 @@ def parse_line(
             for name in ("input", "output", "ground_truth", "context"):
                 data.pop(name, None)
         return _parse_conversation(data, require_output=require_output)
-    if "input" in data:
-        # ``input`` wins over ``question``: the question then stays metadata.
-        fmt = "results" if results else "livescore"
-        value = data.pop("input")
-    elif "question" in data:
-        fmt = "hallucination"
-        value = data.pop("question")
-    else:
-        if any(key in data for key in _OTLP_KEYS):
-            raise _LineError(
-                "an OTLP trace request, not a dataset line: give this file to --traces"
-            )
-        unknown = sorted(str(k) for k in data.keys() - _KNOWN_FIELDS)[:5]
-        hint = f" (unknown field(s): {', '.join(map(repr, unknown))})" if unknown else ""
-        raise _LineError(f"missing field 'input' (or 'question'){hint}")
+    value, fmt = _pop_input(data, results)
     if value is None:
         value = ""
     if require_input and isinstance(value, str) and not value.strip():
@@ -242,24 +227,7 @@ def parse_line(
         item["output"] = output
     elif require_output:
         raise _LineError("missing field 'output' (give --target to produce outputs)")
-
-    if "context" in data:
-        context = data.pop("context")
-        if isinstance(context, str):
-            item["context"] = [context]
-        elif isinstance(context, Sequence) and all(isinstance(c, str) for c in context):
-            item["context"] = list(context)
-        elif context is not None:
-            raise _LineError("'context' must be a string or a list of strings")
-
-    if "steps" in data:
-        steps = data.pop("steps")
-        if steps is not None:
-            item["steps"] = _steps(steps)
-
-    if "ground_truth" in data:
-        item["ground_truth"] = data.pop("ground_truth")
-
+    _pop_grounding(item, data)
     label: int | None = None
     if LABEL_FIELD in data:
         raw_label = data[LABEL_FIELD]
@@ -268,6 +236,38 @@ def parse_line(
         label = int(raw_label)
     _id_and_metadata(item, data)
     return item, label, fmt
+
+
+def _pop_input(data: dict[str, Any], results: bool) -> tuple[Any, LineFormat]:
+    """The line's input (taken out of ``data``) and the format that names it."""
+    if "input" in data:
+        # ``input`` wins over ``question``: the question then stays metadata.
+        return data.pop("input"), "results" if results else "livescore"
+    if "question" in data:
+        return data.pop("question"), "hallucination"
+    if any(key in data for key in _OTLP_KEYS):
+        raise _LineError("an OTLP trace request, not a dataset line: give this file to --traces")
+    unknown = sorted(str(k) for k in data.keys() - _KNOWN_FIELDS)[:5]
+    hint = f" (unknown field(s): {', '.join(map(repr, unknown))})" if unknown else ""
+    raise _LineError(f"missing field 'input' (or 'question'){hint}")
+
+
+def _pop_grounding(item: dict[str, Any], data: dict[str, Any]) -> None:
+    """Move the line's ``context``, ``steps`` and ``ground_truth`` into ``item``."""
+    if "context" in data:
+        context = data.pop("context")
+        if isinstance(context, str):
+            item["context"] = [context]
+        elif isinstance(context, Sequence) and all(isinstance(c, str) for c in context):
+            item["context"] = list(context)
+        elif context is not None:
+            raise _LineError("'context' must be a string or a list of strings")
+    if "steps" in data:
+        steps = data.pop("steps")
+        if steps is not None:
+            item["steps"] = _steps(steps)
+    if "ground_truth" in data:
+        item["ground_truth"] = data.pop("ground_truth")
 
 
 def _id_and_metadata(item: dict[str, Any], data: dict[str, Any]) -> None:
@@ -366,37 +366,12 @@ def load_dataset(
         raw = raw[len(codecs.BOM_UTF8) :]
     for number, line_bytes in enumerate(raw.splitlines(), start=1):
         try:
-            text = line_bytes.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            dataset.problems.append(DatasetProblem(number, f"not valid UTF-8 ({exc.reason})"))
-            continue
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            dataset.problems.append(
-                DatasetProblem(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            )
-            continue
-        except RecursionError:  # deeper than the JSON parser goes
-            obj = None
-            deep = True
-        else:
-            deep = isinstance(obj, dict | list) and _too_deep(obj)
-        if deep:
-            dataset.problems.append(
-                DatasetProblem(number, f"nested more than {MAX_DEPTH} levels deep")
-            )
-            continue
-        try:
+            obj = _decode(line_bytes)
+            if obj is _BLANK:
+                continue
             item, label, fmt = parse_line(
                 obj, require_output=require_output, require_input=require_input
             )
-        except _LineError as exc:
-            dataset.problems.append(DatasetProblem(number, str(exc)))
-            continue
-        try:
             values = [_label(obj, name) for name in extra]
         except _LineError as exc:
             dataset.problems.append(DatasetProblem(number, str(exc)))
@@ -413,6 +388,31 @@ def load_dataset(
         dataset.labels.append(label)
         dataset.formats[fmt] = dataset.formats.get(fmt, 0) + 1
     return dataset
+
+
+_BLANK = object()
+
+
+def _decode(line: bytes) -> Any:
+    """The JSON value on ``line``, or ``_BLANK`` for a blank line."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineError(f"not valid UTF-8 ({exc.reason})") from None
+    if not text.strip():
+        return _BLANK
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _LineError(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:  # deeper than the JSON parser goes
+        obj = None
+        deep = True
+    else:
+        deep = isinstance(obj, dict | list) and _too_deep(obj)
+    if deep:
+        raise _LineError(f"nested more than {MAX_DEPTH} levels deep")
+    return obj
 
 
 def _label(obj: Mapping[str, Any], name: str) -> int | None:
