@@ -208,10 +208,9 @@ def create_completeness_scorer(
     Args:
         reference: ``"input"`` (the user's message) or ``"ground_truth"`` (what the expected
             answer mentions).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Texts beyond this are cut (and flagged).
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_text_chars: Input, output and ground truth beyond this are cut (and flagged).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_elements",
@@ -230,25 +229,24 @@ def create_completeness_scorer(
         'Covered 3 of 6 elements of the input; missing: compare, revenue, 2023.'
     """
     check_reference(reference, ("input", "ground_truth"))
-    source = reference.replace("_", " ")
+    steps = _Completeness(reference, max_text_chars, source=reference.replace("_", " "))
     return code_scorer(
-        _Completeness(reference, source, max_text_chars),
-        id=id,
-        description=(
-            f"Share of the {source}'s keywords, names and numbers the answer covers "
-            "(word forms matched; names and numbers whole)"
-        ),
-        max_text_chars=max_text_chars,
-        redact=redact,
-        calibration=calibration,
+        steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Completeness:
     reference: CompletenessReference
-    source: str  # the reference in the reason: "input" or "ground truth"
     limit: int  # the most characters of ground truth read
+    source: str  # the reference in reasons: "input" or "ground truth"
+
+    @property
+    def description(self) -> str:
+        return (
+            f"Share of the {self.source}'s keywords, names and numbers the answer covers "
+            "(word forms matched; names and numbers whole)"
+        )
 
     def preprocess(self, ctx: StepContext) -> dict[str, list[str]]:
         text, _ = reference_text(ctx, self.reference, scorer="completeness", limit=self.limit)

@@ -67,10 +67,9 @@ def create_content_similarity_scorer(
             makes "ice cream" and "icecream" differ.
         reference: ``"auto"`` (the ground truth, else the input), ``"ground_truth"`` or
             ``"input"`` (Mastra's behaviour).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Texts beyond this are cut (and flagged).
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_text_chars: Input, output and ground truth beyond this are cut (and flagged).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference", "reference_chars",
@@ -90,20 +89,16 @@ def create_content_similarity_scorer(
         'Character bigram similarity to the ground truth: 0.75 (case and whitespace ignored).'
     """
     check_reference(reference)
+    steps = _ContentSimilarity(
+        reference=reference,
+        scorer="content similarity",
+        limit=max_text_chars,
+        ignore_case=ignore_case,
+        ignore_whitespace=ignore_whitespace,
+        how=_how(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace),
+    )
     return code_scorer(
-        _ContentSimilarity(
-            reference=reference,
-            scorer="content similarity",
-            limit=max_text_chars,
-            ignore_case=ignore_case,
-            ignore_whitespace=ignore_whitespace,
-            how=_how(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace),
-        ),
-        id=id,
-        description="Character bigram (Dice) similarity of the answer to its reference",
-        max_text_chars=max_text_chars,
-        redact=redact,
-        calibration=calibration,
+        steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
@@ -112,6 +107,8 @@ class _ContentSimilarity(TextComparison):
     ignore_case: bool
     ignore_whitespace: bool
     how: str  # what the reason says was ignored
+
+    description = "Character bigram (Dice) similarity of the answer to its reference"
 
     def normalise(self, text: str) -> str:
         if self.ignore_case:

@@ -102,10 +102,9 @@ def create_keyword_coverage_scorer(
         extra_stopwords: More words to ignore (domain filler: "please", "answer"…).
         compound_terms: More multi-word terms to treat as one keyword.
         builtin_compound_terms: Use the built-in compound terms ("feature engineering"…).
-        id: The scorer id on results, spans and metrics.
         max_text_chars: Input, output and ground truth beyond this are cut (and flagged).
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference_keywords": set,
@@ -139,26 +138,26 @@ def create_keyword_coverage_scorer(
         builtin_compound_terms=bool(builtin_compound_terms),
     )
     source = reference.replace("_", " ")
+    steps = _KeywordCoverage(reference, extractor, scale, max_text_chars, source)
     return code_scorer(
-        _KeywordCoverage(reference, source, extractor, scale, max_text_chars),
-        id=id,
-        description=(
-            f"Share of the {source}'s keywords the response covers (stopwords ignored; "
-            "word forms, technical terms and compound terms matched)"
-        ),
-        max_text_chars=max_text_chars,
-        redact=redact,
-        calibration=calibration,
+        steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _KeywordCoverage:
     reference: KeywordReference
-    source: str  # the reference in the reason: "input" or "ground truth"
     extractor: KeywordExtractor
     scale: float
     limit: int  # the most characters of ground truth read
+    source: str  # the reference in reasons: "input" or "ground truth"
+
+    @property
+    def description(self) -> str:
+        return (
+            f"Share of the {self.source}'s keywords the response covers (stopwords ignored; "
+            "word forms, technical terms and compound terms matched)"
+        )
 
     def preprocess(self, ctx: StepContext) -> dict[str, set[str]]:
         text, _ = reference_text(

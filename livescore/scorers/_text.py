@@ -93,6 +93,11 @@ def check_reference(reference: object, allowed: tuple[str, ...] = REFERENCES) ->
 class CodeSteps(Protocol):
     """The steps of a code scorer, as methods of one object that holds its options."""
 
+    @property
+    def description(self) -> str:
+        """What the scorer measures."""
+        ...
+
     def preprocess(self, ctx: StepContext) -> Any: ...
 
     def analyze(self, ctx: StepContext) -> Any: ...
@@ -108,7 +113,6 @@ def code_scorer(
     steps: CodeSteps,
     *,
     id: str,
-    description: str,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None,
     calibration: CalibrationSpec | None,
@@ -117,17 +121,18 @@ def code_scorer(
     steps and a hop to a worker thread would cost more than the step itself."""
     return create_scorer(
         id=id,
-        description=description,
-        preprocess=steps.preprocess,
-        analyze=steps.analyze,
-        generate_score=steps.generate_score,
-        generate_reason=steps.generate_reason,
+        description=steps.description,
         label=steps.label,
         max_text_chars=max_text_chars,
         sync_steps="inline",
         redact=redact,
         calibration=calibration,
+        # preprocess=steps.preprocess, analyze=steps.analyze, and so on
+        **{step: getattr(steps, step) for step in _STEPS},
     )
+
+
+_STEPS = ("preprocess", "analyze", "generate_score", "generate_reason")
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,10 +68,9 @@ def create_textual_difference_scorer(
     Args:
         reference: ``"auto"`` (the ground truth, else the input), ``"ground_truth"`` or
             ``"input"`` (Mastra's behaviour).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Texts beyond this are cut (and flagged).
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_text_chars: Input, output and ground truth beyond this are cut (and flagged).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"reference",
@@ -92,18 +91,16 @@ def create_textual_difference_scorer(
         (1, ['30'])
     """
     check_reference(reference)
+    steps = _TextualDifference(reference, scorer="textual difference", limit=max_text_chars)
     return code_scorer(
-        _TextualDifference(reference, scorer="textual difference", limit=max_text_chars),
-        id=id,
-        description="Share of the reference's characters the answer keeps in order (LCS ratio)",
-        max_text_chars=max_text_chars,
-        redact=redact,
-        calibration=calibration,
+        steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _TextualDifference(TextComparison):
+    description = "Share of the reference's characters the answer keeps in order (LCS ratio)"
+
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
         ref, response = ctx.state["texts"]
         changes, added, removed = _word_changes(ref.split(), response.split())

@@ -132,10 +132,8 @@ def create_tone_scorer(
     Args:
         reference_tone: ``None`` (consistency), a text whose tone is the target, or a number
             from -1 to 1.
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Answers beyond this are cut (and flagged).
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"sentence_tones" (the first
@@ -154,21 +152,21 @@ def create_tone_scorer(
         >>> round(result.score, 2), result.label
         (0.57, 'different')
     """
-    target = _reference(reference_tone)
-    mode = "against a reference tone" if target is not None else "across the answer's sentences"
+    steps = _Tone(_reference(reference_tone))
     return code_scorer(
-        _Tone(target),
-        id=id,
-        description=f"Tone (VADER sentiment) consistency {mode}",
-        max_text_chars=max_text_chars,
-        redact=redact,
-        calibration=calibration,
+        steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Tone:
     target: float | None  # the reference tone; None scores consistency
+
+    @property
+    def description(self) -> str:
+        if self.target is not None:
+            return "Tone (VADER sentiment) consistency against a reference tone"
+        return "Tone (VADER sentiment) consistency across the answer's sentences"
 
     def preprocess(self, ctx: StepContext) -> dict[str, Any]:
         tones = sentence_tones(ctx.output_text)

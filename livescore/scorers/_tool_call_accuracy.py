@@ -51,9 +51,8 @@ def create_tool_call_accuracy_scorer(
         partial_credit: Score a partly right order by LCS, the longest common subsequence of
             the expected tools and the calls: LCS / expected, or with ``strict`` 2·LCS /
             (expected + calls).
-        id: The scorer id on results, spans and metrics.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
@@ -74,17 +73,8 @@ def create_tool_call_accuracy_scorer(
         'Called get_weather as expected. Calls: get_weather (failed: timeout), get_weather.'
     """
     order = _expected(expected_tool, expected_tool_order)
-    single = expected_tool_order is None
-    kind = "tool" if single else "tool order"
-    target = order[0] if single else " → ".join(order)
-    nothing_else = ", and nothing else" if strict else ""
-    return code_scorer(
-        _ToolCallAccuracy(order, single, strict, partial_credit),
-        id=id,
-        description=f"Whether the agent called the expected {kind} ({target}){nothing_else}",
-        redact=redact,
-        calibration=calibration,
-    )
+    steps = _ToolCallAccuracy(order, expected_tool_order is None, strict, partial_credit)
+    return code_scorer(steps, id=id, redact=redact, calibration=calibration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +83,13 @@ class _ToolCallAccuracy:
     single: bool  # one expected tool, not an order
     strict: bool
     partial_credit: bool
+
+    @property
+    def description(self) -> str:
+        kind = "tool" if self.single else "tool order"
+        target = " → ".join(self.order)  # one tool when single
+        nothing_else = ", and nothing else" if self.strict else ""
+        return f"Whether the agent called the expected {kind} ({target}){nothing_else}"
 
     def preprocess(self, ctx: StepContext) -> dict[str, Any]:
         return tool_calls_step(ctx, "actual_tools")

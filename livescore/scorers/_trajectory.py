@@ -58,9 +58,8 @@ def create_trajectory_scorer(
         ordering: How accuracy matches the expected steps: in order with other calls between
             (``"relaxed"``), as the exact sequence (``"strict"``), or in any order.
         max_retries: Retries in a row of a failing tool that cost nothing.
-        id: The scorer id on results, spans and metrics.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A scorer whose results carry ``preprocess_step_result = {"tool_calls",
@@ -94,14 +93,8 @@ def create_trajectory_scorer(
     retries = _count(max_retries, "max_retries", optional=False) or 0
     if ordering not in ("relaxed", "strict", "unordered"):
         raise ValueError(f"ordering must be 'relaxed', 'strict' or 'unordered', not {ordering!r}")
-    path = " → ".join(expected) if expected else "no tool call"
-    return code_scorer(
-        _Trajectory(expected, ordering, budget, retries, tools, sequences),
-        id=id,
-        description=f"Trajectory accuracy × efficiency × failure handling (expected: {path})",
-        redact=redact,
-        calibration=calibration,
-    )
+    steps = _Trajectory(expected, ordering, budget, retries, tools, sequences)
+    return code_scorer(steps, id=id, redact=redact, calibration=calibration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +105,11 @@ class _Trajectory:
     retries: int  # max_retries
     forbidden_tools: frozenset[str]
     forbidden_sequences: tuple[tuple[str, ...], ...]
+
+    @property
+    def description(self) -> str:
+        path = " → ".join(self.expected) if self.expected else "no tool call"
+        return f"Trajectory accuracy × efficiency × failure handling (expected: {path})"
 
     def preprocess(self, ctx: StepContext) -> dict[str, Any]:
         return tool_calls_step(ctx, "actual_steps")
