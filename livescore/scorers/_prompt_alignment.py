@@ -1,21 +1,12 @@
-"""The prompt alignment scorer: does the answer do what it was asked, the way it was asked?
-
-Three-step mode (the default; two judge calls):
-
-1. analyze (judge): the answer against the user's prompt, the system prompt, or each of them
-   separately (``evaluation_mode="both"``): intent (0–1), requirements (each fulfilled or not),
-   completeness (0–1) and appropriateness of format and tone (0–1).
-2. generate_score (code): per prompt 0.4 intent + 0.3 requirements + 0.2 completeness +
-   0.1 appropriateness (the system prompt: 0.35 / 0.35 / 0.15 / 0.15); the requirements
-   score is fulfilled / listed, computed here. ``both``: 0.7 × user + 0.3 × system, each
-   from its own analysis (Mastra's ``both`` copies the user score into the system one).
-3. generate_reason (judge).
-"""
+"""The prompt alignment scorer (does the answer do what its prompt asked, the way it asked?),
+and :class:`AnalysisJudging`: the steps of a judge scorer that asks for one structured
+analysis, then a reason."""
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, Field
 
@@ -51,6 +42,7 @@ __all__ = (
     "AlignmentAnalysis",
     "AlignmentMode",
     "AlignmentOneCallAnswer",
+    "AnalysisJudging",
     "BothAlignmentAnalysis",
     "BothAlignmentOneCallAnswer",
     "create_prompt_alignment_scorer",
@@ -59,6 +51,8 @@ __all__ = (
 
 AlignmentMode: TypeAlias = Literal["user", "system", "both"]
 """What the answer is judged against: the user's prompt, the system prompt, or both."""
+
+_MODES: tuple[AlignmentMode, ...] = get_args(AlignmentMode)
 
 ALIGNMENT_WEIGHTS: dict[str, dict[str, float]] = {
     "user": {
@@ -297,8 +291,8 @@ def _reason_prompt(
         analysis = result.get(target)
         if analysis is None:
             continue
-        requirements = analysis["requirements_fulfillment"]["requirements"]
-        met = sum(1 for r in requirements if r["is_fulfilled"])
+        requirements = _requirements(analysis)
+        met = _fulfilled(requirements)
         missed = "; ".join(quote(r["requirement"]) for r in requirements if not r["is_fulfilled"])
         parts.append(
             f'<analysis prompt="{target}" score="{fmt(result["scores"][target])}">\n'
@@ -324,7 +318,218 @@ def _reason_prompt(
     )
 
 
+# -- a judge scorer of one analysis and a reason ----------------------------------------------
+
+
+class AnalysisJudging(abc.ABC):
+    """The steps of a judge scorer whose judge gives one structured analysis, then a reason
+    (prompt alignment, LLM tool-call accuracy: analyses that are not one verdict per item, so
+    not a :class:`~livescore.scorers.JudgeSpec`). Three-step mode asks for the analysis, then
+    the reason (two calls); in one-call mode one answer holds both, and its reason follows the
+    one :meth:`summary` writes from the analysis."""
+
+    name: ClassVar[str]  # the scorer's name in errors
+    reason_system: ClassVar[str]  # the reason step's system prompt
+    description: str
+    preprocess: StepFunction | None = None  # a step before the analysis, where there is one
+
+    @abc.abstractmethod
+    def analyze(self, one_call: bool) -> PromptStep[Any]:
+        """The analysis step; it parses the judge's answer with :meth:`keep`."""
+
+    @abc.abstractmethod
+    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        """The analysis step's result, from the judge's answer."""
+
+    @abc.abstractmethod
+    def score(self, ctx: StepContext) -> float:
+        """The score from the analysis; it records the score's flags and span attributes."""
+
+    @abc.abstractmethod
+    def label(self, score: float) -> str: ...
+
+    @abc.abstractmethod
+    def reason_prompt(self, ctx: StepContext) -> str: ...
+
+    @abc.abstractmethod
+    def summary(self, ctx: StepContext) -> str:
+        """The reason written from the analysis, where the judge gives none."""
+
+    def no_reason_call(self, ctx: StepContext) -> bool:
+        """Whether three-step mode writes the reason (the summary) without a call."""
+        return False
+
+    def keep(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        """The analysis; a one-call answer's reason waits in ``ctx.state`` for :meth:`explain`."""
+        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
+        return self.analysis_of(answer, ctx)
+
+    def explain(self, ctx: StepContext) -> str:
+        """The reason in one-call mode: the summary, then the judge's reason."""
+        judge_reason = ctx.state.get("reason", "")
+        return self.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
+
+    def scorer(
+        self,
+        *,
+        model: str | Judge,
+        judge_mode: JudgeMode,
+        id: str,
+        max_text_chars: int,
+        judge_options: Mapping[str, Any] | None,
+        redact: RedactSpec | None,
+        calibration: CalibrationSpec | None,
+    ) -> Scorer:
+        """The scorer, its arguments those of :func:`~livescore.scorers.judge_scorer`."""
+        one_call = judge_mode_of(judge_mode, scorer=self.name) == "one_call"
+        judge = resolve_model(model, judge_options, scorer=self.name)
+        explain: PromptStep[Any] | StepFunction = self.explain
+        if not one_call:
+            explain = PromptStep(
+                description="Explain the score",
+                output_schema=None,
+                system=self.reason_system,
+                create_prompt=self.reason_prompt,
+                parse=lambda text, ctx: str(text).strip() or self.summary(ctx),
+                skip_if=self.no_reason_call,
+                skip_result=self.summary,
+            )
+        return create_scorer(
+            id=id,
+            description=self.description,
+            model=judge,
+            preprocess=self.preprocess,
+            analyze=self.analyze(one_call),
+            generate_score=self.score,
+            generate_reason=explain,
+            label=self.label,
+            max_text_chars=max_text_chars,
+            sync_steps="inline",
+            redact=redact,
+            calibration=calibration,
+        )
+
+
 # -- the scorer -------------------------------------------------------------------------------
+
+_SCHEMAS: dict[tuple[bool, bool], type[BaseModel]] = {
+    # (evaluation_mode == "both", one-call mode): the answer the judge gives
+    (False, False): AlignmentAnalysis,
+    (False, True): AlignmentOneCallAnswer,
+    (True, False): BothAlignmentAnalysis,
+    (True, True): BothAlignmentOneCallAnswer,
+}
+
+
+class _Alignment(AnalysisJudging):
+    """The prompt alignment scorer's steps, for one evaluation mode."""
+
+    name = "prompt-alignment"
+    reason_system = REASON_SYSTEM
+
+    def __init__(
+        self, mode: AlignmentMode, system_prompt: str | None, scale: float, max_text_chars: int
+    ) -> None:
+        self.mode, self.system_prompt = mode, system_prompt
+        self.scale, self.max_text_chars = scale, max_text_chars
+        self.description = f"How well the answer follows the {mode} prompt, from 0 to {scale:g}"
+
+    def prompts(self, ctx: StepContext) -> tuple[str | None, str | None]:
+        """The user and the system prompt the mode judges against (``None`` where it does
+        not); a run without one is not scorable."""
+        cached: tuple[str | None, str | None] | None = ctx.state.get("prompts")
+        if cached is not None:
+            return cached
+        mode = self.mode
+        user = system = None
+        if mode in ("user", "both"):
+            user = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
+            if not user.strip():
+                raise NotScorable("the user's prompt is empty: nothing to align the answer with")
+        if mode in ("system", "both"):
+            system = self.system_prompt or find_system_prompt(ctx.run)
+            if not system or not system.strip():
+                raise NotScorable(
+                    f"no system prompt (evaluation_mode={mode!r}): pass system_prompt=..., "
+                    "or record the system message in the run (its input, its first model "
+                    "turn's input, or metadata['system_prompt'])"
+                )
+            system = system[: self.max_text_chars]
+        ctx.state["prompts"] = (user, system)
+        return user, system
+
+    def empty_output(self, ctx: StepContext) -> bool:
+        self.prompts(ctx)  # before any call: a run that cannot be scored costs nothing
+        return not ctx.output_text.strip()
+
+    def analysis_prompt(self, ctx: StepContext, one_call: bool) -> str:
+        user, system = self.prompts(ctx)
+        return _analyze_prompt(self.mode, user, system, ctx.output_text, one_call)
+
+    def analyze(self, one_call: bool) -> PromptStep[Any]:
+        return PromptStep(
+            description=f"Judge the answer against the {self.mode} prompt"
+            + (" and explain" if one_call else ""),
+            output_schema=_SCHEMAS[self.mode == "both", one_call],
+            system=ONE_CALL_SYSTEM if one_call else ANALYZE_SYSTEM,
+            create_prompt=lambda ctx: self.analysis_prompt(ctx, one_call),
+            parse=self.keep,
+            skip_if=self.empty_output,
+            skip_result=lambda ctx: {"scores": {}},
+        )
+
+    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        if isinstance(answer, BothAlignmentAnalysis):
+            result = {"user": _plain(answer.user), "system": _plain(answer.system)}
+        else:
+            result = {self.mode: _plain(answer)}
+        # Kept to 4 decimals: a sum of weights such as 0.4 + 0.3 + 0.2 + 0.1 is not 1.0
+        # in floating point.
+        result["scores"] = {
+            t: round(_prompt_score(t, result[t]), 4) for t in ("user", "system") if t in result
+        }
+        return result
+
+    def score(self, ctx: StepContext) -> float:
+        result = ctx.analyze_step_result
+        scores = result["scores"]  # one per prompt judged; none for an empty answer
+        requirements = [r for target in scores for r in _requirements(result[target])]
+        fulfilled = _fulfilled(requirements)
+        ctx.flags["requirements_total"] = len(requirements)
+        ctx.flags["requirements_fulfilled"] = fulfilled
+        ctx.attributes[A.LIVESCORE_ALIGNMENT_MODE] = self.mode
+        ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = len(requirements)
+        ctx.attributes[A.LIVESCORE_REQUIREMENTS_FULFILLED] = fulfilled
+        if not scores:
+            return 0.0
+        if self.mode == "both":
+            value = (
+                BOTH_WEIGHTS["user"] * scores["user"] + BOTH_WEIGHTS["system"] * scores["system"]
+            )
+        else:
+            value = scores[self.mode]
+        return round2(value * self.scale)
+
+    def label(self, score: float) -> str:
+        return quality_label(score, scale=self.scale)
+
+    def no_reason_call(self, ctx: StepContext) -> bool:
+        return not ctx.analyze_step_result["scores"]  # an empty answer
+
+    def reason_prompt(self, ctx: StepContext) -> str:
+        return _reason_prompt(self.mode, fmt(ctx.score), self.scale, ctx.analyze_step_result)
+
+    def summary(self, ctx: StepContext) -> str:
+        scores = ctx.analyze_step_result["scores"]
+        if not scores:
+            return f"The score is {fmt(ctx.score)} because the answer is empty."
+        parts = [f"{t} prompt {fmt(round2(s))}" for t, s in scores.items()]
+        fulfilled = ctx.flags.get("requirements_fulfilled", 0)
+        total = ctx.flags.get("requirements_total", 0)
+        return (
+            f"The score is {fmt(ctx.score)} because the alignment is {', '.join(parts)}, "
+            f"with {fulfilled} of {total} requirements fulfilled."
+        )
 
 
 def create_prompt_alignment_scorer(
@@ -343,38 +548,28 @@ def create_prompt_alignment_scorer(
     """Score how well the answer follows its prompt: intent, requirements, completeness,
     format and tone.
 
-    ``evaluation_mode`` chooses the prompt: ``"user"`` (the user's message), ``"system"`` (the
-    agent's system prompt: its rules and constraints) or ``"both"``, where the answer is
-    judged against each one separately and the scores combine 70 / 30. Higher is better.
+    Per prompt the score is 0.4 intent + 0.3 requirements (the share fulfilled, counted
+    from the judge's list) + 0.2 completeness + 0.1 format and tone; against the system
+    prompt 0.35 / 0.35 / 0.15 / 0.15. ``"both"`` judges the answer against each prompt
+    separately and combines them 70 / 30 (Mastra copies the user score into the system
+    one). Higher is better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        evaluation_mode: ``"user"``, ``"system"`` or ``"both"``.
+        evaluation_mode: The prompt judged against: ``"user"`` (the user's message),
+            ``"system"`` (the agent's system prompt: its rules and constraints) or ``"both"``.
         system_prompt: The agent's system prompt, when you know it up front; otherwise it
             is read from each run (see :func:`find_system_prompt`).
-        scale: The best score.
-        judge_mode: ``"three_step"`` (analysis, then reason: two calls) or ``"one_call"``
-            (the analysis and the reason in one answer; same result fields).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Prompt and answer text beyond this are cut.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``analyze_step_result = {"user": {...}, "system": {...},
-        "scores": {"user": ..., "system": ...}}`` (the prompts of ``evaluation_mode`` only; each
-        analysis has Mastra's four dimensions), the score, a label (``poor``, ``low``, ``moderate``,
-        ``high``, ``full``), a reason, ``flags["requirements_total"]`` /
-        ``["requirements_fulfilled"]`` and the span attributes ``livescore.alignment.mode`` and
-        ``livescore.requirements.total`` / ``.fulfilled``. An empty answer scores 0 without a call.
-        A run without the prompt the evaluation mode needs (no user text; no system prompt given or
-        recorded) is skipped as not scorable.
+        A scorer whose ``analyze_step_result`` is ``{"user": {...}, "system": {...},
+        "scores": {"user": ..., "system": ...}}`` (the prompts of ``evaluation_mode`` only),
+        with ``flags["requirements_total"]`` / ``["requirements_fulfilled"]``. An empty
+        answer scores 0 without a call; a run without the prompt the mode needs is skipped.
 
     Raises:
-        ValueError: A bad ``evaluation_mode``, ``scale`` or ``judge_mode``, or an empty
-            ``system_prompt``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        ValueError: A bad ``evaluation_mode``, or an empty ``system_prompt``.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -395,8 +590,7 @@ def create_prompt_alignment_scorer(
         >>> result.score, result.label
         (0.7, 'high')
     """
-    mode = evaluation_mode
-    if mode not in ("user", "system", "both"):
+    if evaluation_mode not in _MODES:
         raise ValueError(
             f"evaluation_mode must be 'user', 'system' or 'both', not {evaluation_mode!r}"
         )
@@ -404,146 +598,13 @@ def create_prompt_alignment_scorer(
         not isinstance(system_prompt, str) or not system_prompt.strip()
     ):
         raise ValueError("system_prompt must be a non-empty string (or None to read it from runs)")
-    scale = check_scale(scale)
-    calls = judge_mode_of(judge_mode, scorer="prompt-alignment")
-    judge = resolve_model(model, judge_options, scorer="prompt-alignment")
-
-    def prompts(ctx: StepContext) -> tuple[str | None, str | None]:
-        cached: tuple[str | None, str | None] | None = ctx.state.get("prompts")
-        if cached is not None:
-            return cached
-        user = system = None
-        if mode in ("user", "both"):
-            user = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
-            if not user.strip():
-                raise NotScorable("the user's prompt is empty: nothing to align the answer with")
-        if mode in ("system", "both"):
-            system = system_prompt or find_system_prompt(ctx.run)
-            if not system or not system.strip():
-                raise NotScorable(
-                    f"no system prompt (evaluation_mode={mode!r}): pass system_prompt=..., "
-                    "or record the system message in the run (its input, its first model "
-                    "turn's input, or metadata['system_prompt'])"
-                )
-            system = system[:max_text_chars]
-        ctx.state["prompts"] = (user, system)
-        return user, system
-
-    def empty_output(ctx: StepContext) -> bool:
-        prompts(ctx)  # before any call: a run that cannot be scored costs nothing
-        return not ctx.output_text.strip()
-
-    def analysis_prompt(ctx: StepContext, one_call: bool) -> str:
-        user, system = prompts(ctx)
-        return _analyze_prompt(mode, user, system, ctx.output_text, one_call)
-
-    def keep(answer: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        if isinstance(answer, BothAlignmentAnalysis):
-            result = {"user": _plain(answer.user), "system": _plain(answer.system)}
-        else:
-            result = {mode: _plain(answer)}
-        # Kept to 4 decimals: a sum of weights such as 0.4 + 0.3 + 0.2 + 0.1 is not 1.0
-        # in floating point.
-        result["scores"] = {
-            t: round(_prompt_score(t, result[t]), 4) for t in ("user", "system") if t in result
-        }
-        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
-        return result
-
-    def no_analysis(ctx: StepContext) -> dict[str, Any]:
-        return {"scores": {}}
-
-    def generate_score(ctx: StepContext) -> float:
-        result = ctx.analyze_step_result
-        requirements = [
-            r
-            for target in ("user", "system")
-            if target in result
-            for r in result[target]["requirements_fulfillment"]["requirements"]
-        ]
-        fulfilled = sum(1 for r in requirements if r["is_fulfilled"])
-        ctx.flags["requirements_total"] = len(requirements)
-        ctx.flags["requirements_fulfilled"] = fulfilled
-        ctx.attributes[A.LIVESCORE_ALIGNMENT_MODE] = mode
-        ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = len(requirements)
-        ctx.attributes[A.LIVESCORE_REQUIREMENTS_FULFILLED] = fulfilled
-        scores = result["scores"]
-        if not scores:  # an empty answer
-            return 0.0
-        if mode == "both":
-            value = (
-                BOTH_WEIGHTS["user"] * scores["user"] + BOTH_WEIGHTS["system"] * scores["system"]
-            )
-        else:
-            value = scores[mode]
-        return round2(value * scale)
-
-    def summary(ctx: StepContext) -> str:
-        scores = ctx.analyze_step_result["scores"]
-        if not scores:
-            return f"The score is {fmt(ctx.score)} because the answer is empty."
-        parts = [f"{t} prompt {fmt(round2(s))}" for t, s in scores.items()]
-        fulfilled = ctx.flags.get("requirements_fulfilled", 0)
-        total = ctx.flags.get("requirements_total", 0)
-        return (
-            f"The score is {fmt(ctx.score)} because the alignment is {', '.join(parts)}, "
-            f"with {fulfilled} of {total} requirements fulfilled."
-        )
-
-    schema: type[BaseModel] = BothAlignmentAnalysis if mode == "both" else AlignmentAnalysis
-    one_call_schema: type[BaseModel] = (
-        BothAlignmentOneCallAnswer if mode == "both" else AlignmentOneCallAnswer
-    )
-    analyze: PromptStep[Any]
-    generate_reason: PromptStep[Any] | StepFunction
-    if calls == "three_step":
-        analyze = PromptStep(
-            description=f"Judge the answer against the {mode} prompt",
-            output_schema=schema,
-            system=ANALYZE_SYSTEM,
-            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=False),
-            parse=keep,
-            skip_if=empty_output,
-            skip_result=no_analysis,
-        )
-        generate_reason = PromptStep(
-            description="Explain the score",
-            output_schema=None,
-            system=REASON_SYSTEM,
-            create_prompt=lambda ctx: _reason_prompt(
-                mode, fmt(ctx.score), scale, ctx.analyze_step_result
-            ),
-            parse=lambda text, ctx: str(text).strip() or summary(ctx),
-            skip_if=lambda ctx: not ctx.analyze_step_result["scores"],
-            skip_result=summary,
-        )
-    else:
-        analyze = PromptStep(
-            description=f"Judge the answer against the {mode} prompt and explain",
-            output_schema=one_call_schema,
-            system=ONE_CALL_SYSTEM,
-            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=True),
-            parse=keep,
-            skip_if=empty_output,
-            skip_result=no_analysis,
-        )
-
-        def one_call_reason(ctx: StepContext) -> str:
-            judge_reason = ctx.state.get("reason", "")
-            return summary(ctx) + (f" {judge_reason}" if judge_reason else "")
-
-        generate_reason = one_call_reason
-
-    return create_scorer(
+    alignment = _Alignment(evaluation_mode, system_prompt, check_scale(scale), max_text_chars)
+    return alignment.scorer(
+        model=model,
+        judge_mode=judge_mode,
         id=id,
-        description=f"How well the answer follows the {mode} prompt, from 0 to {scale:g}",
-        model=judge,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=lambda s: quality_label(s, scale=scale),
         max_text_chars=max_text_chars,
-        sync_steps="inline",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )
@@ -556,15 +617,20 @@ def _plain(analysis: BaseModel) -> dict[str, Any]:
     return data
 
 
+def _requirements(analysis: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    requirements: list[Mapping[str, Any]] = analysis["requirements_fulfillment"]["requirements"]
+    return requirements
+
+
+def _fulfilled(requirements: Sequence[Mapping[str, Any]]) -> int:
+    return sum(1 for r in requirements if r["is_fulfilled"])
+
+
 def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
     weights = ALIGNMENT_WEIGHTS[target]
-    requirements = analysis["requirements_fulfillment"]["requirements"]
+    requirements = _requirements(analysis)
     # Computed, not asked: a prompt with no requirement leaves nothing unfulfilled.
-    fulfilled = (
-        sum(1 for r in requirements if r["is_fulfilled"]) / len(requirements)
-        if requirements
-        else 1.0
-    )
+    fulfilled = _fulfilled(requirements) / len(requirements) if requirements else 1.0
     return float(
         weights["intent_alignment"] * analysis["intent_alignment"]["score"]
         + weights["requirements_fulfillment"] * fulfilled
@@ -593,7 +659,7 @@ def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
     mode = argument or "user"
-    if mode not in ("user", "system", "both"):
+    if mode not in _MODES:
         raise ValueError(f"prompt-alignment judges against user, system or both, not {mode!r}")
     return create_prompt_alignment_scorer(
         model=options.require_model(),

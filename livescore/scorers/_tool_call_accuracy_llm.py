@@ -1,27 +1,12 @@
-"""The LLM tool-call accuracy scorer: were the agent's tool choices right for the request?
-
-The judge-based sibling of :func:`livescore.scorers.create_tool_call_accuracy_scorer`
-(which checks the calls against an expected tool in code). The rule for such pairs: the
-judge form is the same factory name with ``_llm``, and the id ``tool-call-accuracy-llm``.
-
-Three-step mode (the default; two judge calls):
-
-1. preprocess (code): the run's tool calls, from ``Run.steps`` (failed calls and calls the
-   model requested but never ran included).
-2. analyze (judge): one evaluation per call, ``{"evaluations": [{"tool_called",
-   "was_appropriate", "reasoning"}], "missing_tools": [...]}``, with the tools that should
-   have been called and were not (names from ``available_tools``). With no call at all the
-   judge still decides whether a tool was needed.
-3. generate_score (code): appropriate calls / (calls + missing tools); no call: 0 when a tool
-   was needed, 1 when none was (a clarifying question can be the right move).
-4. generate_reason (judge).
-"""
+"""The LLM tool-call accuracy scorer, the judge-based sibling of
+:func:`~livescore.scorers.create_tool_call_accuracy_scorer`: were the agent's tool choices
+right for the request?"""
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,23 +18,10 @@ from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-    judge_mode_of,
-    resolve_model,
-    round2,
-)
+from livescore.scorers._judged import JudgeMode, fmt, round2
+from livescore.scorers._prompt_alignment import AnalysisJudging
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scoring import (
-    CalibrationSpec,
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepContext,
-    StepFunction,
-    create_scorer,
-)
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "AvailableTool",
@@ -258,6 +230,131 @@ def _reason_prompt(request: str, score_text: str, analysis: Mapping[str, Any]) -
 # -- the scorer -------------------------------------------------------------------------------
 
 
+def _request(ctx: StepContext) -> str:
+    text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
+    if not text.strip():
+        raise NotScorable("the input is empty: no request to judge the tool calls by")
+    return text
+
+
+def _read_calls(ctx: StepContext) -> dict[str, Any]:
+    _request(ctx)  # before any call
+    calls = read_tool_calls(ctx.run)
+    ctx.state["calls"] = calls
+    return {
+        "tool_calls": [call.to_dict() for call in calls],
+        "actual_tools": [call.name for call in calls],
+    }
+
+
+def _calls(ctx: StepContext) -> list[RecordedCall]:
+    calls: list[RecordedCall] = ctx.state["calls"]
+    return calls
+
+
+def _check_count(answer: Any, ctx: StepContext) -> None:
+    expected = len(_calls(ctx))
+    if len(answer.evaluations) != expected:
+        raise ValueError(
+            f"expected exactly {expected} evaluations, one per tool call in the given "
+            f"order, but got {len(answer.evaluations)}"
+        )
+
+
+class _ToolChoices(AnalysisJudging):
+    """The LLM tool-call accuracy scorer's steps, for one list of available tools."""
+
+    name = "tool-call-accuracy-llm"
+    reason_system = REASON_SYSTEM
+
+    def __init__(self, tools: list[AvailableTool]) -> None:
+        names = [tool.name for tool in tools]
+        self.tools = tools
+        self.analysis_schema = _with_tool_names(ToolCallEvaluations, names)
+        self.one_call_schema = _with_tool_names(ToolCallOneCallAnswer, names)
+        self.description = "Whether the agent called the right tools for the request (LLM judge)"
+        self.preprocess = _read_calls
+
+    def analysis_prompt(self, ctx: StepContext, one_call: bool) -> str:
+        prompt = _analyze_prompt(_request(ctx), ctx.output_text, self.tools, _calls(ctx))
+        shape = (
+            '{"evaluations": [...], "missing_tools": [...], "reason": "..."}'
+            if one_call
+            else '{"evaluations": [{"tool_called": ..., "was_appropriate": true | false, '
+            '"reasoning": ...}], "missing_tools": [...]}'
+        )
+        return f"{prompt}, as JSON only: {shape}."
+
+    def analyze(self, one_call: bool) -> PromptStep[Any]:
+        return PromptStep(
+            description=(
+                "Judge each tool call, find missing tools, and explain"
+                if one_call
+                else "Judge each tool call and find missing tools"
+            ),
+            output_schema=self.one_call_schema if one_call else self.analysis_schema,
+            system=ONE_CALL_SYSTEM if one_call else ANALYZE_SYSTEM,
+            create_prompt=lambda ctx: self.analysis_prompt(ctx, one_call),
+            validate=_check_count,
+            parse=self.keep,
+        )
+
+    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
+        evaluations = []
+        for evaluation, call in zip(answer.evaluations, _calls(ctx), strict=True):
+            item = evaluation.model_dump()
+            item["tool_called"] = call.name  # the call decides, not the judge's copy
+            evaluations.append(item)
+        return {
+            "evaluations": evaluations,
+            "missing_tools": list(dict.fromkeys(answer.missing_tools)),
+        }
+
+    def score(self, ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        total = len(analysis["evaluations"])
+        appropriate = _appropriate(analysis)
+        missing = len(analysis["missing_tools"])
+        ctx.flags["tool_calls_total"] = total
+        ctx.flags["tool_calls_appropriate"] = appropriate
+        ctx.flags["tools_missing"] = missing
+        ctx.attributes[A.LIVESCORE_TOOL_CALLS_TOTAL] = total
+        ctx.attributes[A.LIVESCORE_TOOL_CALLS_APPROPRIATE] = appropriate
+        ctx.attributes[A.LIVESCORE_TOOLS_MISSING] = missing
+        if total == 0:
+            return 0.0 if missing else 1.0
+        return round2(appropriate / (total + missing))
+
+    def label(self, score: float) -> str:
+        return "correct" if score >= 1 else "partial" if score > 0 else "incorrect"
+
+    def reason_prompt(self, ctx: StepContext) -> str:
+        return _reason_prompt(_request(ctx), fmt(ctx.score), ctx.analyze_step_result)
+
+    def summary(self, ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        calls = _calls(ctx)
+        missing = analysis["missing_tools"]
+        if not calls:
+            what = (
+                f"the agent called no tool although the request needed {', '.join(missing)}"
+                if missing
+                else "the agent rightly called no tool"
+            )
+        else:
+            appropriate = _appropriate(analysis)
+            what = f"{appropriate} of {len(calls)} calls were appropriate ({describe_calls(calls)})"
+            if missing:
+                what += (
+                    f" and {', '.join(missing)} {'was' if len(missing) == 1 else 'were'} missing"
+                )
+        return f"The score is {fmt(ctx.score)} because {what}."
+
+
+def _appropriate(analysis: Mapping[str, Any]) -> int:
+    return sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
+
+
 def create_tool_call_accuracy_scorer_llm(
     *,
     model: str | Judge,
@@ -276,35 +373,27 @@ def create_tool_call_accuracy_scorer_llm(
     the user's explicit request, and which available tools the request needed but the
     agent did not call. Score = appropriate calls / (calls + missing tools): an agent that
     calls one right tool but skips a needed one gets 0.5 (Mastra ignores missing tools
-    once any call was made). No call: 0 when a tool was needed, 1 when none was.
+    once any call was made). No call: 0 when a tool was needed, 1 when none was. Higher is
+    better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
         available_tools: The agent's tools: ``"name: description"`` strings, mappings
             (``name``/``id``, ``description``), tool objects with ``name`` and
             ``description`` (LangChain tools) or functions.
-        judge_mode: ``"three_step"`` (evaluations, reason: two calls) or ``"one_call"``.
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Request and answer text beyond this are cut.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
-        "ok", "error"}], "actual_tools": [...]}``, ``analyze_step_result = {"evaluations":
-        [...], "missing_tools": [...]}``, the score, a label (``correct`` 1, ``partial``,
-        ``incorrect`` 0), a reason, and the span attributes ``livescore.tool_calls.total``
-        / ``.appropriate`` and ``livescore.tools.missing``. A run without a request (no
-        user text, or an empty one) is skipped as not scorable. The answer schema lists
-        the available tools' names for ``missing_tools``: a judge with structured output
-        cannot name another tool, and one without it gets one corrective retry.
+        A scorer whose ``preprocess_step_result`` is ``{"tool_calls": [{"name", "ok",
+        "error"}], "actual_tools": [...]}`` and ``analyze_step_result`` ``{"evaluations":
+        [...], "missing_tools": [...]}``, labelled ``correct`` (1), ``partial`` or
+        ``incorrect`` (0). A run without a request is skipped. The answer schema allows
+        only the available tools' names in ``missing_tools`` (a judge without structured
+        output gets one corrective retry).
 
     Raises:
-        ValueError: No available tools, a tool without a name, two tools with one name,
-            or a bad ``judge_mode``.
+        ValueError: No available tools, a tool without a name, or two tools with one name.
         TypeError: A tool in a form it cannot read.
-        livescore.judges.JudgeConfigError: No usable judge model.
 
     Example:
         >>> from livescore import Run, Step, ToolCall
@@ -333,148 +422,12 @@ def create_tool_call_accuracy_scorer_llm(
     names = [tool.name for tool in tools]
     if len(set(names)) != len(names):
         raise ValueError(f"available_tools names a tool twice: {names}")
-    analysis_schema = _with_tool_names(ToolCallEvaluations, names)
-    one_call_schema = _with_tool_names(ToolCallOneCallAnswer, names)
-    calls_mode = judge_mode_of(judge_mode, scorer="tool-call-accuracy-llm")
-    judge = resolve_model(model, judge_options, scorer="tool-call-accuracy-llm")
-
-    def request(ctx: StepContext) -> str:
-        text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
-        if not text.strip():
-            raise NotScorable("the input is empty: no request to judge the tool calls by")
-        return text
-
-    def preprocess(ctx: StepContext) -> dict[str, Any]:
-        request(ctx)  # before any call
-        calls = read_tool_calls(ctx.run)
-        ctx.state["calls"] = calls
-        return {
-            "tool_calls": [call.to_dict() for call in calls],
-            "actual_tools": [call.name for call in calls],
-        }
-
-    def calls_of(ctx: StepContext) -> list[RecordedCall]:
-        calls: list[RecordedCall] = ctx.state["calls"]
-        return calls
-
-    def check(answer: Any, ctx: StepContext) -> None:
-        expected = len(calls_of(ctx))
-        if len(answer.evaluations) != expected:
-            raise ValueError(
-                f"expected exactly {expected} evaluations, one per tool call in the given "
-                f"order, but got {len(answer.evaluations)}"
-            )
-
-    def keep(answer: Any, ctx: StepContext) -> dict[str, Any]:
-        evaluations = []
-        for evaluation, call in zip(answer.evaluations, calls_of(ctx), strict=True):
-            item = evaluation.model_dump()
-            item["tool_called"] = call.name  # the call decides, not the judge's copy
-            evaluations.append(item)
-        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
-        return {
-            "evaluations": evaluations,
-            "missing_tools": list(dict.fromkeys(answer.missing_tools)),
-        }
-
-    def generate_score(ctx: StepContext) -> float:
-        analysis = ctx.analyze_step_result
-        total = len(analysis["evaluations"])
-        appropriate = sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
-        missing = len(analysis["missing_tools"])
-        ctx.flags["tool_calls_total"] = total
-        ctx.flags["tool_calls_appropriate"] = appropriate
-        ctx.flags["tools_missing"] = missing
-        ctx.attributes[A.LIVESCORE_TOOL_CALLS_TOTAL] = total
-        ctx.attributes[A.LIVESCORE_TOOL_CALLS_APPROPRIATE] = appropriate
-        ctx.attributes[A.LIVESCORE_TOOLS_MISSING] = missing
-        if total == 0:
-            return 0.0 if missing else 1.0
-        return round2(appropriate / (total + missing))
-
-    def summary(ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        calls = calls_of(ctx)
-        missing = analysis["missing_tools"]
-        if not calls:
-            what = (
-                f"the agent called no tool although the request needed {', '.join(missing)}"
-                if missing
-                else "the agent rightly called no tool"
-            )
-        else:
-            appropriate = sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
-            what = (
-                f"{appropriate} of {len(calls)} calls were appropriate "
-                f"({describe_calls(calls)})"
-                + (
-                    f" and {', '.join(missing)} {'was' if len(missing) == 1 else 'were'} missing"
-                    if missing
-                    else ""
-                )
-            )
-        return f"The score is {fmt(ctx.score)} because {what}."
-
-    def analysis_prompt(ctx: StepContext, one_call: bool) -> str:
-        prompt = _analyze_prompt(request(ctx), ctx.output_text, tools, calls_of(ctx))
-        shape = (
-            '{"evaluations": [...], "missing_tools": [...], "reason": "..."}'
-            if one_call
-            else '{"evaluations": [{"tool_called": ..., "was_appropriate": true | false, '
-            '"reasoning": ...}], "missing_tools": [...]}'
-        )
-        return f"{prompt}, as JSON only: {shape}."
-
-    analyze: PromptStep[Any]
-    generate_reason: PromptStep[Any] | StepFunction
-    if calls_mode == "three_step":
-        analyze = PromptStep(
-            description="Judge each tool call and find missing tools",
-            output_schema=analysis_schema,
-            system=ANALYZE_SYSTEM,
-            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=False),
-            validate=check,
-            parse=keep,
-        )
-        generate_reason = PromptStep(
-            description="Explain the score",
-            output_schema=None,
-            system=REASON_SYSTEM,
-            create_prompt=lambda ctx: _reason_prompt(
-                request(ctx), fmt(ctx.score), ctx.analyze_step_result
-            ),
-            parse=lambda text, ctx: str(text).strip() or summary(ctx),
-        )
-    else:
-        analyze = PromptStep(
-            description="Judge each tool call, find missing tools, and explain",
-            output_schema=one_call_schema,
-            system=ONE_CALL_SYSTEM,
-            create_prompt=lambda ctx: analysis_prompt(ctx, one_call=True),
-            validate=check,
-            parse=keep,
-        )
-
-        def one_call_reason(ctx: StepContext) -> str:
-            judge_reason = ctx.state.get("reason", "")
-            return summary(ctx) + (f" {judge_reason}" if judge_reason else "")
-
-        generate_reason = one_call_reason
-
-    label: Callable[[float], str] = lambda s: (  # noqa: E731
-        "correct" if s >= 1 else "partial" if s > 0 else "incorrect"
-    )
-    return create_scorer(
+    return _ToolChoices(tools).scorer(
+        model=model,
+        judge_mode=judge_mode,
         id=id,
-        description="Whether the agent called the right tools for the request (LLM judge)",
-        model=judge,
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=label,
         max_text_chars=max_text_chars,
-        sync_steps="inline",
+        judge_options=judge_options,
         redact=redact,
         calibration=calibration,
     )
@@ -499,7 +452,6 @@ def create_tool_call_accuracy_scorer_llm(
     examples=("tool-call-accuracy-llm:search,book",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    import json
     from pathlib import Path
 
     assert argument is not None  # required
