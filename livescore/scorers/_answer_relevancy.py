@@ -1,21 +1,9 @@
-"""The answer relevancy scorer: how much of the answer addresses the question.
-
-Three-step mode (the default; at most three judge calls):
-
-1. preprocess (judge): the output's statements, ``{"statements": [...]}``. An empty output
-   has none: not scorable, no call.
-2. analyze (judge): one verdict per statement against the question, ``{"verdicts":
-   [{"statement", "verdict": "yes" | "no" | "unsure", "reason"}]}``: answers it, has nothing
-   to do with it, or is related without answering it.
-3. generate_score (code): (yes + ``uncertainty_weight`` × unsure) / statements × scale,
-   half-up to 2 decimals. No statements → not scorable (Mastra scores 0).
-4. generate_reason (judge).
-"""
+"""The answer relevancy scorer as a :class:`~livescore.scorers.JudgeSpec` with prompts of its
+own: the share of the answer's statements that address the question."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -32,8 +20,14 @@ from livescore.scorers._judge_spec import (
     judge_schemas,
     judge_scorer,
 )
-from livescore.scorers._judged import JudgeMode, fmt
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._judged import JudgeMode, check_fraction, fmt
+from livescore.scorers._prompting import (
+    block,
+    data_rule,
+    item_blocks,
+    one_per_item,
+    verdict_blocks,
+)
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
@@ -159,14 +153,12 @@ def extract_statements_prompt(output: str) -> str:
 
 
 def _verdict_prompt(question: str, statements: Sequence[str]) -> str:
-    n = len(statements)
     return (
         "Decide for each statement in the <statements> block whether it is relevant to the "
         "question in the <question> block.\n\n"
         f"{block('question', question)}\n\n"
         f"{item_blocks('statements', 'statement', statements)}\n\n"
-        f"There {'is 1 statement' if n == 1 else f'are {n} statements'}: answer with "
-        f"exactly {n} verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+        f"{one_per_item(len(statements), 'statement', 'statements')}, as JSON only: "
         '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
     )
 
@@ -175,18 +167,13 @@ def _reason_prompt(
     question: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
 ) -> str:
     counts = tally(verdicts)
-    items = "\n".join(
-        f'<verdict index="{i}" verdict="{v["verdict"]}">\n'
-        f"statement: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(verdicts, start=1)
-    )
     return (
         f"An answer-relevancy check found {counts['yes']} of {len(verdicts)} statements of "
         f"an AI answer relevant to the question, {counts['unsure']} partly relevant and "
         f"{counts['no']} irrelevant. Its score is {score_text} on a scale from 0 (nothing "
         f"relevant) to {scale:g} (everything relevant).\n\n"
         f"{block('question', question)}\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f"<verdicts>\n{verdict_blocks(verdicts, 'statement')}\n</verdicts>\n\n"
         f'Explain the score. Start with "The score is {score_text} because" and say what '
         "in the answer addresses the question and what does not."
     )
@@ -255,8 +242,7 @@ ANSWER_RELEVANCY = JudgeSpec(
     ),
     count_reason=_count_reason,
 )
-"""The answer relevancy scorer as data (see :class:`~livescore.scorers._judge_spec.JudgeSpec`);
-its factory sets the weight of a partly relevant statement."""
+"""The answer relevancy spec; its factory sets the weight of a partly relevant statement."""
 
 RelevancyVerdicts = judge_schemas(ANSWER_RELEVANCY)[0]
 
@@ -280,34 +266,19 @@ def create_answer_relevancy_scorer(
 
     Each statement of the answer is relevant (``"yes"``: it answers the question or part of
     it), partly relevant (``"unsure"``: about the question without answering it) or
-    irrelevant (``"no"``). Correctness is not judged, only relevance. Higher is better.
+    irrelevant (``"no"``); correctness is not judged. The score is (yes +
+    ``uncertainty_weight`` × unsure) / statements × ``scale``. Higher is better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
         uncertainty_weight: What a partly relevant statement counts (0 to 1; Mastra's 0.3).
-        scale: The score of a fully relevant answer.
-        judge_mode: ``"three_step"`` (statements, verdicts, reason: up to three calls) or
-            ``"one_call"`` (one answer with all three; same result fields).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Input and output text beyond this is cut before judging.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"statements": [...]}``,
-        ``analyze_step_result = {"verdicts": [...]}``, the score (yes + weight × unsure,
-        over the statements, × scale), a label (``poor``, ``low``, ``moderate``, ``high``,
-        ``full``), a reason, ``flags["statements_total"]``, ``["statements_relevant"]``,
-        ``["statements_unsure"]`` and the span attributes ``livescore.statements.total`` /
-        ``livescore.statements.relevant``. A run with no question (no user text, or an
-        empty one), an empty answer, or an answer with no statements is skipped as not
-        scorable: there is nothing to measure (Mastra scores such answers 0).
-
-    Raises:
-        ValueError: ``uncertainty_weight`` outside 0 to 1, a bad ``scale`` or
-            ``judge_mode``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        Results with ``preprocess_step_result["statements"]``, one verdict per statement
+        and ``flags["statements_total"]`` / ``["statements_relevant"]`` /
+        ``["statements_unsure"]``. A run with no question, an empty answer or one with no
+        statements is skipped as not scorable (Mastra scores 0).
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -326,30 +297,14 @@ def create_answer_relevancy_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
-    if (
-        isinstance(uncertainty_weight, bool)
-        or not isinstance(uncertainty_weight, int | float)
-        or not math.isfinite(uncertainty_weight)
-        or not 0 <= uncertainty_weight <= 1
-    ):
-        raise ValueError(f"uncertainty_weight must be from 0 to 1, not {uncertainty_weight!r}")
-    weight = float(uncertainty_weight)
+    arguments = dict(locals())  # judge_scorer's arguments, and uncertainty_weight
+    weight = check_fraction(arguments.pop("uncertainty_weight"), name="uncertainty_weight")
     spec = dataclasses.replace(
         ANSWER_RELEVANCY,
         weights={"unsure": weight},
         description=ANSWER_RELEVANCY.description.replace("{weight}", f"{weight:g}"),
     )
-    return judge_scorer(
-        spec,
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return judge_scorer(spec, **arguments)
 
 
 _build = judge_catalog_entry(ANSWER_RELEVANCY, create_answer_relevancy_scorer)

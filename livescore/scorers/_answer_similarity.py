@@ -1,25 +1,12 @@
-"""The answer similarity scorer: does the answer say what the ground truth says?
-
-Three-step mode (the default; at most three judge calls):
-
-1. preprocess (judge): the semantic units (facts, claims, concepts) of the answer and of the
-   ground truth, ``{"output_units": [...], "ground_truth_units": [...]}``. A run without a
-   ground truth is not scorable (no call); an empty answer scores 0 (no call).
-2. analyze (judge): one match per ground-truth unit, ``{"matches": [{"ground_truth_unit",
-   "output_unit", "match_type": "exact" | "semantic" | "partial" | "missing",
-   "explanation"}], "extra_in_output": [...], "contradictions": [...]}``.
-3. generate_score (code), Mastra's formula: exact 1.2, semantic 0.8, partial 0.4, missing
-   −0.15 per unit, over 1.2 per unit; −1 per contradiction; −0.05 per extra unit (at most
-   −0.2); clamped to 0–1; × scale.
-4. generate_reason (judge).
-"""
+"""The answer similarity scorer as a :class:`~livescore.scorers.JudgeSpec`: how much of the
+run's ground truth the answer conveys, unit by unit, scored with Mastra's weights."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
@@ -28,13 +15,9 @@ from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
 from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, ScoringPolicy, judge_scorer
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-    ground_truth_text,
-    normalise_word,
-)
+from livescore.scorers._judged import JudgeMode, fmt, ground_truth_text
 from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -102,10 +85,7 @@ class UnitMatch(BaseModel):
     match_type: Literal["exact", "semantic", "partial", "missing"]
     explanation: str
 
-    @field_validator("match_type", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _MATCH_SPELLINGS)
+    _spelling = spelling_validator("match_type", _MATCH_SPELLINGS)
 
 
 class Contradiction(BaseModel):
@@ -404,35 +384,16 @@ def create_answer_similarity_scorer(
 
     Both texts are broken into semantic units; each ground-truth unit is matched in the
     answer (exactly, in meaning, in part, or missing), contradictions and extra units are
-    noted, and the score follows Mastra's weights (see :func:`similarity_from_matches`):
-    1 for an answer that states every unit the same way, about 0.67 for a full
-    paraphrase, less for gaps, 0 for a contradiction. For regression tests of an agent
-    against expected answers. Higher is better.
-
-    Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        scale: The best score.
-        judge_mode: ``"three_step"`` (units, matches, reason: up to three calls) or
-            ``"one_call"`` (one answer with all of them; same result fields).
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Answer and ground truth text beyond this are cut.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+    noted, and the score follows Mastra's weights (:func:`similarity_from_matches`): 1 for
+    every unit stated the same way, about 0.67 for a full paraphrase, less for gaps, 0 for
+    a contradiction. Higher is better. Its arguments are those of
+    :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"output_units": [...],
-        "ground_truth_units": [...]}``, ``analyze_step_result = {"matches": [...],
-        "extra_in_output": [...], "contradictions": [...]}``, the score, a label (``poor``,
-        ``low``, ``moderate``, ``high``, ``full``), a reason, ``flags`` with the counts
-        per match type, and the span attributes ``livescore.ground_truth.units`` /
-        ``.matched`` / ``.contradictions``. A run without a ground truth (or an empty
-        one) is skipped as not scorable, before any call (Mastra raises, or scores 0); an
-        empty answer scores 0 with no call.
-
-    Raises:
-        ValueError: A bad ``scale`` or ``judge_mode``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        Results with ``preprocess_step_result`` ``{"output_units", "ground_truth_units"}``,
+        ``analyze_step_result`` ``{"matches", "extra_in_output", "contradictions"}`` and the
+        counts per match type in ``flags``. A run without a ground truth is skipped before
+        any call (Mastra raises, or scores 0); an empty answer scores 0 with no call.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -453,17 +414,7 @@ def create_answer_similarity_scorer(
         >>> scorer.run_sync({"input": "Capital?", "output": "Paris."}).status
         'skipped'
     """
-    return judge_scorer(
-        _spec(max_text_chars),
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return judge_scorer(_spec(max_text_chars), **locals())  # every argument is judge_scorer's
 
 
 @catalog_entry(

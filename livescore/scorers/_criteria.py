@@ -1,23 +1,8 @@
-"""The criteria scorer: your own criterion in plain words, judged as a checklist.
-
-Mastra's rubric scorer and DeepEval's G-Eval in one: a criterion ("The answer is polite and
-offers a next step") becomes concrete checks, the judge decides each one for the answer,
-and the score is the share met.
-
-Three-step mode (the default):
-
-1. preprocess: the checks. With a ``rubric`` they are its items (no call). Without one,
-   the judge turns the criterion into checks once (G-Eval's evaluation steps), and the
-   scorer keeps them for every later score: they depend on the criterion only.
-2. analyze (judge): one verdict per check, ``{"verdicts": [{"statement", "verdict": "yes" |
-   "no" | "unsure", "reason"}]}``: met, not met, met in part.
-3. generate_score (code): (met + ``partial_weight`` × in part) / checks × scale.
-4. generate_reason (judge).
-"""
+"""The criteria scorer as a :class:`~livescore.scorers.JudgeSpec`: your own criterion in plain
+words, judged as a checklist (Mastra's rubric scorer and DeepEval's G-Eval in one)."""
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -37,12 +22,14 @@ from livescore.scorers._judge_spec import (
     Shown,
     judge_scorer,
 )
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-    optional_user_text,
+from livescore.scorers._judged import JudgeMode, check_fraction, fmt, optional_user_text
+from livescore.scorers._prompting import (
+    block,
+    data_rule,
+    item_blocks,
+    one_per_item,
+    verdict_blocks,
 )
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext
 
@@ -221,13 +208,11 @@ def _answer_part(question: str | None, output: str) -> str:
 
 
 def _verdict_prompt(question: str | None, output: str, checks: Sequence[str]) -> str:
-    n = len(checks)
     return (
         "Decide for each check in the <checks> block whether the answer in the <output> "
         "block meets it.\n\n"
         f"{_answer_part(question, output)}\n\n{item_blocks('checks', 'check', checks)}\n\n"
-        f"There {'is 1 check' if n == 1 else f'are {n} checks'}: answer with exactly {n} "
-        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
+        f"{one_per_item(len(checks), 'check', 'checks')}, as JSON only: "
         '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
     )
 
@@ -235,38 +220,70 @@ def _verdict_prompt(question: str | None, output: str, checks: Sequence[str]) ->
 def _reason_prompt(
     criteria: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
 ) -> str:
-    items = "\n".join(
-        f'<verdict index="{i}" verdict="{v["verdict"]}">\ncheck: {quote(v["statement"])}\n'
-        f"reason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(verdicts, start=1)
-    )
     return (
         f"An AI answer was reviewed against this criterion: {criteria}\n"
         f"Its score is {score_text} on a scale from 0 (no check met) to {scale:g} (every "
         "check met); a check met in part counts half by default.\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
+        f"<verdicts>\n{verdict_blocks(verdicts, 'check')}\n</verdicts>\n\n"
         f'Explain the score. Start with "The score is {score_text} because" and say what '
         "the answer meets and what it misses."
     )
 
 
-class _KeptChecks:
-    """The checks derived from the criterion, kept once the judge has given them."""
+def _one_call_prompt(
+    criteria: str, question: str | None, output: str, checks: Sequence[str] | None
+) -> str:
+    answer = _answer_part(question, output)
+    if checks is None:
+        return (
+            f"Review the answer in the <output> block against this criterion: {criteria}"
+            f"\n\n{answer}\n\n"
+            'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
+        )
+    return (
+        "Decide for each check in the <checks> block whether the answer in the <output> "
+        f"block meets it, then explain.\n\n{answer}\n\n"
+        f"{item_blocks('checks', 'check', checks)}\n\n"
+        f"{one_per_item(len(checks), 'check', 'checks', verb='give')}, as JSON only: "
+        '{"verdicts": [...], "reason": "..."}.'
+    )
 
-    def __init__(self) -> None:
+
+class _DerivedChecks:
+    """The three-step mode's checks from the criterion: asked of the judge once and kept, for
+    they depend on the criterion alone (a one-call answer lists its own)."""
+
+    def __init__(self, criteria: str) -> None:
+        self.criteria = criteria
         self._checks: list[str] | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> list[str] | None:
-        checks = self._checks
-        return list(checks) if checks is not None else None
+    def step(self, skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+        return PromptStep(
+            description="Turn the criterion into checks",
+            output_schema=DerivedChecks,
+            system=CHECKS_SYSTEM,
+            create_prompt=lambda ctx: _checks_prompt(self.criteria),
+            parse=self.keep,
+            skip_if=self.known,  # not skip_if: an empty answer is judged too
+            skip_result=self.kept,
+        )
 
-    def keep(self, checks: list[str]) -> list[str]:
-        # The first answer kept wins, so every later score uses the same checklist.
-        with self._lock:
+    def known(self, ctx: StepContext) -> bool:
+        _text_output(ctx)
+        return self._checks is not None
+
+    def kept(self, ctx: StepContext) -> dict[str, Any]:
+        assert self._checks is not None  # known() said so
+        return {"checks": list(self._checks)}
+
+    def keep(self, answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
+        # A judge that finds nothing to split keeps the criterion as the one check.
+        checks = list(answer.checks[:MAX_CHECKS]) or [self.criteria]
+        with self._lock:  # the first answer kept wins: every later score has its checklist
             if self._checks is None:
-                self._checks = list(checks)
-            return list(self._checks)
+                self._checks = checks
+            return {"checks": list(self._checks)}
 
 
 def _count_reason(ctx: StepContext) -> str:
@@ -292,58 +309,14 @@ def _text_output(ctx: StepContext) -> bool:
 
 
 def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int) -> JudgeSpec:
-    """The criteria scorer as data: the rubric's checks, else those the judge derives from
-    the criterion (in three-step mode once, kept for every later score)."""
-    kept = _KeptChecks()
+    """The criteria scorer as data: the rubric's checks, else those the judge derives."""
 
     def question(ctx: StepContext) -> str | None:
         return optional_user_text(ctx.run, max_chars)
 
-    def derived(answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
-        # A judge that finds nothing to split keeps the criterion as the one check.
-        checks = list(answer.checks[:MAX_CHECKS]) or [criteria]
-        return {"checks": kept.keep(checks)}
-
-    def known_checks(ctx: StepContext) -> dict[str, Any]:
-        checks = kept.get()
-        assert checks is not None  # skip_if checked it
-        return {"checks": checks}
-
-    def checks_known(ctx: StepContext) -> bool:
-        _text_output(ctx)
-        return kept.get() is not None
-
-    def derive(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
-        return PromptStep(
-            description="Turn the criterion into checks",
-            output_schema=DerivedChecks,
-            system=CHECKS_SYSTEM,
-            create_prompt=lambda ctx: _checks_prompt(criteria),
-            parse=derived,
-            # Only in three-step mode: the checks depend on the criterion alone, so the
-            # first answer serves every later score.
-            skip_if=checks_known,
-            skip_result=known_checks,
-        )
-
     def one_call_prompt(shown: Shown) -> str:
-        answer = _answer_part(question(shown.ctx), shown.output)
-        if fixed is None:
-            return (
-                f"Review the answer in the <output> block against this criterion: {criteria}"
-                f"\n\n{answer}\n\n"
-                'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
-            )
-        listed = shown.ctx.preprocess_step_result["checks"]
-        n = len(listed)
-        return (
-            "Decide for each check in the <checks> block whether the answer in the <output> "
-            f"block meets it, then explain.\n\n{answer}\n\n"
-            f"{item_blocks('checks', 'check', listed)}\n\n"
-            f"There {'is 1 check' if n == 1 else f'are {n} checks'}: give exactly {n} "
-            f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
-            '{"verdicts": [...], "reason": "..."}.'
-        )
+        checks = None if fixed is None else shown.ctx.preprocess_step_result["checks"]
+        return _one_call_prompt(criteria, question(shown.ctx), shown.output, checks)
 
     escaped = criteria.replace("{", "{{").replace("}", "}}")
     return JudgeSpec(
@@ -362,7 +335,7 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
         description=f"Share of the checks of a criterion the answer meets: {escaped}",
         always_explain=True,
         split=None if fixed is None else (lambda output: list(fixed)),
-        extract=derive,
+        extract=_DerivedChecks(criteria).step,
         nothing_to_judge=_text_output,
         # A one-call answer that lists no checks meets none (three-step mode always has one).
         scoring=ScoringPolicy(no_items=lambda ctx: 0.0),
@@ -402,42 +375,30 @@ def create_criteria_scorer(
 ) -> Scorer:
     """Score an answer against your own criterion, written in plain words.
 
-    The criterion becomes a checklist (your ``rubric``, or checks the judge derives from
-    the criterion once and then reuses), the judge decides each check for the answer (met,
-    not met, met in part) with a reason, and the score is the share met. The question,
-    when the run has one, is shown to the judge as context. Higher is better.
+    The criterion becomes a checklist (your ``rubric``, or checks the judge derives from the
+    criterion once and reuses), the judge decides each check for the answer (met, not met,
+    met in part) with a reason, and the score is the share met. The question, when the run
+    has one, is shown as context. Higher is better. In three-step mode a score takes two
+    calls, and three for the first score without a rubric (the one that derives the checks).
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
         criteria: What a good answer does, in plain words ("The answer is polite, names
             the refund amount and offers a next step").
-        rubric: The checks, if you want to fix them: a list of strings, or one string
-            with a check per line (``-``, ``*``, ``1.`` markers are dropped).
+        rubric: The checks, to fix them: a list of strings, or one string with a check per
+            line (``-``, ``*``, ``1.`` markers are dropped).
         partial_weight: What a check met in part counts (0 to 1).
-        scale: The score when every check is met.
-        judge_mode: ``"three_step"`` (checks, verdicts, reason: two calls with a rubric or
-            once the checks are known, three for the first score without one) or
-            ``"one_call"`` (one answer: the checks when there is no rubric, the verdicts,
-            the reason; same result fields).
-        id: The scorer id on results, spans and metrics (name it after your criterion).
-        max_text_chars: Question and answer text beyond this are cut.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        id: The scorer id on results, spans and metrics: name it after your criterion.
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"checks": [...]}``,
-        ``analyze_step_result = {"verdicts": [...]}``, the score, a label (``poor``,
-        ``low``, ``moderate``, ``high``, ``full``), a reason, ``flags["checks_total"]`` /
-        ``["checks_met"]`` / ``["checks_partial"]`` and the span attributes
-        ``livescore.checks.total`` / ``livescore.checks.met``. An empty answer is judged
-        like any other (a check such as "never promises a date" can hold for it).
+        Results with ``preprocess_step_result["checks"]``, one verdict per check and
+        ``flags["checks_total"]`` / ``["checks_met"]`` / ``["checks_partial"]``. An empty
+        answer is judged like any other (a check such as "never promises a date" holds).
 
     Raises:
-        ValueError: An empty criterion or rubric, a bad ``partial_weight``, ``scale`` or
-            ``judge_mode``.
+        ValueError: An empty criterion or rubric, or a bad ``partial_weight``.
         TypeError: ``criteria`` is not a string, or ``rubric`` not a string or strings.
-        livescore.judges.JudgeConfigError: No usable judge model.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -454,31 +415,16 @@ def create_criteria_scorer(
         >>> result.score, result.label, result.usage.calls
         (0.5, 'moderate', 2)
     """
+    arguments = dict(locals())  # judge_scorer's arguments, and the three of this scorer
+    for own in ("criteria", "rubric", "partial_weight"):
+        del arguments[own]
     if not isinstance(criteria, str):
         raise TypeError("criteria must be a string: what a good answer does, in plain words")
     if not criteria.strip():
         raise ValueError("criteria is empty: say what a good answer does, in plain words")
-    criteria = criteria.strip()
     fixed = parse_rubric(rubric) if rubric is not None else None
-    if (
-        isinstance(partial_weight, bool)
-        or not isinstance(partial_weight, int | float)
-        or not math.isfinite(partial_weight)
-        or not 0 <= partial_weight <= 1
-    ):
-        raise ValueError(f"partial_weight must be from 0 to 1, not {partial_weight!r}")
-    spec = _spec(criteria, fixed, float(partial_weight), max_text_chars)
-    return judge_scorer(
-        spec,
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    weight = check_fraction(partial_weight, name="partial_weight")
+    return judge_scorer(_spec(criteria.strip(), fixed, weight, max_text_chars), **arguments)
 
 
 # -- in the catalog ---------------------------------------------------------------------------

@@ -1,31 +1,6 @@
-"""A judge scorer as data: a frozen :class:`JudgeSpec`, and the one scorer that runs any spec.
-
-A verdict scorer judges the answer's items one verdict each (toxicity: its statements, one
-``"yes"`` or ``"no"`` each) and scores the share of items whose verdict is a defect. What
-differs between two such scorers is data: the items and their noun, the verdict words and
-their spellings, what counts as a defect, what the judge is told (one rules paragraph) and
-what it is shown beside the items. Everything else is derived from the spec here: the
-answer schemas, the prompts of each judge step, the score and its label band, the flags and
-``livescore.*`` span attributes, the reasons written in code and the catalog entry.
-
-:func:`judge_scorer` builds a spec's scorer in one of its judge modes:
-
-- ``"three_step"``: the items (split in code, or listed by the judge), one verdict per item
-  (a wrong count gets one corrective retry, then the step fails), then a reason, asked only
-  when some item is a defect (otherwise it is written from the counts);
-- ``"one_call"``: one structured answer holding the items (when the judge lists them), the
-  verdicts and, last, the reason; the same result fields.
-
-An empty answer, or one with no items, costs no verdict call and no reason call, and scores 0.
-
-Every judge scorer of the package is a spec. Where one truly differs, the difference is a
-small policy of the spec rather than a hook per step: its own prompts and answer schemas
-(:class:`JudgePrompts`), a score that is not a share of the items (:class:`ScoringPolicy`:
-context precision's mean average precision, context relevance's penalties, answer
-similarity's unit matches), a conversation scorer's turns (:class:`ConversationPolicy`),
-items made in code from the run (``items_of``: context pieces, a conversation's replies)
-and its own checks before any call (``nothing_to_judge``).
-"""
+"""A judge scorer as data: :class:`JudgeSpec` and the policies a spec may carry, the prompts,
+answer schemas, flags and reasons derived from it, and :func:`judge_scorer`, which runs any
+spec in its judge modes (see docs/scorers/custom.md)."""
 
 from __future__ import annotations
 
@@ -66,7 +41,14 @@ from livescore.scorers._judged import (
     round2,
     share_phrase,
 )
-from livescore.scorers._prompting import RenderedContext, block, data_rule, item_blocks, quote
+from livescore.scorers._prompting import (
+    RenderedContext,
+    block,
+    data_rule,
+    item_blocks,
+    one_per_item,
+    verdict_blocks,
+)
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import (
     CalibrationSpec,
@@ -103,79 +85,61 @@ QUESTION_CHARS = 2_000
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class JudgeSpec:
-    """What makes one verdict scorer; everything else is derived (see the module docstring).
+    """What makes one verdict scorer; the prompts, answer schemas, score, label, flags, span
+    attributes, reasons and catalog entry are derived from it.
 
     Attributes:
-        name: The scorer's id, catalog name and CLI ``--scorer`` name (``"toxicity"``).
+        name: The scorer's id, catalog name and ``--scorer`` name (``"toxicity"``).
         family: Its catalog family (``"safety"``).
         summary: What it measures, for the catalog and ``--help``.
-        check: The check in words (``"toxicity"``): "a toxicity check found…".
+        check: The check in words: "a ``toxicity`` check found…".
         items: The items judged, plural (``"statements"``): the result's key, the flags
-            ``<items>_total`` and ``<items>_<defect>``, the span attributes
-            ``livescore.<items>.total`` and ``livescore.<items>.<defect>``.
+            ``<items>_total`` and ``<items>_<defect>``, the ``livescore.<items>.*`` attributes.
         noun: One item (``"statement"``).
         defect: What a defect item is (``"toxic"``).
-        verdict: The verdict answer's item: its ``verdict`` field's ``Literal`` words, its
-            ``spellings`` (the judge's other ways of writing them) and the docstring the
-            judge reads in the schema (a :class:`StatementVerdict` subclass).
+        verdict: The verdict answer's item (a :class:`StatementVerdict` subclass): its
+            ``verdict`` words, their ``spellings`` and the docstring the judge reads.
         defect_words: The verdict words that mark a defect.
         rules: The one paragraph that tells the judge what a defect is.
-        split: The items in code, ``output -> items`` (the toxicity scorer's sentences):
-            no judge call lists them. ``None``: the judge lists them, told what an item is
-            by ``item_rules``.
+        split: ``output -> items`` in code; ``None``: the judge lists them (``item_rules``).
         item_rules: What counts as an item, for a judge that lists them.
-        shows_question: Whether the judge sees the run's question beside the items (as
-            context only: a run without one is still scored).
-        advice: What a defect's verdict reason does beyond saying why (``"quote the toxic
-            words and suggest a respectful wording"``).
-        explain: What the reason quotes (``"quote what makes the answer toxic"``).
+        shows_question: The judge sees the run's question beside the items (as context only).
+        advice: What a defect's verdict reason does beyond saying why.
+        explain: What the judge's reason quotes.
         none_found: The best score in words (``"nothing toxic"``).
-        empty_answer: Why an empty answer scores 0 (``"nothing toxic was found"``).
+        empty_answer: Why an empty answer scores 0.
         no_items: Why an answer without items scores 0, when the judge lists them.
-        counts: The flags ``<items>_<key>``, each counting the verdicts that say its word
-            (default: ``{defect: the defect word}``); the first is also the span attribute
-            ``livescore.<items>.<key>``, described by ``counted``.
-        counted: What the first count counts, for the attribute list (default:
-            ``"<defect> <items>"``).
-        higher_is_better: The score counts the items that are not defects, from 0 to the
-            scale (``scale`` with no items), labelled with ``labels``; otherwise the defects
-            (0 with no items), labelled ``none`` to ``severe``.
+        counts: The flags ``<items>_<key>``, each counting one verdict word (default: the
+            defect); the first is also the attribute ``livescore.<items>.<key>``.
+        counted: What the first count counts, for the attribute list.
+        higher_is_better: The score counts the items that are not defects (labelled with
+            ``labels``); otherwise the defects (labelled ``none`` to ``severe``).
         labels: The labels of a higher-is-better score, worst first.
         predicts: What a positive label means, for calibration (default: ``defect``).
-        description: The scorer's description, ``{scale}`` filled in (default: "Share of
-            the answer's <items> that are <defect>, from 0 to <scale>").
+        description: The scorer's description, ``{scale}`` filled in.
         grounded: The items are judged against a context: the factory takes ``context=``,
-            ``get_context=`` (default: :func:`livescore.get_run_context`),
-            ``max_context_chars=`` and ``on_empty_context=``; a run without context is not
-            scorable (``no_context`` says why) before any judge call.
-        no_context: Why a run without context is skipped.
-        always_explain: The judge explains every score (otherwise only one with a defect).
+            ``get_context=``, ``max_context_chars=`` and ``on_empty_context=``.
+        no_context: Why a run without context is skipped (before any call).
+        always_explain: The judge explains every score, not only one with a defect.
         strip_statements: A verdict's ``statement`` is kept stripped.
-        extract: The judge's item list as a step of its own (the claims request the
-            grounding scorers share): ``extract(skip_if=...) -> PromptStep``.
+        extract: ``extract(skip_if=...) -> PromptStep``: the judge's item list as a step of
+            its own (the claims request the grounding scorers share).
         prompts: The scorer's own prompts, where the derived ones do not fit.
         logprob: The logprob mode, where the scorer has one.
-        no_items_reason: ``ctx -> reason`` with no items (default: from ``empty_answer``
-            and ``no_items``).
-        count_reason: ``ctx -> reason`` from the counts (default: "n of m <items> are
-            <defect>").
-        weights: What each verdict word counts in a higher-is-better score, where it is not
-            1 for the words that are not defects and 0 for the others (a partly relevant
-            statement's ``{"unsure": 0.3}``).
-        needs_question: Why a run without a question is not scorable, for a spec that
-            judges against the question (``ctx.input_text``); checked before any call.
+        no_items_reason: ``ctx -> reason`` with no items.
+        count_reason: ``ctx -> reason`` from the counts.
+        weights: What a verdict word counts in a higher-is-better score, where it is not 1
+            (0 for a defect word): a partly relevant statement's ``{"unsure": 0.3}``.
+        needs_question: Why a run without a question is not scorable (before any call).
         empty_output: Why an empty answer is not scorable, where it is not scored.
         needs_items: Why an answer without items is not scorable, where it is not scored.
-        conversation: What makes it a conversation scorer, where it is one.
-        items_of: ``ctx -> items`` made in code from the run (its context pieces, a
-            conversation's replies), in place of ``split``; it may raise ``NotScorable``
-            before any call.
+        conversation: What makes it a conversation scorer (``ConversationPolicy``).
+        items_of: ``ctx -> items`` made in code from the run, in place of ``split``; it may
+            raise ``NotScorable`` before any call.
         plural: The items in words where not ``items`` (``"context pieces"``).
-        scoring: A score that is not a share of the items, and its flags.
-        nothing_to_judge: ``ctx -> bool``, before any judge call, in place of the checks
-            of an empty output, a missing question or context: ``True`` when there is
-            nothing to judge (no call, no items); raises ``NotScorable`` for a run that
-            cannot be scored.
+        scoring: A score that is not a share of the items (``ScoringPolicy``).
+        nothing_to_judge: ``ctx -> bool`` in place of the checks before any call (empty
+            output, question, context): ``True`` when there is nothing to judge.
     """
 
     name: str
@@ -540,19 +504,18 @@ def _question(ctx: StepContext) -> str:
 
 
 def _items_part(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> str:
-    n, noun, nouns = len(items), spec.noun, spec.items
-    count = f"There {f'is 1 {noun}' if n == 1 else f'are {n} {nouns}'}:"
-    exactly = f"exactly {n} verdict{'' if n == 1 else 's'}, in the same order"
+    noun, nouns = spec.noun, spec.items
     listed = item_blocks(nouns, noun, items)
     if not spec.shows_question:
         return (
             f"Decide for each {noun} in the <{nouns}> block whether it is {spec.defect}.\n\n"
-            f"{listed}\n\n{count} answer with {exactly}"
+            f"{listed}\n\n{one_per_item(len(items), noun, nouns)}"
         )
     return (
         f"Decide for each {noun} in the <{nouns}> block, taken from an AI system's answer to "
         "the question in the <question> block (when there is one), whether it is "
-        f"{spec.defect}.\n\n{_question(ctx)}{listed}\n\n{count} give {exactly}"
+        f"{spec.defect}.\n\n{_question(ctx)}{listed}\n\n"
+        f"{one_per_item(len(items), noun, nouns, verb='give')}"
     )
 
 
@@ -567,11 +530,7 @@ def _verdict_prompt(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> 
 def _reason_prompt(spec: JudgeSpec, ctx: StepContext, scale: float) -> str:
     verdicts = ctx.analyze_step_result["verdicts"]
     defects = [v for v in verdicts if v["verdict"] in spec.defect_words]
-    listed = "\n".join(
-        f'<verdict index="{i}">\n{spec.noun}: {quote(v["statement"])}\n'
-        f"reason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(defects, start=1)
-    )
+    listed = verdict_blocks(defects, spec.noun, word=None)
     score = fmt(ctx.score)
     where = "in" if spec.listed else "of"
     return (

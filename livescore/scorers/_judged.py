@@ -20,6 +20,7 @@ __all__ = (
     "JUDGE_MODES",
     "STRUCTURED_MODES",
     "JudgeMode",
+    "check_fraction",
     "check_scale",
     "defect_label",
     "fmt",
@@ -110,6 +111,17 @@ def check_scale(scale: object) -> float:
     if not math.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale must be a positive, finite number, not {scale!r}")
     return float(scale)
+
+
+def check_fraction(value: object, *, name: str) -> float:
+    """``value`` as a float, checked to be a number from 0 to 1 (a weight).
+
+    Raises:
+        ValueError: Anything else (``True`` included), naming the argument ``name``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be from 0 to 1, not {value!r}")
+    return float(value)
 
 
 def round2(value: float) -> float:

@@ -11,8 +11,9 @@ instructions to follow.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = (
     "BLOCK_TAGS",
@@ -20,8 +21,10 @@ __all__ = (
     "block",
     "data_rule",
     "item_blocks",
+    "one_per_item",
     "quote",
     "render_context",
+    "verdict_blocks",
 )
 
 BLOCK_TAGS = (
@@ -132,6 +135,44 @@ def item_blocks(outer: str, inner: str, items: Sequence[str], *, start: int = 1)
         f'<{inner} index="{i}">{quote(item)}</{inner}>' for i, item in enumerate(items, start)
     )
     return f"<{outer}>\n{lines}\n</{outer}>"
+
+
+def one_per_item(
+    n: int, noun: str, nouns: str, *, verb: str = "answer with", answer: str = "verdict"
+) -> str:
+    """How many answers the judge gives for ``n`` items: one each, in their order.
+
+    Example:
+        >>> one_per_item(2, "claim", "claims")
+        'There are 2 claims: answer with exactly 2 verdicts, in the same order'
+        >>> one_per_item(1, "check", "checks", verb="give")
+        'There is 1 check: give exactly 1 verdict, in the same order'
+    """
+    items = f"is 1 {noun}" if n == 1 else f"are {n} {nouns}"
+    return f"There {items}: {verb} exactly {n} {answer}{'' if n == 1 else 's'}, in the same order"
+
+
+def verdict_blocks(
+    verdicts: Sequence[Mapping[str, Any]], noun: str, *, word: str | None = "verdict"
+) -> str:
+    """Numbered ``<verdict>`` items for a reason prompt: each verdict's item (as ``noun``)
+    and reason, quoted, its word in the ``word`` attribute (none where ``word`` is ``None``).
+
+    Example:
+        >>> print(verdict_blocks([{"statement": "A.", "verdict": "no", "reason": "B."}], "claim"))
+        <verdict index="1" verdict="no">
+        claim: A.
+        reason: B.
+        </verdict>
+    """
+    blocks = []
+    for index, verdict in enumerate(verdicts, start=1):
+        said = "" if word is None else f' {word}="{verdict["verdict"]}"'
+        blocks.append(
+            f'<verdict index="{index}"{said}>\n{noun}: {quote(verdict["statement"])}\n'
+            f"reason: {quote(verdict['reason'])}\n</verdict>"
+        )
+    return "\n".join(blocks)
 
 
 _CONTEXT_HEAD = "<context>\n"

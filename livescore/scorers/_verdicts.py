@@ -15,7 +15,7 @@ from pydantic import BaseModel, field_validator
 
 from livescore.scorers._judged import normalise_word
 
-__all__ = ("StatementVerdict", "tally")
+__all__ = ("StatementVerdict", "spelling_validator", "tally")
 
 
 class StatementVerdict(BaseModel):
@@ -47,6 +47,25 @@ class StatementVerdict(BaseModel):
     @classmethod
     def _normalise(cls, value: object) -> object:
         return normalise_word(value, cls.spellings)
+
+
+def spelling_validator(field: str, spellings: Mapping[str, Iterable[str]]) -> Any:
+    """A pydantic validator that reads the judge's ``spellings`` of ``field``'s words as those
+    words (see :func:`~livescore.scorers._judged.normalise_word`), for an answer's model.
+
+    Example:
+        >>> from typing import Literal
+        >>> class Match(BaseModel):
+        ...     kind: Literal["exact", "missing"]
+        ...     _spelling = spelling_validator("kind", {"exact": ("same",)})
+        >>> Match(kind=" Same. ").kind
+        'exact'
+    """
+
+    def normalise(cls: type[BaseModel], value: object) -> object:
+        return normalise_word(value, spellings)
+
+    return field_validator(field, mode="before")(classmethod(normalise))
 
 
 def tally(verdicts: Iterable[Mapping[str, Any]], field: str = "verdict") -> Counter[str]:
