@@ -402,22 +402,7 @@ class Transport:
                     raise
                 finally:
                     usage.latency_s += time.perf_counter() - started
-            unreached = outcome if isinstance(outcome, _Failure) and outcome.unreachable else None
-            if breaker.record(
-                unreached is None,
-                None if unreached is None else _reason_of(unreached),
-                probe=admission == "probe",
-            ):
-                _log.warning(
-                    "%s: unreachable (%s, %d attempts in a row): judge calls fail at once "
-                    "until a probe (every %gs) gets through",
-                    self.redact(self.describe),
-                    breaker.reason,
-                    breaker.streak,
-                    breaker.probe_interval,
-                    # Lets a command that reports the outage its own way hold this line back.
-                    extra={"livescore_event": CIRCUIT_OPEN_EVENT},
-                )
+            self._record_reach(outcome, probe=admission == "probe")
             if gate is not None and not isinstance(outcome, Mapping) and outcome.status == 429:
                 await gate.rate_limited(outcome.retry_after)
             if isinstance(outcome, Mapping):
@@ -426,30 +411,65 @@ class Transport:
                     await anyio.to_thread.run_sync(cache.put, key, outcome)
                 return outcome
             failure = outcome
-            if admission == "probe" and failure.unreachable:
-                # Still unreachable: the probe's call fails now, not after retries.
-                failure.final = True
-            detail = (
-                f"HTTP {failure.status}: {failure.detail}"
-                if failure.status is not None
-                else failure.detail
+            detail = self._raise_unless_retried(
+                failure, attempt, usage, refuses, probe=admission == "probe"
             )
-            if failure.status is not None and (
-                failure.error_type in ("auth_error", "bad_request")
-                or (refuses is not None and refuses(failure.status, failure.detail))
-            ):
-                error = self.error(failure.error_type, detail, usage, failure.status)
-                raise RequestRefused(failure.status, failure.detail, error)
-            if failure.final or attempt >= self.max_retries:
-                if attempt:
-                    detail += f" (after {attempt + 1} attempts)"
-                raise self.error(failure.error_type, detail, usage, failure.status)
             wait = self._backoff(attempt, failure.retry_after)
             _log.debug("%s; retrying in %.2fs", self.redact(f"{self.describe}: {detail}"), wait)
             started = time.perf_counter()
             await _sleep(wait)
             usage.latency_s += time.perf_counter() - started
             attempt += 1
+
+    def _record_reach(self, outcome: Mapping[str, Any] | _Failure, *, probe: bool) -> None:
+        """Tell the circuit breaker whether the server was reached; warn when it opens."""
+        breaker = self.breaker
+        unreached = outcome if isinstance(outcome, _Failure) and outcome.unreachable else None
+        if breaker.record(
+            unreached is None,
+            None if unreached is None else _reason_of(unreached),
+            probe=probe,
+        ):
+            _log.warning(
+                "%s: unreachable (%s, %d attempts in a row): judge calls fail at once "
+                "until a probe (every %gs) gets through",
+                self.redact(self.describe),
+                breaker.reason,
+                breaker.streak,
+                breaker.probe_interval,
+                # Lets a command that reports the outage its own way hold this line back.
+                extra={"livescore_event": CIRCUIT_OPEN_EVENT},
+            )
+
+    def _raise_unless_retried(
+        self,
+        failure: _Failure,
+        attempt: int,
+        usage: JudgeUsage,
+        refuses: Callable[[int, str], bool] | None,
+        *,
+        probe: bool,
+    ) -> str:
+        """Raise what ends the request (refused, final, out of retries); else what failed."""
+        if probe and failure.unreachable:
+            # Still unreachable: the probe's call fails now, not after retries.
+            failure.final = True
+        detail = (
+            f"HTTP {failure.status}: {failure.detail}"
+            if failure.status is not None
+            else failure.detail
+        )
+        if failure.status is not None and (
+            failure.error_type in ("auth_error", "bad_request")
+            or (refuses is not None and refuses(failure.status, failure.detail))
+        ):
+            error = self.error(failure.error_type, detail, usage, failure.status)
+            raise RequestRefused(failure.status, failure.detail, error)
+        if failure.final or attempt >= self.max_retries:
+            if attempt:
+                detail += f" (after {attempt + 1} attempts)"
+            raise self.error(failure.error_type, detail, usage, failure.status)
+        return detail
 
     def _unreachable(self, usage: JudgeUsage) -> JudgeError:
         breaker = self.breaker
