@@ -57,6 +57,8 @@ from livescore.scoring import Scorer, ScoreResult, create_scorer
 from livescore.sinks import ScoreSink, with_sinks
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from livescore.fleet._conversations import ConversationStore
     from livescore.fleet._ledger import Ledger
     from livescore.fleet._otel_env import SpanHold
@@ -353,42 +355,18 @@ class FleetWorker:
         conversation_poll: float = 0.2,
         redact: RedactSpec | None = None,
     ) -> None:
-        from livescore.fleet._redis import validate_url
-
-        validate_url(broker)
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")
-        if not isinstance(max_deliveries, int) or max_deliveries < 1:
-            raise ValueError(f"max_deliveries must be a positive int, not {max_deliveries!r}")
-        for name, value in (
-            ("heartbeat_timeout", heartbeat_timeout),
-            ("drain_timeout", drain_timeout),
-            ("dedupe_ttl", dedupe_ttl),
-            ("export_deadline", export_deadline),
-        ):
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
-        if judge_rpm is not None and not judge_rpm > 0:
-            raise ValueError(f"judge_rpm must be positive, not {judge_rpm!r}")
-        if judge_concurrency is not None and judge_concurrency < 1:
-            raise ValueError(f"judge_concurrency must be at least 1, not {judge_concurrency!r}")
-        self.scorers: dict[str, ScorerConfig] = {}
-        for item in scorers:
-            base = item if isinstance(item, ScorerConfig) else None
-            scorer = item.scorer if isinstance(item, ScorerConfig) else item
-            if not isinstance(scorer, Scorer):
-                raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
-            if scorer.id in self.scorers:
-                raise ValueError(f"scorer ids must be unique; repeated: {scorer.id!r}")
-            if redact is not None:
-                scorer = scorer.with_redaction(redact)
-            self.scorers[scorer.id] = ScorerConfig(
-                scorer,
-                timeout=base.timeout if base is not None else 60.0,
-                max_concurrency=concurrency,
-            )
-        if not self.scorers:
-            raise ValueError("a FleetWorker needs at least one scorer")
+        _check_options(
+            broker,
+            concurrency,
+            max_deliveries,
+            judge_rpm,
+            judge_concurrency,
+            heartbeat_timeout=heartbeat_timeout,
+            drain_timeout=drain_timeout,
+            dedupe_ttl=dedupe_ttl,
+            export_deadline=export_deadline,
+        )
+        self.scorers: dict[str, ScorerConfig] = _worker_scorers(scorers, concurrency, redact)
         self.broker = broker
         self.concurrency = concurrency
         self.queue = queue
@@ -423,9 +401,17 @@ class FleetWorker:
                 f"conversation_poll must be from 0 to 60 seconds, not {conversation_poll!r}"
             )
         self.conversation_poll = float(conversation_poll)
-        self._conversations: ConversationStore | None = None
         self._lock = threading.Lock()
         self._commit_lock = threading.Lock()  # span emission + queueing of a mark, vs a commit
+        self._init_run_state()
+        self.waiting_for: str | None = None
+        """Why the worker is not consuming yet (``"Redis is ..."``); ``None`` otherwise."""
+        self.ready = threading.Event()
+        """Set once the worker consumes (for tests and supervisors)."""
+
+    def _init_run_state(self) -> None:
+        """What :meth:`run` and its threads build and own, empty until it starts."""
+        self._conversations: ConversationStore | None = None
         self._pending: list[_Mark] = []
         self._abandon: list[_WorkerJob] = []
         # Owned by the commit thread: marks not exported yet, and exported but not marked.
@@ -443,10 +429,6 @@ class FleetWorker:
         self._export_failing = False
         self._dead_letter_counter: Any = None
         self._window_start = 0.0
-        self.waiting_for: str | None = None
-        """Why the worker is not consuming yet (``"Redis is ..."``); ``None`` otherwise."""
-        self.ready = threading.Event()
-        """Set once the worker consumes (for tests and supervisors)."""
 
     def __repr__(self) -> str:
         return f"FleetWorker(scorers=[{', '.join(self.scorers)}], concurrency={self.concurrency})"
@@ -473,7 +455,7 @@ class FleetWorker:
             redis.AuthenticationError: The broker refused the credentials.
             redis.RedisError: The broker answered with an error that waiting cannot fix.
         """
-        from livescore.fleet._conversations import ConversationStore, ConversationTimer
+        from livescore.fleet._conversations import ConversationStore
         from livescore.fleet._dramatiq import DramatiqConsumer
         from livescore.fleet._ledger import Ledger
         from livescore.fleet._redis import OutageLog, redis_client
@@ -502,18 +484,7 @@ class FleetWorker:
             stack.callback(ledger.stop_heartbeat)
             self._conversations = ConversationStore(client)
             if any(c.scorer.level == "conversation" for c in self.scorers.values()):
-                from livescore.fleet._dramatiq import DramatiqPublisher
-
-                publisher = DramatiqPublisher(self.broker, self.queue)
-                stack.callback(publisher.close)
-                timer = ConversationTimer(
-                    self._conversations,
-                    publisher.publish,
-                    poll=self.conversation_poll,
-                    lease=max(c.timeout for c in self.scorers.values()) + 30.0,
-                )
-                timer.start()
-                stack.callback(timer.stop)
+                self._start_conversation_timer(self._conversations, stack)
             barrier = self._barrier = ExportBarrier(self._commit)
             stack.callback(barrier.stop)
             portal = self._portal = stack.enter_context(
@@ -549,21 +520,43 @@ class FleetWorker:
                     on_dead_letter=self._dead_letter,
                 )
             finally:
-                scoring.cancel()
-                self._aborted.set()
-                portal.call(send.close)
-                self.stats.loop_cpu_s = portal.call(time.thread_time)
-                if self.gate is not None:
-                    portal.call(self.gate.aclose)
-                try:
-                    self.emitter.flush(10.0)
-                except Exception:
-                    self._emit_failed()
-                for sink in self.sinks:
-                    try:
-                        sink.shutdown(5.0)
-                    except Exception:
-                        _log.exception("livescore: sink %r raised from shutdown()", sink.name)
+                self._stop_scoring(portal, scoring, send)
+
+    def _start_conversation_timer(self, store: ConversationStore, stack: ExitStack) -> None:
+        """Publish the conversations that went quiet, until ``stack`` closes."""
+        from livescore.fleet._conversations import ConversationTimer
+        from livescore.fleet._dramatiq import DramatiqPublisher
+
+        publisher = DramatiqPublisher(self.broker, self.queue)
+        stack.callback(publisher.close)
+        timer = ConversationTimer(
+            store,
+            publisher.publish,
+            poll=self.conversation_poll,
+            lease=max(c.timeout for c in self.scorers.values()) + 30.0,
+        )
+        timer.start()
+        stack.callback(timer.stop)
+
+    def _stop_scoring(
+        self, portal: anyio.from_thread.BlockingPortal, scoring: Future[None], send: Any
+    ) -> None:
+        """After the consumer returned: end the scoring loop, then flush what it emitted."""
+        scoring.cancel()
+        self._aborted.set()
+        portal.call(send.close)
+        self.stats.loop_cpu_s = portal.call(time.thread_time)
+        if self.gate is not None:
+            portal.call(self.gate.aclose)
+        try:
+            self.emitter.flush(10.0)
+        except Exception:
+            self._emit_failed()
+        for sink in self.sinks:
+            try:
+                sink.shutdown(5.0)
+            except Exception:
+                _log.exception("livescore: sink %r raised from shutdown()", sink.name)
 
     def _make_emitters(self) -> None:
         """Spans at a pair's end, counts (metrics, sinks) once it is committed."""
@@ -1279,6 +1272,55 @@ class _Slice:
 
     def hand_off(self, index: int | None = None) -> None:
         self.drop("handed_off_on_worker", index)
+
+
+def _check_options(
+    broker: str,
+    concurrency: object,
+    max_deliveries: object,
+    judge_rpm: float | None,
+    judge_concurrency: int | None,
+    **timeouts: float,
+) -> None:
+    """The argument errors of :class:`FleetWorker` (``timeouts``: positive seconds)."""
+    from livescore.fleet._redis import validate_url
+
+    validate_url(broker)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive int, not {concurrency!r}")
+    if not isinstance(max_deliveries, int) or max_deliveries < 1:
+        raise ValueError(f"max_deliveries must be a positive int, not {max_deliveries!r}")
+    for name, value in timeouts.items():
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    if judge_rpm is not None and not judge_rpm > 0:
+        raise ValueError(f"judge_rpm must be positive, not {judge_rpm!r}")
+    if judge_concurrency is not None and judge_concurrency < 1:
+        raise ValueError(f"judge_concurrency must be at least 1, not {judge_concurrency!r}")
+
+
+def _worker_scorers(
+    scorers: Sequence[Scorer | ScorerConfig], concurrency: int, redact: RedactSpec | None
+) -> dict[str, ScorerConfig]:
+    """The worker's scorers by id, each ``concurrency`` at a time (redacting when asked)."""
+    configs: dict[str, ScorerConfig] = {}
+    for item in scorers:
+        base = item if isinstance(item, ScorerConfig) else None
+        scorer = item.scorer if isinstance(item, ScorerConfig) else item
+        if not isinstance(scorer, Scorer):
+            raise TypeError(f"scorers must be Scorer or ScorerConfig objects, not {item!r}")
+        if scorer.id in configs:
+            raise ValueError(f"scorer ids must be unique; repeated: {scorer.id!r}")
+        if redact is not None:
+            scorer = scorer.with_redaction(redact)
+        configs[scorer.id] = ScorerConfig(
+            scorer,
+            timeout=base.timeout if base is not None else 60.0,
+            max_concurrency=concurrency,
+        )
+    if not configs:
+        raise ValueError("a FleetWorker needs at least one scorer")
+    return configs
 
 
 def _redacted(url: str) -> str:
