@@ -408,8 +408,6 @@ class DramatiqConsumer:
             middleware=[CurrentMessage()],
             outages=self.outages,
         )
-        failures: dict[str, int] = {}
-        failures_lock = threading.Lock()
 
         def report(reason: str, record: Mapping[str, Any] | None) -> None:
             self.dead_letters += 1
@@ -432,44 +430,8 @@ class DramatiqConsumer:
             _DeadLetters(lambda reason, message: report(reason, _record_of(message)))
         )
 
-        def dead_letter(message: Any, reason: str) -> None:
-            message.options["livescore_dead_letter"] = reason
-            message.fail()  # Dramatiq moves it to the dead-letter set; _DeadLetters reports
-
-        def score_job(*args: Any, **kwargs: Any) -> None:
-            message = CurrentMessage.get_current_message()
-            if message is None:  # pragma: no cover - CurrentMessage is installed above
-                return
-            if len(args) != 1 or kwargs or not isinstance(args[0], Mapping):
-                dead_letter(message, "malformed_message")
-                return
-            try:
-                handler(args[0], Delivery(message_id=message.message_id))
-            except Requeue:
-                message.options[_REQUEUE] = True
-            except DeadLetter as exc:
-                dead_letter(message, exc.reason)
-            except Exception:
-                with failures_lock:
-                    count = failures[message.message_id] = failures.get(message.message_id, 0) + 1
-                    if len(failures) > 10_000:
-                        failures.clear()
-                # The traceback once; its repeats in one line each.
-                log = _log.exception if count == 1 else _log.error
-                log(
-                    "livescore worker: handling job message %s failed (%d of %d)",
-                    message.message_id,
-                    count,
-                    self.max_failures,
-                )
-                if count >= self.max_failures:
-                    dead_letter(message, "handler_error")
-                else:
-                    time.sleep(min(0.5 * count, 5.0))  # not a hot loop
-                    message.options[_REQUEUE] = True
-
         dramatiq.Actor(
-            score_job,
+            self._actor_function(handler),
             broker=broker,
             actor_name=ACTOR_NAME,
             queue_name=self.queue,
@@ -492,20 +454,69 @@ class DramatiqConsumer:
             while not stop.wait(0.5):
                 pass
         finally:
-            # Worker threads finish the message in hand (handlers give up at the drain
-            # deadline and raise Requeue); prefetched messages go back to the queue.
-            try:
-                worker.stop(timeout=int((drain_timeout + 10.0) * 1000))
-            except (redis.RedisError, ConnectionClosed) as exc:
-                _log.warning(
-                    "livescore worker: could not hand prefetched jobs back (%s); they are "
-                    "delivered again once this worker's heartbeat lapses",
-                    exc,
-                )
+            _stop_worker(worker, drain_timeout)
             beating.set()
             beat.join(5.0)
             broker.close()
             client.close()  # Dramatiq's broker leaves its Redis connections open
+
+    def _actor_function(self, handler: JobHandler) -> Callable[..., None]:
+        """The actor's function: each job message to ``handler``, which may requeue it or
+        send it to the dead-letter set; one that fails ``max_failures`` times goes there too."""
+        failures: dict[str, int] = {}
+        failures_lock = threading.Lock()
+
+        def score_job(*args: Any, **kwargs: Any) -> None:
+            message = CurrentMessage.get_current_message()
+            if message is None:  # pragma: no cover - CurrentMessage is installed in run()
+                return
+            if len(args) != 1 or kwargs or not isinstance(args[0], Mapping):
+                _dead_letter(message, "malformed_message")
+                return
+            try:
+                handler(args[0], Delivery(message_id=message.message_id))
+            except Requeue:
+                message.options[_REQUEUE] = True
+            except DeadLetter as exc:
+                _dead_letter(message, exc.reason)
+            except Exception:
+                with failures_lock:
+                    count = failures[message.message_id] = failures.get(message.message_id, 0) + 1
+                    if len(failures) > 10_000:
+                        failures.clear()
+                # The traceback once; its repeats in one line each.
+                log = _log.exception if count == 1 else _log.error
+                log(
+                    "livescore worker: handling job message %s failed (%d of %d)",
+                    message.message_id,
+                    count,
+                    self.max_failures,
+                )
+                if count >= self.max_failures:
+                    _dead_letter(message, "handler_error")
+                else:
+                    time.sleep(min(0.5 * count, 5.0))  # not a hot loop
+                    message.options[_REQUEUE] = True
+
+        return score_job
+
+
+def _dead_letter(message: Any, reason: str) -> None:
+    message.options["livescore_dead_letter"] = reason
+    message.fail()  # Dramatiq moves it to the dead-letter set; _DeadLetters reports
+
+
+def _stop_worker(worker: dramatiq.Worker, drain_timeout: float) -> None:
+    # Worker threads finish the message in hand (handlers give up at the drain deadline and
+    # raise Requeue); prefetched messages go back to the queue.
+    try:
+        worker.stop(timeout=int((drain_timeout + 10.0) * 1000))
+    except (redis.RedisError, ConnectionClosed) as exc:
+        _log.warning(
+            "livescore worker: could not hand prefetched jobs back (%s); they are "
+            "delivered again once this worker's heartbeat lapses",
+            exc,
+        )
 
 
 def _beat(client: redis.Redis, broker_id: str, interval: float, stop: threading.Event) -> None:
