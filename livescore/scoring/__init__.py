@@ -1,10 +1,6 @@
-"""The scorer pipeline: build scorers from steps and run them on runs.
-
-A scorer is :func:`create_scorer` over up to four steps (``preprocess`` → ``analyze`` →
-``generate_score`` → ``generate_reason``), each a function of the :class:`StepContext` or a
-:class:`PromptStep` the judge answers, plus an optional ``get_context(run, step)``.
-:meth:`Scorer.score` never raises: every failure becomes a :class:`ScoreResult` with
-``status == "failed"``.
+"""The scorer pipeline: :func:`create_scorer` builds a :class:`Scorer` from steps;
+:meth:`Scorer.score` never raises (a failure is a :class:`ScoreResult` with ``status ==
+"failed"``).
 
 Example:
     >>> from livescore.scoring import create_scorer

@@ -1,17 +1,5 @@
-"""A scorer's labels fitted to the user's own labelled data: :class:`Calibration`.
-
-A calibration file holds, per scorer and judge model, the threshold that turns a score into
-a yes/no verdict on one 0/1 defect label (``hallucinated``, ``toxic``, a field of your
-own), chosen on half of a labelled set and judged on the other half, and, where the score
-takes more than two values, a monotone map from the score to the probability of the label.
-A scorer given one (``create_scorer(calibration=...)``, :meth:`Scorer.with_calibration
-<livescore.scoring.Scorer.with_calibration>`, ``--calibration FILE`` on the CLI) keeps its
-score and replaces its label: the label field's name when the score predicts the defect,
-``not_<field>`` when it does not.
-
-It is fitted by :func:`livescore.evals.fit_calibration` (``livescore eval --calibrate``);
-this module only reads, writes and applies it, so the scorer pipeline can hold one.
-"""
+"""A scorer's labels fitted to the user's own labelled data: :class:`Calibration` (read,
+written and applied here; fitted by :func:`livescore.evals.fit_calibration`)."""
 
 from __future__ import annotations
 
@@ -50,8 +38,7 @@ _DEFECT_WHEN = ("high", "low")
 
 
 class CalibrationError(ValueError):
-    """A calibration file that cannot be read, or one that does not fit a scorer (another
-    judge model, no entry for the scorer). The message is one line."""
+    """A calibration file that cannot be read or does not fit a scorer (one line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +47,16 @@ class CalibrationEntry:
 
     Attributes:
         scorer_id: The scorer it calibrates.
-        judge_model: The judge model whose scores it was fitted on (``None`` for a code
-            scorer); a scorer with another judge refuses it.
+        judge_model: The judge model it was fitted on (``None`` for a code scorer).
         threshold: The score that splits the verdicts.
         defect_when: ``"high"``: a score at or above ``threshold`` predicts the label;
             ``"low"``: at or below it.
-        probability_map: ``(score, probability)`` points, scores ascending, of a monotone
-            (isotonic) fit of the label's probability; between two points the probability
-            is interpolated, beyond the ends it is the end's. Empty when the score took two
-            values or fewer (the threshold then says everything).
+        probability_map: ``(score, probability)`` points, scores ascending, of an isotonic
+            fit of the label's probability (interpolated between points); empty when the
+            score took two values or fewer.
         fitted_on: The labelled items the fit used (one half of those scored).
-        held_out: Figures on the other half, which the fit never saw: ``n``,
-            ``positives``, ``accuracy``, ``balanced_accuracy``, ``precision``, ``recall``,
-            ``f1``, ``auroc``, ``kappa`` at ``threshold``; with a probability map also
-            ``brier`` (its mean squared error) and ``brier_base_rate`` (that of always
-            answering the fit half's base rate: the map should do better).
+        held_out: Figures on the other half (``accuracy``, ``f1``, ``auroc``, ``kappa``…;
+            with a probability map ``brier`` and ``brier_base_rate``).
 
     Example:
         >>> entry = CalibrationEntry("hallucination", "gpt-4o-mini", 0.3, "high",
@@ -115,15 +97,9 @@ class CalibrationEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (one entry of the file's ``scorers`` list)."""
-        return {
-            "scorer_id": self.scorer_id,
-            "judge_model": self.judge_model,
-            "threshold": self.threshold,
-            "defect_when": self.defect_when,
-            "probability_map": [list(p) for p in self.probability_map],
-            "fitted_on": self.fitted_on,
-            "held_out": dict(self.held_out),
-        }
+        data = dataclasses.asdict(self)
+        data["probability_map"] = [list(p) for p in self.probability_map]
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "entry") -> CalibrationEntry:
@@ -150,15 +126,8 @@ class CalibrationEntry:
             isinstance(k, str) and (v is None or _is_number(v)) for k, v in held_out.items()
         ):
             raise CalibrationError(f"{where}: held_out must map names to numbers")
-        return cls(
-            scorer_id=scorer_id,
-            judge_model=judge_model,
-            threshold=threshold,
-            defect_when=defect_when,
-            probability_map=points,
-            fitted_on=fitted_on,
-            held_out=dict(held_out),
-        )
+        held = dict(held_out)
+        return cls(scorer_id, judge_model, threshold, defect_when, points, fitted_on, held)
 
 
 CalibrationSpec: TypeAlias = "Calibration | str | os.PathLike[str]"
@@ -169,13 +138,9 @@ CalibrationSpec: TypeAlias = "Calibration | str | os.PathLike[str]"
 class Calibration:
     """Thresholds (and probability maps) fitted on the user's labels, per scorer and judge.
 
-    Fit one with :func:`livescore.evals.fit_calibration` or ``livescore eval --label FIELD
-    --calibrate FILE``; give it to scorers with ``calibration=`` (a path works too) or
-    ``livescore eval|worker|collect --calibration FILE``. A calibrated score keeps its
-    value; its label becomes ``label`` when the score predicts the defect, else
-    ``not_<label>``, and its span and event carry ``livescore.calibration`` (this file's
-    :attr:`id`), ``livescore.calibration.threshold`` and, with a probability map,
-    ``livescore.calibration.probability``.
+    A calibrated score keeps its value; its label becomes ``label`` when the score predicts
+    the defect, else ``not_<label>``. Fit one with ``livescore eval --label FIELD
+    --calibrate FILE``.
 
     Attributes:
         label: The 0/1 field of the labelled data the scorers were fitted against.
@@ -207,8 +172,7 @@ class Calibration:
 
     @property
     def id(self) -> str:
-        """A short name of this calibration's content (``"cal-"`` + 12 hex digits of its
-        SHA-256): the same file gives the same id on every machine, any change another."""
+        """A short name of its content: ``"cal-"`` + 12 hex digits of its SHA-256."""
         return self._id
 
     @property
@@ -244,15 +208,8 @@ class Calibration:
         )
 
     def apply(self, result: ScoreResult) -> ScoreResult:
-        """``result`` with its label (and probability) as this calibration says.
-
-        Only a scored result whose scorer and judge model have an entry changes; any other
-        is returned as it is.
-
-        Returns:
-            A copy carrying the calibrated label and the ``livescore.calibration*``
-            attributes (``result`` itself is unchanged).
-        """
+        """A copy of ``result`` with the calibrated label and ``livescore.calibration*``
+        attributes; a result that is not scored, or has no entry, is returned as it is."""
         if result.status != "scored" or result.score is None:
             return result
         entry = self.entry(result.scorer_id, result.judge_model)
@@ -311,19 +268,14 @@ class Calibration:
         return cls(label=label, entries=entries, created=created)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the file (to a temporary file beside ``path``, renamed onto it); the path
-        written."""
+        """Write the file atomically; the path written."""
         from livescore._files import write_text_atomically
 
         return write_text_atomically(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Calibration:
-        """Read a calibration file.
-
-        Raises:
-            CalibrationError: The file cannot be read, is not JSON, or is not a calibration
-                (one line naming the file and the problem).
+        """Read a calibration file (:class:`CalibrationError`, naming the file, on a bad one).
 
         Example:
             >>> import tempfile, pathlib

@@ -1,15 +1,5 @@
-"""Shared work between the scorers of one run: :class:`RunMemo`.
-
-When two scorers score the same run with the same judge and send it the same request (the
-hallucination and faithfulness scorers both extract the output's claims with one prompt),
-the judge is asked once: the first scorer's answer is handed to the second, even while the
-first is still waiting for it. The scorer that asked pays for the call; the one that reused
-the answer records ``usage.shared`` instead.
-
-Live scoring (:class:`livescore.live.InProcessExecutor`, and so fleet workers, which feed
-it) makes one memo per job and ``run_evals`` one per dataset item; pass your own to
-:meth:`livescore.Scorer.score` when you run several scorers on one run yourself.
-"""
+"""Shared work between the scorers of one run: :class:`RunMemo` (identical judge requests
+asked once, and one set of personal-data placeholders per run)."""
 
 from __future__ import annotations
 
@@ -38,14 +28,12 @@ class RunMemo:
 
     Two requests are the same when they go to the same judge (the same object, or two
     :class:`~livescore.judges.OpenAIJudge` with the same server, model and sampling
-    settings) with the same system prompt, the same prompt and the same answer schema. The
-    first one is sent; a second one, made while the first is in flight or after it, gets
-    the same answer (a copy) without a call. A shared answer still goes through the second
-    scorer's own ``validate`` check; if that rejects it, that scorer asks the judge itself.
-    A request that fails (or is cancelled, say by its scorer's timeout) is not shared: the
-    next scorer that needs it asks again.
-
-    A memo is for one run and one event loop: it keeps every answer until it is dropped.
+    settings) with the same system prompt, prompt and answer schema. The first is sent; a
+    later one, even while the first is in flight, gets a copy of its answer without a call
+    (``usage.shared`` instead of ``usage.calls``), unless its own ``validate`` rejects it. A
+    request that fails or is cancelled is not shared. Live scoring makes one memo per job,
+    ``run_evals`` one per item; pass your own to :meth:`~livescore.Scorer.score` to share
+    between scorers you run yourself. A memo is for one run and one event loop.
 
     Attributes:
         requests: Requests sent to a judge through this memo.
@@ -86,12 +74,8 @@ class RunMemo:
         )
 
     def pseudonyms(self, detect: Detect) -> Pseudonyms:
-        """The placeholders of this run for ``detect``, shared by its scorers.
-
-        One mapping per run (and per conversation, live), so every score of it, and what
-        ``run_evals`` writes of the item, name the same person ``<PERSON_1>``; and prompts
-        that were identical before redaction stay identical, so they are still shared.
-        """
+        """The placeholders of this run for ``detect``, shared by its scorers: every score
+        of the run names the same person ``<PERSON_1>``, so identical prompts stay shared."""
         held = self._pseudonyms.get(id(detect))
         if held is None or held[0] is not detect:
             held = self._pseudonyms[id(detect)] = (detect, Pseudonyms(detect))
@@ -109,18 +93,10 @@ class RunMemo:
     ) -> tuple[JudgeReply[Any], bool]:
         """The answer to a request: ``call()``'s, or a copy of an identical request's.
 
-        Args:
-            judge: The judge ``call`` asks.
-            system: The request's system prompt.
-            prompt: The request's prompt.
-            schema: The answer's schema (``None`` for free text).
-            call: Sends the request (``judge.generate_object(...)`` or ``generate_text``).
-            validate: The asker's own check of an answer (raises ``ValueError``), applied
-                to a shared answer before it is handed over.
-
-        Returns:
-            The reply, and whether it was shared (then its usage is ``shared=1`` and
-            nothing else: the first asker paid for it).
+        ``judge``, ``system``, ``prompt`` and ``schema`` name the request; ``call`` sends
+        it; ``validate`` is the asker's own check (raising ``ValueError``), applied to a
+        shared answer before it is handed over. Returns the reply and whether it was shared
+        (its usage is then ``shared=1`` and nothing else: the first asker paid).
         """
         key = (_judge_identity(judge), system, prompt, schema)
         while True:

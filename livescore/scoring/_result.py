@@ -1,7 +1,8 @@
-"""What a score is: :class:`ScoreResult`, and the errors of the scorer pipeline."""
+"""What a score is: :class:`ScoreResult`, and :class:`CoveredTurns` for a conversation's."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -21,10 +22,8 @@ OpenTelemetry span attribute."""
 
 @dataclass(frozen=True, slots=True)
 class CoveredTurns:
-    """The turns of a conversation that one conversation score covers.
-
-    Every score of a conversation is kept: a conversation scored after three turns and
-    again after a fourth has two scores, covering turns 1-3 and 1-4.
+    """The turns of a conversation that one conversation score covers (every score of a
+    conversation is kept: one after three turns covers 1-3, one after four 1-4).
 
     Attributes:
         conversation_id: The conversation's id (``gen_ai.conversation.id`` on the span).
@@ -92,18 +91,15 @@ class CoveredTurns:
 class ScoreResult:
     """The outcome of one scorer on one run.
 
-    Step results are plain dicts (or whatever a custom step returned), with Mastra's keys
-    in snake_case (``claims``, ``verdicts``, ``reference_keywords``…).
-
     Attributes:
         run_id: The scored run's id.
         scorer_id: The scorer's id (``"hallucination"``, ``"keyword-coverage"``…).
         status: ``"scored"``, ``"skipped"`` (not scorable; see ``reason``) or ``"failed"``.
         score: The score; ``None`` unless ``status == "scored"``.
-        label: A low-cardinality reading of the score (``"low"``, ``"high"``…), when the
-            scorer defines one.
+        label: A low-cardinality reading of the score, when the scorer defines one.
         reason: Why the score is what it is; for a skip, why the run was not scorable.
-        preprocess_step_result: What the preprocess step returned.
+        preprocess_step_result: What the preprocess step returned (a plain dict for a
+            prebuilt scorer, with Mastra's keys in snake_case).
         preprocess_prompt: The prompt the preprocess step sent to the judge.
         analyze_step_result: What the analyze step returned.
         analyze_prompt: The prompt the analyze step sent to the judge.
@@ -116,13 +112,9 @@ class ScoreResult:
         duration_s: Wall time of the whole score, in seconds.
         judge_model: The judge model's name, when a judge was used.
         flags: Facts about the input worth recording (``{"output_truncated": True}``).
-        attributes: Facts for the score's span, by attribute name (names from
-            :mod:`livescore.otel.attributes`, such as ``livescore.claims.total``): scalar
-            values a scorer's steps set through ``ctx.attributes``. The emitter copies them
-            onto the evaluation span as they are, so a new scorer adds span attributes
-            without touching the emitter.
-        turns: For a conversation score, the conversation and the turns it covers;
-            ``None`` for a run's score.
+        attributes: Scalar span attributes the steps set through ``ctx.attributes``,
+            copied onto the evaluation span as they are.
+        turns: For a conversation score, the turns it covers; ``None`` for a run's score.
     """
 
     run_id: str
@@ -154,29 +146,15 @@ class ScoreResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the result (sets become sorted lists)."""
-        return {
-            "run_id": self.run_id,
-            "scorer_id": self.scorer_id,
-            "status": self.status,
-            "score": self.score,
-            "label": self.label,
-            "reason": self.reason,
-            "preprocess_step_result": _plain(self.preprocess_step_result),
-            "preprocess_prompt": self.preprocess_prompt,
-            "analyze_step_result": _plain(self.analyze_step_result),
-            "analyze_prompt": self.analyze_prompt,
-            "generate_reason_prompt": self.generate_reason_prompt,
-            "usage": _usage_dict(self.usage),
-            "step_usage": {k: _usage_dict(v) for k, v in self.step_usage.items()},
-            "error": self.error,
-            "error_type": self.error_type,
-            "failed_step": self.failed_step,
-            "duration_s": self.duration_s,
-            "judge_model": self.judge_model,
-            "flags": _plain(self.flags),
-            "attributes": dict(self.attributes),
-            "turns": self.turns.to_dict() if self.turns is not None else None,
-        }
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data["preprocess_step_result"] = _plain(self.preprocess_step_result)
+        data["analyze_step_result"] = _plain(self.analyze_step_result)
+        data["usage"] = dataclasses.asdict(self.usage)
+        data["step_usage"] = {k: dataclasses.asdict(v) for k, v in self.step_usage.items()}
+        data["flags"] = _plain(self.flags)
+        data["attributes"] = dict(self.attributes)
+        data["turns"] = self.turns.to_dict() if self.turns is not None else None
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScoreResult:
@@ -187,7 +165,7 @@ class ScoreResult:
             >>> ScoreResult.from_dict(result.to_dict()) == result
             True
         """
-        known = {f: data[f] for f in _RESULT_FIELDS if f in data}
+        known = {f: data[f] for f in _FIELDS if f in data and f not in _NESTED}
         usage = data.get("usage")
         if isinstance(usage, Mapping):
             known["usage"] = _usage_of(usage)
@@ -202,58 +180,20 @@ class ScoreResult:
         return cls(**known)
 
 
-_RESULT_FIELDS = (
-    "run_id",
-    "scorer_id",
-    "status",
-    "score",
-    "label",
-    "reason",
-    "preprocess_step_result",
-    "preprocess_prompt",
-    "analyze_step_result",
-    "analyze_prompt",
-    "generate_reason_prompt",
-    "error",
-    "error_type",
-    "failed_step",
-    "duration_s",
-    "judge_model",
-    "flags",
-    "attributes",
-)
+_FIELDS = tuple(f.name for f in dataclasses.fields(ScoreResult))
+_NESTED = frozenset({"usage", "step_usage", "turns"})
+_USAGE_COUNTS = ("calls", "input_tokens", "output_tokens", "cached", "shared")
 
 
 def _usage_of(data: Mapping[str, Any]) -> JudgeUsage:
-    return JudgeUsage(
-        calls=int(data.get("calls") or 0),
-        input_tokens=int(data.get("input_tokens") or 0),
-        output_tokens=int(data.get("output_tokens") or 0),
-        latency_s=float(data.get("latency_s") or 0.0),
-        cached=int(data.get("cached") or 0),
-        shared=int(data.get("shared") or 0),
-        cached_input_tokens=int(data.get("cached_input_tokens") or 0),
-        cost_usd=_cost_of(data.get("cost_usd")),
-    )
-
-
-def _cost_of(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _usage_dict(usage: JudgeUsage) -> dict[str, Any]:
-    return {
-        "calls": usage.calls,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "latency_s": usage.latency_s,
-        "cached": usage.cached,
-        "shared": usage.shared,
-        "cached_input_tokens": usage.cached_input_tokens,
-        "cost_usd": usage.cost_usd,
-    }
+    usage = JudgeUsage(latency_s=float(data.get("latency_s") or 0.0))
+    for name in _USAGE_COUNTS:
+        setattr(usage, name, int(data.get(name) or 0))
+    usage.cached_input_tokens = int(data.get("cached_input_tokens") or 0)
+    cost = data.get("cost_usd")
+    if not isinstance(cost, bool) and isinstance(cost, int | float):
+        usage.cost_usd = float(cost)
+    return usage
 
 
 def _plain(value: Any) -> Any:

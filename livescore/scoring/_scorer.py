@@ -1,9 +1,6 @@
-"""The scorer pipeline: ``get_context → preprocess → analyze → generate_score → generate_reason``.
-
-Each step is a plain function (sync or async) of a :class:`StepContext`, or a
-:class:`PromptStep` that the scorer's judge answers with structured output. Only
-``generate_score`` is required. This is the Python form of Mastra's ``createScorer``.
-"""
+"""The scorer pipeline: ``get_context → preprocess → analyze → generate_score →
+generate_reason``, each step a function of the :class:`StepContext` or a :class:`PromptStep`
+the judge answers (the Python form of Mastra's ``createScorer``)."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 import anyio
@@ -37,6 +34,7 @@ from livescore.judges import (
     budget_of,
     classify_with_object,
     price_of,
+    resolve_judge,
 )
 from livescore.pii import Detect, Pseudonyms, RedactionError, RedactSpec, as_detector
 from livescore.runs import (
@@ -73,93 +71,57 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 SYNC_HOOK_THREADS = 16
-"""Synchronous ``get_context`` functions and steps running at once, per event loop.
-
-They run in worker threads so that a slow one (a blocking database call, ``time.sleep``)
-never stalls the other scores on the same loop; past this many, the next one waits for a
-thread, and that wait counts against its scorer's timeout."""
+"""Synchronous ``get_context`` functions and steps running at once (in worker threads), per
+event loop; past this many the next one waits, and the wait counts against its timeout."""
 
 SyncSteps: TypeAlias = Literal["thread", "inline"]
 """Where a scorer's synchronous steps run: ``"thread"`` (a worker thread, so they may
 block) or ``"inline"`` (on the event loop: for quick, pure-CPU steps)."""
 
 ScorerLevel: TypeAlias = Literal["run", "conversation"]
-"""What a scorer judges: one run (``"run"``), or a whole conversation (``"conversation"``:
-its steps read ``ctx.conversation``, and live it runs when the conversation goes quiet)."""
-
-_LEVELS = ("run", "conversation")
+"""What a scorer judges: one run, or a whole conversation (``ctx.conversation``)."""
 
 _SYNC_HOOK_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("livescore_sync_hooks")
 
 
+@dataclass(eq=False, slots=True)
 class StepContext:
     """What every step sees.
 
     Attributes:
         run: The run being scored; for a conversation scorer, the conversation's last turn.
-        conversation: For a conversation scorer, the conversation being scored (its turns,
-            oldest first); ``None`` for a run-level scorer.
+        conversation: For a conversation scorer, the conversation (its turns, oldest
+            first); ``None`` for a run-level scorer.
         step: The agent step being scored (the final model turn for a run-level score).
         context: Ground truth resolved once per score by ``get_context`` (or the static
             context); ``None`` when the scorer has neither.
         input_text: The user's message as text, truncated to the scorer's limit. Reading
-            it on a run whose input holds no user text at all (a dict of prompt variables,
-            no input) raises :class:`NotScorable`: the score is skipped with the reason,
-            never computed on an empty string. An empty message is ``""``.
-        output_text: The agent's answer as text, truncated to the scorer's limit; reading
-            it on a run whose output holds no answer text skips the score the same way.
+            it on a run whose input holds no user text (a dict of prompt variables, no
+            input) raises :class:`NotScorable`: the score is skipped with the reason.
+        output_text: The agent's answer as text, truncated; a run without one is skipped
+            the same way.
         preprocess_step_result: Set once preprocess has run.
         analyze_step_result: Set once analyze has run.
         score: Set once generate_score has run.
         flags: Facts recorded on the result (truncation, …); steps may add to it.
-        attributes: Span attributes recorded on the result (``ScoreResult.attributes``):
-            attribute names from :mod:`livescore.otel.attributes` (or your own
-            namespace) to ``str``, ``bool``, ``int`` or ``float`` values.
-        state: Scratch space the steps of one score share (a prompt step's ``parse`` may
-            keep part of an answer here for a later step); not recorded in the result.
+        attributes: Span attributes recorded on the result: ``str``, ``bool``, ``int`` or
+            ``float`` values.
+        state: Scratch space the steps of one score share; not recorded in the result.
     """
 
-    __slots__ = (
-        "_input_text",
-        "_missing",
-        "_output_text",
-        "analyze_step_result",
-        "attributes",
-        "context",
-        "conversation",
-        "flags",
-        "preprocess_step_result",
-        "run",
-        "score",
-        "state",
-        "step",
-    )
-
-    def __init__(
-        self,
-        run: Run,
-        step: Step | None,
-        context: list[str] | None,
-        input_text: str | None,
-        output_text: str | None,
-        *,
-        flags: dict[str, Any] | None = None,
-        attributes: dict[str, AttributeValue] | None = None,
-        conversation: Conversation | None = None,
-    ) -> None:
-        self.run = run
-        self.conversation = conversation
-        self.step = step
-        self.context = context
-        self._input_text = input_text
-        self._output_text = output_text
-        self.preprocess_step_result: Any = None
-        self.analyze_step_result: Any = None
-        self.score: float | None = None
-        self.flags: dict[str, Any] = flags if flags is not None else {}
-        self.attributes: dict[str, AttributeValue] = attributes if attributes is not None else {}
-        self.state: dict[str, Any] = {}
-        self._missing: str | None = None  # why a text a step read is not in the run
+    run: Run
+    step: Step | None
+    conversation: Conversation | None
+    _input_text: str | None
+    _output_text: str | None
+    flags: dict[str, Any]
+    attributes: dict[str, AttributeValue]
+    context: list[str] | None = field(default=None, init=False)
+    preprocess_step_result: Any = field(default=None, init=False)
+    analyze_step_result: Any = field(default=None, init=False)
+    score: float | None = field(default=None, init=False)
+    state: dict[str, Any] = field(default_factory=dict, init=False)
+    _missing: str | None = field(default=None, init=False)  # why a text a step read lacks
 
     @property
     def input_text(self) -> str:
@@ -181,18 +143,6 @@ class StepContext:
         return self._output_text
 
 
-def _a(noun: str) -> str:
-    """``"an int"``, ``"a float"``: the article a type name takes."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
-def _text_or_none(find: Callable[[Run], str | None], run: Run) -> str | None:
-    try:
-        return find(run)
-    except TypeError:
-        return None
-
-
 def _missing_reason(value: Any, where: str, what: str) -> str:
     if value is None:
         found = f"the run has no {where}"
@@ -203,7 +153,8 @@ def _missing_reason(value: Any, where: str, what: str) -> str:
     elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         found = f"its {where} is a list of {len(value)} items with no {what.split()[0]} message"
     else:
-        found = f"its {where} is {_a(type(value).__name__)}"
+        noun = type(value).__name__
+        found = f"its {where} is {'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
     return (
         f"no {what} found in the run: {found}, not text, a chat message or a list of "
         "messages (this scorer reads it)"
@@ -222,32 +173,26 @@ sync or async. A conversation scorer's is called as ``get_context(conversation, 
 class PromptStep(Generic[M]):
     """A step the judge answers.
 
-    Its small hooks (``create_prompt``, ``skip_if``, ``validate``, ``parse``) run on the
-    event loop and must be quick (they build and read text); ``skip_result`` runs like a
-    code step.
+    Its hooks (``create_prompt``, ``skip_if``, ``validate``, ``parse``) run on the event
+    loop and must be quick; ``skip_result`` runs like a code step.
 
     Attributes:
         description: What the step does (shown in docs and errors).
         output_schema: A pydantic model the answer must fit; ``None`` asks for free text.
             The step result is the answer as a plain dict (``model_dump()``), or the text.
         choices: Ask for one of these words instead (``output_schema`` is then ignored):
-            the judge's :meth:`~livescore.judges.Judge.classify`, one short call whose
-            answer is a :class:`~livescore.judges.Classification` holding each word's
-            probability (read from the judge's token logprobs where it gives them). Such
-            a request is not shared through the run's memo.
+            the judge's :meth:`~livescore.judges.Judge.classify`, whose answer is a
+            :class:`~livescore.judges.Classification`. Not shared through the run's memo.
         create_prompt: Builds the user prompt from the context; or a list of prompts, each
-            asked on its own (one after another, each shared through the run's
+            asked on its own (and shared through the run's
             :class:`~livescore.scoring.RunMemo`), the step result then being the list of
-            answers in order (what ``parse`` gets too). A conversation scorer asks one
-            question per turn this way, so a turn asked about before is not asked again.
+            answers in order.
         system: The system prompt (the judge's standing instructions).
         validate: Optional extra check of a well-formed answer; raise ``ValueError`` to ask
             the judge once more with the problem spelled out.
-        skip_if: Optional predicate; when it returns true the judge is not called (no
-            prompt, no cost) and the step result is ``skip_result(ctx)`` instead. For
-            answers known without a model: nothing to extract from an empty output.
-        skip_result: The step result when ``skip_if`` holds (sync or async); ``None`` when
-            not given.
+        skip_if: Optional predicate; when true the judge is not called and the step result
+            is ``skip_result(ctx)`` (sync or async; ``None`` when not given).
+        skip_result: See ``skip_if``.
         parse: Optional ``(answer, ctx) -> step result``, replacing the default
             ``model_dump()`` (or the text itself); lets one answer feed several steps.
 
@@ -278,25 +223,64 @@ class PromptStep(Generic[M]):
 PipelineStep: TypeAlias = StepFunction | PromptStep[Any]
 """One step of the pipeline: a function of the :class:`StepContext` or a :class:`PromptStep`."""
 
-LabelFunction: TypeAlias = Callable[[float], str | None]
-
 _STEP_NAMES = ("preprocess", "analyze", "generate_score", "generate_reason")
 
 
 class Scorer:
-    """A named scoring pipeline. Build one with :func:`create_scorer` or a prebuilt factory.
+    """A named scoring pipeline: steps, each a function (sync or async) or a :class:`PromptStep`.
 
-    Attributes:
-        id: Stable id used in results, spans, metrics and the CLI.
+    ``create_scorer(...)`` builds one, as every prebuilt factory does. ``id``,
+    ``description``, ``version``, ``max_text_chars``, ``sync_steps``, ``level``, ``redact``
+    (the detector) and ``calibration`` stay on it as attributes, and ``model`` as ``judge``
+    (the resolved judge, or ``None``).
+
+    Args:
+        id: Stable id (``"my-scorer"``) used in results, spans, metrics and the CLI.
         description: What the scorer measures.
-        judge: The judge for prompt steps, or ``None`` for a code-only scorer.
-        version: Recorded on every score (``livescore.scorer.version``).
-        sync_steps: Where synchronous code steps run (``"thread"`` or ``"inline"``).
-        level: ``"run"`` or ``"conversation"`` (see :data:`ScorerLevel`).
-        redact: The personal-data detector every score runs first, or ``None`` (see
-            :meth:`with_redaction`).
-        calibration: The :class:`~livescore.scoring.Calibration` that sets its labels, or
-            ``None`` (see :meth:`with_calibration`).
+        generate_score: Required. Returns the score (a finite number).
+        model: The judge: ``"openai/<model>"``, a :class:`~livescore.judges.Judge`, or
+            ``None`` for a code-only scorer.
+        preprocess: Optional first step; its result is ``ctx.preprocess_step_result``.
+        analyze: Optional second step; its result is ``ctx.analyze_step_result``.
+        generate_reason: Optional last step; returns the explanation text.
+        context: Static ground truth, as ``ctx.context``.
+        get_context: ``get_context(run, step)`` resolving ground truth once per score; it
+            overrides ``context``. A synchronous one runs in a worker thread, so it may
+            block.
+        label: Maps a score to a low-cardinality label.
+        version: Recorded on every score.
+        max_text_chars: Input and output text beyond this length is truncated (and flagged).
+        sync_steps: ``"thread"`` (default) runs synchronous steps in a worker thread, so a
+            step may block; ``"inline"`` runs them on the event loop, saving the thread hop
+            for quick, pure-CPU steps.
+        level: ``"run"`` (default) scores one run; ``"conversation"`` scores a whole
+            :class:`~livescore.runs.Conversation` (``ctx.conversation``; ``ctx.run`` is its
+            last turn; ``get_context(conversation, None)``; ``result.turns`` says which
+            turns it covers); live, it runs when the conversation goes quiet.
+        redact: Keep personal data from the judge and from what the score records (see
+            :meth:`Scorer.with_redaction`).
+        calibration: A :class:`~livescore.scoring.Calibration` (or its file's path) setting
+            the labels (see :meth:`Scorer.with_calibration`).
+
+    Example:
+        >>> scorer = create_scorer(
+        ...     id="answer-length",
+        ...     description="Share of a 100-character budget the answer uses",
+        ...     generate_score=lambda ctx: min(len(ctx.output_text) / 100, 1.0),
+        ... )
+        >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
+        0.5
+
+        A conversation scorer:
+
+        >>> turns = create_scorer(
+        ...     id="turns", description="Turns so far", level="conversation",
+        ...     generate_score=lambda ctx: float(ctx.conversation.last_turn),
+        ... )
+        >>> result = turns.run_sync({"id": "c1", "turns": [
+        ...     {"input": "Hi", "output": "Hello"}, {"input": "Bye", "output": "Bye!"}]})
+        >>> result.score, result.turns.count
+        (2.0, 2)
     """
 
     def __init__(
@@ -305,13 +289,13 @@ class Scorer:
         id: str,
         description: str,
         generate_score: PipelineStep,
-        model: Judge | None = None,
+        model: Judge | str | None = None,
         preprocess: PipelineStep | None = None,
         analyze: PipelineStep | None = None,
         generate_reason: PipelineStep | None = None,
         context: Sequence[str] | None = None,
         get_context: ContextFunction | None = None,
-        label: LabelFunction | None = None,
+        label: Callable[[float], str | None] | None = None,
         version: str = "1",
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         sync_steps: SyncSteps = "thread",
@@ -347,12 +331,12 @@ class Scorer:
             raise ValueError("max_text_chars must be positive")
         if sync_steps not in ("thread", "inline"):
             raise ValueError(f"sync_steps must be 'thread' or 'inline', not {sync_steps!r}")
-        if level not in _LEVELS:
+        if level not in ("run", "conversation"):
             raise ValueError(f"level must be 'run' or 'conversation', not {level!r}")
         self.id = id
         self.level: ScorerLevel = level
         self.description = description
-        self.judge = model
+        self.judge = resolve_judge(model) if model is not None else None
         self.version = version
         self.max_text_chars = max_text_chars
         self.sync_steps: SyncSteps = sync_steps
@@ -373,22 +357,16 @@ class Scorer:
         return f"Scorer(id={self.id!r}{judge}{level})"
 
     def with_redaction(self, redact: RedactSpec) -> Scorer:
-        """This scorer, keeping personal data from its judge and from what it records.
+        """A copy of this scorer that keeps personal data from its judge and its results.
 
-        Every score then replaces the personal data of the run (input, output, steps, tool
-        arguments and results, conversation turns) and of the context ``get_context``
-        returns with placeholders (``<PERSON_1>``, ``<EMAIL_1>``: the same value, the same
-        placeholder, across everything the score reads), before any step runs. Prompts,
-        explanations and step results hold only the placeholders. A detector that raises
-        fails the score with ``error_type="redaction"``; the text is never sent.
+        Every score replaces the personal data of the run, its conversation and the context
+        with placeholders (``<PERSON_1>``) before any step runs; a detector that raises
+        fails the score with ``error_type="redaction"`` and nothing is sent.
 
         Args:
             redact: A :class:`~livescore.pii.PersonalDataRedactor`, a function
                 ``detect(text) -> [(start, end, entity), ...]``, or a Presidio
                 ``AnalyzerEngine``.
-
-        Returns:
-            A copy of the scorer (this one is unchanged).
 
         Example:
             >>> from livescore.pii import PersonalDataRedactor
@@ -404,27 +382,17 @@ class Scorer:
         return clone
 
     def with_calibration(self, calibration: CalibrationSpec) -> Scorer:
-        """This scorer, its labels set by a calibration fitted on your own labels.
+        """A copy of this scorer whose labels a calibration fitted on your labels sets.
 
-        Each scored result keeps its score; its label becomes the calibration's label field
-        (``"hallucinated"``) when the score is on the defect's side of the fitted threshold,
-        else ``not_<field>``, and it records ``livescore.calibration`` (the calibration's
-        id), ``livescore.calibration.threshold`` and, where the calibration maps scores to
-        probabilities, ``livescore.calibration.probability``. A score that a judge budget
-        sent to a fallback judge uses that judge's entry, and keeps its own label when the
-        calibration has none for it.
+        A score that a judge budget sent to a fallback judge uses that judge's entry, and
+        keeps its own label when the calibration has none for it.
 
         Args:
-            calibration: A :class:`~livescore.scoring.Calibration` or the path of its file
-                (``livescore eval --calibrate FILE``).
-
-        Returns:
-            A copy of the scorer (this one is unchanged).
+            calibration: A :class:`~livescore.scoring.Calibration` or the path of its file.
 
         Raises:
             CalibrationError: The file cannot be read, or holds no entry for this scorer
-                with this judge model (one fitted for another judge is refused here, not
-                score by score).
+                with this judge model.
 
         Example:
             >>> from livescore.scoring import Calibration, CalibrationEntry
@@ -450,11 +418,8 @@ class Scorer:
         return self._label(score) if self._label is not None else None
 
     def offer_judge_mode(self, mode: str, build: Callable[[], Scorer]) -> None:
-        """Say that this scorer can also run in judge mode ``mode`` (``"one_call"``).
-
-        ``build`` makes the same scorer in that mode; it is called once, when a judge
-        budget's ``fallback="one_call"`` first needs it. The prebuilt verdict scorers
-        (hallucination, faithfulness…) offer ``"one_call"`` when built in ``"three_step"``.
+        """Say that ``build()`` makes this scorer in judge mode ``mode`` (``"one_call"``),
+        for a judge budget's ``fallback="one_call"``; it is called once, when first needed.
 
         Example:
             >>> from livescore.scorers import create_hallucination_scorer
@@ -488,11 +453,10 @@ class Scorer:
         Args:
             run: A :class:`~livescore.Run` or a mapping with ``input``, ``output``,
                 ``ground_truth`` and ``run_id``; for a conversation scorer, a
-                :class:`~livescore.runs.Conversation` (or a run: a conversation of one
-                turn, or a mapping with ``turns``).
+                :class:`~livescore.runs.Conversation` (or a run, or a mapping with
+                ``turns``).
             step: The agent step to score; the run's final model turn by default.
-            memo: Share identical judge requests with the other scorers of this run (see
-                :class:`~livescore.scoring.RunMemo`).
+            memo: Share identical judge requests with the other scorers of this run.
 
         Returns:
             A result with ``status`` ``"scored"`` or ``"skipped"``.
@@ -519,26 +483,18 @@ class Scorer:
     ) -> ScoreResult:
         """Score one run and never raise: a failure is a result with ``status="failed"``.
 
-        This is the one call live scoring, ``run_evals`` and fleet workers use, so a
-        failure becomes a value in exactly one place. Anything a step raises fails that
-        score only, ``BaseException`` included (``SystemExit``, ``GeneratorExit``, a
-        ``CancelledError`` the step raised itself, an exception whose ``str()`` raises).
-        Only a real cancellation of the caller propagates, and so do ``KeyboardInterrupt``
-        and ``SystemExit`` on the main thread, where they are how Ctrl-C and
-        ``sys.exit`` stop a program (elsewhere only the scorer's own code can raise them).
+        The one call live scoring, ``run_evals`` and fleet workers use. Anything a step
+        raises fails that score only, ``BaseException`` included; only a real cancellation
+        of the caller propagates, and ``KeyboardInterrupt`` or ``SystemExit`` on the main
+        thread.
 
         Args:
-            run: A :class:`~livescore.Run` or a mapping (an unreadable one fails in step
-                ``"input"``); for a conversation scorer, a
-                :class:`~livescore.runs.Conversation` (see :meth:`run`).
+            run: As for :meth:`run` (an unreadable one fails in step ``"input"``).
             step: The agent step to score; the run's final model turn by default.
             timeout: Seconds the whole score may take. Past it the score fails with
                 ``error_type="timeout"``, the step that overran as ``failed_step``, and the
                 judge usage of the steps that finished.
-
-        Returns:
-            A result whose ``status`` is ``"scored"``, ``"skipped"`` or ``"failed"`` (then
-            ``failed_step``, ``error`` and ``error_type`` say what went wrong).
+            memo: Share identical judge requests with the other scorers of this run.
 
         Example:
             >>> import anyio
@@ -549,17 +505,40 @@ class Scorer:
             ('failed', 'generate_score', 'ZeroDivisionError')
         """
         try:
-            coerced = self._subject(run)
+            subject = self._subject(run)
         except Exception as exc:
-            result = ScoreResult(
-                run_id=_run_id_of(run),
-                scorer_id=self.id,
-                judge_model=self.judge.model_name if self.judge is not None else None,
-            )
+            result = self._new_result(_run_id_of(run))
             _record_failure(result, "input", exc)
             return result
-        result, _ = await self._execute(coerced, step, timeout, memo)
+        result, _ = await self._execute(subject, step, timeout, memo)
         return result
+
+    def run_sync(self, run: RunLike | ConversationLike, *, step: Step | None = None) -> ScoreResult:
+        """Score one run from synchronous code: scripts, and notebooks too.
+
+        Inside a running event loop (a Jupyter cell) the score runs on a new loop in a
+        short-lived thread while this one waits; prefer ``await scorer.run(...)`` there.
+
+        Example:
+            >>> from livescore.scorers import create_keyword_coverage_scorer
+            >>> scorer = create_keyword_coverage_scorer()
+            >>> scorer.run_sync({"input": "React hooks", "output": "Hooks in React"}).score
+            1.0
+        """
+
+        def score_on_a_new_loop() -> ScoreResult:
+            return anyio.run(lambda: self.run(run, step=step))
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return score_on_a_new_loop()
+        # anyio.run refuses to nest inside a running loop; a fresh thread has no loop (and
+        # no copy of this thread's context, which would say that one runs).
+        with ThreadPoolExecutor(1, thread_name_prefix=f"livescore-run-sync-{self.id}") as pool:
+            return pool.submit(score_on_a_new_loop).result()
+
+    # -- pipeline internals -------------------------------------------------------------
 
     def _subject(self, value: Any) -> Run | Conversation:
         """What this scorer judges, read from ``value`` (raises on what it cannot read)."""
@@ -572,6 +551,10 @@ class Scorer:
             )
         return coerce_run(value)
 
+    def _new_result(self, run_id: str) -> ScoreResult:
+        judge_model = self.judge.model_name if self.judge is not None else None
+        return ScoreResult(run_id=run_id, scorer_id=self.id, judge_model=judge_model)
+
     async def _execute(
         self,
         subject: Run | Conversation,
@@ -579,113 +562,106 @@ class Scorer:
         timeout: float | None,  # noqa: ASYNC109
         memo: RunMemo | None = None,
     ) -> tuple[ScoreResult, BaseException | None]:
-        started = time.perf_counter()
+        attempt = _Attempt(self, timeout)
         conversation = subject if isinstance(subject, Conversation) else None
         run = subject if isinstance(subject, Run) else (subject.last_run or Run())
-        result = ScoreResult(
-            run_id=run.run_id,
-            scorer_id=self.id,
-            judge_model=self.judge.model_name if self.judge is not None else None,
-        )
+        result = self._new_result(run.run_id)
         if conversation is not None:
             result.turns = CoveredTurns.of(conversation)
             if conversation.first_turn > 1:
                 # Earlier turns were let go (memory bounds): the score says it covers less.
                 result.flags["turns_forgotten"] = conversation.first_turn - 1
         error: BaseException | None = None
-        current = "input"
-        overran: str | None = None  # the step during which the time ran out
-        ctx: StepContext | None = None
-        judge = self.judge
-        pipeline = self  # the budget's fallback may run the same scorer in another mode
-        ticket: BudgetTicket | None = None
-
-        def check_time() -> None:
-            nonlocal overran
-            late = timeout is not None and time.perf_counter() - started > timeout
-            if overran is None and late:
-                overran = current
-
         # move_on_after, not fail_after: a step that raises TimeoutError itself is that
         # step's failure, not the scorer's timeout.
         try:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    pseudonyms: Pseudonyms | None = None
-                    seen_run, seen_conversation, known = run, conversation, 0
-                    if self.redact is not None:
-                        current = "redaction"
-                        pseudonyms = (memo or RunMemo()).pseudonyms(self.redact)
-                        seen_run, seen_conversation, known = await _redacted(
-                            pseudonyms, run, conversation
-                        )
-                    ctx = self._start(seen_run, step, result, seen_conversation)
-                    if judge is not None and budget_of(judge) is not None:
-                        current = "budget"
-                        ticket, judge, pipeline = await self._admit(judge, result)
-                    current = "get_context"
-                    # get_context reads the run as it was (your own lookups, on your side).
-                    wanted = step if step is not None else run.final_step
-                    context = await self._resolve_context(conversation or run, wanted)
-                    if pseudonyms is not None and context:
-                        current = "redaction"
-                        context = await _redacted_context(pseudonyms, context)
-                        if pseudonyms.generation != known:
-                            # The context named someone the run also names where the
-                            # detector missed them: the run is replaced again, with them.
-                            seen_run, seen_conversation, known = await _redacted(
-                                pseudonyms, run, conversation
-                            )
-                            ctx = self._start(seen_run, step, result, seen_conversation)
-                    ctx.context = context
-                    if pseudonyms is not None:
-                        _note_redaction(pseudonyms, result)
-                    check_time()
-                    for current in _STEP_NAMES:
-                        await pipeline._run_step(current, ctx, result, memo, judge)
-                        _check_step_end(ctx, current, result)
-                        check_time()
+                    ctx = await self._prepare(attempt, run, conversation, step, result, memo)
+                    attempt.check_time()
+                    for name in _STEP_NAMES:
+                        attempt.step = name
+                        await attempt.pipeline._run_step(name, ctx, result, memo, attempt.judge)
+                        _check_step_end(ctx, name, result)
+                        attempt.check_time()
                 except NotScorable as skip:
                     result.status = "skipped"
                     result.reason = skip.reason
                     result.score = None
                     result.label = None
-                except Exception as exc:
-                    error = exc
-                    _record_failure(result, current, exc)
                 except BaseException as exc:
                     if _ends_the_caller(exc):
                         raise
-                    # KeyboardInterrupt, SystemExit, GeneratorExit or a CancelledError raised
-                    # by the scorer's own code: that score fails, nothing else does.
+                    # Anything else the scorer's code raised (SystemExit, GeneratorExit, a
+                    # CancelledError of its own included): that score fails, nothing else.
                     error = exc
-                    _record_failure(result, current, exc)
+                    _record_failure(result, attempt.step, exc)
         finally:
             # Priced and settled even when the caller is cancelled: the calls were paid.
-            if judge is not None:
-                _price_usage(result, judge)
-            if ticket is not None:
-                await ticket.settle(result.usage, record=result.status != "skipped")
-        result.duration_s = time.perf_counter() - started
+            if attempt.judge is not None:
+                _price_usage(result, attempt.judge)
+            if attempt.ticket is not None:
+                await attempt.ticket.settle(result.usage, record=result.status != "skipped")
+        result.duration_s = time.perf_counter() - attempt.started
         if scope.cancelled_caught:
-            overran = current
-        if error is None and overran is not None:
-            # A synchronous step can overrun without reaching a checkpoint where the
-            # cancel scope could fire: the elapsed time decides too.
+            attempt.overran = attempt.step
+        if error is None and attempt.overran is not None:
             assert timeout is not None
             error = TimeoutError(
-                f"scorer {self.id!r} took longer than {timeout:g} s (in step {overran!r})"
+                f"scorer {self.id!r} took longer than {timeout:g} s (in step {attempt.overran!r})"
             )
-            result.status = "failed"
-            _record_failure(result, overran, error)
+            _record_failure(result, attempt.overran, error)
             result.error_type = "timeout"
         if self.calibration is not None and result.status == "scored":
             result = self.calibration.apply(result)
         return result, error
 
-    async def _admit(self, judge: Judge, result: ScoreResult) -> tuple[BudgetTicket, Judge, Scorer]:
+    async def _prepare(
+        self,
+        attempt: _Attempt,
+        run: Run,
+        conversation: Conversation | None,
+        step: Step | None,
+        result: ScoreResult,
+        memo: RunMemo | None,
+    ) -> StepContext:
+        """What runs before the steps: redaction, the budget, ``get_context``."""
+        pseudonyms: Pseudonyms | None = None
+        seen_run, seen_conversation, known = run, conversation, 0
+        if self.redact is not None:
+            attempt.step = "redaction"
+            pseudonyms = (memo or RunMemo()).pseudonyms(self.redact)
+            seen_run, seen_conversation, known = await _redacted(pseudonyms, run, conversation)
+        ctx = self._start(seen_run, step, result, seen_conversation)
+        if attempt.judge is not None and budget_of(attempt.judge) is not None:
+            attempt.step = "budget"
+            await self._admit(attempt, result)
+        attempt.step = "get_context"
+        # get_context reads the run as it was (your own lookups, on your side), and is
+        # called once per score (Mastra calls it once per step).
+        context = self._context
+        if self._get_context is not None:
+            wanted = step if step is not None else run.final_step
+            found = await _call_hook(self._get_context, conversation or run, wanted, in_thread=True)
+            context = _context_list(found)
+        if pseudonyms is not None:
+            if context:
+                attempt.step = "redaction"
+                context = await _guarded(pseudonyms.redact_value, list(context))
+                if pseudonyms.generation != known:
+                    # The context named someone the run also names where the detector
+                    # missed them: the run is replaced again, with them.
+                    seen_run, seen_conversation, _ = await _redacted(pseudonyms, run, conversation)
+                    ctx = self._start(seen_run, step, result, seen_conversation)
+            _note_redaction(pseudonyms, result)
+        ctx.context = context
+        return ctx
+
+    async def _admit(self, attempt: _Attempt, result: ScoreResult) -> None:
         """Ask the judge's budget for this score: what to run it on, or a skip."""
+        judge = attempt.judge
         budget = budget_of(judge)
+        assert judge is not None
         assert budget is not None
         ticket = await budget.admit(self.id, judge, one_call="one_call" in self._judge_modes)
         result.attributes[A.LIVESCORE_JUDGE_BUDGET] = budget.name
@@ -693,38 +669,11 @@ class Scorer:
             result.attributes[A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED] = True
             raise NotScorable(ticket.reason)
         used = ticket.judge if ticket.judge is not None else judge
-        pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
+        attempt.pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
+        attempt.judge, attempt.ticket = used, ticket
         if ticket.fallback is not None:
             result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
             result.judge_model = used.model_name
-        return ticket, used, pipeline
-
-    def run_sync(self, run: RunLike | ConversationLike, *, step: Step | None = None) -> ScoreResult:
-        """Score one run from synchronous code: scripts, and notebooks too.
-
-        Inside a running event loop (a Jupyter cell, an ``async`` framework's sync
-        callback) the score runs on a new event loop in a short-lived worker thread while
-        this thread waits; prefer ``await scorer.run(...)`` there, which does not block the
-        loop.
-
-        Example:
-            >>> from livescore.scorers import create_keyword_coverage_scorer
-            >>> scorer = create_keyword_coverage_scorer()
-            >>> scorer.run_sync({"input": "React hooks", "output": "Hooks in React"}).score
-            1.0
-        """
-
-        def score_on_a_new_loop() -> ScoreResult:
-            return anyio.run(lambda: self.run(run, step=step))
-
-        if not _event_loop_running():
-            return score_on_a_new_loop()
-        # anyio.run refuses to nest inside a running loop; a fresh thread has no loop (and
-        # no copy of this thread's context, which would say that one runs).
-        with ThreadPoolExecutor(1, thread_name_prefix=f"livescore-run-sync-{self.id}") as pool:
-            return pool.submit(score_on_a_new_loop).result()
-
-    # -- pipeline internals -------------------------------------------------------------
 
     def _start(
         self,
@@ -738,42 +687,33 @@ class Scorer:
         not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
         if not_scorable:  # an integration knows the run has nothing to judge
             raise NotScorable(str(not_scorable))
-        flags = result.flags
-        attributes = result.attributes
         # A value that is not text at all (a number, bytes) is read as "no text": the steps
         # that need it skip the score with the reason, as for a mapping of prompt variables.
-        input_text = _text_or_none(get_user_message, run)
-        output_text = _text_or_none(get_assistant_message, run)
-        if input_text is not None:
-            input_text = _truncate(input_text, self.max_text_chars, "input", flags, attributes)
-        if output_text is not None:
-            output_text = _truncate(output_text, self.max_text_chars, "output", flags, attributes)
-        for which in ("input", "output"):
-            # The integration received the text already cut short (an instrumentation's
-            # attribute length limit): the score says so as it does for its own cut.
-            if run.metadata.get(f"{which}_truncated") is True:
-                flags[f"{which}_truncated"] = True
-                attributes[_TRUNCATED[which]] = True
+        texts: dict[str, str | None] = {}
+        for which, find in (("input", get_user_message), ("output", get_assistant_message)):
+            try:
+                text = find(run)
+            except TypeError:
+                text = None
+            # The integration may have received the text already cut short (an
+            # instrumentation's attribute length limit): the score says so as for its own.
+            cut = run.metadata.get(f"{which}_truncated") is True
+            if text is not None and len(text) > self.max_text_chars:
+                result.flags[f"{which}_chars"] = len(text)
+                text, cut = text[: self.max_text_chars], True
+            if cut:
+                result.flags[f"{which}_truncated"] = True
+                result.attributes[_TRUNCATED[which]] = True
+            texts[which] = text
         return StepContext(
-            run=run,
-            step=step if step is not None else run.final_step,
-            context=None,
-            input_text=input_text,
-            output_text=output_text,
-            flags=flags,
-            attributes=attributes,
-            conversation=conversation,
+            run,
+            step if step is not None else run.final_step,
+            conversation,
+            texts["input"],
+            texts["output"],
+            result.flags,
+            result.attributes,
         )
-
-    async def _resolve_context(
-        self, run: Run | Conversation, step: Step | None
-    ) -> list[str] | None:
-        # get_context overrides the static context and is called once per score (Mastra
-        # calls it once per step, which doubles its cost and can disagree with itself).
-        if self._get_context is None:
-            return self._context
-        value = await _call_hook(self._get_context, run, step, in_thread=True)
-        return _context_list(value)
 
     async def _run_step(
         self,
@@ -787,16 +727,15 @@ class Scorer:
         if step is None:
             return
         in_thread = self.sync_steps == "thread"
-        prompt: str | None
+        prompt: str | None = None
         if isinstance(step, PromptStep) and step.skip_if is not None and step.skip_if(ctx):
             skip_result = step.skip_result
             value = await _call_hook(skip_result, ctx, in_thread=in_thread) if skip_result else None
-            prompt = None
         elif isinstance(step, PromptStep):
             assert judge is not None  # checked in __init__
-            value, prompt = await self._ask_judge(name, step, ctx, result, memo, judge)
+            value, prompt = await _ask_judge(name, step, ctx, result, memo, judge)
         else:
-            value, prompt = await _call_hook(step, ctx, in_thread=in_thread), None
+            value = await _call_hook(step, ctx, in_thread=in_thread)
         if name == "preprocess":
             ctx.preprocess_step_result = result.preprocess_step_result = value
             result.preprocess_prompt = prompt
@@ -811,122 +750,124 @@ class Scorer:
             result.reason = None if value is None else str(value)
             result.generate_reason_prompt = prompt
 
-    async def _ask_judge(
-        self,
-        name: str,
-        step: PromptStep[Any],
-        ctx: StepContext,
-        result: ScoreResult,
-        memo: RunMemo | None,
-        judge: Judge,
-    ) -> tuple[Any, str]:
-        asked = step.create_prompt(ctx)
-        usage = result.step_usage.setdefault(name, JudgeUsage())
-        check = step.validate
-        validate = (lambda answer: check(answer, ctx)) if check is not None else None
-        if isinstance(asked, str):
-            value = await self._ask_one(step, asked, usage, result, memo, validate, judge)
-            prompt = asked
-        else:
-            # Several requests (one per turn of a conversation, say): each asked on its own,
-            # so each is shared through the memo; one after another, so that a scripted
-            # judge's answers meet their requests in order.
-            prompts = list(asked)
-            value = [
-                await self._ask_one(step, p, usage, result, memo, validate, judge) for p in prompts
-            ]
-            prompt = "\n\n".join(prompts)
-        # The answer was paid for: count it before parse, which may still fail.
-        if step.parse is not None:
-            value = step.parse(value, ctx)
-        elif isinstance(asked, str):
-            value = _plain_answer(name, value)
-        else:
-            value = [_plain_answer(name, v) for v in value]
-        return value, prompt
 
-    async def _ask_one(
-        self,
-        step: PromptStep[Any],
-        prompt: str,
-        usage: JudgeUsage,
-        result: ScoreResult,
-        memo: RunMemo | None,
-        validate: Callable[[Any], None] | None,
-        judge: Judge,
-    ) -> Any:
-        schema = step.output_schema
-        choices = step.choices
+class _Attempt:
+    """One score under way: the step it is in, and the judge and pipeline it runs on."""
 
-        async def call() -> JudgeReply[Any]:
-            if choices is not None:
-                # A judge written before classify existed answers from a structured answer.
-                classify = getattr(judge, "classify", None)
-                if classify is None:
-                    return await classify_with_object(
-                        judge, system=step.system, prompt=prompt, choices=choices
-                    )
-                reply: JudgeReply[Any] = await classify(
-                    system=step.system, prompt=prompt, choices=choices
-                )
-                return reply
-            if schema is None:
-                return await judge.generate_text(system=step.system, prompt=prompt)
-            return await judge.generate_object(
-                system=step.system, prompt=prompt, schema=schema, validate=validate
-            )
+    __slots__ = ("judge", "overran", "pipeline", "started", "step", "ticket", "timeout")
 
-        shared = False
-        try:
-            if memo is None or choices is not None:
-                reply = await call()
-            else:
-                reply, shared = await memo.ask(
-                    judge,
-                    system=step.system,
-                    prompt=prompt,
-                    schema=schema,
-                    call=call,
-                    validate=validate,
-                )
-        except JudgeError as exc:
-            usage.add(exc.usage)
-            raise
+    def __init__(self, scorer: Scorer, timeout: float | None) -> None:
+        self.started = time.perf_counter()
+        self.timeout = timeout
+        self.step = "input"
+        self.overran: str | None = None  # the step during which the time ran out
+        self.judge = scorer.judge
+        self.pipeline = scorer  # the budget's fallback may run the same scorer in another mode
+        self.ticket: BudgetTicket | None = None
+
+    def check_time(self) -> None:
+        # A synchronous step can overrun without reaching a checkpoint where the cancel
+        # scope could fire: the elapsed time decides too.
+        late = self.timeout is not None and time.perf_counter() - self.started > self.timeout
+        if late and self.overran is None:
+            self.overran = self.step
+
+
+async def _ask_judge(
+    name: str,
+    step: PromptStep[Any],
+    ctx: StepContext,
+    result: ScoreResult,
+    memo: RunMemo | None,
+    judge: Judge,
+) -> tuple[Any, str]:
+    """The step's answer (parsed) and its prompt; a list of prompts is asked one by one."""
+    asked = step.create_prompt(ctx)
+    usage = result.step_usage.setdefault(name, JudgeUsage())
+    check = step.validate
+    validate = (lambda answer: check(answer, ctx)) if check is not None else None
+    # Several requests (one per turn of a conversation, say) are each shared through the
+    # memo, and asked one after another so that a scripted judge's answers meet them in order.
+    prompts = [asked] if isinstance(asked, str) else list(asked)
+    answers = []
+    for prompt in prompts:
+        reply, shared = await _ask_one(judge, step, prompt, memo, validate, usage)
         usage.add(reply.usage)
         result.usage.add(reply.usage)
         if shared:
             result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
-        return reply.value
+        answers.append(reply.value)
+    # The answer was paid for: counted before parse, which may still fail.
+    if isinstance(asked, str):
+        value = step.parse(answers[0], ctx) if step.parse else _plain_answer(name, answers[0])
+        return value, asked
+    if step.parse is not None:
+        return step.parse(answers, ctx), "\n\n".join(prompts)
+    return [_plain_answer(name, v) for v in answers], "\n\n".join(prompts)
+
+
+async def _ask_one(
+    judge: Judge,
+    step: PromptStep[Any],
+    prompt: str,
+    memo: RunMemo | None,
+    validate: Callable[[Any], None] | None,
+    usage: JudgeUsage,
+) -> tuple[JudgeReply[Any], bool]:
+    """The judge's reply to one prompt (or a copy of an identical request's), and whether
+    it was shared; the usage of a failed call is counted on the step."""
+    schema = step.output_schema
+    choices = step.choices
+
+    async def call() -> JudgeReply[Any]:
+        if choices is not None:
+            # A judge written before classify existed answers from a structured answer.
+            classify = getattr(judge, "classify", None)
+            if classify is None:
+                return await classify_with_object(
+                    judge, system=step.system, prompt=prompt, choices=choices
+                )
+            reply: JudgeReply[Any] = await classify(
+                system=step.system, prompt=prompt, choices=choices
+            )
+            return reply
+        if schema is None:
+            return await judge.generate_text(system=step.system, prompt=prompt)
+        return await judge.generate_object(
+            system=step.system, prompt=prompt, schema=schema, validate=validate
+        )
+
+    try:
+        if memo is None or choices is not None:
+            return await call(), False
+        return await memo.ask(
+            judge, system=step.system, prompt=prompt, schema=schema, call=call, validate=validate
+        )
+    except JudgeError as exc:
+        usage.add(exc.usage)
+        raise
 
 
 async def _redacted(
     pseudonyms: Pseudonyms, run: Run, conversation: Conversation | None
 ) -> tuple[Run, Conversation | None, int]:
-    """The run (and conversation) as the score sees them: placeholders for personal data,
-    and the number of values known when they were replaced.
-
-    In a worker thread: detection is CPU work (spaCy), and must not stall the other scores
-    on the loop.
-    """
+    """The run (and conversation) with placeholders for personal data, and the number of
+    values known when they were replaced."""
 
     def redact() -> tuple[Run, Conversation | None, int]:
         if conversation is None:
-            seen_run = pseudonyms.redact_run(run)
-            return seen_run, None, pseudonyms.generation
+            return pseudonyms.redact_run(run), None, pseudonyms.generation
         seen = pseudonyms.redact_conversation(conversation)
         return (seen.last_run or Run()), seen, pseudonyms.generation
 
     return await _guarded(redact)
 
 
-async def _redacted_context(pseudonyms: Pseudonyms, context: list[str]) -> list[str]:
-    redacted: list[str] = await _guarded(lambda: pseudonyms.redact_value(list(context)))
-    return redacted
-
-
-async def _guarded(work: Callable[[], T]) -> T:
+async def _guarded(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a worker thread (detection is CPU work, spaCy, and must not stall
+    the other scores on the loop); any failure a :class:`RedactionError`."""
     try:
-        return cast(T, await _in_worker_thread(work))
+        return cast(T, await _in_worker_thread(work, *args))
     except Exception as exc:
         # Not the detector's message: it may quote the text it was reading.
         raise RedactionError(
@@ -952,6 +893,7 @@ def _plain_answer(name: str, value: Any) -> Any:
 
 
 _SPAN_SCALARS = frozenset({str, bool, int, float})
+_TRUNCATED = {"input": A.LIVESCORE_INPUT_TRUNCATED, "output": A.LIVESCORE_OUTPUT_TRUNCATED}
 
 
 def _check_conversation(conversation: Conversation) -> None:
@@ -990,11 +932,8 @@ def _context_list(value: Any) -> list[str]:
         )
     items: list[str] = []
     for index, item in enumerate(value):
-        if isinstance(item, str):
-            items.append(item)
-            continue
         try:
-            items.append(message_text(item))
+            items.append(item if isinstance(item, str) else message_text(item))
         except TypeError:
             raise TypeError(
                 f"get_context returned a {type(item).__name__} at index {index}: each item "
@@ -1089,24 +1028,12 @@ def _ends_the_caller(exc: BaseException) -> bool:
     return task is None or (cancelling is not None and cancelling() > 0)
 
 
-def _event_loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _describe(exc: BaseException) -> str:
-    return exception_message(exc) or type(exc).__name__
-
-
 def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
     result.status = "failed"
     result.score = None
     result.label = None
     result.failed_step = step
-    result.error = _describe(exc)
+    result.error = exception_message(exc) or type(exc).__name__
     result.error_type = (
         exc.error_type if isinstance(exc, JudgeError | RedactionError) else type(exc).__name__
     )
@@ -1142,117 +1069,6 @@ def _as_score(value: Any) -> float:
     return score
 
 
-_TRUNCATED = {"input": A.LIVESCORE_INPUT_TRUNCATED, "output": A.LIVESCORE_OUTPUT_TRUNCATED}
-
-
-def _truncate(
-    text: str,
-    limit: int,
-    which: Literal["input", "output"],
-    flags: dict[str, Any],
-    attributes: dict[str, AttributeValue],
-) -> str:
-    if len(text) <= limit:
-        return text
-    flags[f"{which}_truncated"] = True
-    flags[f"{which}_chars"] = len(text)
-    attributes[_TRUNCATED[which]] = True
-    return text[:limit]
-
-
-def create_scorer(
-    *,
-    id: str,
-    description: str,
-    generate_score: PipelineStep,
-    model: Judge | str | None = None,
-    preprocess: PipelineStep | None = None,
-    analyze: PipelineStep | None = None,
-    generate_reason: PipelineStep | None = None,
-    context: Sequence[str] | None = None,
-    get_context: ContextFunction | None = None,
-    label: Callable[[float], str | None] | None = None,
-    version: str = "1",
-    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
-    sync_steps: SyncSteps = "thread",
-    level: ScorerLevel = "run",
-    redact: RedactSpec | None = None,
-    calibration: CalibrationSpec | None = None,
-) -> Scorer:
-    """Build a scorer from steps, each a function (sync or async) or a :class:`PromptStep`.
-
-    Args:
-        id: Stable id (``"my-scorer"``) used in results, spans, metrics and the CLI.
-        description: What the scorer measures.
-        generate_score: Required. Returns the score (a finite number).
-        model: The judge: ``"openai/<model>"``, a :class:`~livescore.judges.Judge`, or
-            ``None`` for a code-only scorer (the same keyword as every prebuilt factory).
-        preprocess: Optional first step; its result is ``ctx.preprocess_step_result``.
-        analyze: Optional second step; its result is ``ctx.analyze_step_result``.
-        generate_reason: Optional last step; returns the explanation text.
-        context: Static ground truth, as ``ctx.context``.
-        get_context: ``get_context(run, step)`` resolving ground truth at scoring time; it
-            overrides ``context`` and runs once per score. A synchronous one runs in a
-            worker thread (at most 16 at once per event loop), so it may block.
-        label: Maps a score to a low-cardinality label.
-        version: Recorded on every score.
-        max_text_chars: Input and output text beyond this length is truncated (and flagged).
-        sync_steps: ``"thread"`` (default) runs synchronous steps in a worker thread, so a
-            step that blocks (I/O, ``time.sleep``) never stalls other scores on the live
-            worker; ``"inline"`` runs them on the event loop, saving the thread hop (tens
-            of microseconds) for quick, pure-CPU steps, as the prebuilt code scorers do.
-        level: ``"run"`` (default) scores one run; ``"conversation"`` scores a whole
-            :class:`~livescore.runs.Conversation`: the steps read ``ctx.conversation``
-            (``ctx.run`` is its last turn), ``get_context`` is called as
-            ``get_context(conversation, None)``, each result says which turns it covers
-            (``result.turns``), and a live dispatcher runs it when the conversation goes
-            quiet (see :class:`~livescore.live.LiveDispatcher`).
-        redact: Keep personal data from the judge and from what the score records (see
-            :meth:`Scorer.with_redaction`); ``None`` (default) sends the text as it is.
-        calibration: A :class:`~livescore.scoring.Calibration` (or the path of its file)
-            that sets the labels from your own labelled data (see
-            :meth:`Scorer.with_calibration`); refused when fitted for another judge model.
-
-    Example:
-        >>> scorer = create_scorer(
-        ...     id="answer-length",
-        ...     description="Share of a 100-character budget the answer uses",
-        ...     generate_score=lambda ctx: min(len(ctx.output_text) / 100, 1.0),
-        ... )
-        >>> scorer.run_sync({"input": "hi", "output": "x" * 50}).score
-        0.5
-
-        A conversation scorer:
-
-        >>> turns = create_scorer(
-        ...     id="turns", description="Turns so far", level="conversation",
-        ...     generate_score=lambda ctx: float(ctx.conversation.last_turn),
-        ... )
-        >>> result = turns.run_sync({"id": "c1", "turns": [
-        ...     {"input": "Hi", "output": "Hello"}, {"input": "Bye", "output": "Bye!"}]})
-        >>> result.score, result.turns.count
-        (2.0, 2)
-    """
-    resolved: Judge | None = None
-    if model is not None:
-        from livescore.judges import resolve_judge
-
-        resolved = resolve_judge(model)
-    return Scorer(
-        id=id,
-        description=description,
-        generate_score=generate_score,
-        model=resolved,
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_reason=generate_reason,
-        context=context,
-        get_context=get_context,
-        label=label,
-        version=version,
-        max_text_chars=max_text_chars,
-        sync_steps=sync_steps,
-        level=level,
-        redact=redact,
-        calibration=calibration,
-    )
+create_scorer = Scorer
+"""Build a scorer from steps: ``create_scorer(id=..., description=..., generate_score=...)``
+is :class:`Scorer`'s constructor, under the name every scorer factory builds with."""
