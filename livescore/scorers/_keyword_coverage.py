@@ -33,7 +33,7 @@ KeywordReference: TypeAlias = Literal["input", "ground_truth"]
 KEYWORD_COVERAGE_LABELS = ("none", "low", "partial", "high", "complete")
 """Every label :func:`keyword_coverage_label` can return, from worst to best."""
 
-_MAX_LISTED = 20  # missing keywords named in the reason; the analyze result has them all
+_MAX_LISTED = 20  # missing items named in a reason; the analyze result has them all
 
 _STATE_KEY = "keyword_coverage"
 
