@@ -97,10 +97,8 @@ def dispatcher_for(
 ) -> tuple[Dispatcher, bool]:
     """The dispatcher an integration hands its runs to, and whether the integration owns it.
 
-    Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with
-    ``broker``, ``sinks``, the providers, ``capture_content`` and ``emit``) or
-    ``dispatcher`` (used as it is: its own broker, sinks and emitter apply, so giving
-    ``broker``, ``sinks`` or ``emit`` too is an error).
+    Either ``scorers`` (a :class:`~livescore.live.LiveDispatcher` is made for them, with the
+    options below) or ``dispatcher`` (used as it is, with its own broker, sinks and emitter).
 
     Args:
         owner: The integration's class name, for error messages.
@@ -112,16 +110,13 @@ def dispatcher_for(
         tracer_provider: Where the score spans go (the global provider by default).
         meter_provider: Where the metrics go (the global provider by default).
         capture_content: What user text the score spans and events carry.
-        logger_provider: Where the ``gen_ai.evaluation.result`` events go (the global
-            provider by default).
+        logger_provider: Where the ``gen_ai.evaluation.result`` events go (the global one).
         emit: What each score becomes: ``"spans"``, ``"events"`` or both (the default).
-        conversation_idle_timeout: Seconds a conversation must be quiet before its
-            conversation scorers run (see ``LiveDispatcher(conversation_idle_timeout=)``).
+        conversation_idle_timeout: As ``LiveDispatcher(conversation_idle_timeout=)``.
 
     Raises:
-        ValueError: Neither or both of ``scorers`` and ``dispatcher``; ``broker``,
-            ``sinks``, ``emit`` or another ``conversation_idle_timeout`` with
-            ``dispatcher``; ``emit`` with ``broker`` (the workers emit).
+        ValueError: Neither or both of ``scorers`` and ``dispatcher``; an option of the
+            dispatcher it makes with ``dispatcher``; ``emit`` with ``broker``.
 
     Example:
         >>> from livescore.scorers import create_keyword_coverage_scorer
@@ -135,24 +130,7 @@ def dispatcher_for(
     if (scorers is None) == (dispatcher is None):
         raise ValueError(f"give {owner} either scorers=[...] or dispatcher=...")
     if dispatcher is not None:
-        timeout_given = conversation_idle_timeout != DEFAULT_CONVERSATION_IDLE_TIMEOUT
-        for keyword, what, example, value in (
-            ("broker", "broker", "broker=...", broker),
-            ("sinks", "sinks", "sinks=[...]", sinks),
-            ("emit", "emitter", "emitter=OTelEmitter(emit=...)", emit),
-            (
-                "conversation_idle_timeout",
-                "timeout",
-                "conversation_idle_timeout=...",
-                timeout_given,
-            ),
-        ):
-            if value:
-                raise ValueError(
-                    f"{keyword}= configures the dispatcher {owner} creates: with "
-                    f"dispatcher=..., pass the {what} to that dispatcher "
-                    f"(LiveDispatcher(..., {example}))"
-                )
+        _refuse_dispatcher_options(owner, broker, sinks, emit, conversation_idle_timeout)
         return dispatcher, False
     from livescore._emit import DEFAULT_EMIT
     from livescore.live._dispatcher import LiveDispatcher
@@ -180,6 +158,29 @@ def dispatcher_for(
         conversation_idle_timeout=conversation_idle_timeout,
     )
     return made, True
+
+
+def _refuse_dispatcher_options(
+    owner: str,
+    broker: str | None,
+    sinks: Sequence[ScoreSink] | None,
+    emit: str | Sequence[EmitSignal] | None,
+    conversation_idle_timeout: float | None,
+) -> None:
+    """With ``dispatcher=``, the options of the dispatcher an integration makes are errors."""
+    timeout_given = conversation_idle_timeout != DEFAULT_CONVERSATION_IDLE_TIMEOUT
+    for keyword, what, example, value in (
+        ("broker", "broker", "broker=...", broker),
+        ("sinks", "sinks", "sinks=[...]", sinks),
+        ("emit", "emitter", "emitter=OTelEmitter(emit=...)", emit),
+        ("conversation_idle_timeout", "timeout", "conversation_idle_timeout=...", timeout_given),
+    ):
+        if value:
+            raise ValueError(
+                f"{keyword}= configures the dispatcher {owner} creates: with "
+                f"dispatcher=..., pass the {what} to that dispatcher "
+                f"(LiveDispatcher(..., {example}))"
+            )
 
 
 def conversation_id_of(metadata: Any) -> str | None:
