@@ -6,8 +6,6 @@ import argparse
 import importlib.util
 import logging
 import os
-import signal
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,52 +19,86 @@ from livescore.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
+    add_command,
+    check_broker_options,
     make_console,
     positive_float,
     positive_int,
 )
 from livescore.cli._export import add_emit_arguments, logs_url, traces_url
-from livescore.cli._redact import redactor_from_args
-from livescore.cli._worker import _as_list, load_attribute
+from livescore.cli._interrupt import stopping_on_signals
+from livescore.cli._loading import (
+    add_scorers_argument,
+    add_sinks_argument,
+    as_items,
+    load_attribute,
+    load_sinks,
+)
+from livescore.cli._metrics_port import add_metrics_port_argument, start_telemetry
+from livescore.cli._redact import add_redact_argument, redactor_from_args
 
 if TYPE_CHECKING:
+    from livescore._emit import EmitSignal
     from livescore.traces import SpanRecord
 
 __all__ = ("add_collect_parser", "run_collect_command")
 
 
+_DESCRIPTION = (
+    "Serve POST /v1/traces (OTLP/HTTP, protobuf or JSON, gzip accepted) and score\n"
+    "every agent run the received spans describe (GenAI semantic conventions,\n"
+    "OpenInference, OpenLLMetry, the Vercel AI SDK, Mastra, Langfuse, Logfire) with\n"
+    "the scorers of MODULE:ATTR. POST /v1/logs takes the log\n"
+    "records that carry the messages where an instrumentation captures content in\n"
+    "events (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY): each is\n"
+    "joined to its span; records of no span are counted and dropped. Point any\n"
+    "OTLP exporter, in any language, or an OpenTelemetry Collector at it. A trace\n"
+    "is assembled once it has been quiet for --quiet-period; each score is a span,\n"
+    "child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+    "(--emit), exported to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables\n"
+    "say). SIGTERM or Ctrl-C stops it: it answers no more requests, assembles what\n"
+    "it holds, scores it within --drain-timeout and says what it left."
+)
+_EPILOG = (
+    "exit codes:\n"
+    "  0  stopped, with everything received assembled and scored (or counted)\n"
+    "  1  stopped, but the drain deadline left work unscored (the summary says what)\n"
+    "  2  usage error: bad option, scorers that cannot be loaded, an address that\n"
+    "     cannot be bound, a missing extra or token variable\n\n"
+    "example: livescore collect myapp.scoring:scorers --listen 127.0.0.1:4318 \\\n"
+    "  --otlp-endpoint http://127.0.0.1:6006"
+)
+
+
 def add_collect_parser(sub: Any) -> None:
     """Add the ``collect`` sub-command to ``sub`` (the parser's sub-parsers)."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "collect",
         help="receive OpenTelemetry traces over OTLP/HTTP and score the agent runs in them",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Serve POST /v1/traces (OTLP/HTTP, protobuf or JSON, gzip accepted) and score\n"
-            "every agent run the received spans describe (GenAI semantic conventions,\n"
-            "OpenInference, OpenLLMetry, the Vercel AI SDK, Mastra, Langfuse, Logfire) with\n"
-            "the scorers of MODULE:ATTR. POST /v1/logs takes the log\n"
-            "records that carry the messages where an instrumentation captures content in\n"
-            "events (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY): each is\n"
-            "joined to its span; records of no span are counted and dropped. Point any\n"
-            "OTLP exporter, in any language, or an OpenTelemetry Collector at it. A trace\n"
-            "is assembled once it has been quiet for --quiet-period; each score is a span,\n"
-            "child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
-            "(--emit), exported to --otlp-endpoint (or as the OTEL_EXPORTER_OTLP_* variables\n"
-            "say). SIGTERM or Ctrl-C stops it: it answers no more requests, assembles what\n"
-            "it holds, scores it within --drain-timeout and says what it left."
-        ),
-        epilog=(
-            "exit codes:\n"
-            "  0  stopped, with everything received assembled and scored (or counted)\n"
-            "  1  stopped, but the drain deadline left work unscored (the summary says what)\n"
-            "  2  usage error: bad option, scorers that cannot be loaded, an address that\n"
-            "     cannot be bound, a missing extra or token variable\n\n"
-            "example: livescore collect myapp.scoring:scorers --listen 127.0.0.1:4318 \\\n"
-            "  --otlp-endpoint http://127.0.0.1:6006"
-        ),
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
     )
-    p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
+    add_scorers_argument(p)
+    _add_receiver_arguments(p)
+    _add_scoring_arguments(p)
+    add_output_arguments(p)
+    _add_limit_arguments(p.add_argument_group("limits"))
+    add_redact_argument(
+        p,
+        placeholders_in="the score spans, events and sinks hold the placeholders (with "
+        "--broker, give it to livescore worker; needs the pii extra)",
+    )
+    add_calibration_argument(p, extra="with --broker, give it to livescore worker")
+    p.add_argument(
+        "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help=""
+    )
+    p.set_defaults(handler=run_collect_command)
+
+
+def _add_receiver_arguments(p: Any) -> None:
+    """Where the spans come in and where they go on: the address, the token, --forward,
+    --broker and the export of the scores."""
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
@@ -99,15 +131,12 @@ def add_collect_parser(sub: Any) -> None:
         "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
     )
     add_emit_arguments(p)
-    from livescore.cli._metrics_port import add_metrics_port_argument
-
     add_metrics_port_argument(p)
-    p.add_argument(
-        "--sinks",
-        metavar="MODULE:ATTR",
-        help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
-        "scorers' module, if it has one)",
-    )
+
+
+def _add_scoring_arguments(p: Any) -> None:
+    """What is scored and where the scores go besides OpenTelemetry."""
+    add_sinks_argument(p)
     p.add_argument(
         "--conversation-idle-timeout",
         metavar="SECONDS",
@@ -128,8 +157,10 @@ def add_collect_parser(sub: Any) -> None:
         help="print, for each trace assembled, the run it gave (each field's span and "
         "attribute, what scorers get) or why none, as 'livescore traces inspect' does",
     )
-    add_output_arguments(p)
-    limits = p.add_argument_group("limits")
+
+
+def _add_limit_arguments(limits: Any) -> None:
+    """The bounds on what the receiver holds, and the drain deadline."""
     limits.add_argument(
         "--quiet-period",
         type=positive_float,
@@ -188,18 +219,6 @@ def add_collect_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="on SIGTERM, time to assemble and score what is held (default: 30)",
     )
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
-        "placeholders before the judge sees it; the score spans, events and sinks hold the "
-        "placeholders (with --broker, give it to livescore worker; needs the pii extra)",
-    )
-    add_calibration_argument(p, extra="with --broker, give it to livescore worker")
-    p.add_argument(
-        "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help=""
-    )
-    p.set_defaults(handler=run_collect_command)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -254,13 +273,9 @@ def _telemetry(
         if not metric_readers:
             return _Telemetry(where=where)
         from opentelemetry.sdk.metrics import MeterProvider as _MeterProvider
-        from opentelemetry.sdk.resources import Resource as _Resource
 
-        resource = _Resource.create(
-            {"service.name": os.environ.get("OTEL_SERVICE_NAME", "livescore-collect")}
-        )
         return _Telemetry(
-            meter_provider=_MeterProvider(resource=resource, metric_readers=list(metric_readers)),
+            meter_provider=_MeterProvider(resource=_resource(), metric_readers=[*metric_readers]),
             where=where,
         )
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -270,7 +285,6 @@ def _telemetry(
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -284,17 +298,8 @@ def _telemetry(
         spans_url = str(env)
         span_exporter, metric_exporter = OTLPSpanExporter(), OTLPMetricExporter()
         log_exporter = OTLPLogExporter()  # OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT
-    parts = urlsplit(spans_url)
-    if (parts.hostname, parts.port) == listen or (
-        parts.port == listen[1] and {parts.hostname, listen[0]} <= {"127.0.0.1", "localhost"}
-    ):
-        raise UsageError(
-            f"the score spans would be sent to this receiver itself ({spans_url}): give "
-            "--otlp-endpoint the address of your tracing backend"
-        )
-    resource = Resource.create(
-        {"service.name": os.environ.get("OTEL_SERVICE_NAME", "livescore-collect")}
-    )
+    _refuse_sending_to_itself(spans_url, listen)
+    resource = _resource()
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
     meter_provider = MeterProvider(
@@ -314,6 +319,25 @@ def _telemetry(
     return _Telemetry(tracer_provider, meter_provider, spans_url, logger_provider)
 
 
+def _resource() -> Any:
+    from opentelemetry.sdk.resources import Resource
+
+    return Resource.create(
+        {"service.name": os.environ.get("OTEL_SERVICE_NAME", "livescore-collect")}
+    )
+
+
+def _refuse_sending_to_itself(spans_url: str, listen: tuple[str, int]) -> None:
+    parts = urlsplit(spans_url)
+    if (parts.hostname, parts.port) == listen or (
+        parts.port == listen[1] and {parts.hostname, listen[0]} <= {"127.0.0.1", "localhost"}
+    ):
+        raise UsageError(
+            f"the score spans would be sent to this receiver itself ({spans_url}): give "
+            "--otlp-endpoint the address of your tracing backend"
+        )
+
+
 def _explainer() -> Callable[[Sequence[SpanRecord]], None]:
     """What ``--explain`` calls with each finished trace: its report, on stdout."""
     from livescore.cli._inspect import print_trace_report
@@ -330,107 +354,129 @@ def _explainer() -> Callable[[Sequence[SpanRecord]], None]:
 
 def run_collect_command(args: argparse.Namespace) -> int:
     """Run ``livescore collect`` until SIGTERM or Ctrl-C; returns the exit code."""
-    from rich.markup import escape
+    from livescore._emit import DEFAULT_EMIT
 
     err = make_console(stderr=True)
     listen = parse_listen(args.listen)
     _require("opentelemetry.proto", "decoding OTLP protobuf", "opentelemetry-proto")
     _require("opentelemetry.sdk", "exporting the score spans", "the OpenTelemetry SDK")
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env, "")
-        if not token.strip():
-            raise UsageError(f"--token-env {args.token_env}: ${args.token_env} is not set")
+    check_broker_options(args)
+    token = _token(args.token_env)
     forward = traces_url(args.forward, "--forward") if args.forward else None
-    forward_logs = logs_url(args.forward, "--forward") if args.forward else None
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    module, value = load_attribute(args.scorers, "MODULE:ATTR")
-    scorers = _as_list(value, "scorers", "MODULE:ATTR")
-    if args.sinks:
-        _, sink_value = load_attribute(args.sinks, "--sinks")
-        sinks = _as_list(sink_value, "sinks", "--sinks")
-    else:
-        sinks = (
-            [] if args.broker else _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
-        )
-
-    from opentelemetry.trace import NoOpTracerProvider
-
-    from livescore._emit import DEFAULT_EMIT
-    from livescore.collect import OTLPReceiver, SpanPipeline
-    from livescore.live import DEFAULT_CONVERSATION_IDLE_TIMEOUT, LiveDispatcher
-    from livescore.otel import OTelEmitter
-    from livescore.traces import AssemblyLimits
-
-    if args.broker and args.emit is not None:
-        raise UsageError(
-            "--emit: with --broker the workers emit the scores: give it to livescore worker"
-        )
-    if args.redact and args.broker:
-        raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
+    scorers, sinks = _load_scorers(args, err)
     redact = redactor_from_args(args)
     outputs = output_sinks(args)  # --console, --out (its file opened now: usage errors first)
-    if args.calibration:
-        if args.broker:
-            raise UsageError(
-                "--calibration: with --broker the workers score: give it to livescore worker"
-            )
-        scorers = calibrate_scorers(scorers, args.calibration, lambda line: err.print(escape(line)))
     signals = args.emit or DEFAULT_EMIT
-    metrics_endpoint = None
-    if args.metrics_port is not None:
-        from livescore.cli._metrics_port import start_metrics
-
-        metrics_endpoint = start_metrics(args.metrics_port)
-    try:
-        telemetry = _telemetry(
-            args.otlp_endpoint,
-            listen,
-            events="events" in signals,
-            metric_readers=[metrics_endpoint.reader] if metrics_endpoint else (),
-        )
-    except BaseException:
-        if metrics_endpoint is not None:
-            metrics_endpoint.close()
-        raise
+    telemetry, metrics_endpoint = start_telemetry(
+        args.metrics_port,
+        lambda readers: _telemetry(
+            args.otlp_endpoint, listen, events="events" in signals, metric_readers=readers
+        ),
+    )
     telemetry.metrics_endpoint = metrics_endpoint
     try:
-        dispatcher = LiveDispatcher(
-            scorers,
-            emitter=OTelEmitter(
-                # Not exported: the start-up line says so, so the emitter's warning about
-                # scores with no SDK provider would only repeat it.
-                tracer_provider=telemetry.tracer_provider or NoOpTracerProvider(),
-                meter_provider=telemetry.meter_provider,
-                logger_provider=telemetry.logger_provider,
-                emit=signals,
-                semconv_proposals=args.semconv_proposals,
-            ),
-            sinks=[*sinks, *outputs] or None,
-            broker=args.broker,
-            max_queue=args.max_queue,
-            name="livescore-collect",
-            register_atexit=False,
-            redact=redact,
-            conversation_idle_timeout=(
-                args.conversation_idle_timeout
-                if args.conversation_idle_timeout is not None
-                else DEFAULT_CONVERSATION_IDLE_TIMEOUT
-            ),
-        )
-        limits = AssemblyLimits(
-            max_traces=args.max_traces,
-            max_spans_per_trace=args.max_spans_per_trace,
-            max_bytes=args.max_memory_mb * 1024 * 1024,
-            max_trace_age=args.max_trace_age,
-            quiet_period=args.quiet_period,
-        )
+        dispatcher = _dispatcher(args, scorers, [*sinks, *outputs], redact, telemetry, signals)
+        limits = _assembly_limits(args)
     except (TypeError, ValueError) as exc:
         telemetry.shutdown()
         raise UsageError(str(exc)) from exc
+    pipeline = _pipeline(args, dispatcher, limits, telemetry)
+    receiver = _receiver(args, listen, token, forward, pipeline)
+    try:
+        receiver.start()
+    except OSError as exc:
+        dispatcher.shutdown(0)
+        telemetry.shutdown()
+        raise UsageError(
+            f"--listen {args.listen}: cannot listen there ({exc.strerror or exc})"
+        ) from None
+    with stopping_on_signals() as stop:
+        _say_started(err, args, receiver.url, dispatcher, telemetry, signals, forward)
+        while not stop.wait(0.5):
+            pass
+    return _drain(err, receiver, pipeline, dispatcher, telemetry, args.drain_timeout, outputs)
+
+
+def _token(variable: str | None) -> str | None:
+    """The bearer token ``--token-env`` names (None without it)."""
+    if not variable:
+        return None
+    token = os.environ.get(variable, "")
+    if not token.strip():
+        raise UsageError(f"--token-env {variable}: ${variable} is not set")
+    return token
+
+
+def _load_scorers(args: argparse.Namespace, err: Any) -> tuple[list[Any], list[Any]]:
+    """The scorers (calibrated as ``--calibration`` says) and the sinks; with ``--broker``,
+    only the sinks ``--sinks`` names (the workers have theirs)."""
+    from rich.markup import escape
+
+    module, value = load_attribute(args.scorers, "MODULE:ATTR")
+    scorers = as_items(value, "scorers", "MODULE:ATTR", args.scorers)
+    sinks = load_sinks(args.sinks, module) if args.sinks or not args.broker else []
+    if args.calibration:
+        scorers = calibrate_scorers(scorers, args.calibration, lambda line: err.print(escape(line)))
+    return scorers, sinks
+
+
+def _dispatcher(
+    args: argparse.Namespace,
+    scorers: list[Any],
+    sinks: list[Any],
+    redact: Any,
+    telemetry: _Telemetry,
+    signals: Sequence[EmitSignal],
+) -> Any:
+    from opentelemetry.trace import NoOpTracerProvider
+
+    from livescore.live import DEFAULT_CONVERSATION_IDLE_TIMEOUT, LiveDispatcher
+    from livescore.otel import OTelEmitter
+
+    emitter = OTelEmitter(
+        # Not exported: the start-up line says so, so the emitter's warning about scores
+        # with no SDK provider would only repeat it.
+        tracer_provider=telemetry.tracer_provider or NoOpTracerProvider(),
+        meter_provider=telemetry.meter_provider,
+        logger_provider=telemetry.logger_provider,
+        emit=signals,
+        semconv_proposals=args.semconv_proposals,
+    )
+    idle_timeout = args.conversation_idle_timeout
+    return LiveDispatcher(
+        scorers,
+        emitter=emitter,
+        sinks=sinks or None,
+        broker=args.broker,
+        max_queue=args.max_queue,
+        name="livescore-collect",
+        register_atexit=False,
+        redact=redact,
+        conversation_idle_timeout=(
+            idle_timeout if idle_timeout is not None else DEFAULT_CONVERSATION_IDLE_TIMEOUT
+        ),
+    )
+
+
+def _assembly_limits(args: argparse.Namespace) -> Any:
+    from livescore.traces import AssemblyLimits
+
+    return AssemblyLimits(
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+        max_bytes=args.max_memory_mb * 1024 * 1024,
+        max_trace_age=args.max_trace_age,
+        quiet_period=args.quiet_period,
+    )
+
+
+def _pipeline(args: argparse.Namespace, dispatcher: Any, limits: Any, telemetry: _Telemetry) -> Any:
+    from livescore.collect import SpanPipeline
+
     pipeline = SpanPipeline(
         dispatcher,
         limits,
@@ -442,50 +488,53 @@ def run_collect_command(args: argparse.Namespace) -> int:
         on_finish=_explainer() if args.explain else None,
     )
     pipeline.report_metrics(telemetry.meter_provider)  # livescore.collect.partial_traces
-    receiver = OTLPReceiver(
+    return pipeline
+
+
+def _receiver(
+    args: argparse.Namespace,
+    listen: tuple[str, int],
+    token: str | None,
+    forward: str | None,
+    pipeline: Any,
+) -> Any:
+    from livescore.collect import OTLPReceiver
+
+    return OTLPReceiver(
         pipeline,
         host=listen[0],
         port=listen[1],
         max_body_bytes=args.max_body_bytes,
         token=token,
         forward=forward,
-        forward_logs=forward_logs,
+        forward_logs=logs_url(args.forward, "--forward") if args.forward else None,
     )
-    try:
-        receiver.start()
-    except OSError as exc:
-        dispatcher.shutdown(0)
-        telemetry.shutdown()
-        raise UsageError(
-            f"--listen {args.listen}: cannot listen there ({exc.strerror or exc})"
-        ) from None
 
-    stop = threading.Event()
 
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
+def _say_started(
+    err: Any,
+    args: argparse.Namespace,
+    url: str,
+    dispatcher: Any,
+    telemetry: _Telemetry,
+    signals: Sequence[EmitSignal],
+    forward: str | None,
+) -> None:
+    from rich.markup import escape
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     from livescore._redaction import redact_url
 
     where = f"on the fleet at {redact_url(args.broker)}" if args.broker else "here"
-
     ids = ", ".join(c.scorer_id for c in dispatcher.scorers)
+    metrics = telemetry.metrics_endpoint
     err.print(
         f"livescore collect (pid {os.getpid()}): receiving OTLP traces on "
-        f"{escape(receiver.url)}/v1/traces (log records on /v1/logs); scoring {escape(ids)} "
+        f"{escape(url)}/v1/traces (log records on /v1/logs); scoring {escape(ids)} "
         f"{escape(where)}; scores ({escape(','.join(signals))}) {escape(telemetry.where)}"
         + (f"; forwarding to {escape(forward)}" if forward else "")
-        + (f"; metrics at {escape(metrics_endpoint.url)}" if metrics_endpoint else ""),
+        + (f"; metrics at {escape(metrics.url)}" if metrics else ""),
         soft_wrap=True,
     )
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return _drain(err, receiver, pipeline, dispatcher, telemetry, args.drain_timeout, outputs)
 
 
 def _backlogged(dispatcher: Any) -> bool:
@@ -504,6 +553,8 @@ def _drain(
     timeout: float,
     outputs: Sequence[Any] = (),
 ) -> int:
+    """Stop receiving, assemble and score what is held within ``timeout``, say what
+    became of everything received; the exit code."""
     from rich.markup import escape
 
     deadline = time.monotonic() + timeout
@@ -523,9 +574,38 @@ def _drain(
     except Exception as exc:  # an unreachable backend must not hide the summary
         err.print(f"[yellow]the score spans could not all be exported: {escape(str(exc))}[/yellow]")
     r, p, d = receiver.stats(), pipeline.stats(), dispatcher.stats()
-    a = p.assembly
-    statuses = ", ".join(f"{code}: {n}" for code, n in sorted(r.requests.items())) or "none"
+    for line in (_received_line(r), _log_records_line(p.assembly), _assembled_line(p)):
+        if line:
+            err.print(line, soft_wrap=True)
     err.print(
+        f"scores: scored {d.scored}, failed {d.failed}, skipped {d.skipped}, dropped "
+        f"{d.dropped}{' ' + escape(str(dict(d.dropped_by_reason))) if d.dropped else ''}, "
+        f"handed off {d.handed_off}",
+        soft_wrap=True,
+    )
+    if r.forwarded or r.forward_failed or r.forward_dropped:
+        err.print(
+            f"forwarded: {r.forwarded}, failed {r.forward_failed}, dropped {r.forward_dropped}"
+        )
+    # What the pipeline gave up at its deadline is counted there, not left in its queue.
+    unfinished = p.spans_queued + p.assembly.spans_held + p.runs_waiting
+    unfinished += p.spans_dropped_at_shutdown
+    shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
+    if not assembled or unfinished or shutdown_drops:
+        err.print(
+            f"[red]left at the drain deadline:[/red] {unfinished} span(s) or run(s) not "
+            "assembled or handed over, "
+            f"{shutdown_drops} score(s) dropped unscored",
+            soft_wrap=True,
+        )
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _received_line(r: Any) -> str:
+    """The summary's line on the requests: statuses, spans, refusals, log records."""
+    statuses = ", ".join(f"{code}: {n}" for code, n in sorted(r.requests.items())) or "none"
+    return (
         f"received: requests {statuses}; spans accepted {r.spans_accepted}, rejected "
         f"{r.spans_rejected}; refused (429) {r.requests.get(429, 0)} request(s)"
         # Most 429s come before the body is read: their spans are not known, only counted
@@ -542,18 +622,30 @@ def _drain(
             f"{r.log_records_dropped}, refused (429) {r.log_records_refused}"
             if r.log_records_accepted or r.log_records_dropped or r.log_records_refused
             else ""
-        ),
-        soft_wrap=True,
-    )
-    if a.events_received:
-        err.print(
-            f"log records: joined to their span {a.events_joined}"
-            + (f", dropped {escape(str(a.events_dropped))}" if a.events_dropped else "")
-            + (f", evicted {a.events_evicted}" if a.events_evicted else ""),
-            soft_wrap=True,
         )
+    )
+
+
+def _log_records_line(a: Any) -> str:
+    """The summary's line on the log records joined to spans ("" when none came)."""
+    from rich.markup import escape
+
+    if not a.events_received:
+        return ""
+    return (
+        f"log records: joined to their span {a.events_joined}"
+        + (f", dropped {escape(str(a.events_dropped))}" if a.events_dropped else "")
+        + (f", evicted {a.events_evicted}" if a.events_evicted else "")
+    )
+
+
+def _assembled_line(p: Any) -> str:
+    """The summary's line on the traces assembled and the runs they gave."""
+    from rich.markup import escape
+
+    a = p.assembly
     evicted = sum(a.traces_evicted.values())
-    err.print(
+    return (
         f"assembled: traces {a.traces_finished} ({a.traces_without_run} without a run"
         + (
             f", {sum(a.traces_finished_early.values())} finished early for room "
@@ -569,28 +661,5 @@ def _drain(
         )
         + f"), evicted {evicted}{' ' + escape(str(a.traces_evicted)) if evicted else ''}; runs "
         f"{a.runs_assembled}: submitted {p.runs_submitted}, not sampled "
-        f"{p.runs_not_sampled}, failed runs dropped {p.runs_failed_dropped}",
-        soft_wrap=True,
+        f"{p.runs_not_sampled}, failed runs dropped {p.runs_failed_dropped}"
     )
-    err.print(
-        f"scores: scored {d.scored}, failed {d.failed}, skipped {d.skipped}, dropped "
-        f"{d.dropped}{' ' + escape(str(dict(d.dropped_by_reason))) if d.dropped else ''}, "
-        f"handed off {d.handed_off}",
-        soft_wrap=True,
-    )
-    if r.forwarded or r.forward_failed or r.forward_dropped:
-        err.print(
-            f"forwarded: {r.forwarded}, failed {r.forward_failed}, dropped {r.forward_dropped}"
-        )
-    # What the pipeline gave up at its deadline is counted there, not left in its queue.
-    unfinished = p.spans_queued + a.spans_held + p.runs_waiting + p.spans_dropped_at_shutdown
-    shutdown_drops = d.dropped_by_reason.get("shutdown", 0)
-    if not assembled or unfinished or shutdown_drops:
-        err.print(
-            f"[red]left at the drain deadline:[/red] {unfinished} span(s) or run(s) not "
-            "assembled or handed over, "
-            f"{shutdown_drops} score(s) dropped unscored",
-            soft_wrap=True,
-        )
-        return EXIT_FAILED
-    return EXIT_OK

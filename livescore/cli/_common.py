@@ -6,7 +6,7 @@ import argparse
 import math
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,6 +17,8 @@ __all__ = (
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
+    "add_command",
+    "check_broker_options",
     "finite_float",
     "make_console",
     "positive_float",
@@ -36,6 +38,37 @@ EXIT_INTERRUPTED = 130
 
 class UsageError(Exception):
     """A command-line mistake: printed, then exit code 2."""
+
+
+def add_command(
+    sub: Any, name: str, *, help: str, description: str, epilog: str | None = None
+) -> argparse.ArgumentParser:
+    """A sub-command's parser, its description and epilog printed with their own line
+    breaks (they hold the exit-code tables)."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=description,
+        epilog=epilog,
+    )
+    return parser
+
+
+def check_broker_options(args: argparse.Namespace) -> None:
+    """With ``--broker`` the workers score and emit: the options that say how belong to
+    ``livescore worker``, and are usage errors here."""
+    if not args.broker:
+        return
+    if args.emit is not None:
+        raise UsageError(
+            "--emit: with --broker the workers emit the scores: give it to livescore worker"
+        )
+    for option in ("redact", "calibration"):
+        if getattr(args, option):
+            raise UsageError(
+                f"--{option}: with --broker the workers score: give it to livescore worker"
+            )
 
 
 def make_console(*, stderr: bool = False) -> Console:

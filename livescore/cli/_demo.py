@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from livescore.cli._common import EXIT_USAGE, make_console
+from livescore.cli._common import EXIT_USAGE, add_command, make_console
 from livescore.cli._export import emit_signals
 from livescore.cli._judge_options import (
     JUDGE_MODEL_ENV,
@@ -28,26 +28,29 @@ AGENT_MODEL_ENV = "LIVESCORE_AGENT_MODEL"
 """Environment variable read when ``--agent-model`` is not given."""
 
 
+_DESCRIPTION = (
+    "Run a small agent with real tools over a handful of questions, with live\n"
+    "hallucination and keyword-coverage scoring attached, and show each run's trace\n"
+    "with its tool calls and evaluation spans as they were exported.\n\n"
+    "exit codes:\n"
+    "  0    ran: the questions were answered and scored, and everything sent to\n"
+    "       --otlp-endpoint, --phoenix or --langfuse got there\n"
+    "  1    the judge failed (its local process died, or every judge score failed);\n"
+    "       the agent failed on every question; or spans or scores were not\n"
+    "       delivered (one line says how many, where, and why)\n"
+    "  2    usage error: a bad option, an unknown --runtime, a missing integration\n"
+    "       or SDK (the message says what to install)\n"
+    "  130  interrupted (Ctrl-C)"
+)
+
+
 def add_demo_parser(sub: Any) -> None:
     """Add the ``demo`` sub-command to ``sub`` (the parser's sub-parsers)."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "demo",
         help="watch an agent being scored live (the README's main command)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Run a small agent with real tools over a handful of questions, with live\n"
-            "hallucination and keyword-coverage scoring attached, and show each run's trace\n"
-            "with its tool calls and evaluation spans as they were exported.\n\n"
-            "exit codes:\n"
-            "  0    ran: the questions were answered and scored, and everything sent to\n"
-            "       --otlp-endpoint, --phoenix or --langfuse got there\n"
-            "  1    the judge failed (its local process died, or every judge score failed);\n"
-            "       the agent failed on every question; or spans or scores were not\n"
-            "       delivered (one line says how many, where, and why)\n"
-            "  2    usage error: a bad option, an unknown --runtime, a missing integration\n"
-            "       or SDK (the message says what to install)\n"
-            "  130  interrupted (Ctrl-C)"
-        ),
+        description=_DESCRIPTION,
     )
     judge = p.add_argument_group("judge (the model that checks the answers)")
     add_judge_arguments(judge)
@@ -58,7 +61,12 @@ def add_demo_parser(sub: Any) -> None:
         "(installed once into $LIVESCORE_CACHE or ~/.cache/livescore: a 1.1 GB download and "
         "llama.cpp compiled, several minutes); real verdicts, far from a frontier model's",
     )
-    agent = p.add_argument_group("agent")
+    _add_agent_arguments(p.add_argument_group("agent"))
+    _add_export_arguments(p.add_argument_group("export"))
+    p.set_defaults(handler=run_demo_command)
+
+
+def _add_agent_arguments(agent: Any) -> None:
     agent.add_argument(
         "--runtime",
         default="langchain",
@@ -75,7 +83,9 @@ def add_demo_parser(sub: Any) -> None:
         metavar="TEXT",
         help="ask this instead of the built-in questions (repeatable)",
     )
-    export = p.add_argument_group("export")
+
+
+def _add_export_arguments(export: Any) -> None:
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
@@ -111,7 +121,6 @@ def add_demo_parser(sub: Any) -> None:
     export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
     )
-    p.set_defaults(handler=run_demo_command)
 
 
 def run_demo_command(

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from livescore.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
+    check_broker_options,
     make_console,
 )
 from livescore.cli._cost import CostPlan, apply_judge_prices
@@ -55,6 +56,7 @@ from livescore.cli._redact import redactor_from_args
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
     from livescore.evals import (
         CostEstimate,
@@ -109,33 +111,15 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace, err: Console) -> _Setup:
     """Check the options and load the data (a :class:`UsageError` for what is wrong)."""
-    from rich.markup import escape
-
     apply_judge_prices(args.judge_prices)  # before any judge is built
+    _check_option_pairs(args)
     judge_options = JudgeOptions.from_args(args)
     bounds = [Bound.parse(b, over=False) for b in args.fail_under]
     bounds += [Bound.parse(b, over=True) for b in args.fail_over]
-    selected = select_scorers(args, judge_options)
-    if args.label and not any(s.entry.needs_judge for s in selected):
-        raise UsageError(
-            f"--label {args.label}: it measures judge scorers ([judge] in --help) against the "
-            "label, and none is selected"
-        )
-    check_threshold(args.threshold, selected)
-    check_bounds(bounds, selected)
+    selected = _select_scorers(args, judge_options, bounds, err)
     fit_label = (
         calibration_label(args.label, [s.label for s in selected]) if args.calibrate else None
     )
-    if args.calibration:
-        if args.broker:
-            raise UsageError(
-                "--calibration: with --broker the workers score: give it to livescore worker"
-            )
-        calibrated = calibrate_scorers(
-            [s.scorer for s in selected], args.calibration, lambda line: err.print(escape(line))
-        )
-        for s, scorer in zip(selected, calibrated, strict=True):
-            s.scorer = scorer
     target = load_target(args.target) if args.target else None
     if bool(args.data) == bool(args.traces):
         raise UsageError("give a DATA.jsonl file or --traces FILE (one of them)")
@@ -149,40 +133,16 @@ def _prepare(args: argparse.Namespace, err: Console) -> _Setup:
         inputs.append(("the --target module's file", source))
     check_outputs(out_path, report_path, inputs)
     if args.calibrate:
-        check_output("--calibrate", Path(args.calibrate))
-        others = [*inputs, ("--out", out_path), ("--report", report_path)]
-        for what, other in others:
-            if other is not None and same_file(Path(args.calibrate), other):
-                raise UsageError(f"--calibrate {args.calibrate} is {what}: choose another path")
+        _check_calibrate_path(
+            args.calibrate, [*inputs, ("--out", out_path), ("--report", report_path)]
+        )
     ci = EvalCi.from_args(
         args,
         [s.scorer.judge for s in selected if s.scorer.judge is not None],
         [("--out", out_path), ("--report", report_path)],
         inputs,
     )
-
-    from livescore.evals import load_dataset
-
-    if args.traces:
-        from livescore.cli._traces import load_traces_dataset
-
-        if target is not None:
-            raise UsageError("--traces holds finished runs: --target does not apply")
-        dataset = load_traces_dataset(path, Path(args.logs) if args.logs else None)
-    elif args.logs:
-        raise UsageError("--logs goes with --traces (the log records of stored traces)")
-    else:
-        try:
-            dataset = load_dataset(
-                sys.stdin.buffer if from_stdin else path,
-                require_output=target is None,
-                require_input=target is not None,
-                label_fields=[s.label for s in selected if s.label],
-            )
-        except OSError as exc:
-            raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
-    if args.limit is not None:
-        dataset.limit(args.limit)
+    dataset = _load_data(args, path, target, selected)
     if args.label and all(value is None for value in dataset.labels_for(args.label)):
         raise UsageError(
             f"--label {args.label}: no usable line of {path} has a 0/1 {args.label!r} field"
@@ -205,48 +165,95 @@ def _prepare(args: argparse.Namespace, err: Console) -> _Setup:
     )
 
 
-def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
-    from rich.markup import escape
-
-    out, err = make_console(), make_console(stderr=True)
-    setup = _prepare(args, err)
-    dataset, path, selected = setup.dataset, setup.path, setup.selected
-    print_problems(err, path, dataset)
-    if not dataset.items:
-        err.print(f"[red]error:[/red] {escape(str(path))} has no usable line; nothing to score")
-        return EXIT_FAILED
-    scorers = [s.scorer for s in selected]
-    err.print(
-        ("estimating the cost of " if args.estimate else "")
-        + f"scoring {len(dataset.items)} item(s) from {escape(str(path))} with "
-        f"{', '.join(s.id for s in scorers)}"
-        + (
-            f" from a sample of {min(args.estimate_items, len(dataset.items))}"
-            if args.estimate
-            else ""
-        )
-        + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
-    )
-    left_out = left_out_note(args, setup.judge_options, dataset)
-    if left_out is not None:
-        err.print(f"[yellow]{escape(left_out)}[/yellow]", soft_wrap=True)
-
+def _check_option_pairs(args: argparse.Namespace) -> None:
+    """Options that do not go together."""
+    check_broker_options(args)
     if args.broker and (args.phoenix is not None or args.langfuse):
         raise UsageError(
             "--broker: the workers emit the scores, so --phoenix / --langfuse belong to them "
             "(a `sinks` list beside their scorers, or livescore worker --sinks MODULE:ATTR); "
             "--otlp-endpoint still exports the items' spans from here"
         )
-    if args.broker and args.emit is not None:
-        raise UsageError(
-            "--emit: with --broker the workers emit the scores: give it to livescore worker"
-        )
-    if args.redact and args.broker:
-        raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
     if args.restore and not (args.redact and args.out):
         raise UsageError(
             "--restore puts personal data back into the --out file: give --redact and --out"
         )
+
+
+def _select_scorers(
+    args: argparse.Namespace, judge_options: JudgeOptions, bounds: list[Bound], err: Console
+) -> list[Selected]:
+    """The scorers ``--scorer`` names (or the defaults), checked against the label and
+    bound options, calibrated as ``--calibration`` says."""
+    from rich.markup import escape
+
+    selected = select_scorers(args, judge_options)
+    if args.label and not any(s.entry.needs_judge for s in selected):
+        raise UsageError(
+            f"--label {args.label}: it measures judge scorers ([judge] in --help) against the "
+            "label, and none is selected"
+        )
+    check_threshold(args.threshold, selected)
+    check_bounds(bounds, selected)
+    if args.calibration:
+        calibrated = calibrate_scorers(
+            [s.scorer for s in selected], args.calibration, lambda line: err.print(escape(line))
+        )
+        for s, scorer in zip(selected, calibrated, strict=True):
+            s.scorer = scorer
+    return selected
+
+
+def _check_calibrate_path(calibrate: str, others: list[tuple[str, Path | None]]) -> None:
+    """``--calibrate FILE`` can be written, and is none of the command's other files."""
+    check_output("--calibrate", Path(calibrate))
+    for what, other in others:
+        if other is not None and same_file(Path(calibrate), other):
+            raise UsageError(f"--calibrate {calibrate} is {what}: choose another path")
+
+
+def _load_data(
+    args: argparse.Namespace, path: Path, target: Any, selected: list[Selected]
+) -> Dataset:
+    """The dataset (``DATA.jsonl``, or the runs of ``--traces``), cut to ``--limit``."""
+    from livescore.evals import load_dataset
+
+    if args.traces:
+        from livescore.cli._traces import load_traces_dataset
+
+        if target is not None:
+            raise UsageError("--traces holds finished runs: --target does not apply")
+        dataset = load_traces_dataset(path, Path(args.logs) if args.logs else None)
+    elif args.logs:
+        raise UsageError("--logs goes with --traces (the log records of stored traces)")
+    else:
+        try:
+            dataset = load_dataset(
+                sys.stdin.buffer if args.data == "-" else path,
+                require_output=target is None,
+                require_input=target is not None,
+                label_fields=[s.label for s in selected if s.label],
+            )
+        except OSError as exc:
+            raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if args.limit is not None:
+        dataset.limit(args.limit)
+    return dataset
+
+
+def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
+    from rich.markup import escape
+
+    out, err = make_console(), make_console(stderr=True)
+    setup = _prepare(args, err)
+    dataset = setup.dataset
+    print_problems(err, setup.path, dataset)
+    if not dataset.items:
+        err.print(
+            f"[red]error:[/red] {escape(str(setup.path))} has no usable line; nothing to score"
+        )
+        return EXIT_FAILED
+    _announce(args, setup, err)
     # Loaded once here (a missing extra is a usage error before any work); every pass of
     # _score (the first, and a --retry pass) redacts with it.
     args.redactor = redactor_from_args(args)
@@ -255,22 +262,11 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
     # against their labels read: --out has written each item whole by then, so memory
     # holds the items in flight, not every item.
     keep_items = setup.report_path is not None or setup.ci.baseline_path is not None
-    args.labelled = measured_labels(dataset, selected, setup.fit_label)
-    from livescore.evals import ResultsFile
-
-    plan = CostPlan(args, [s.judge for s in scorers if s.judge is not None])
+    args.labelled = measured_labels(dataset, setup.selected, setup.fit_label)
+    judges = [s.scorer.judge for s in setup.selected if s.scorer.judge is not None]
+    plan = CostPlan(args, judges)
     export = Export.from_args(args)
-    try:
-        results_file = (
-            ResultsFile(setup.out_path, dataset, restore=args.restore)
-            if setup.out_path is not None
-            else None
-        )
-    except OSError as exc:
-        export.close(0)
-        raise UsageError(
-            f"--out {setup.out_path}: cannot write there ({exc.strerror or exc})"
-        ) from exc
+    results_file = _results_file(setup, args.restore, export)
     stop = _Stop()
     if plan.max_cost is not None and not plan.estimate_only:  # --estimate said it above
         sample = min(plan.items, len(dataset.items))
@@ -302,6 +298,42 @@ def _run_eval(args: argparse.Namespace, interrupts: Interrupts) -> int:
             f"of {len(dataset.items)} item(s); writing what was scored"
         )
     return _finish(args, setup, result, results_file, export, stop, partial, out, err)
+
+
+def _announce(args: argparse.Namespace, setup: _Setup, err: Console) -> None:
+    """What is about to be scored (or estimated), and what the default scorers leave out."""
+    from rich.markup import escape
+
+    dataset = setup.dataset
+    err.print(
+        ("estimating the cost of " if args.estimate else "")
+        + f"scoring {len(dataset.items)} item(s) from {escape(str(setup.path))} with "
+        f"{', '.join(s.scorer.id for s in setup.selected)}"
+        + (
+            f" from a sample of {min(args.estimate_items, len(dataset.items))}"
+            if args.estimate
+            else ""
+        )
+        + (f" ({len(dataset.problems)} line(s) skipped)" if dataset.problems else "")
+    )
+    left_out = left_out_note(args, setup.judge_options, dataset)
+    if left_out is not None:
+        err.print(f"[yellow]{escape(left_out)}[/yellow]", soft_wrap=True)
+
+
+def _results_file(setup: _Setup, restore: bool, export: Export) -> ResultsFile | None:
+    """The ``--out`` file, opened now (the export closed again when it cannot be)."""
+    if setup.out_path is None:
+        return None
+    from livescore.evals import ResultsFile
+
+    try:
+        return ResultsFile(setup.out_path, setup.dataset, restore=restore)
+    except OSError as exc:
+        export.close(0)
+        raise UsageError(
+            f"--out {setup.out_path}: cannot write there ({exc.strerror or exc})"
+        ) from exc
 
 
 def _finish(
@@ -394,36 +426,16 @@ def _score(
     Returns the result, or, when Ctrl-C ended the scoring, what was scored by then (``stop``
     says why the scoring ended early).
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from livescore.evals import EvalCollector
 
-    from livescore._emit import DEFAULT_EMIT
-    from livescore.evals import EvalCollector, estimate_cost, run_evals
-    from livescore.otel import OTelEmitter
-
-    dataset = setup.dataset
-    progress = Progress(
-        TextColumn("[bold]scoring"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[failed]}"),
-        console=err,
-        transient=True,
-        disable=args.quiet,
-    )
-    total = len(dataset.items)
+    total = len(setup.dataset.items)
+    progress = _progress_bar(err, disable=args.quiet)
     task = progress.add_task(
         "scoring", total=min(plan.items, total) if plan.estimate_only else total, failed=""
     )
-    scorers = [s.scorer for s in setup.selected]
+    scorer_ids = [s.scorer.id for s in setup.selected]
     # What was scored when Ctrl-C ends the run before run_evals returns its result.
-    collector = EvalCollector([s.id for s in scorers], keep_items=keep_items, labels=args.labelled)
+    collector = EvalCollector(scorer_ids, keep_items=keep_items, labels=args.labelled)
     failed = 0
 
     def advance(item: ItemResult) -> None:
@@ -435,10 +447,53 @@ def _score(
             failed += 1
         progress.update(task, advance=1, failed=f"[red]{failed} with failures" if failed else "")
 
-    def estimated(estimate: CostEstimate) -> None:
-        for line in estimate_lines(estimate):
-            out.print(line)
+    evaluate = _evaluation(args, setup, export, plan, keep_items, advance, out)
+    started = time.monotonic()
+    result = _run_in_background(evaluate, interrupts, stop, progress)
+    if result is None:
+        result = collector.result(time.monotonic() - started)
+    if result.stopped == "judge_unreachable":
+        stop.unreachable = result.stop_reason
+    return result
 
+
+def _progress_bar(err: Console, *, disable: bool) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[failed]}"),
+        console=err,
+        transient=True,
+        disable=disable,
+    )
+
+
+def _evaluation(
+    args: argparse.Namespace,
+    setup: _Setup,
+    export: Export,
+    plan: CostPlan,
+    keep_items: bool,
+    advance: Callable[[ItemResult], None],
+    out: Console,
+) -> Callable[[], Awaitable[EvalResult]]:
+    """The scoring to run: ``run_evals`` (a sample first, for ``--max-cost``), or
+    ``estimate_cost`` for ``--estimate``; ``advance`` is called with each item scored."""
+    from livescore._emit import DEFAULT_EMIT
+    from livescore.evals import estimate_cost, run_evals
+    from livescore.otel import OTelEmitter
+
+    items, scorers = setup.dataset.items, [s.scorer for s in setup.selected]
     options: dict[str, Any] = {
         "target": setup.target,
         "on_item_complete": advance,
@@ -460,11 +515,15 @@ def _score(
         "stop_when_judge_unreachable": True,
     }
 
+    def estimated(estimate: CostEstimate) -> None:
+        for line in estimate_lines(estimate):
+            out.print(line)
+
     async def evaluate() -> EvalResult:
         if plan.estimate_only:
-            return await estimate_cost(dataset.items, scorers, items=plan.items, **options)
+            return await estimate_cost(items, scorers, items=plan.items, **options)
         return await run_evals(
-            dataset.items,
+            items,
             scorers,
             keep_items=keep_items,
             labels=args.labelled,
@@ -474,7 +533,18 @@ def _score(
             **options,
         )
 
-    started = time.monotonic()
+    return evaluate
+
+
+def _run_in_background(
+    evaluate: Callable[[], Awaitable[EvalResult]],
+    interrupts: Interrupts,
+    stop: _Stop,
+    progress: Progress,
+) -> EvalResult | None:
+    """``evaluate()`` on its own event loop, the main thread waiting for it (``progress``
+    shown meanwhile) or for Ctrl-C; its result (``None`` when Ctrl-C ended it: ``stop`` says
+    so)."""
     background = BackgroundRun(evaluate, name="livescore-eval")
     with progress, _circuit_warning_held_back():
         background.start()
@@ -484,21 +554,16 @@ def _score(
             stop.interrupted = True
             background.cancel()
             background.wait(interrupts, timeout=CANCEL_GRACE_S, presses=interrupts.count)
-    result = None
-    if not stop.interrupted and background.done:
-        try:
-            result = background.outcome()
-        except Exception as exc:
-            from livescore.fleet import BrokerUnavailableError
+    if stop.interrupted or not background.done:
+        return None
+    try:
+        return background.outcome()
+    except Exception as exc:
+        from livescore.fleet import BrokerUnavailableError
 
-            if isinstance(exc, BrokerUnavailableError):
-                raise UsageError(f"--broker: {exc}") from exc
-            raise
-    if result is None:
-        result = collector.result(time.monotonic() - started)
-    if result.stopped == "judge_unreachable":
-        stop.unreachable = result.stop_reason
-    return result
+        if isinstance(exc, BrokerUnavailableError):
+            raise UsageError(f"--broker: {exc}") from exc
+        raise
 
 
 @contextlib.contextmanager

@@ -4,7 +4,6 @@ before any work (a usage error, exit 2, says what is wrong)."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from livescore._catalog import parse_scorer_spec
 from livescore._files import output_target
 from livescore.cli._common import UsageError, finite_float
 from livescore.cli._judge_options import JudgeOptions
+from livescore.cli._loading import load_attribute
 from livescore.scorers import CatalogEntry, ScorerOptions
 
 if TYPE_CHECKING:
@@ -205,22 +205,9 @@ def check_bounds(bounds: Sequence[Bound], selected: Sequence[Selected]) -> None:
 
 
 def load_target(spec: str) -> Any:
-    module_name, sep, attr_path = spec.partition(":")
-    if not sep or not module_name or not attr_path:
-        raise UsageError(f"--target must look like 'module:attribute', not {spec!r}")
-    # Like `python -m`, the current directory is importable, so `--target my_agent:agent`
-    # works from a project folder.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        value: Any = importlib.import_module(module_name)
-    except Exception as exc:
-        raise UsageError(f"--target: cannot import {module_name!r}: {exc}") from exc
-    for part in attr_path.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError as exc:
-            raise UsageError(f"--target: {module_name!r} has no attribute {attr_path!r}") from exc
+    """The callable or agent ``--target MODULE:ATTR`` names, checked to be one a run can
+    call."""
+    _, value = load_attribute(spec, "--target")
     from livescore.evals import resolve_target
 
     try:

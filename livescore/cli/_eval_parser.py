@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from livescore.cli._calibration import add_calibration_argument
-from livescore.cli._common import finite_float, positive_int
+from livescore.cli._common import add_command, finite_float, positive_int
 from livescore.cli._cost import add_eval_cost_arguments
 from livescore.cli._eval_ci import add_ci_arguments
 from livescore.cli._export import add_emit_arguments, add_export_arguments
@@ -24,10 +24,10 @@ def add_eval_parser(sub: Any) -> None:
         + (f"\n  {'':<34} ARG {entry.argument}" if entry.argument else "")
         for entry in scorer_catalog()
     )
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "eval",
         help="score a JSON-lines dataset (ready outputs, or inputs run through a target)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Score each line of DATA with the chosen scorers. A line is a JSON object with\n"
             "input and output (ready answers) plus optional context (string or list),\n"

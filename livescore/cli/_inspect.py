@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livescore.cli._common import EXIT_OK, UsageError, make_console
+from livescore.cli._common import EXIT_OK, UsageError, add_command, make_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,10 +27,10 @@ def add_traces_parser(sub: Any) -> None:
         description="Tools for the traces livescore reads.",
     )
     verbs = p.add_subparsers(dest="verb", metavar="{inspect}", required=True)
-    inspect = verbs.add_parser(
+    inspect = add_command(
+        verbs,
         "inspect",
         help="print, for each trace of a file, the run it gives or why none",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Read an OTLP JSON traces file (what the OpenTelemetry Collector's file exporter\n"
             "writes, one request per line; the input of 'livescore eval --traces') and print,\n"

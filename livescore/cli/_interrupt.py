@@ -15,6 +15,9 @@ thread cancels the work through a cancel scope, waits a short grace period for i
 down, and goes on with what was collected. Work that ignores the cancellation (a target
 stuck in ``time.sleep``) is left behind in its daemon thread, which does not keep the
 process alive.
+
+The long-running commands (``worker``, ``collect``) stop gracefully instead: SIGTERM or
+Ctrl-C only sets an event (:func:`stopping_on_signals`) that their main loop waits on.
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ("CANCEL_GRACE_S", "BackgroundRun", "Interrupts")
+__all__ = ("CANCEL_GRACE_S", "BackgroundRun", "Interrupts", "stopping_on_signals")
 
 T = TypeVar("T")
 
@@ -73,6 +76,23 @@ class Interrupts:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
+
+
+@contextlib.contextmanager
+def stopping_on_signals() -> Iterator[threading.Event]:
+    """An event that SIGTERM or Ctrl-C sets while the ``with`` block runs; the previous
+    handlers come back at its end."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class BackgroundRun(Generic[T]):

@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from livescore._version import install_hint
 from livescore.cli._common import UsageError
 
-__all__ = ("MetricsEndpoint", "add_metrics_port_argument", "metrics_address", "start_metrics")
+__all__ = (
+    "MetricsEndpoint",
+    "add_metrics_port_argument",
+    "metrics_address",
+    "start_metrics",
+    "start_telemetry",
+)
+
+T = TypeVar("T")
 
 METRICS_PORT_HELP = (
     "serve the metrics for Prometheus to scrape at http://HOST:PORT/metrics (OpenTelemetry's "
@@ -93,3 +102,18 @@ def start_metrics(address: tuple[str, int], option: str = "--metrics-port") -> M
     # livescore_judge_latency_seconds); its target_info carries the resource.
     reader = PrometheusMetricReader(registry=registry)
     return MetricsEndpoint(reader, server, host, int(server.server_address[1]))
+
+
+def start_telemetry(
+    address: tuple[str, int] | None, start: Callable[[list[Any]], T]
+) -> tuple[T, MetricsEndpoint | None]:
+    """``start(metric_readers)``, given the reader of the endpoint ``--metrics-port``
+    serves (from here; none when ``address`` is None), and that endpoint; closed again when
+    ``start`` raises."""
+    endpoint = start_metrics(address) if address is not None else None
+    try:
+        return start([endpoint.reader] if endpoint is not None else []), endpoint
+    except BaseException:
+        if endpoint is not None:
+            endpoint.close()
+        raise

@@ -19,34 +19,49 @@ never blocks the worker (lines are dropped, and counted, instead).
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import logging
 import os
 import queue
-import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from livescore._version import install_hint
 from livescore.cli._calibration import add_calibration_argument, calibrate_scorers
-from livescore.cli._common import EXIT_OK, UsageError, positive_float, positive_int
+from livescore.cli._common import (
+    EXIT_OK,
+    UsageError,
+    add_command,
+    positive_float,
+    positive_int,
+)
 from livescore.cli._cost import (
     add_judge_budget_arguments,
     apply_judge_prices,
     attach_budget,
     judge_budget_from_args,
 )
-from livescore.cli._redact import redactor_from_args
+from livescore.cli._export import add_emit_arguments, traces_url
+from livescore.cli._interrupt import stopping_on_signals
+from livescore.cli._loading import (
+    add_scorers_argument,
+    add_sinks_argument,
+    as_items,
+    load_attribute,
+    load_sinks,
+)
+from livescore.cli._metrics_port import add_metrics_port_argument, start_telemetry
+from livescore.cli._redact import add_redact_argument, redactor_from_args
+
+if TYPE_CHECKING:
+    from livescore._emit import EmitSignal
 
 __all__ = (
     "EXIT_BROKER_UNAVAILABLE",
     "EXIT_INTERNAL",
     "EXIT_STARTUP_TIMEOUT",
     "add_worker_parser",
-    "load_attribute",
     "run_worker_command",
 )
 
@@ -65,30 +80,62 @@ _EXIT_CODES = """exit codes:
   75  start-up did not finish before --startup-timeout (a hanging import or factory)"""
 
 
+_DESCRIPTION = (
+    "Consume the scoring jobs that agents publish with broker=URL and score them\n"
+    "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
+    "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
+    "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
+    "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
+    "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
+    "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully.\n\n"
+    "Give the broker URL in $LIVESCORE_BROKER (or the variable --broker-env names)\n"
+    "when it holds a password: a --broker argument is visible to every user in ps."
+)
+
+
 def add_worker_parser(sub: Any) -> None:
     """Add the ``worker`` sub-command to ``sub`` (the parser's sub-parsers)."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "worker",
         help="score the runs agents publish to a broker (a worker of the scoring fleet)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Consume the scoring jobs that agents publish with broker=URL and score them\n"
-            "with the scorers of MODULE:ATTR (a list of scorers, or a function returning\n"
-            "one; the same list the agents use). Each score becomes an OpenTelemetry span,\n"
-            "a child of the run's span, and a gen_ai.evaluation.result event parented to it\n"
-            "(--emit), exported as the OTEL_* variables say (OTLP over HTTP to\n"
-            "OTEL_EXPORTER_OTLP_ENDPOINT by default) or to --otlp-endpoint. Start as many\n"
-            "workers, on as many machines, as the judge allows; SIGTERM stops one gracefully.\n\n"
-            "Give the broker URL in $LIVESCORE_BROKER (or the variable --broker-env names)\n"
-            "when it holds a password: a --broker argument is visible to every user in ps."
-        ),
+        description=_DESCRIPTION,
         epilog=(
             "example: LIVESCORE_BROKER=redis://:secret@host:6379/0 \\\n"
             "  livescore worker myapp.scoring:scorers --scorer-concurrency 64 \\\n"
             "  --fleet-judge-rpm 3000 --judge-budget 20/day\n\n" + _EXIT_CODES
         ),
     )
-    p.add_argument("scorers", metavar="MODULE:ATTR", help="where the scorers are")
+    add_scorers_argument(p)
+    _add_queue_arguments(p)
+    _add_export_arguments(p.add_argument_group("export"))
+    _add_fleet_limit_arguments(
+        p.add_argument_group("judge limits shared by every worker on this broker")
+    )
+    _add_reliability_arguments(p.add_argument_group("reliability"))
+    add_redact_argument(
+        p,
+        placeholders_in="the scores this worker emits hold the placeholders (the jobs in "
+        "Redis hold the run as published; needs the pii extra)",
+    )
+    add_calibration_argument(p)
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more logs: -v every library's INFO (judge requests...), -vv DEBUG",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="the log level of every logger (overrides -v)",
+    )
+    p.set_defaults(handler=run_worker_command)
+
+
+def _add_queue_arguments(p: Any) -> None:
+    """The broker, the queue, how many scores at once, the sinks."""
     broker = p.add_mutually_exclusive_group()
     broker.add_argument(
         "--broker",
@@ -109,13 +156,10 @@ def add_worker_parser(sub: Any) -> None:
         "holds up to twice as many jobs",
     )
     p.add_argument("--queue", default="livescore", help="the queue to consume (default: livescore)")
-    p.add_argument(
-        "--sinks",
-        metavar="MODULE:ATTR",
-        help="score sinks besides OpenTelemetry (default: a 'sinks' attribute of the "
-        "scorers' module, if it has one)",
-    )
-    export = p.add_argument_group("export")
+    add_sinks_argument(p)
+
+
+def _add_export_arguments(export: Any) -> None:
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
@@ -123,13 +167,11 @@ def add_worker_parser(sub: Any) -> None:
         "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
         "variables say)",
     )
-    from livescore.cli._export import add_emit_arguments
-
     add_emit_arguments(export)
-    from livescore.cli._metrics_port import add_metrics_port_argument
-
     add_metrics_port_argument(export)
-    limits = p.add_argument_group("judge limits shared by every worker on this broker")
+
+
+def _add_fleet_limit_arguments(limits: Any) -> None:
     limits.add_argument(
         "--fleet-judge-rpm",
         type=positive_float,
@@ -143,7 +185,11 @@ def add_worker_parser(sub: Any) -> None:
         help="judge requests in flight, all workers together",
     )
     add_judge_budget_arguments(limits)
-    reliability = p.add_argument_group("reliability")
+
+
+def _add_reliability_arguments(reliability: Any) -> None:
+    """Deadlines and redelivery: what happens when a worker, the broker or the collector
+    fails."""
     reliability.add_argument(
         "--drain-timeout",
         type=positive_float,
@@ -192,96 +238,6 @@ def add_worker_parser(sub: Any) -> None:
         help="the time to load the scorers and reach a broker that takes writes; past it "
         "the worker exits (69 or 75) (default: 60)",
     )
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
-        "placeholders before the judge sees it; the scores this worker emits hold the "
-        "placeholders (the jobs in Redis hold the run as published; needs the pii extra)",
-    )
-    add_calibration_argument(p)
-    p.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="more logs: -v every library's INFO (judge requests...), -vv DEBUG",
-    )
-    p.add_argument(
-        "--log-level",
-        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-        help="the log level of every logger (overrides -v)",
-    )
-    p.set_defaults(handler=run_worker_command)
-
-
-def load_attribute(spec: str, option: str) -> tuple[Any, Any]:
-    """Import ``module:attr`` (the current directory importable); ``(module, value)``."""
-    module_name, sep, attr_path = spec.partition(":")
-    if not sep or not module_name or not attr_path:
-        raise UsageError(f"{option} must look like 'module:attribute', not {spec!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except SystemExit as exc:
-        raise UsageError(
-            f"{option}: importing {module_name!r} called sys.exit({exc.code!r})"
-        ) from None
-    except Exception as exc:
-        raise UsageError(
-            f"{option}: cannot import {module_name!r}: {type(exc).__name__}: {exc}"
-        ) from exc
-    value: Any = module
-    for part in attr_path.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise UsageError(f"{option}: {module_name!r} has no attribute {attr_path!r}") from None
-    return module, value
-
-
-def _as_list(value: Any, what: str, option: str, spec: str = "") -> list[Any]:
-    if callable(value) and not isinstance(value, Sequence):
-        from livescore.live import ScorerConfig
-        from livescore.scoring import Scorer
-
-        if not isinstance(value, Scorer | ScorerConfig):
-            value = _call_factory(value, option, spec)
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        value = [value]
-    items = list(value)
-    if not items and what == "scorers":
-        raise UsageError(f"{option}: the list of scorers is empty")
-    return items
-
-
-def _call_factory(factory: Any, option: str, spec: str) -> Any:
-    """Call a function that returns the scorers (or sinks), turning its failures into
-    one-line usage errors."""
-    name = spec or getattr(factory, "__name__", repr(factory))
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        signature = None
-    if signature is not None:
-        needed = [
-            p.name
-            for p in signature.parameters.values()
-            if p.default is p.empty
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        ]
-        if needed:
-            raise UsageError(
-                f"{option}: {name} needs arguments ({', '.join(needed)}); point at a list of "
-                "scorers or a function that takes none"
-            )
-    try:
-        return factory()
-    except SystemExit as exc:
-        raise UsageError(f"{option}: {name}() called sys.exit({exc.code!r})") from None
-    except Exception as exc:
-        raise UsageError(f"{option}: {name}() raised {type(exc).__name__}: {exc}") from exc
 
 
 class _StderrLines:
@@ -477,40 +433,17 @@ def run_worker_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
-    broker = _broker_url(args, log)
-    try:
-        import dramatiq  # noqa: F401
-        import redis
-    except ImportError:
-        raise UsageError(
-            f"livescore worker needs the fleet extra: {install_hint('fleet')}"
-        ) from None
+    from livescore._emit import DEFAULT_EMIT
     from livescore._redaction import redact_url
 
+    broker = _broker_url(args, log)
+    _require_fleet_extra()
     watchdog.broker = redact_url(broker)
-    watchdog.phase = f"loading {args.scorers}"
-    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
-    module, value = load_attribute(args.scorers, "MODULE:ATTR")
-    scorers = _as_list(value, "scorers", "MODULE:ATTR", args.scorers)
-    if args.calibration:
-        watchdog.phase = f"loading {args.calibration}"
-        scorers = calibrate_scorers(scorers, args.calibration, log.say)
-    if args.sinks:
-        watchdog.phase = f"loading {args.sinks}"
-        _, sink_value = load_attribute(args.sinks, "--sinks")
-        sinks = _as_list(sink_value, "sinks", "--sinks", args.sinks)
-    else:
-        sinks = _as_list(getattr(module, "sinks", None) or [], "sinks", "sinks")
-
-    from livescore._emit import DEFAULT_EMIT
-    from livescore.cli._export import traces_url
-    from livescore.fleet import FleetWorker, configure_from_env
-
+    scorers, sinks = _load_scorers(args, log, watchdog)
     endpoint = None
     if args.otlp_endpoint:
         endpoint = traces_url(args.otlp_endpoint).removesuffix("/v1/traces")
     signals = args.emit or DEFAULT_EMIT
-
     if args.redact:
         watchdog.phase = "loading the personal-data redactor"
     redact = redactor_from_args(args)
@@ -518,13 +451,74 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
     if budget is not None:
         judges = [getattr(getattr(item, "scorer", item), "judge", None) for item in scorers]
         attach_budget(judges, budget, "--judge-budget")
+    worker = _fleet_worker(args, broker, scorers, sinks, signals, redact)
+    telemetry, metrics_endpoint = start_telemetry(
+        args.metrics_port,
+        lambda readers: _configure_telemetry(worker, "events" in signals, endpoint, readers),
+    )
+    worker.span_hold = telemetry.held
+    watchdog.worker = worker
+    watchdog.phase = "connecting"
+    started = (
+        f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
+        f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
+        f"{redact_url(broker)}, scorer concurrency {args.scorer_concurrency}"
+        + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
+        + (f"; metrics at {metrics_endpoint.url}" if metrics_endpoint else "")
+    )
+    try:
+        _serve(worker, log, watchdog, started, redact_url(broker))
+    finally:
+        telemetry.shutdown()
+        if metrics_endpoint is not None:
+            metrics_endpoint.close()
+    log.say(_stopped_line(worker, budget))
+    return EXIT_OK
+
+
+def _require_fleet_extra() -> None:
+    try:
+        import dramatiq  # noqa: F401
+        import redis  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            f"livescore worker needs the fleet extra: {install_hint('fleet')}"
+        ) from None
+
+
+def _load_scorers(
+    args: argparse.Namespace, log: _Logging, watchdog: _Watchdog
+) -> tuple[list[Any], list[Any]]:
+    """The scorers (calibrated as ``--calibration`` says) and the sinks, each step named
+    to the watchdog (a hanging import is said to hang there)."""
+    watchdog.phase = f"loading {args.scorers}"
+    apply_judge_prices(args.judge_prices)  # before the scorers' module builds its judges
+    module, value = load_attribute(args.scorers, "MODULE:ATTR")
+    scorers = as_items(value, "scorers", "MODULE:ATTR", args.scorers)
+    if args.calibration:
+        watchdog.phase = f"loading {args.calibration}"
+        scorers = calibrate_scorers(scorers, args.calibration, log.say)
+    if args.sinks:
+        watchdog.phase = f"loading {args.sinks}"
+    return scorers, load_sinks(args.sinks, module)
+
+
+def _fleet_worker(
+    args: argparse.Namespace,
+    broker: str,
+    scorers: list[Any],
+    sinks: list[Any],
+    signals: Sequence[EmitSignal],
+    redact: Any,
+) -> Any:
+    from livescore.fleet import FleetWorker
 
     try:
-        worker = FleetWorker(
+        return FleetWorker(
             scorers,
             broker=broker,
-            # The default emitters, on the global providers configure_from_env installs
-            # below: their spans are held and fenced by the commit.
+            # The default emitters, on the global providers configure_from_env installs:
+            # their spans are held and fenced by the commit.
             emit=signals,
             semconv_proposals=args.semconv_proposals,
             concurrency=args.scorer_concurrency,
@@ -541,73 +535,59 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    metrics_endpoint = None
-    if args.metrics_port is not None:
-        from livescore.cli._metrics_port import start_metrics
 
-        metrics_endpoint = start_metrics(args.metrics_port)
+
+def _configure_telemetry(
+    worker: Any, events: bool, endpoint: str | None, metric_readers: list[Any]
+) -> Any:
+    from livescore.fleet import configure_from_env
+
     try:
-        telemetry = configure_from_env(
-            worker.worker_id,
-            events="events" in signals,
-            endpoint=endpoint,
-            metric_readers=[metrics_endpoint.reader] if metrics_endpoint else [],
+        return configure_from_env(
+            worker.worker_id, events=events, endpoint=endpoint, metric_readers=metric_readers
         )
     except Exception as exc:  # an OTEL_* variable that names what is not installed
-        if metrics_endpoint is not None:
-            metrics_endpoint.close()
         raise UsageError(str(exc)) from exc
-    worker.span_hold = telemetry.held
-    watchdog.worker = worker
-    watchdog.phase = "connecting"
 
-    stop = threading.Event()
 
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
+def _serve(worker: Any, log: _Logging, watchdog: _Watchdog, started: str, broker: str) -> None:
+    """Run ``worker`` until SIGTERM or Ctrl-C; once it is ready (the broker took writes),
+    the watchdog lets go and ``started`` is said."""
+    import redis
 
     finished = threading.Event()
+    with stopping_on_signals() as stop:
 
-    def ready() -> None:
-        while not worker.ready.wait(0.2):
-            if finished.is_set():
-                return
-        if not stop.is_set():
+        def ready() -> None:
+            while not worker.ready.wait(0.2):
+                if finished.is_set():
+                    return
+            if not stop.is_set():
+                watchdog.done()
+                log.say(started)
+
+        threading.Thread(target=ready, name="livescore-ready", daemon=True).start()
+        try:
+            worker.run(stop)
+        except redis.AuthenticationError as exc:
+            raise UsageError(
+                f"the broker at {broker} refused the credentials ({exc}); check the "
+                "URL's user and password"
+            ) from None
+        except redis.RedisError as exc:
+            raise UsageError(
+                f"the broker at {broker} answered with an error: {type(exc).__name__}: {exc}"
+            ) from None
+        finally:
+            finished.set()
             watchdog.done()
-            log.say(
-                f"livescore worker {worker.worker_id} (pid {os.getpid()}): scoring "
-                f"{', '.join(worker.scorers)} from queue {args.queue!r} at "
-                f"{redact_url(broker)}, scorer concurrency {args.scorer_concurrency}"
-                + (f"; {budget.describe()} shared by the fleet" if budget is not None else "")
-                + (f"; metrics at {metrics_endpoint.url}" if metrics_endpoint else "")
-            )
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    threading.Thread(target=ready, name="livescore-ready", daemon=True).start()
-    try:
-        worker.run(stop)
-    except redis.AuthenticationError as exc:
-        raise UsageError(
-            f"the broker at {redact_url(broker)} refused the credentials ({exc}); check the "
-            "URL's user and password"
-        ) from None
-    except redis.RedisError as exc:
-        raise UsageError(
-            f"the broker at {redact_url(broker)} answered with an error: {type(exc).__name__}: "
-            f"{exc}"
-        ) from None
-    finally:
-        finished.set()
-        watchdog.done()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        telemetry.shutdown()
-        if metrics_endpoint is not None:
-            metrics_endpoint.close()
+
+def _stopped_line(worker: Any, budget: Any) -> str:
     s = worker.stats
-    log.say(
-        # Jobs (deliveries) and scores (a job's scorers, each) apart: a job of two scorers
-        # is one job and two scores.
+    # Jobs (deliveries) and scores (a job's scorers, each) apart: a job of two scorers is
+    # one job and two scores.
+    return (
         f"livescore worker {worker.worker_id} stopped: {s.jobs} job(s) handled, "
         f"{s.requeued} handed back to the queue, {s.dead_letters} dead letter(s); scores: "
         f"scored {s.scored}, failed {s.failed}, skipped {s.skipped}, dropped {s.dropped}, "
@@ -620,4 +600,3 @@ def _run(args: argparse.Namespace, log: _Logging, watchdog: _Watchdog) -> int:
             else ""
         )
     )
-    return EXIT_OK
