@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from livescore._catalog import BuildFunction, ScorerOptions, catalog_entry
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
 from livescore.scorers._prompting import RenderedContext, render_context
-from livescore.scoring import ContextFunction, StepContext
+from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
     "DEFAULT_MAX_CONTEXT_CHARS",
@@ -20,7 +21,11 @@ __all__ = (
     "context_source",
     "judged_pieces",
     "no_context_reason",
+    "pieces_catalog_entry",
+    "pieces_of",
+    "pieces_prompt",
     "plain_context_for_judge",
+    "record_pieces",
 )
 
 DEFAULT_MAX_CONTEXT_CHARS = 100_000
@@ -145,3 +150,72 @@ def at_position(verdict: dict[str, Any], item: str, index: int) -> None:
     """Ties a context piece's verdict to the piece's position (from 0): the order the agent
     got the pieces decides, not the judge's numbering."""
     verdict["context_index"] = index
+
+
+# -- the context scorers: one verdict per context piece -----------------------------------------
+
+
+def pieces_of(
+    max_chars: int, what: str, check: Callable[[StepContext], object]
+) -> Callable[[StepContext], list[str]]:
+    """The context pieces a context scorer judges (:func:`judged_pieces`), made in code from
+    the run. A run without context is not scorable (the scorer judges ``what``), nor one
+    that ``check`` (what else the judge needs) rejects by raising ``NotScorable``: both
+    before any call."""
+
+    def pieces(ctx: StepContext) -> list[str]:
+        found = judged_pieces(ctx, max_chars)
+        if not found:
+            raise NotScorable(no_context_reason(what))
+        check(ctx)
+        return found
+
+    return pieces
+
+
+def pieces_prompt(ctx: StepContext, max_chars: int, answer: str) -> str:
+    """The end of a context scorer's prompt: the ``<context>`` block of the judged pieces
+    (numbered from 0), and how many of ``answer`` the judge gives: one per piece."""
+    n = len(ctx.preprocess_step_result["pieces"])
+    return (
+        f"{context_for_judge(ctx, max_chars, start=0).block}\n\n"
+        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
+        f"give exactly {n} {answer}{'' if n == 1 else 's'}, in the same order"
+    )
+
+
+def record_pieces(ctx: StepContext, pieces: int, relevant: int) -> None:
+    """A context score's ``flags["context_pieces"]`` and its span attributes."""
+    ctx.flags["context_pieces"] = pieces
+    ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = pieces
+    ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
+
+
+def pieces_catalog_entry(
+    name: str, summary: str, relevant: str, factory: Callable[..., Scorer]
+) -> BuildFunction:
+    """Put the context scorer ``factory`` in the catalog as ``name``; ``relevant`` says
+    which pieces ``livescore.context.relevant`` counts. Returns the build function it
+    registers (``_build`` of the factory's module)."""
+
+    def build(argument: str | None, options: ScorerOptions) -> Scorer:
+        return factory(model=options.require_model(), judge_mode=options.judge_mode)
+
+    build.__module__ = factory.__module__
+    build.__qualname__ = build.__name__ = "_build"
+    return catalog_entry(
+        name,
+        family="context",
+        summary=summary,
+        needs_judge=True,
+        factory=f"livescore.scorers.{factory.__name__}",
+        span_attributes={
+            "livescore.context.pieces": "context pieces judged",
+            "livescore.context.relevant": relevant,
+            "livescore.context.truncated": "the context sent to the judge was cut at "
+            "max_context_chars",
+            "livescore.context.chars": "the context's length before the cut (with "
+            "livescore.context.truncated)",
+        },
+        examples=(name,),
+    )(build)

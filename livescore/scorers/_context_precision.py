@@ -1,17 +1,5 @@
-"""The context precision scorer: are the useful context pieces the first ones the agent got?
-
-Three-step mode (the default; two judge calls):
-
-1. preprocess (code): the context pieces, in the order the agent received them (by default
-   its tool results and retrieved documents, as :func:`livescore.get_run_context` lists
-   them). No context: not scorable, no call.
-2. analyze (judge): one verdict per piece, ``{"verdicts": [{"context_index", "verdict":
-   "yes" | "no", "reason"}]}``: useful for the reference answer or not.
-3. generate_score (code): mean average precision over that order: the mean, over the
-   useful pieces, of the share of useful pieces up to and including each one; 0 when none
-   is useful. The judge's own numbering never reorders the pieces (Mastra sorts by it).
-4. generate_reason (judge).
-"""
+"""The context precision scorer: are the context pieces useful for the reference answer the
+first ones the agent got? (mean average precision of their order)"""
 
 from __future__ import annotations
 
@@ -20,18 +8,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
-    context_for_judge,
     context_source,
-    judged_pieces,
-    no_context_reason,
+    pieces_catalog_entry,
+    pieces_of,
+    pieces_prompt,
+    record_pieces,
 )
 from livescore.scorers._judge_spec import (
     JudgePrompts,
@@ -110,8 +97,6 @@ class ContextPrecisionOneCallAnswer(BaseModel):
     reason: str
 
 
-# -- prompts ----------------------------------------------------------------------------------
-
 _TAGS = ("question", "reference", "context", "document", "verdicts", "verdict")
 
 _RULES = """\
@@ -158,16 +143,13 @@ Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "r
 "..."}}], "reason": "..."}}"""
 
 
-def _pieces_part(question: str | None, reference: str, context_block: str, n: int) -> str:
+def _pieces_part(question: str | None, reference: str, pieces: str) -> str:
     asked = f"{block('question', question)}\n\n" if question else ""
     return (
         "Decide for each piece of the <context> block, in order, whether it is useful for "
         "the reference answer in the <reference> block"
         + (" to the question in the <question> block" if question else "")
-        + ".\n\n"
-        f"{asked}{block('reference', reference)}\n\n{context_block}\n\n"
-        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
-        f"give exactly {n} verdict{'' if n == 1 else 's'}, in the same order"
+        + f".\n\n{asked}{block('reference', reference)}\n\n{pieces}"
     )
 
 
@@ -189,9 +171,6 @@ def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str
     )
 
 
-# -- the scorer -------------------------------------------------------------------------------
-
-
 def _score(analysis: Mapping[str, Any]) -> float:
     return mean_average_precision([v["verdict"] == "yes" for v in analysis["verdicts"]])
 
@@ -199,10 +178,8 @@ def _score(analysis: Mapping[str, Any]) -> float:
 def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
     verdicts = analysis["verdicts"]
     useful = tally(verdicts)["yes"]
-    ctx.flags["context_pieces"] = len(verdicts)
+    record_pieces(ctx, len(verdicts), useful)
     ctx.flags["context_relevant"] = useful
-    ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(verdicts)
-    ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = useful
 
 
 def _count_reason(ctx: StepContext) -> str:
@@ -236,20 +213,12 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             ctx.state["reference"] = cached
         return cached
 
-    def pieces(ctx: StepContext) -> list[str]:
-        found = judged_pieces(ctx, max_context_chars)
-        if not found:
-            raise NotScorable(no_context_reason("context precision"))
-        reference(ctx)  # before any call
-        return found
-
     def prompt_part(shown: Shown) -> str:
         ctx = shown.ctx
         return _pieces_part(
             optional_user_text(ctx.run, max_chars),
             reference(ctx),
-            context_for_judge(ctx, max_context_chars, start=0).block,
-            len(ctx.preprocess_step_result["pieces"]),
+            pieces_prompt(ctx, max_context_chars, "verdict"),
         )
 
     return JudgeSpec(
@@ -267,7 +236,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         description="Mean average precision of the context order: useful pieces first scores "
         "{scale}, nothing useful 0",
         always_explain=True,
-        items_of=pieces,
+        items_of=pieces_of(max_context_chars, "context precision", reference),
         scoring=ScoringPolicy(score=_score, record=_record, fill=at_position),
         count_reason=_count_reason,
         prompts=JudgePrompts(
@@ -308,39 +277,22 @@ def create_context_precision_scorer(
     The judge marks each context piece useful or not for the reference answer (the run's
     ground truth when it has one, else the agent's own answer, as Mastra does), and the
     score rewards useful pieces that come early in the order the agent received them: 1
-    when every useful piece precedes every other one, lower as useful pieces sink, 0 when
-    none is useful. Use it on retrieval: a retriever that ranks the right document third
-    scores lower than one that ranks it first.
+    (× ``scale``) when every useful piece precedes every other one, lower as useful pieces
+    sink, 0 when none is useful. Higher is better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
         context: Static context pieces, in order.
-        get_context: ``get_context(run, step)`` returning the pieces in the order the
-            agent received them; by default :func:`livescore.get_run_context` (the given
-            context, else the run's tool results and retrieved documents, in order).
-        scale: The best score.
-        judge_mode: ``"three_step"`` (verdicts, reason: two calls) or ``"one_call"``.
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Question, answer and ground truth beyond this are cut.
-        max_context_chars: The most characters of context in a request; pieces past the
-            cut are not judged (``flags["context_pieces_judged"]`` says how many were).
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_context_chars: As in :func:`~livescore.scorers.judge_scorer`; the pieces past
+            the cut are not judged (``flags["context_pieces_judged"]`` says how many were).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
-        ``analyze_step_result = {"verdicts": [{"context_index", "verdict", "reason"}]}``
-        (one per piece, in order), the score, a label (``poor``, ``low``, ``moderate``,
-        ``high``, ``full``), a reason, ``flags["context_pieces"]`` /
-        ``["context_relevant"]`` and the span attributes ``livescore.context.pieces`` /
-        ``livescore.context.relevant``. No context, or no reference (no ground truth and
-        an empty answer): skipped as not scorable, before any call.
-
-    Raises:
-        ValueError: A bad ``scale``, ``judge_mode`` or ``max_context_chars``.
-        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        A scorer whose results carry ``preprocess_step_result["pieces"]``,
+        ``analyze_step_result["verdicts"]`` (``{"context_index", "verdict", "reason"}``,
+        one per piece, in order), ``flags["context_pieces"]`` and
+        ``flags["context_relevant"]``. A run without context, or without a reference (no
+        ground truth and an empty answer), is skipped as not scorable before any call.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -373,22 +325,9 @@ def create_context_precision_scorer(
     )
 
 
-@catalog_entry(
+_build = pieces_catalog_entry(
     "context-precision",
-    family="context",
-    summary="mean average precision of the context order: useful pieces first",
-    needs_judge=True,
-    factory="livescore.scorers.create_context_precision_scorer",
-    span_attributes={
-        "livescore.context.pieces": "context pieces judged",
-        "livescore.context.relevant": "pieces useful for the reference answer",
-        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
-        "livescore.context.chars": "the context's length before the cut (with "
-        "livescore.context.truncated)",
-    },
-    examples=("context-precision",),
+    "mean average precision of the context order: useful pieces first",
+    "pieces useful for the reference answer",
+    create_context_precision_scorer,
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_context_precision_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )

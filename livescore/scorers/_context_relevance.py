@@ -1,17 +1,5 @@
-"""The context relevance scorer: was the context the agent got relevant, and did it use it?
-
-Three-step mode (the default; two judge calls):
-
-1. preprocess (code): the context pieces (by default the run's tool results and retrieved
-   documents, in order). No context: not scorable, no call.
-2. analyze (judge): one evaluation per piece, ``{"evaluations": [{"context_index",
-   "relevance_level": "high" | "medium" | "low" | "none", "was_used", "reasoning"}],
-   "missing_context": [...]}``: the per-piece verdicts stay in the step result.
-3. generate_score (code), Mastra's formula: the mean relevance weight (high 1, medium 0.7,
-   low 0.3, none 0), less 0.1 per highly relevant piece the answer did not use, less 0.15
-   per piece of missing information (at most 0.5); never below 0; × scale.
-4. generate_reason (judge).
-"""
+"""The context relevance scorer: was the context the agent got relevant to the question, and
+did its answer use it? (Mastra's formula)"""
 
 from __future__ import annotations
 
@@ -22,19 +10,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
-from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
-    context_for_judge,
     context_source,
-    judged_pieces,
-    no_context_reason,
+    pieces_catalog_entry,
+    pieces_of,
+    pieces_prompt,
+    record_pieces,
 )
 from livescore.scorers._judge_spec import (
     JudgePrompts,
@@ -43,11 +30,7 @@ from livescore.scorers._judge_spec import (
     Shown,
     judge_scorer,
 )
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-    normalise_word,
-)
+from livescore.scorers._judged import JudgeMode, fmt, normalise_word
 from livescore.scorers._prompting import block, data_rule, quote
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -101,8 +84,6 @@ class ContextRelevanceOneCallAnswer(BaseModel):
     reason: str
 
 
-# -- prompts ----------------------------------------------------------------------------------
-
 _TAGS = ("question", "output", "context", "document", "verdicts", "verdict")
 
 _RULES = """\
@@ -155,14 +136,12 @@ Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level"
 "was_used": true, "reasoning": "..."}}], "missing_context": [], "reason": "..."}}"""
 
 
-def _pieces_part(question: str, output: str, context_block: str, n: int) -> str:
+def _pieces_part(question: str, output: str, pieces: str) -> str:
     return (
         "Judge each piece of the <context> block, in order: how relevant it is to the "
         "question in the <question> block, and whether the answer in the <output> block "
         "used it. Then list the information that was missing.\n\n"
-        f"{block('question', question)}\n\n{block('output', output)}\n\n{context_block}\n\n"
-        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
-        f"give exactly {n} evaluation{'' if n == 1 else 's'}, in the same order"
+        f"{block('question', question)}\n\n{block('output', output)}\n\n{pieces}"
     )
 
 
@@ -193,6 +172,20 @@ class _Penalties:
     missing: float
     max_missing: float
 
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("unused_penalty", self.unused),
+            ("missing_penalty", self.missing),
+            ("max_missing_penalty", self.max_missing),
+        ):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= 1
+            ):
+                raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
+
     def breakdown(self, analysis: Mapping[str, Any]) -> tuple[float, int, float]:
         evaluations = analysis["evaluations"]
         base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
@@ -218,12 +211,10 @@ def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
     for evaluation in evaluations:
         levels[evaluation["relevance_level"]] += 1
     relevant = levels["high"] + levels["medium"]
-    ctx.flags["context_pieces"] = len(evaluations)
+    record_pieces(ctx, len(evaluations), relevant)
     ctx.flags["context_levels"] = levels
     ctx.flags["context_used"] = sum(1 for e in evaluations if e["was_used"])
     ctx.flags["missing_context"] = len(analysis.get("missing_context", ()))
-    ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = len(evaluations)
-    ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
 
 
 def _count_reason(ctx: StepContext) -> str:
@@ -248,21 +239,10 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
             raise NotScorable("the input is empty: there is no question to judge the context by")
         return text
 
-    def pieces(ctx: StepContext) -> list[str]:
-        found = judged_pieces(ctx, max_context_chars)
-        if not found:
-            raise NotScorable(no_context_reason("relevance"))
-        question(ctx)  # before any call
-        return found
-
     def prompt_part(shown: Shown) -> str:
         ctx = shown.ctx
-        return _pieces_part(
-            question(ctx),
-            ctx.output_text,
-            context_for_judge(ctx, max_context_chars, start=0).block,
-            len(ctx.preprocess_step_result["pieces"]),
-        )
+        pieces = pieces_prompt(ctx, max_context_chars, "evaluation")
+        return _pieces_part(question(ctx), ctx.output_text, pieces)
 
     def reason(shown: Shown) -> str:
         analysis = shown.ctx.analyze_step_result
@@ -282,7 +262,7 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
         description="How relevant the agent's context was to the question and how well the "
         "answer used it, from 0 to {scale}",
         always_explain=True,
-        items_of=pieces,
+        items_of=pieces_of(max_context_chars, "relevance", question),
         scoring=ScoringPolicy(score=penalties.score, record=_record, fill=at_position),
         count_reason=_count_reason,
         prompts=JudgePrompts(
@@ -307,9 +287,6 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
     )
 
 
-# -- the scorer -------------------------------------------------------------------------------
-
-
 def create_context_relevance_scorer(
     *,
     model: str | Judge,
@@ -329,45 +306,31 @@ def create_context_relevance_scorer(
 ) -> Scorer:
     """Score how relevant the agent's context was to the question, and how well it was used.
 
-    The judge rates each context piece (high, medium, low or no relevance to the
-    question), says whether the answer used it, and lists information a good answer
-    needed that no piece gave. Score = mean relevance weight (1, 0.7, 0.3, 0) −
-    ``unused_penalty`` per highly relevant piece left unused − ``missing_penalty`` per
-    missing item (at most ``max_missing_penalty``), at least 0, × ``scale`` (Mastra's
-    formula). Higher is better.
+    The judge rates each context piece's relevance to the question (high, medium, low or
+    none), says whether the answer used it, and lists information a good answer needed that
+    no piece gave. Score = mean relevance weight (1, 0.7, 0.3, 0) − ``unused_penalty`` per
+    highly relevant piece left unused − ``missing_penalty`` per missing item (at most
+    ``max_missing_penalty``), at least 0, × ``scale`` (Mastra's formula). Higher is better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        context: Static context pieces.
-        get_context: ``get_context(run, step)``; by default :func:`livescore.get_run_context`
-            (the given context, else the run's tool results and retrieved documents).
-        scale: The best score.
         unused_penalty: Taken off per highly relevant piece the answer did not use.
         missing_penalty: Taken off per item of missing information.
         max_missing_penalty: The most the missing information takes off in all.
-        judge_mode: ``"three_step"`` (evaluations, reason: two calls) or ``"one_call"``.
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: Question and answer text beyond this are cut.
-        max_context_chars: The most characters of context in a request; pieces past the
-            cut are not judged (``flags["context_pieces_judged"]``).
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_context_chars: As in :func:`~livescore.scorers.judge_scorer`; the pieces past
+            the cut are not judged (``flags["context_pieces_judged"]`` says how many were).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"pieces": [...]}``,
-        ``analyze_step_result = {"evaluations": [{"context_index", "relevance_level",
+        A scorer whose results carry ``preprocess_step_result["pieces"]``,
+        ``analyze_step_result`` = ``{"evaluations": [{"context_index", "relevance_level",
         "was_used", "reasoning"}], "missing_context": [...]}`` (one evaluation per piece, in
-        order), the score, a label (``poor``, ``low``, ``moderate``, ``high``, ``full``),
-        a reason, ``flags`` with the counts per level, ``context_used`` and
-        ``missing_context``, and the span attributes ``livescore.context.pieces`` /
-        ``livescore.context.relevant`` (high or medium). No context, or no question:
-        skipped as not scorable, before any call (Mastra scores a missing context 1).
+        order) and ``flags["context_pieces"]``, ``["context_levels"]`` (pieces per level),
+        ``["context_used"]`` and ``["missing_context"]``. A run without context or without a
+        question is skipped as not scorable before any call (Mastra scores no context 1).
 
     Raises:
-        ValueError: A bad ``scale``, penalty, ``judge_mode`` or ``max_context_chars``.
-        TypeError: ``context`` is not a list of strings or ``get_context`` not callable.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        ValueError: A penalty that is not a number from 0 to 1.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -386,20 +349,8 @@ def create_context_relevance_scorer(
         >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
         (0.5, 'none')
     """
-    for name, value in (
-        ("unused_penalty", unused_penalty),
-        ("missing_penalty", missing_penalty),
-        ("max_missing_penalty", max_missing_penalty),
-    ):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0 <= value <= 1
-        ):
-            raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
-    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     penalties = _Penalties(unused_penalty, missing_penalty, max_missing_penalty)
+    get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     return judge_scorer(
         _spec(penalties, max_context_chars),
         model=model,
@@ -415,22 +366,9 @@ def create_context_relevance_scorer(
     )
 
 
-@catalog_entry(
+_build = pieces_catalog_entry(
     "context-relevance",
-    family="context",
-    summary="how relevant the context was to the question, and how well the answer used it",
-    needs_judge=True,
-    factory="livescore.scorers.create_context_relevance_scorer",
-    span_attributes={
-        "livescore.context.pieces": "context pieces judged",
-        "livescore.context.relevant": "pieces relevant to the question",
-        "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
-        "livescore.context.chars": "the context's length before the cut (with "
-        "livescore.context.truncated)",
-    },
-    examples=("context-relevance",),
+    "how relevant the context was to the question, and how well the answer used it",
+    "pieces relevant to the question",
+    create_context_relevance_scorer,
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_context_relevance_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )
