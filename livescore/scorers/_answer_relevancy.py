@@ -21,13 +21,7 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
-from livescore.scorers._prompting import (
-    block,
-    data_rule,
-    item_blocks,
-    one_per_item,
-    verdict_blocks,
-)
+from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, verdict_blocks
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 

@@ -23,13 +23,7 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt, optional_user_text
-from livescore.scorers._prompting import (
-    block,
-    data_rule,
-    item_blocks,
-    one_per_item,
-    verdict_blocks,
-)
+from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, verdict_blocks
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext
 

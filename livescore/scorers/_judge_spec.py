@@ -49,7 +49,7 @@ from livescore.scorers._prompting import (
     one_per_item,
     verdict_blocks,
 )
-from livescore.scorers._verdicts import StatementVerdict
+from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import (
     CalibrationSpec,
     ContextFunction,
@@ -640,9 +640,11 @@ def judge_scorer(
     modes = JUDGE_MODES if spec.logprob is not None else STRUCTURED_MODES
     mode = judge_mode_of(judge_mode, scorer=spec.name, modes=modes)
     if spec.grounded:
-        get_context, max_context_chars = _context_source(
-            context, get_context, max_context_chars, on_empty_context
-        )
+        if on_empty_context not in ("skip", "all_unsupported"):
+            raise ValueError(
+                f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
+            )
+        get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     judge = resolve_model(model, judge_options, scorer=spec.name)
     judging = _Judging(spec, scale, max_text_chars, max_context_chars, on_empty_context)
     if mode == "three_step":
@@ -686,21 +688,6 @@ def judge_scorer(
             ),
         )
     return scorer
-
-
-def _context_source(
-    context: Sequence[str] | None,
-    get_context: ContextFunction | None,
-    max_context_chars: int,
-    on_empty_context: object,
-) -> tuple[ContextFunction | None, int]:
-    """A grounded scorer's context arguments, checked; its context function (the run's
-    context by default)."""
-    if on_empty_context not in ("skip", "all_unsupported"):
-        raise ValueError(
-            f"on_empty_context must be 'skip' or 'all_unsupported', not {on_empty_context!r}"
-        )
-    return context_source(context, get_context, max_context_chars)
 
 
 _Step: TypeAlias = "PromptStep[Any] | StepFunction"
@@ -970,37 +957,41 @@ class _Judging:
     # -- the score and its reason ----------------------------------------------------------------
 
     def score(self, ctx: StepContext) -> float:
-        spec, scale = self.spec, self.scale
         analysis = ctx.analyze_step_result or {self.field: []}
+        value = self.value(ctx, analysis)
+        scoring = self.spec.scoring
+        if scoring is not None and scoring.record is not None:
+            scoring.record(ctx, analysis)
+        else:
+            self.record(ctx, analysis[self.field])
+        return value
+
+    def value(self, ctx: StepContext, analysis: Mapping[str, Any]) -> float:
+        """The score: a logprob probability, the score with no items, the scoring policy's,
+        the weighted share of the verdict words, or the share of the defects."""
+        spec, scale, scoring = self.spec, self.scale, self.spec.scoring
         verdicts = analysis[self.field]
         total = len(verdicts)
         probability = self.probability_of(ctx)
         if probability is not None:
-            value = round((1 - probability if spec.higher_is_better else probability) * scale, 4)
-        elif not total and spec.scoring is not None and spec.scoring.no_items is not None:
-            value = spec.scoring.no_items(ctx)
-        elif not total:
+            return round((1 - probability if spec.higher_is_better else probability) * scale, 4)
+        if not total and scoring is not None and scoring.no_items is not None:
+            return scoring.no_items(ctx)
+        if not total:
             if spec.needs_items and not self.items(ctx):
                 raise NotScorable(spec.needs_items)
-            value = scale if spec.higher_is_better else 0.0
-        elif spec.scoring is not None and spec.scoring.score is not None:
-            value = round2(spec.scoring.score(analysis) * scale)
-        elif spec.weights is not None:
-            weights = spec.weights
+            return scale if spec.higher_is_better else 0.0
+        if scoring is not None and scoring.score is not None:
+            return round2(scoring.score(analysis) * scale)
+        if spec.weights is not None:
+            counts, weights = tally(verdicts), spec.weights
             counted = sum(
-                weights.get(word, 0.0 if word in spec.defect_words else 1.0)
-                * sum(1 for v in verdicts if v["verdict"] == word)
+                weights.get(word, 0.0 if word in spec.defect_words else 1.0) * counts[word]
                 for word in spec.words
             )
-            value = round2(counted / total * scale)
-        else:
-            bad = self.defects(verdicts)
-            value = round2((total - bad if spec.higher_is_better else bad) / total * scale)
-        if spec.scoring is not None and spec.scoring.record is not None:
-            spec.scoring.record(ctx, analysis)
-        else:
-            self.record(ctx, verdicts)
-        return value
+            return round2(counted / total * scale)
+        bad = self.defects(verdicts)
+        return round2((total - bad if spec.higher_is_better else bad) / total * scale)
 
     def record(self, ctx: StepContext, verdicts: Sequence[Mapping[str, Any]]) -> None:
         """The score's flags and span attributes."""
@@ -1039,9 +1030,6 @@ class _Judging:
 
     # -- the prompts -------------------------------------------------------------------------------
 
-    def rendered(self, ctx: StepContext) -> RenderedContext:
-        return context_for_judge(ctx, self.max_context_chars)
-
     def shown(
         self,
         ctx: StepContext,
@@ -1051,7 +1039,8 @@ class _Judging:
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> Shown:
         """What a prompt of the spec's own shows (the context rendered only where asked)."""
-        rendered = self.rendered(ctx) if context and self.spec.grounded else _NO_CONTEXT
+        grounded = context and self.spec.grounded
+        rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""
         score = fmt(ctx.score)
         return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
@@ -1091,14 +1080,11 @@ def _label(spec: JudgeSpec, scale: float) -> Callable[[float], str]:
 def judge_catalog_entry(
     spec: JudgeSpec, factory: Callable[..., Scorer] | None = None
 ) -> Callable[[str | None, ScorerOptions], Scorer]:
-    """Put ``spec``'s scorer in the catalog, every fact of its entry taken from the spec:
-    ``livescore eval --scorer NAME``, :func:`~livescore.scorers.build_scorer` and the
-    attribute list of the docs find it. Returns the build function it registers (``_build``
-    of the module that defines ``spec.verdict``, where the spec lives).
-
-    ``factory`` is the scorer's public factory (``create_<name>_scorer``), when it has one:
-    the catalog builds through it and names it; without one the catalog calls
-    :func:`judge_scorer` with the spec.
+    """Put ``spec``'s scorer in the catalog (``livescore eval --scorer NAME``,
+    :func:`~livescore.scorers.build_scorer`, the attribute list of the docs), every fact of
+    its entry taken from the spec; built through ``factory`` (its public
+    ``create_<name>_scorer``) where it has one, else by :func:`judge_scorer`. Returns the
+    build function it registers.
     """
 
     def build(argument: str | None, options: ScorerOptions) -> Scorer:

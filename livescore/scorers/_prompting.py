@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = (
     "BLOCK_TAGS",
+    "CONVERSATION_TAGS",
     "RenderedContext",
     "block",
     "data_rule",
@@ -26,6 +27,22 @@ __all__ = (
     "render_context",
     "verdict_blocks",
 )
+
+CONVERSATION_TAGS = (
+    "conversation",
+    "turn",
+    "user",
+    "assistant",
+    "role",
+    "window",
+    "reply",
+    "replies",
+    "facts",
+    "fact",
+    "intentions",
+    "intention",
+)
+"""The tags of the conversation prompts' data blocks."""
 
 BLOCK_TAGS = (
     "output",
@@ -57,19 +74,7 @@ BLOCK_TAGS = (
     "matches",
     "match",
     "analysis",
-    # the conversation scorers' blocks
-    "conversation",
-    "turn",
-    "user",
-    "assistant",
-    "role",
-    "window",
-    "reply",
-    "replies",
-    "facts",
-    "fact",
-    "intentions",
-    "intention",
+    *CONVERSATION_TAGS,
 )
 """Every tag the prompts use for data blocks (the ones :func:`quote` neutralises)."""
 
