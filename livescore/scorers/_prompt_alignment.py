@@ -590,6 +590,9 @@ def create_prompt_alignment_scorer(
         >>> result.score, result.label
         (0.7, 'high')
     """
+    arguments = dict(locals())  # passed on to AnalysisJudging.scorer, but for these three
+    for own in ("evaluation_mode", "system_prompt", "scale"):
+        del arguments[own]
     if evaluation_mode not in _MODES:
         raise ValueError(
             f"evaluation_mode must be 'user', 'system' or 'both', not {evaluation_mode!r}"
@@ -599,15 +602,7 @@ def create_prompt_alignment_scorer(
     ):
         raise ValueError("system_prompt must be a non-empty string (or None to read it from runs)")
     alignment = _Alignment(evaluation_mode, system_prompt, check_scale(scale), max_text_chars)
-    return alignment.scorer(
-        model=model,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return alignment.scorer(**arguments)
 
 
 def _plain(analysis: BaseModel) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import JudgeMode, fmt, round2
 from livescore.scorers._prompt_alignment import AnalysisJudging
-from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._prompting import block, data_rule, one_per_item, quote
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -194,12 +194,11 @@ def _calls_block(calls: Sequence[RecordedCall]) -> str:
 def _analyze_prompt(
     request: str, output: str, tools: Sequence[AvailableTool], calls: Sequence[RecordedCall]
 ) -> str:
-    n = len(calls)
     count = (
         'The agent called no tool: give an empty "evaluations" list and decide "missing_tools"'
-        if n == 0
-        else f"There {'is 1 call' if n == 1 else f'are {n} calls'}: give exactly {n} "
-        f'evaluation{"" if n == 1 else "s"}, in the same order, then "missing_tools"'
+        if not calls
+        else one_per_item(len(calls), "call", "calls", verb="give", answer="evaluation")
+        + ', then "missing_tools"'
     )
     return (
         "Evaluate the tool calls in the <tool_calls> block, made by an agent for the user's "
@@ -414,6 +413,8 @@ def create_tool_call_accuracy_scorer_llm(
         >>> result.score, result.label
         (1.0, 'correct')
     """
+    arguments = dict(locals())  # passed on to AnalysisJudging.scorer, but for the tools
+    del arguments["available_tools"]
     if isinstance(available_tools, str | bytes) or not isinstance(available_tools, Sequence):
         raise TypeError("available_tools must be a list of tools")
     tools = [AvailableTool.of(tool) for tool in available_tools]
@@ -422,15 +423,7 @@ def create_tool_call_accuracy_scorer_llm(
     names = [tool.name for tool in tools]
     if len(set(names)) != len(names):
         raise ValueError(f"available_tools names a tool twice: {names}")
-    return _ToolChoices(tools).scorer(
-        model=model,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return _ToolChoices(tools).scorer(**arguments)
 
 
 # -- in the catalog ---------------------------------------------------------------------------
