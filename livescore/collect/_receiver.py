@@ -568,37 +568,10 @@ class OTLPReceiver:
         if decoders is None:
             return self._error(404, encoding, _UNIMPLEMENTED, f"no such path: {request.path}")
         logs = request.path == LOGS_PATH
-        if request.method != "POST":
-            what = "logs" if logs else "traces"
-            return self._error(405, encoding, _UNIMPLEMENTED, f"POST {what} here", Allow="POST")
-        if self._token is not None:
-            given = request.headers.get("Authorization", "")
-            scheme, _, value = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                value.strip().encode(), self._token
-            ):
-                return self._error(
-                    401,
-                    encoding,
-                    _UNAUTHENTICATED,
-                    "a bearer token is required",
-                    **{"WWW-Authenticate": "Bearer"},
-                )
-        if content_type not in (JSON, PROTOBUF):
-            return self._error(
-                415,
-                encoding,
-                _INVALID_ARGUMENT,
-                f"content type {content_type or '(none)'!r}: send {PROTOBUF} or {JSON}",
-            )
         coding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
-        if coding not in ("identity", "gzip", "deflate"):
-            return self._error(
-                415,
-                encoding,
-                _INVALID_ARGUMENT,
-                f"content encoding {coding!r}: send gzip, deflate or none",
-            )
+        refusal = self._refusal(request, encoding, content_type, coding, logs)
+        if refusal is not None:
+            return refusal
         if not self.pipeline.has_room() or self._reading >= self._max_reading:
             return self._busy(encoding, 0, logs)
         # What this request adds to self._reading (only the loop's thread touches either).
@@ -659,6 +632,42 @@ class OTLPReceiver:
         if forward:
             self._forward(forward, body, content_type)
         return self._reply(200, encoding, _success_body(encoding, decoded.rejected))
+
+    def _refusal(
+        self, request: Any, encoding: str, content_type: str, coding: str, logs: bool
+    ) -> Any:
+        """The answer to a request refused before its body is read, else ``None``."""
+        if request.method != "POST":
+            what = "logs" if logs else "traces"
+            return self._error(405, encoding, _UNIMPLEMENTED, f"POST {what} here", Allow="POST")
+        if self._token is not None:
+            given = request.headers.get("Authorization", "")
+            scheme, _, value = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                value.strip().encode(), self._token
+            ):
+                return self._error(
+                    401,
+                    encoding,
+                    _UNAUTHENTICATED,
+                    "a bearer token is required",
+                    **{"WWW-Authenticate": "Bearer"},
+                )
+        if content_type not in (JSON, PROTOBUF):
+            return self._error(
+                415,
+                encoding,
+                _INVALID_ARGUMENT,
+                f"content type {content_type or '(none)'!r}: send {PROTOBUF} or {JSON}",
+            )
+        if coding not in ("identity", "gzip", "deflate"):
+            return self._error(
+                415,
+                encoding,
+                _INVALID_ARGUMENT,
+                f"content encoding {coding!r}: send gzip, deflate or none",
+            )
+        return None
 
     def _decode(
         self, decode: Callable[[bytes], _Decoded], body: bytes, coding: str
