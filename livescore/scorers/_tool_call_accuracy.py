@@ -17,6 +17,7 @@ __all__ = (
     "create_tool_call_accuracy_scorer",
     "lcs_length",
     "lcs_share",
+    "recorded_calls",
     "tool_calls_step",
 )
 
@@ -95,8 +96,7 @@ class _ToolCallAccuracy:
         return tool_calls_step(ctx, "actual_tools")
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        calls: list[RecordedCall] = ctx.state["calls"]
-        names = [call.name for call in calls]
+        calls, names = recorded_calls(ctx)
         if self.strict:
             correct = names == self.order
         elif self.single:
@@ -151,6 +151,12 @@ def tool_calls_step(ctx: StepContext, names_field: str) -> dict[str, Any]:
         "tool_calls": [call.to_dict() for call in calls],
         names_field: [call.name for call in calls],
     }
+
+
+def recorded_calls(ctx: StepContext) -> tuple[list[RecordedCall], list[str]]:
+    """The calls :func:`tool_calls_step` kept, and their names."""
+    calls: list[RecordedCall] = ctx.state["calls"]
+    return calls, [call.name for call in calls]
 
 
 def lcs_length(expected: list[str], names: list[str]) -> int:

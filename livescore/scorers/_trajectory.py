@@ -14,7 +14,12 @@ from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls
 from livescore.pii import RedactSpec
 from livescore.scorers._text import code_scorer
-from livescore.scorers._tool_call_accuracy import lcs_length, lcs_share, tool_calls_step
+from livescore.scorers._tool_call_accuracy import (
+    lcs_length,
+    lcs_share,
+    recorded_calls,
+    tool_calls_step,
+)
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")
@@ -115,8 +120,7 @@ class _Trajectory:
         return tool_calls_step(ctx, "actual_steps")
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        calls: list[RecordedCall] = ctx.state["calls"]
-        names = [call.name for call in calls]
+        calls, names = recorded_calls(ctx)
         return {
             "accuracy": _accuracy(self.expected, names, self.ordering),
             "efficiency": _efficiency(calls, self.budget),
