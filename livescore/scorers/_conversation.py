@@ -1,16 +1,6 @@
-"""What the conversation scorers share: the transcript the judge reads, turn numbers on items,
-the turns at fault, and the user digest that knowledge retention and completeness both use.
-
-A conversation scorer's items (facts the user gave, the user's intentions, the agent's
-replies, claims) each start with the turn they come from: ``"[turn 2] The order is 48213."``.
-Code writes that prefix where code makes the items; the judge is asked to where it extracts
-them. The turns at fault are read back from it, named in the reason ("turns 2 and 5") and
-recorded as ``livescore.conversation.turns_at_fault``.
-
-The user digest (the facts the user gave and what the user asked for, in one judge request)
-is the first step of both the knowledge-retention and the completeness scorers, sent as the
-same request: when both score one conversation with the same judge, the conversation's
-:class:`~livescore.scoring.RunMemo` asks it once.
+"""What the conversation scorers share: the transcript the judge reads, the turn each item
+names (``"[turn 2] ..."``) and the turns at fault, the user digest, and the pieces their
+judge prompts and reasons have in common.
 """
 
 from __future__ import annotations
@@ -18,38 +8,52 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 from livescore.otel import attributes as A
 from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scorers._claims import Claims, clean_items
-from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._judged import fmt
+from livescore.scorers._prompting import data_rule, item_blocks, one_per_item, quote
 from livescore.scoring import NotScorable, PromptStep, StepContext
+
+if TYPE_CHECKING:  # _judge_spec imports this module
+    from livescore.scorers._judge_spec import Shown
 
 __all__ = (
     "CONVERSATION_TAGS",
-    "DIGEST_SYSTEM",
+    "VERDICT_DATA_RULE",
     "Transcript",
     "UserDigest",
+    "answer_count",
+    "answer_schemas",
     "assistant_replies",
+    "because",
+    "clip",
     "conversation_block",
     "conversation_of",
-    "digest_prompt",
     "digest_step",
+    "every",
+    "faults",
     "item_turn",
     "listing",
+    "message",
     "needs_user_messages",
-    "note_truncation",
+    "one_call_request",
+    "reason_request",
+    "reason_system",
     "record_turns",
     "render_transcript",
     "reply_items",
-    "role_block",
     "strip_turn",
+    "turn_attributes",
+    "turn_block",
     "turn_item",
     "turns_phrase",
     "user_messages",
+    "verdict_request",
 )
 
 CONVERSATION_TAGS = (
@@ -82,31 +86,42 @@ def conversation_of(ctx: StepContext) -> Conversation:
     return conversation
 
 
-def _text(read: Any, run: Run) -> str:
+def message(run: Run, role: Literal["user", "assistant"]) -> str:
+    """The user's message or the agent's reply in ``run`` (``""`` where it has none)."""
+    read = get_user_message if role == "user" else get_assistant_message
     try:
-        text = read(run)
+        return read(run) or ""
     except TypeError:
         return ""
-    return text or ""
 
 
 def user_messages(conversation: Conversation) -> list[tuple[int, str]]:
     """``(turn, the user's message)`` for every turn with one."""
-    found = [(n, _text(get_user_message, run)) for n, run in conversation.turns()]
+    found = [(n, message(run, "user")) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
 
 
 def assistant_replies(conversation: Conversation) -> list[tuple[int, str]]:
     """``(turn, the agent's reply)`` for every turn with one."""
-    found = [(n, _text(get_assistant_message, run)) for n, run in conversation.turns()]
+    found = [(n, message(run, "assistant")) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
+
+
+def clip(text: str, cap: int, mark: str = " […]") -> str:
+    """``text`` cut to ``cap`` characters, ``mark`` after a cut.
+
+    Example:
+        >>> clip("The parcel left Lyon.", 10), clip("Lyon.", 10)
+        ('The parcel […]', 'Lyon.')
+    """
+    return text if len(text) <= cap else text[:cap] + mark
 
 
 def reply_items(ctx: StepContext) -> list[str]:
     """The agent's replies as items, one per turn (``"[turn N] ..."``, cut to
     :data:`REPLY_EXCERPT` characters)."""
     return [
-        turn_item(n, text if len(text) <= REPLY_EXCERPT else text[:REPLY_EXCERPT] + "…")
+        turn_item(n, clip(text, REPLY_EXCERPT, "…"))
         for n, text in assistant_replies(conversation_of(ctx))
     ]
 
@@ -222,8 +237,8 @@ def render_transcript(
         rows.append(
             (
                 number,
-                _text(get_user_message, run),
-                _text(get_assistant_message, run) if assistant else "",
+                message(run, "user"),
+                message(run, "assistant") if assistant else "",
             )
         )
     total = sum(len(u) + len(a) for _, u, a in rows)
@@ -239,20 +254,20 @@ def render_transcript(
             return text[:cap] + " […]"
         return text
 
-    parts = []
-    for number, user, reply in rows:
-        lines = [f'<turn index="{number}">', f"<user>{quote(cut(user))}</user>"]
-        if assistant:
-            lines.append(f"<assistant>{quote(cut(reply))}</assistant>")
-        lines.append("</turn>")
-        parts.append("\n".join(lines))
+    parts = [
+        turn_block(number, quote(cut(user)), quote(cut(reply)) if assistant else None)
+        for number, user, reply in rows
+    ]
     return Transcript("<conversation>\n" + "\n".join(parts) + "\n</conversation>", truncated)
 
 
-def note_truncation(ctx: StepContext, transcript: Transcript) -> None:
-    """Record that the transcript the judge read was cut."""
-    if transcript.truncated:
-        ctx.flags["transcript_truncated"] = True
+def turn_block(number: int, user: str, reply: str | None = None) -> str:
+    """One ``<turn>`` of a transcript, its messages already quoted (the user's only, without
+    ``reply``)."""
+    lines = [f'<turn index="{number}">', f"<user>{user}</user>"]
+    if reply is not None:
+        lines.append(f"<assistant>{reply}</assistant>")
+    return "\n".join([*lines, "</turn>"])
 
 
 # -- the user digest (knowledge retention and completeness) -------------------------------------
@@ -271,7 +286,7 @@ class UserDigest(BaseModel):
 
 _DIGEST_TAGS = ("conversation", "turn", "user")
 
-DIGEST_SYSTEM = f"""\
+_DIGEST_SYSTEM = f"""\
 You read the user's side of a conversation between a user and an AI assistant, and list \
 two things, for a review of the assistant's memory and follow-through.
 
@@ -291,7 +306,7 @@ a kind.
 Answer with JSON only: {{"facts": ["[turn 1] ..."], "intentions": ["[turn 1] ..."]}}"""
 
 
-def digest_prompt(conversation: Conversation, max_chars: int) -> str:
+def _digest_prompt(conversation: Conversation, max_chars: int) -> str:
     """The user-digest request for ``conversation`` (the user's messages only)."""
     transcript = render_transcript(conversation, max_chars, assistant=False)
     return (
@@ -300,10 +315,6 @@ def digest_prompt(conversation: Conversation, max_chars: int) -> str:
         f"{transcript.block}\n\n"
         'Answer with JSON only: {"facts": [...], "intentions": [...]}.'
     )
-
-
-def _numbered(items: list[str]) -> list[str]:
-    return clean_items(items)
 
 
 def needs_user_messages(nothing: str) -> Callable[[StepContext], bool]:
@@ -326,13 +337,13 @@ def digest_step(
 
     def parse(answer: UserDigest, ctx: StepContext) -> dict[str, Any]:
         # The request is shared; each scorer keeps the part it judges.
-        return {key: _numbered(getattr(answer, key))}
+        return {key: clean_items(getattr(answer, key))}
 
     return PromptStep(
         description="List the facts the user gave and what the user asked for",
         output_schema=UserDigest,
-        system=DIGEST_SYSTEM,
-        create_prompt=lambda ctx: digest_prompt(conversation_of(ctx), max_chars),
+        system=_DIGEST_SYSTEM,
+        create_prompt=lambda ctx: _digest_prompt(conversation_of(ctx), max_chars),
         skip_if=skip_if,
         parse=parse,
     )
@@ -343,10 +354,122 @@ def conversation_block(ctx: StepContext, max_chars: int) -> str:
     rendered: Transcript | None = ctx.state.get("transcript")
     if rendered is None:
         rendered = ctx.state["transcript"] = render_transcript(conversation_of(ctx), max_chars)
-        note_truncation(ctx, rendered)
+        if rendered.truncated:
+            ctx.flags["transcript_truncated"] = True
     return rendered.block
 
 
-def role_block(role: str) -> str:
-    """The ``<role>`` block."""
-    return block("role", role)
+# -- what the judge scorers' prompts and reasons share -------------------------------------------
+
+VERDICT_DATA_RULE = data_rule((*CONVERSATION_TAGS, "verdicts", "verdict"))
+"""The data rule of the conversation judges' system prompts (the hallucination one aside)."""
+
+
+def reason_system(
+    check: str, reviewed: str = "an AI assistant", rule: str = VERDICT_DATA_RULE
+) -> str:
+    """The reason step's system prompt of the ``check`` check of ``reviewed``."""
+    return (
+        f"You explain the result of a {check} check of {reviewed} to its developer, in plain, "
+        f"concise English: two or three sentences of plain text, no lists, no JSON.\n\n{rule}"
+    )
+
+
+def answer_schemas(
+    verdict: type[BaseModel], one_call: str, described: str, *, listed: str = ""
+) -> tuple[type[BaseModel], type[BaseModel]]:
+    """The verdict answer (``<verdict's name>s``) and the one-call answer (``one_call``,
+    ``described``: the judge's ``listed`` items first, where it lists them), named and
+    described as the judge reads them in their schemas."""
+    each: Any = list.__class_getitem__(verdict)
+    turn = "turn" in verdict.model_fields
+    fields = '"reason", "turn"}]' if turn else '"reason"}, ...]'
+    verdicts = create_model(
+        f"{verdict.__name__}s",
+        __doc__=f'The verdict answer: ``{{"verdicts": [{{"statement", "verdict", {fields}}}``.',
+        verdicts=(each, ...),
+    )
+    items: dict[str, Any] = {listed: (Claims, ...)} if listed else {}
+    answer = create_model(
+        one_call, __doc__=described, **items, verdicts=(each, ...), reason=(str, ...)
+    )
+    return verdicts, answer
+
+
+def answer_count(n: int, noun: str, plural: str, *, turn: bool = False) -> str:
+    """The end of a verdict request: how many verdicts to give, and their JSON (with the
+    ``turn`` field where the verdict has one)."""
+    fields = '"statement": ..., "verdict": "yes" | "no", "reason": ...'
+    fields += ', "turn": ...' if turn else ""
+    return f'{one_per_item(n, noun, plural)}, as JSON only: {{"verdicts": [{{{fields}}}]}}.'
+
+
+def verdict_request(
+    ask: str, *blocks: str, items: Sequence[str], noun: str, plural: str, turn: bool = False
+) -> str:
+    """A verdict request: what to decide, the blocks the judge reads, the items (a
+    ``<plural>`` block) and how many verdicts to give."""
+    listed = item_blocks(plural, noun, items)
+    return "\n\n".join((ask, *blocks, listed, answer_count(len(items), noun, plural, turn=turn)))
+
+
+def one_call_request(ask: str, *blocks: str, listed: str = "") -> str:
+    """A one-call request: what to do, the blocks the judge reads, and the answer's JSON (the
+    ``listed`` items first, where the judge lists them)."""
+    first = f'"{listed}": [...], ' if listed else ""
+    return "\n\n".join(
+        (ask, *blocks, f'Answer with JSON only: {{{first}"verdicts": [...], "reason": "..."}}.')
+    )
+
+
+def reason_request(
+    found: str, scale: tuple[str, str], ask: str, *, attribute: str, noun: str, turn: bool = False
+) -> Callable[[Shown], str]:
+    """The reason request: ``found`` (its ``{yes}`` and ``{total}`` filled from the verdicts),
+    the scale's two ends in words, every verdict (its word as ``attribute``), and ``ask``,
+    what the reason must say after "The score is … because"."""
+    worst, best = scale
+
+    def prompt(shown: Shown) -> str:
+        verdicts, score = shown.verdicts, shown.score_text
+        listed = "\n".join(
+            f'<verdict index="{i}" {attribute}="{v["verdict"]}"'
+            + (f' turn="{v.get("turn")}">\n' if turn else ">\n")
+            + f"{noun}: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
+            for i, v in enumerate(verdicts, start=1)
+        )
+        yes = sum(1 for v in verdicts if v["verdict"] == "yes")
+        return (
+            f"{found.format(yes=yes, total=len(verdicts))} Its score is {score} on a scale from "
+            f"0 ({worst}) to {shown.scale:g} ({best}).\n\n<verdicts>\n{listed}\n</verdicts>\n\n"
+            f'Explain the score. Start with "The score is {score} because", {ask}'
+        )
+
+    return prompt
+
+
+def faults(ctx: StepContext, word: str) -> tuple[list[dict[str, Any]], int]:
+    """The verdicts that say ``word`` (the defects), and how many verdicts there are."""
+    verdicts = ctx.analyze_step_result["verdicts"]
+    return [v for v in verdicts if v["verdict"] == word], len(verdicts)
+
+
+def because(ctx: StepContext, why: str) -> str:
+    """A reason written in code: "The score is … because ``why``"."""
+    return f"The score is {fmt(ctx.score)} because {why}"
+
+
+def every(total: int, one: str, many: str) -> str:
+    """``"the only <one>"`` or ``"all <total> <many>"``, for a reason.
+
+    Example:
+        >>> every(1, "reply stays", "replies stay"), every(3, "reply stays", "replies stay")
+        ('the only reply stays', 'all 3 replies stay')
+    """
+    return f"the only {one}" if total == 1 else f"all {total} {many}"
+
+
+def turn_attributes(at_fault: str, judged: str) -> dict[str, str]:
+    """A conversation scorer's span attributes, for its catalog entry: what its turns at
+    fault are, and what its items are."""
+    return {A.LIVESCORE_TURNS_AT_FAULT: at_fault, A.LIVESCORE_CONVERSATION_ITEMS: judged}

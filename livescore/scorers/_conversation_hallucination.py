@@ -1,38 +1,17 @@
 """The conversation-hallucination scorer: the claims of every reply against every tool result
-of every turn.
-
-Ground truth comes from the whole conversation: a tool result of turn 1 backs a claim made
-in turn 4, and a claim of turn 4 that contradicts it is a hallucination.
-
-Three-step mode (the default):
-
-1. preprocess (judge): each reply's factual claims, one request per reply: the very request
-   the hallucination and faithfulness scorers send for a run's answer. So when those scored
-   the turns live, or this scorer scored the conversation before it resumed, the
-   conversation's memo already holds the answers and nothing is asked again.
-2. analyze (judge): one verdict per claim against the conversation's tool results,
-   ``"yes"`` meaning hallucinated.
-3. generate_score (code): hallucinated / claims × scale, half-up to 2 decimals; 0 with no
-   claims.
-4. generate_reason (judge), naming the turns whose replies hallucinate.
-
-One-call mode asks for the claims (each with its turn), the verdicts and the reason in one
-answer.
-"""
+of every turn."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
-
-from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.runs import Conversation, get_run_context
-from livescore.scorers._claims import EXTRACT_SYSTEM, Claims, ExtractedClaims, extract_prompt
+from livescore.scorers._claims import EXTRACT_SYSTEM, ExtractedClaims, extract_prompt
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     check_max_context_chars,
@@ -42,21 +21,28 @@ from livescore.scorers._context import (
 )
 from livescore.scorers._conversation import (
     CONVERSATION_TAGS,
+    answer_schemas,
     assistant_replies,
+    because,
+    clip,
     conversation_of,
+    every,
+    faults,
     item_turn,
     listing,
+    one_call_request,
+    reason_request,
+    reason_system,
+    turn_attributes,
     turn_item,
     turns_phrase,
+    verdict_request,
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
 from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-)
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
-from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scorers._judged import JudgeMode, fmt
+from livescore.scorers._prompting import block, data_rule
+from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import (
     CalibrationSpec,
     NotScorable,
@@ -87,19 +73,13 @@ class ConversationClaimVerdict(StatementVerdict):
     verdict: Literal["yes", "no"]
 
 
-class ConversationClaimVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
-
-    verdicts: list[ConversationClaimVerdict]
-
-
-class ConversationHallucinationOneCallAnswer(BaseModel):
-    """The one-call answer: the replies' claims (each ``"[turn N] ..."``), one verdict per
-    claim, and the reason."""
-
-    claims: Claims
-    verdicts: list[ConversationClaimVerdict]
-    reason: str
+ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer = answer_schemas(
+    ConversationClaimVerdict,
+    "ConversationHallucinationOneCallAnswer",
+    'The one-call answer: the replies\' claims (each ``"[turn N] ..."``), one verdict per\n'
+    "claim, and the reason.",
+    listed="claims",
+)
 
 
 def conversation_tool_results(conversation: Conversation, step: Any = None) -> list[str]:
@@ -118,7 +98,9 @@ def conversation_tool_results(conversation: Conversation, step: Any = None) -> l
     return found
 
 
-_TAGS = (*CONVERSATION_TAGS, "output", "context", "document", "claims", "claim", "verdicts")
+_DATA_RULE = data_rule(
+    (*CONVERSATION_TAGS, "output", "context", "document", "claims", "claim", "verdicts")
+)
 
 _TURNS_RULE = """\
 Each claim starts with the turn whose reply made it, in brackets ("[turn 4] ..."), and \
@@ -134,7 +116,7 @@ a hallucination.
 
 {_JUDGING_RULES}
 
-{data_rule(_TAGS)}
+{_DATA_RULE}
 
 Return exactly one verdict per claim, in the order given. Each verdict has "statement" \
 (the claim, copied), "verdict" ("yes" or "no", lower case) and "reason" (one short \
@@ -142,13 +124,6 @@ sentence: the tool result that backs or contradicts the claim, or what is missin
 
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
 "..."}}]}}"""
-
-REASON_SYSTEM = f"""\
-You explain the result of a hallucination check of an AI assistant's conversation to its \
-developer, in plain, concise English: two or three sentences of plain text, no lists, no \
-JSON.
-
-{data_rule(_TAGS)}"""
 
 ONE_CALL_SYSTEM = f"""\
 You are a strict fact-checker. You review the replies an AI assistant gave over a \
@@ -169,73 +144,28 @@ No numeric score.
 
 {_JUDGING_RULES}
 
-{data_rule(_TAGS)}
+{_DATA_RULE}
 
 Answer with JSON only: {{"claims": ["[turn 1] ..."], "verdicts": [{{"statement": "...", \
 "verdict": "no", "reason": "..."}}], "reason": "..."}}"""
 
 
-def _verdict_prompt(claims: Sequence[str], context_block: str) -> str:
-    n = len(claims)
-    return (
-        "Decide for each claim in the <claims> block whether it is a hallucination, judging "
-        "only by the tool results in the <context> block.\n\n"
-        f"{context_block}\n\n"
-        f"{item_blocks('claims', 'claim', claims)}\n\n"
-        f"There {'is 1 claim' if n == 1 else f'are {n} claims'}: answer with exactly {n} "
-        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
-        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no", "reason": ...}]}.'
-    )
-
-
-def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
-    hallucinated = tally(verdicts)["yes"]
-    items = "\n".join(
-        f'<verdict index="{i}" hallucinated="{v["verdict"]}">\n'
-        f"claim: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(verdicts, start=1)
-    )
-    return (
-        f"A hallucination check of a conversation found {hallucinated} of {len(verdicts)} "
-        f"claims of an AI assistant's replies hallucinated (contradicted by, or missing from, "
-        f"the tool results of the conversation). Its score is {score_text} on a scale from 0 "
-        f"(no hallucination) to {scale:g} (everything hallucinated).\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because", name the turns '
-        "whose replies hallucinate and what the tool results say instead, or say that every "
-        "claim is backed."
-    )
-
-
 def _replies_text(conversation: Conversation, max_chars: int) -> str:
     replies = assistant_replies(conversation)
     cap = max(200, max_chars // max(1, len(replies)))
-    return "\n".join(
-        turn_item(n, text if len(text) <= cap else text[:cap] + " […]") for n, text in replies
-    )
-
-
-def _one_call_prompt(replies: str, context_block: str) -> str:
-    return (
-        "Check the assistant's replies in the <output> block against the tool results in "
-        "the <context> block: list their claims, give one verdict per claim, and explain."
-        f"\n\n{context_block}\n\n{block('output', replies)}\n\n"
-        'Answer with JSON only: {"claims": [...], "verdicts": [...], "reason": "..."}.'
-    )
+    return "\n".join(turn_item(n, clip(text, cap)) for n, text in replies)
 
 
 def _count_reason(ctx: StepContext) -> str:
-    verdicts = ctx.analyze_step_result["verdicts"]
-    bad = [v for v in verdicts if v["verdict"] == "yes"]
-    total = len(verdicts)
+    bad, total = faults(ctx, "yes")
     if not bad:
-        backed = "the only claim is" if total == 1 else f"all {total} claims are"
-        return f"The score is {fmt(ctx.score)} because {backed} backed by the tool results."
-    turns = ctx.flags.get("turns_at_fault") or []
+        return because(ctx, f"{every(total, 'claim is', 'claims are')} backed by the tool results.")
+    turns = ctx.flags["turns_at_fault"]
     where = f" in {turns_phrase(turns)}" if turns else ""
-    return (
-        f"The score is {fmt(ctx.score)} because {len(bad)} of {total} claims{where} are "
-        "not backed by the tool results: " + listing(str(v["statement"]) for v in bad)
+    return because(
+        ctx,
+        f"{len(bad)} of {total} claims{where} are not backed by the tool results: "
+        + listing(str(v["statement"]) for v in bad),
     )
 
 
@@ -301,12 +231,35 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         extract=extract,
         prompts=JudgePrompts(
             verdict_system=VERDICT_SYSTEM,
-            reason_system=REASON_SYSTEM,
+            reason_system=reason_system(
+                "hallucination", "an AI assistant's conversation", _DATA_RULE
+            ),
             one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: _verdict_prompt(shown.items, context_block(shown.ctx)),
-            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
-            one_call=lambda shown: _one_call_prompt(
-                _replies_text(conversation_of(shown.ctx), max_chars), context_block(shown.ctx)
+            verdict=lambda shown: verdict_request(
+                "Decide for each claim in the <claims> block whether it is a hallucination, "
+                "judging only by the tool results in the <context> block.",
+                context_block(shown.ctx),
+                items=shown.items,
+                noun="claim",
+                plural="claims",
+            ),
+            reason=reason_request(
+                "A hallucination check of a conversation found {yes} of {total} claims of an AI "
+                "assistant's replies hallucinated (contradicted by, or missing from, the tool "
+                "results of the conversation).",
+                ("no hallucination", "everything hallucinated"),
+                "name the turns whose replies hallucinate and what the tool results say "
+                "instead, or say that every claim is backed.",
+                attribute="hallucinated",
+                noun="claim",
+            ),
+            one_call=lambda shown: one_call_request(
+                "Check the assistant's replies in the <output> block against the tool results "
+                "in the <context> block: list their claims, give one verdict per claim, and "
+                "explain.",
+                context_block(shown.ctx),
+                block("output", _replies_text(conversation_of(shown.ctx), max_chars)),
+                listed="claims",
             ),
             verdicts_schema=ConversationClaimVerdicts,
             one_call_schema=ConversationHallucinationOneCallAnswer,
@@ -333,42 +286,26 @@ def create_conversation_hallucination_scorer(
 ) -> Scorer:
     """Score how much of what the agent said over a conversation its tool results do not back.
 
-    A conversation scorer. The ground truth is the whole conversation's: every tool result
-    (and retrieved document) of every turn, so a claim in turn 4 is checked against what a
-    tool returned in turn 1 too. The score is the share of the replies' claims that are
-    hallucinated (contradicted by the tool results, or not in them), times ``scale``: 0 is
-    fully grounded, higher is worse. The judging rules are the hallucination scorer's.
-
-    In three-step mode each reply's claims are extracted with the same request the
-    hallucination and faithfulness scorers send for a run's answer, one request per reply:
-    through the conversation's memo, a reply whose claims were extracted before (by those
-    scorers on the live turn, or by this one before the conversation resumed) costs no
-    call.
+    The ground truth is the whole conversation's: every tool result (and retrieved document)
+    of every turn, so a claim in turn 4 is checked against what a tool returned in turn 1
+    too. The score is the share of the replies' claims that are hallucinated (contradicted
+    by the tool results, or not in them), times ``scale``: 0 is fully grounded, higher is
+    worse. The judging rules are the hallucination scorer's, and in three-step mode each
+    reply's claims are asked with the request that scorer sends for a run's answer: a reply
+    whose claims the conversation's memo already holds costs no call.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        scale: The score of a conversation where every claim is hallucinated.
-        judge_mode: ``"three_step"`` (one extraction request per reply, then the verdicts
-            and the reason) or ``"one_call"`` (claims, verdicts and reason in one answer).
-        id: The scorer id on results, spans and metrics.
         max_text_chars: Each reply is cut to this many characters before its claims are
             extracted.
         max_context_chars: The tool results sent to the judge are cut to this many
             characters in all.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer whose results carry ``preprocess_step_result = {"claims":
-        [...]}`` (each ``"[turn N] ..."``), ``analyze_step_result = {"verdicts": [...]}``,
-        the score, a label (``none`` … ``severe``), a reason naming the turns that
-        hallucinate, ``result.turns`` and ``flags["turns_at_fault"]``. A conversation
-        without any tool result is skipped as not scorable (nothing to judge against).
-
-    Raises:
-        ValueError: A bad ``scale``, ``judge_mode`` or ``max_context_chars``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        A conversation scorer: ``preprocess_step_result = {"claims": [...]}`` (each ``"[turn
+        N] ..."``), one verdict per claim, and ``flags["turns_at_fault"]``, the turns that
+        hallucinate. A conversation without any tool result is skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation
@@ -394,17 +331,8 @@ def create_conversation_hallucination_scorer(
         (0.5, [2])
     """
     max_context_chars = check_max_context_chars(max_context_chars)
-    return judge_scorer(
-        _spec(max_text_chars, max_context_chars),
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-        get_context=conversation_tool_results,
+    return judge_scorer(  # every other argument is judge_scorer's
+        _spec(max_text_chars, max_context_chars), get_context=conversation_tool_results, **locals()
     )
 
 
@@ -418,8 +346,7 @@ def create_conversation_hallucination_scorer(
     predicts="hallucinated",
     factory="livescore.scorers.create_conversation_hallucination_scorer",
     span_attributes={
-        "livescore.conversation.turns_at_fault": "turns whose replies make unbacked claims",
-        "livescore.conversation.items_judged": "claims judged",
+        **turn_attributes("turns whose replies make unbacked claims", "claims judged"),
         "livescore.context.truncated": "the tool results sent to the judge were cut at "
         "max_context_chars",
         "livescore.context.chars": "the tool results' length before the cut",

@@ -1,14 +1,5 @@
 """The conversation-relevancy scorer: each reply judged against a sliding window of the turns
-before it.
-
-Three-step mode (the default; at most two judge calls):
-
-1. preprocess (code): the agent's replies, one item per turn (``"[turn N] ..."``).
-2. analyze (judge): one verdict per reply, each shown with its window (the ``window`` turns
-   before it and the message it answers): ``"yes"`` relevant, ``"no"`` beside the point.
-3. generate_score (code): relevant replies / replies, × scale, half-up to 2 decimals.
-4. generate_reason (judge), naming the turns whose replies are off the point.
-"""
+before it."""
 
 from __future__ import annotations
 
@@ -16,19 +7,29 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.runs import Conversation, get_assistant_message, get_user_message
+from livescore.runs import Conversation, Run
 from livescore.scorers._conversation import (
-    CONVERSATION_TAGS,
+    VERDICT_DATA_RULE,
+    answer_count,
+    answer_schemas,
+    because,
+    clip,
     conversation_of,
+    every,
+    faults,
     item_turn,
     listing,
+    message,
+    one_call_request,
+    reason_request,
+    reason_system,
     reply_items,
+    turn_attributes,
+    turn_block,
     turns_phrase,
 )
 from livescore.scorers._judge_spec import (
@@ -38,12 +39,9 @@ from livescore.scorers._judge_spec import (
     Shown,
     judge_scorer,
 )
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-)
-from livescore.scorers._prompting import data_rule, quote
-from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scorers._judged import JudgeMode
+from livescore.scorers._prompting import quote
+from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -73,20 +71,12 @@ class RelevancyTurnVerdict(StatementVerdict):
     verdict: Literal["yes", "no"]
 
 
-class RelevancyTurnVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``."""
+RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = answer_schemas(
+    RelevancyTurnVerdict,
+    "TurnRelevancyOneCallAnswer",
+    "The one-call answer: one verdict per reply, and the reason.",
+)
 
-    verdicts: list[RelevancyTurnVerdict]
-
-
-class TurnRelevancyOneCallAnswer(BaseModel):
-    """The one-call answer: one verdict per reply, and the reason."""
-
-    verdicts: list[RelevancyTurnVerdict]
-    reason: str
-
-
-_TAGS = (*CONVERSATION_TAGS, "verdicts", "verdict")
 
 _RULES = """\
 Each reply in the <replies> block comes with its window: the turns just before it and \
@@ -103,7 +93,7 @@ before it.
 
 {_RULES}
 
-{data_rule(_TAGS)}
+{VERDICT_DATA_RULE}
 
 Return exactly one verdict per reply, in the order given. Each verdict has "statement" \
 (the reply's item, copied from its "item" attribute), "verdict" ("yes" or "no", lower \
@@ -111,13 +101,6 @@ case) and "reason" (one short sentence).
 
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
 "..."}}]}}"""
-
-REASON_SYSTEM = f"""\
-You explain the result of a conversation-relevancy check of an AI assistant to its \
-developer, in plain, concise English: two or three sentences of plain text, no lists, no \
-JSON.
-
-{data_rule(_TAGS)}"""
 
 ONE_CALL_SYSTEM = f"""\
 You review whether each reply of an AI assistant is relevant to the conversation just \
@@ -131,17 +114,10 @@ beside the point, or saying that every reply is relevant. No numeric score.
 
 {_RULES}
 
-{data_rule(_TAGS)}
+{VERDICT_DATA_RULE}
 
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
 "..."}}], "reason": "..."}}"""
-
-
-def _text(read: Any, run: Any) -> str:
-    try:
-        return read(run) or ""
-    except TypeError:
-        return ""
 
 
 def replies_block(
@@ -151,8 +127,8 @@ def replies_block(
     runs = dict(conversation.turns())
     cap = max(200, max_chars // max(1, len(items) * (2 * window + 2)))
 
-    def cut(text: str) -> str:
-        return quote(text if len(text) <= cap else text[:cap] + " […]")
+    def said(run: Run, role: Literal["user", "assistant"]) -> str:
+        return quote(clip(message(run, role), cap))
 
     parts = []
     for index, item in enumerate(items, start=1):
@@ -160,73 +136,33 @@ def replies_block(
         run = runs.get(turn) if turn is not None else None
         if turn is None or run is None:
             continue
-        lines = [f'<reply index="{index}" item="{quote(item).replace(chr(34), chr(39))}">']
-        lines.append("<window>")
-        for earlier in range(max(conversation.first_turn, turn - window), turn):
-            before = runs[earlier]
-            lines.append(
-                f'<turn index="{earlier}">\n<user>{cut(_text(get_user_message, before))}'
-                f"</user>\n<assistant>{cut(_text(get_assistant_message, before))}"
-                "</assistant>\n</turn>"
-            )
-        lines.append(
-            f'<turn index="{turn}">\n<user>{cut(_text(get_user_message, run))}</user>\n</turn>'
-        )
-        lines.append("</window>")
-        lines.append(f"<assistant>{cut(_text(get_assistant_message, run))}</assistant>")
-        lines.append("</reply>")
+        window_turns = [
+            turn_block(earlier, said(runs[earlier], "user"), said(runs[earlier], "assistant"))
+            for earlier in range(max(conversation.first_turn, turn - window), turn)
+        ]
+        lines = [
+            f'<reply index="{index}" item="{quote(item).replace(chr(34), chr(39))}">',
+            "<window>",
+            *window_turns,
+            turn_block(turn, said(run, "user")),
+            "</window>",
+            f"<assistant>{said(run, 'assistant')}</assistant>",
+            "</reply>",
+        ]
         parts.append("\n".join(lines))
     return "<replies>\n" + "\n".join(parts) + "\n</replies>"
 
 
-def _verdict_prompt(block: str, n: int) -> str:
-    return (
-        "Decide for each reply in the <replies> block whether it is relevant to its "
-        "window.\n\n"
-        f"{block}\n\n"
-        f"There {'is 1 reply' if n == 1 else f'are {n} replies'}: answer with exactly {n} "
-        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
-        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no", "reason": ...}]}.'
-    )
-
-
-def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
-    relevant = tally(verdicts)["yes"]
-    items = "\n".join(
-        f'<verdict index="{i}" relevant="{v["verdict"]}">\n'
-        f"reply: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(verdicts, start=1)
-    )
-    return (
-        f"A conversation-relevancy check found {relevant} of {len(verdicts)} replies of an AI "
-        f"assistant relevant to the turns before them. Its score is {score_text} on a scale "
-        f"from 0 (no reply relevant) to {scale:g} (every reply relevant).\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because", and name the '
-        "turns whose replies are beside the point, or say that every reply is relevant."
-    )
-
-
-def _one_call_prompt(block: str) -> str:
-    return (
-        "Review whether each reply in the <replies> block is relevant to its window, and "
-        f"explain.\n\n{block}\n\n"
-        'Answer with JSON only: {"verdicts": [...], "reason": "..."}.'
-    )
-
-
 def _count_reason(ctx: StepContext) -> str:
-    verdicts = ctx.analyze_step_result["verdicts"]
-    off = [v for v in verdicts if v["verdict"] == "no"]
-    total = len(verdicts)
+    off, total = faults(ctx, "no")
     if not off:
-        fits = "the only reply fits" if total == 1 else f"all {total} replies fit"
-        return f"The score is {fmt(ctx.score)} because {fits} the turns before them."
-    turns = [t for t in (item_turn(str(v["statement"])) for v in off) if t is not None]
+        return because(ctx, f"{every(total, 'reply fits', 'replies fit')} the turns before them.")
+    turns = ctx.flags["turns_at_fault"]
     where = turns_phrase(turns) if turns else f"{len(off)} replies"
-    return (
-        f"The score is {fmt(ctx.score)} because the replies of {where} ({len(off)} of "
-        f"{total}) are beside the point: " + listing(str(v["reason"]) for v in off)
+    return because(
+        ctx,
+        f"the replies of {where} ({len(off)} of {total}) are beside the point: "
+        + listing(str(v["reason"]) for v in off),
     )
 
 
@@ -244,11 +180,30 @@ def _prompts(window: int, max_chars: int) -> JudgePrompts:
 
     return JudgePrompts(
         verdict_system=VERDICT_SYSTEM,
-        reason_system=REASON_SYSTEM,
+        reason_system=reason_system("conversation-relevancy"),
         one_call_system=ONE_CALL_SYSTEM,
-        verdict=lambda shown: _verdict_prompt(block(shown), len(shown.items)),
-        reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
-        one_call=lambda shown: _one_call_prompt(block(shown)),
+        verdict=lambda shown: "\n\n".join(
+            (
+                "Decide for each reply in the <replies> block whether it is relevant to its "
+                "window.",
+                block(shown),
+                answer_count(len(shown.items), "reply", "replies"),
+            )
+        ),
+        reason=reason_request(
+            "A conversation-relevancy check found {yes} of {total} replies of an AI assistant "
+            "relevant to the turns before them.",
+            ("no reply relevant", "every reply relevant"),
+            "and name the turns whose replies are beside the point, or say that every reply is "
+            "relevant.",
+            attribute="relevant",
+            noun="reply",
+        ),
+        one_call=lambda shown: one_call_request(
+            "Review whether each reply in the <replies> block is relevant to its window, and "
+            "explain.",
+            block(shown),
+        ),
         verdicts_schema=RelevancyTurnVerdicts,
         one_call_schema=TurnRelevancyOneCallAnswer,
     )
@@ -289,37 +244,29 @@ def create_conversation_relevancy_scorer(
 ) -> Scorer:
     """Score whether each of the agent's replies fits the conversation just before it.
 
-    A conversation scorer: each reply is judged against its sliding window, the ``window``
-    turns before it and the user message it answers. A reply that answers that message (or
-    asks a needed clarifying question) is relevant; one that changes the subject, answers a
-    question nobody asked, or repeats an earlier answer while ignoring the new message is
-    not. The score is the share of relevant replies, times ``scale``; higher is better.
+    Each reply is judged against its sliding window, the ``window`` turns before it and the
+    user message it answers. A reply that answers that message (or asks a needed clarifying
+    question) is relevant; one that changes the subject, answers a question nobody asked, or
+    repeats an earlier answer while ignoring the new message is not. The score is the share
+    of relevant replies, times ``scale``; higher is better.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
         window: Turns before each reply that it is judged against (0: only the message it
             answers).
-        scale: The score when every reply is relevant.
-        judge_mode: ``"three_step"`` (verdicts, reason: up to two calls) or ``"one_call"``.
-        id: The scorer id on results, spans and metrics.
         max_text_chars: The replies and windows the judge reads are cut to about this many
             characters in all.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer whose results carry ``preprocess_step_result = {"replies":
-        [...]}``, ``analyze_step_result = {"verdicts": [...]}``, the score, a label
-        (``poor`` … ``full``), a reason naming the turns beside the point, ``result.turns``
-        and ``flags["turns_at_fault"]``.
+        A conversation scorer: ``preprocess_step_result = {"replies": [...]}``, one verdict
+        per reply, and ``flags["turns_at_fault"]``, the turns beside the point.
 
     Raises:
-        ValueError: A negative ``window``, a bad ``scale`` or ``judge_mode``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        ValueError: A negative ``window``.
 
     Example:
-        >>> from livescore.runs import Conversation
+        >>> from livescore.runs import Conversation, Run
         >>> from livescore.testing import ScriptedJudge
         >>> judge = ScriptedJudge([
         ...     {"verdicts": [
@@ -336,26 +283,17 @@ def create_conversation_relevancy_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.5, [2])
     """
+    arguments = dict(locals())  # judge_scorer's arguments, and window
+    del arguments["window"]
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be a whole number of turns (0 or more), not {window!r}")
-
     spec = dataclasses.replace(
         CONVERSATION_RELEVANCY,
         description="Share of the agent's replies relevant to the "
         f"{window} turns before them, from 0 to {{scale}}",
         prompts=_prompts(window, max_text_chars),
     )
-    return judge_scorer(
-        spec,
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return judge_scorer(spec, **arguments)
 
 
 def _window_of(argument: str | None) -> int:
@@ -380,10 +318,7 @@ def _window_of(argument: str | None) -> int:
     argument="WINDOW: turns before each reply to judge it against (default 3)",
     predicts="irrelevant",
     factory="livescore.scorers.create_conversation_relevancy_scorer",
-    span_attributes={
-        "livescore.conversation.turns_at_fault": "turns whose replies are beside the point",
-        "livescore.conversation.items_judged": "replies judged",
-    },
+    span_attributes=turn_attributes("turns whose replies are beside the point", "replies judged"),
     examples=("conversation-relevancy", "conversation-relevancy:2"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:

@@ -1,45 +1,34 @@
-"""The knowledge-retention scorer: facts the user gave that a later reply forgets or contradicts.
-
-Three-step mode (the default; at most three judge calls):
-
-1. preprocess (judge): the user digest, the facts the user gave (and what the user asked
-   for), each with its turn: the same request as the completeness scorer's first step, so
-   the conversation's memo asks it once for both.
-2. analyze (judge): one verdict per fact against the whole conversation, ``"yes"`` when a
-   later reply forgets it (asks for it again, acts as if it were never said) or contradicts
-   it, with the turn of that reply.
-3. generate_score (code): 1 - forgotten / facts, × scale, half-up to 2 decimals. No facts:
-   not scorable.
-4. generate_reason (judge), naming the turns at fault.
-"""
+"""The knowledge-retention scorer: facts the user gave that a later reply forgets or contradicts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
-
-from pydantic import BaseModel
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._claims import Claims
 from livescore.scorers._conversation import (
-    CONVERSATION_TAGS,
+    VERDICT_DATA_RULE,
+    answer_schemas,
+    because,
     conversation_block,
     digest_step,
+    every,
+    faults,
     listing,
     needs_user_messages,
+    one_call_request,
+    reason_request,
+    reason_system,
+    turn_attributes,
     turns_phrase,
+    verdict_request,
 )
 from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-)
-from livescore.scorers._prompting import data_rule, item_blocks, quote
-from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scorers._judged import JudgeMode
+from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -67,21 +56,13 @@ class RetentionVerdict(StatementVerdict):
     turn: int | None = None
 
 
-class RetentionVerdicts(BaseModel):
-    """The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason", "turn"}]}``."""
+RetentionVerdicts, RetentionOneCallAnswer = answer_schemas(
+    RetentionVerdict,
+    "RetentionOneCallAnswer",
+    "The one-call answer: the facts the user gave, one verdict per fact, and the reason.",
+    listed="facts",
+)
 
-    verdicts: list[RetentionVerdict]
-
-
-class RetentionOneCallAnswer(BaseModel):
-    """The one-call answer: the facts the user gave, one verdict per fact, and the reason."""
-
-    facts: Claims
-    verdicts: list[RetentionVerdict]
-    reason: str
-
-
-_TAGS = (*CONVERSATION_TAGS, "verdicts", "verdict")
 
 _RULES = """\
 For each fact the user gave, read the assistant's replies after the turn the fact comes \
@@ -98,7 +79,7 @@ You review an AI assistant's memory in a conversation with a user.
 
 {_RULES}
 
-{data_rule(_TAGS)}
+{VERDICT_DATA_RULE}
 
 Return exactly one verdict per fact, in the order given. Each verdict has "statement" \
 (the fact, copied), "verdict" ("yes" or "no", lower case), "reason" (one short sentence) \
@@ -106,13 +87,6 @@ and "turn" (a number, or null).
 
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "no", "reason": \
 "...", "turn": null}}]}}"""
-
-REASON_SYSTEM = f"""\
-You explain the result of a knowledge-retention check of an AI assistant to its \
-developer, in plain, concise English: two or three sentences of plain text, no lists, no \
-JSON.
-
-{data_rule(_TAGS)}"""
 
 ONE_CALL_SYSTEM = f"""\
 You review an AI assistant's memory in a conversation with a user, in three moves, and \
@@ -129,74 +103,27 @@ contradict what the user said, or saying that nothing was forgotten. No numeric 
 
 {_RULES}
 
-{data_rule(_TAGS)}
+{VERDICT_DATA_RULE}
 
 Answer with JSON only: {{"facts": ["[turn 1] ..."], "verdicts": [{{"statement": "...", \
 "verdict": "no", "reason": "...", "turn": null}}], "reason": "..."}}"""
 
 
-def _verdict_prompt(transcript: str, facts: Sequence[str]) -> str:
-    n = len(facts)
-    return (
-        "Decide for each fact in the <facts> block whether a later reply of the assistant "
-        "in the conversation forgets or contradicts it.\n\n"
-        f"{transcript}\n\n"
-        f"{item_blocks('facts', 'fact', facts)}\n\n"
-        f"There {'is 1 fact' if n == 1 else f'are {n} facts'}: answer with exactly {n} "
-        f"verdict{'' if n == 1 else 's'}, in the same order, as JSON only: "
-        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no", "reason": ..., '
-        '"turn": ...}]}.'
-    )
-
-
-def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
-    forgotten = tally(verdicts)["yes"]
-    items = "\n".join(
-        f'<verdict index="{i}" forgotten="{v["verdict"]}" turn="{v.get("turn")}">\n'
-        f"fact: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
-        for i, v in enumerate(verdicts, start=1)
-    )
-    return (
-        f"A knowledge-retention check found that the assistant forgot or contradicted "
-        f"{forgotten} of {len(verdicts)} facts the user gave. Its score is {score_text} on a "
-        f"scale from 0 (everything forgotten) to {scale:g} (everything kept).\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because", and name the '
-        "turns at fault and what they forgot, or say that nothing was forgotten."
-    )
-
-
-def _one_call_prompt(transcript: str) -> str:
-    return (
-        "Review the assistant's memory in the conversation below: list the facts the user "
-        "gave, give one verdict per fact, and explain.\n\n"
-        f"{transcript}\n\n"
-        'Answer with JSON only: {"facts": [...], "verdicts": [...], "reason": "..."}.'
-    )
-
-
 def _count_reason(ctx: StepContext) -> str:
-    verdicts = ctx.analyze_step_result["verdicts"]
-    forgotten = [v for v in verdicts if v["verdict"] == "yes"]
-    total = len(verdicts)
+    forgotten, total = faults(ctx, "yes")
     if not forgotten:
-        kept = "the only fact" if total == 1 else f"all {total} facts"
-        return f"The score is {fmt(ctx.score)} because {kept} the user gave are kept."
-    turns = [t for t in (v.get("turn") for v in forgotten) if t is not None]
+        return because(ctx, f"{every(total, 'fact', 'facts')} the user gave are kept.")
+    turns = ctx.flags["turns_at_fault"]
     where = f"{turns_phrase(turns)} forget or contradict" if turns else "replies forget"
-    return (
-        f"The score is {fmt(ctx.score)} because {where} {len(forgotten)} of {total} "
-        "facts the user gave: " + listing(str(v["statement"]) for v in forgotten)
+    return because(
+        ctx,
+        f"{where} {len(forgotten)} of {total} facts the user gave: "
+        + listing(str(v["statement"]) for v in forgotten),
     )
 
 
 def _spec(max_chars: int) -> JudgeSpec:
     """The knowledge-retention scorer as data, the transcript cut to ``max_chars``."""
-    nothing = needs_user_messages("the conversation has no user message, so no facts")
-
-    def transcript(ctx: StepContext) -> str:
-        return conversation_block(ctx, max_chars)
-
     return JudgeSpec(
         name="knowledge-retention",
         family="conversation",
@@ -217,15 +144,37 @@ def _spec(max_chars: int) -> JudgeSpec:
         extract=lambda skip_if: digest_step("facts", max_chars, skip_if=skip_if),
         prompts=JudgePrompts(
             verdict_system=VERDICT_SYSTEM,
-            reason_system=REASON_SYSTEM,
+            reason_system=reason_system("knowledge-retention"),
             one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: _verdict_prompt(transcript(shown.ctx), shown.items),
-            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
-            one_call=lambda shown: _one_call_prompt(transcript(shown.ctx)),
+            verdict=lambda shown: verdict_request(
+                "Decide for each fact in the <facts> block whether a later reply of the "
+                "assistant in the conversation forgets or contradicts it.",
+                conversation_block(shown.ctx, max_chars),
+                items=shown.items,
+                noun="fact",
+                plural="facts",
+                turn=True,
+            ),
+            reason=reason_request(
+                "A knowledge-retention check found that the assistant forgot or contradicted "
+                "{yes} of {total} facts the user gave.",
+                ("everything forgotten", "everything kept"),
+                "and name the turns at fault and what they forgot, or say that nothing was "
+                "forgotten.",
+                attribute="forgotten",
+                noun="fact",
+                turn=True,
+            ),
+            one_call=lambda shown: one_call_request(
+                "Review the assistant's memory in the conversation below: list the facts the "
+                "user gave, give one verdict per fact, and explain.",
+                conversation_block(shown.ctx, max_chars),
+                listed="facts",
+            ),
             verdicts_schema=RetentionVerdicts,
             one_call_schema=RetentionOneCallAnswer,
         ),
-        nothing_to_judge=nothing,
+        nothing_to_judge=needs_user_messages("the conversation has no user message, so no facts"),
         conversation=ConversationPolicy(
             turn=lambda verdict, item: verdict.get("turn"),
             counts=True,
@@ -246,34 +195,24 @@ def create_knowledge_retention_scorer(
 ) -> Scorer:
     """Score whether the agent remembers what the user told it earlier in a conversation.
 
-    A conversation scorer: the judge lists the facts the user gave (order numbers, names,
-    dates, preferences, constraints), then decides for each one whether a later reply
-    forgets it (asks for it again, goes on as if it were never said) or contradicts it.
-    The score is the share of facts kept, times ``scale``; higher is better.
+    The judge lists the facts the user gave (order numbers, names, dates, preferences,
+    constraints), then decides for each one whether a later reply forgets it (asks for it
+    again, goes on as if it were never said) or contradicts it. The score is the share of
+    facts kept, times ``scale``; higher is better. The facts come from the user digest, the
+    request the completeness scorer sends too: the conversation's memo asks it once for
+    both.
 
     Args:
-        model: The judge: ``"openai/<model>"`` or a :class:`~livescore.judges.Judge`.
-        scale: The score when nothing is forgotten.
-        judge_mode: ``"three_step"`` (facts, verdicts, reason: up to three calls; the facts
-            come from the user digest the completeness scorer shares) or ``"one_call"``.
-        id: The scorer id on results, spans and metrics.
-        max_text_chars: The transcript the judge reads is cut to about this many
-            characters (each message gets an equal share when it does not fit).
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge`.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+        max_text_chars: The transcript the judge reads is cut to about this many characters
+            (each message gets an equal share when it does not fit).
+
+    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer (``level="conversation"``) whose results carry
-        ``preprocess_step_result = {"facts": [...]}`` (each item ``"[turn N] ..."``),
-        ``analyze_step_result = {"verdicts": [...]}`` (with the ``turn`` at fault), the
-        score, a label (``poor`` … ``full``), a reason naming the turns at fault,
-        ``result.turns`` (the turns covered) and ``flags["turns_at_fault"]``. A
-        conversation in which the user gave no facts is skipped as not scorable.
-
-    Raises:
-        ValueError: A bad ``scale`` or ``judge_mode``.
-        livescore.judges.JudgeConfigError: No usable judge model.
+        A conversation scorer: ``preprocess_step_result = {"facts": [...]}`` (each ``"[turn
+        N] ..."``), one verdict per fact (with the ``turn`` at fault) and
+        ``flags["turns_at_fault"]``. A conversation in which the user gave no facts is
+        skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation
@@ -292,17 +231,7 @@ def create_knowledge_retention_scorer(
         >>> result.score, result.flags["turns_at_fault"]
         (0.0, [2])
     """
-    return judge_scorer(
-        _spec(max_text_chars),
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-    )
+    return judge_scorer(_spec(max_text_chars), **locals())  # every argument is judge_scorer's
 
 
 @catalog_entry(
@@ -312,10 +241,7 @@ def create_knowledge_retention_scorer(
     needs_judge=True,
     predicts="forgetful",
     factory="livescore.scorers.create_knowledge_retention_scorer",
-    span_attributes={
-        "livescore.conversation.turns_at_fault": "turns that forget or contradict a fact",
-        "livescore.conversation.items_judged": "facts judged",
-    },
+    span_attributes=turn_attributes("turns that forget or contradict a fact", "facts judged"),
     examples=("knowledge-retention",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:

@@ -6,7 +6,14 @@ from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.pii import RedactSpec
-from livescore.scorers._conversation import conversation_of, record_turns, turns_phrase
+from livescore.scorers._conversation import (
+    because,
+    conversation_of,
+    every,
+    record_turns,
+    turn_attributes,
+    turns_phrase,
+)
 from livescore.scorers._judged import defect_label, round2
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
@@ -22,19 +29,18 @@ def create_tool_error_rate_scorer(
     """Score how often the agent's tool calls failed over a whole conversation.
 
     A conversation scorer (no judge). The score is failed tool calls / tool calls over
-    every turn, rounded half-up to 2 decimals: 0 is no failure, higher is worse. A
-    conversation without any tool call is skipped as not scorable.
+    every turn, rounded half-up to 2 decimals: 0 is no failure, higher is worse.
 
     Args:
         id: The scorer id on results, spans and metrics.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A conversation scorer whose results carry ``analyze_step_result = {"calls": int,
-        "failed": int, "failures": [{"turn", "tool", "error"}, ...]}``, the score, a label
-        (``none``, ``low``, ``mixed``, ``high``, ``severe``), a reason naming the turns
-        whose calls failed, and ``flags["turns_at_fault"]``.
+        A conversation scorer: ``analyze_step_result = {"calls": int, "failed": int,
+        "failures": [{"turn", "tool", "error"}, ...]}`` and ``flags["turns_at_fault"]``, the
+        turns whose calls failed. A conversation without any tool call is skipped as not
+        scorable.
 
     Example:
         >>> from livescore.runs import Conversation
@@ -74,13 +80,11 @@ def create_tool_error_rate_scorer(
         analysis = ctx.analyze_step_result
         calls, failures = analysis["calls"], analysis["failures"]
         if not failures:
-            every = "the only tool call" if calls == 1 else f"all {calls} tool calls"
-            return f"The score is {ctx.score:g} because {every} succeeded."
+            return because(ctx, f"{every(calls, 'tool call', 'tool calls')} succeeded.")
         where = turns_phrase(f["turn"] for f in failures)
         listed = "; ".join(f"{f['tool']} ({f['error']})" for f in failures[:5])
-        return (
-            f"The score is {ctx.score:g} because {analysis['failed']} of {calls} tool calls "
-            f"failed, in {where}: {listed}."
+        return because(
+            ctx, f"{analysis['failed']} of {calls} tool calls failed, in {where}: {listed}."
         )
 
     return create_scorer(
@@ -104,10 +108,7 @@ def create_tool_error_rate_scorer(
     higher_is_better=False,
     predicts="tool_errors",
     factory="livescore.scorers.create_tool_error_rate_scorer",
-    span_attributes={
-        "livescore.conversation.turns_at_fault": "turns with a failed tool call",
-        "livescore.conversation.items_judged": "tool calls",
-    },
+    span_attributes=turn_attributes("turns with a failed tool call", "tool calls"),
     examples=("tool-error-rate",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:

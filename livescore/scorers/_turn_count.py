@@ -26,12 +26,8 @@ def create_turn_count_scorer(
         max_turns: The length past which a conversation is labelled ``"long"`` (else
             ``"ok"``); ``None``: no label.
         id: The scorer id on results, spans and metrics.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
-
-    Returns:
-        A conversation scorer whose results carry the count as the score, the label, and a
-        reason.
 
     Raises:
         ValueError: ``max_turns`` is not a positive whole number.

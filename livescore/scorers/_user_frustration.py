@@ -9,20 +9,16 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
+    because,
     conversation_of,
     record_turns,
+    turn_attributes,
     turns_phrase,
     user_messages,
 )
 from livescore.scorers._judged import round2
 from livescore.scorers._tone import sentence_tones
-from livescore.scoring import (
-    CalibrationSpec,
-    NotScorable,
-    Scorer,
-    StepContext,
-    create_scorer,
-)
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
 __all__ = ("USER_FRUSTRATION_LABELS", "create_user_frustration_scorer")
 
@@ -44,27 +40,24 @@ def create_user_frustration_scorer(
     """A user-frustration signal: how negative the user's tone gets over the conversation.
 
     A conversation scorer (no judge). Each user message is read with VADER (the tone
-    scorer's sentiment model, from ``vaderSentiment``) sentence by sentence, and its
-    *negativity* is how far its most negative sentence goes below 0 (0 to 1). The score is
-    the peak negativity over the user's messages: 0 is calm, higher is worse. The reason
-    names the turns whose message is negative (negativity above ``threshold``) and how the
-    tone moved from the first message to the last. VADER reads words, negations,
-    boosters, capitals and exclamation marks: frustration said without negative words
-    ("this is the third time I ask") is not seen.
+    scorer's sentiment model) sentence by sentence; its *negativity* is how far its most
+    negative sentence goes below 0 (0 to 1). The score is the peak negativity over the
+    user's messages: 0 is calm, higher is worse. VADER reads words, negations, boosters,
+    capitals and exclamation marks: frustration said without negative words ("this is the
+    third time I ask") is not seen.
 
     Args:
         threshold: The negativity above which a message counts as negative (VADER's 0.05).
         id: The scorer id on results, spans and metrics.
         max_text_chars: Each message is cut to this many characters.
-        redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
+        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A conversation scorer whose results carry ``analyze_step_result = {"turns": [{"turn",
-        "tone", "negativity"}, ...], "first_tone", "last_tone"}``, the score, a label
-        (``calm``, ``mild``, ``frustrated``, ``angry``), a reason, and
-        ``flags["turns_at_fault"]`` (the turns whose message is negative). A conversation
-        without any user message is skipped as not scorable.
+        A conversation scorer: ``analyze_step_result = {"turns": [{"turn", "tone",
+        "negativity"}, ...], "first_tone", "last_tone"}`` and ``flags["turns_at_fault"]``,
+        the turns whose message is negative. A conversation without any user message is
+        skipped as not scorable.
 
     Raises:
         ValueError: ``threshold`` outside 0 to 1.
@@ -108,12 +101,12 @@ def create_user_frustration_scorer(
             f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
         )
         if not negative:
-            return f"The score is {ctx.score:g} because no user message is negative ({moved})."
+            return because(ctx, f"no user message is negative ({moved}).")
         worst = max(negative, key=lambda r: r["negativity"])
-        return (
-            f"The score is {ctx.score:g} because the user's messages in "
-            f"{turns_phrase(r['turn'] for r in negative)} are negative, most in turn "
-            f"{worst['turn']} ({worst['tone']:+.2f}); {moved}."
+        return because(
+            ctx,
+            f"the user's messages in {turns_phrase(r['turn'] for r in negative)} are negative, "
+            f"most in turn {worst['turn']} ({worst['tone']:+.2f}); {moved}.",
         )
 
     def label(score: float) -> str:
@@ -145,10 +138,7 @@ def create_user_frustration_scorer(
     higher_is_better=False,
     predicts="frustrated",
     factory="livescore.scorers.create_user_frustration_scorer",
-    span_attributes={
-        "livescore.conversation.turns_at_fault": "turns whose user message is negative",
-        "livescore.conversation.items_judged": "user messages read",
-    },
+    span_attributes=turn_attributes("turns whose user message is negative", "user messages read"),
     examples=("user-frustration",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
