@@ -673,6 +673,13 @@ def _check_count(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be at least 1, not {value}")
 
 
+def check_request_timeout(timeout: Any) -> float:
+    """A sink's ``timeout`` argument, checked: a positive number of seconds."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
 def _check_seconds(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
         raise ValueError(f"{name} must be a number of seconds >= 0, not {value!r}")

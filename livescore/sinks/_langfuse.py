@@ -18,7 +18,12 @@ from livescore._http import (
 from livescore._redaction import Redactor
 from livescore._version import install_hint
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    check_request_timeout,
+    deliver_one_by_one,
+)
 from livescore.sinks._payload import (
     ContentPolicy,
     conversation_key,
@@ -151,9 +156,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         self.environment = environment or os.environ.get("LANGFUSE_TRACING_ENVIRONMENT") or None
         if timeout is None:
             timeout = float(os.environ.get("LANGFUSE_TIMEOUT") or 10)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
-        self.timeout = float(timeout)
+        self.timeout = check_request_timeout(timeout)
         self.max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._client = client
         self._api: Any = None
@@ -184,15 +187,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
                 or DEFAULT_BASE_URL
             ).rstrip("/")
         self._api_class = LangfuseAPI
-        # What Langfuse quotes back (an error body echoing the request) is masked with these:
-        # the keys, and the Basic credentials the API client builds from them.
-        keys = [k for k in (self.public_key, self._secret_key) if k]
-        basic = (
-            base64.b64encode(f"{self.public_key}:{self._secret_key}".encode()).decode("ascii")
-            if len(keys) == 2
-            else None
-        )
-        self._redact = Redactor([*keys, basic])
+        self._redact = _key_redactor(self.public_key, self._secret_key)
         super().__init__(
             max_queue=max_queue,
             max_batch=max_batch,
@@ -340,3 +335,15 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         """Forget the parent's connections; a client you passed is kept."""
         if self._client is None:
             self._api = None
+
+
+def _key_redactor(public_key: str | None, secret_key: str | None) -> Redactor:
+    """Masks what Langfuse quotes back (an error body echoing the request): the keys, and
+    the Basic credentials the API client builds from them."""
+    keys = [k for k in (public_key, secret_key) if k]
+    basic = (
+        base64.b64encode(f"{public_key}:{secret_key}".encode()).decode("ascii")
+        if len(keys) == 2
+        else None
+    )
+    return Redactor([*keys, basic])

@@ -19,7 +19,12 @@ from livescore._http import (
 from livescore._redaction import Redactor, header_secrets
 from livescore._version import __version__
 from livescore.sinks._base import ScoreRecord
-from livescore.sinks._batching import BatchingSink, DeliveryResult, deliver_one_by_one
+from livescore.sinks._batching import (
+    BatchingSink,
+    DeliveryResult,
+    check_request_timeout,
+    deliver_one_by_one,
+)
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
 if TYPE_CHECKING:
@@ -202,15 +207,13 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
     ) -> None:
         if not isinstance(identifier_prefix, str) or not identifier_prefix:
             raise ValueError("identifier_prefix must be a non-empty string")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        self.timeout = check_request_timeout(timeout)
         self.endpoint = phoenix_endpoint(endpoint)
         self.url = f"{self.endpoint}/v1/span_annotations"
         self.sessions_url = f"{self.endpoint}/v1/session_annotations"
         self.identifier_prefix = identifier_prefix
         self.include_unscored = bool(include_unscored)
         self.content = ContentPolicy(capture_content, max_content_chars)
-        self.timeout = float(timeout)
         self.max_response_bytes = check_max_response_bytes(max_response_bytes)
         self._headers = {
             "User-Agent": f"livescore/{__version__}",
