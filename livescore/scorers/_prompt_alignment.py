@@ -563,10 +563,10 @@ def create_prompt_alignment_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose ``analyze_step_result`` is ``{"user": {...}, "system": {...},
-        "scores": {"user": ..., "system": ...}}`` (the prompts of ``evaluation_mode`` only),
-        with ``flags["requirements_total"]`` / ``["requirements_fulfilled"]``. An empty
-        answer scores 0 without a call; a run without the prompt the mode needs is skipped.
+        A scorer whose ``analyze_step_result`` holds the analysis of each prompt judged
+        (``"user"``, ``"system"``) and their ``"scores"``, with
+        ``flags["requirements_total"]`` / ``["requirements_fulfilled"]``. An empty answer
+        scores 0 without a call; a run without the prompt the mode needs is skipped.
 
     Raises:
         ValueError: A bad ``evaluation_mode``, or an empty ``system_prompt``.

@@ -383,12 +383,12 @@ def create_tool_call_accuracy_scorer_llm(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose ``preprocess_step_result`` is ``{"tool_calls": [{"name", "ok",
-        "error"}], "actual_tools": [...]}`` and ``analyze_step_result`` ``{"evaluations":
-        [...], "missing_tools": [...]}``, labelled ``correct`` (1), ``partial`` or
-        ``incorrect`` (0). A run without a request is skipped. The answer schema allows
-        only the available tools' names in ``missing_tools`` (a judge without structured
-        output gets one corrective retry).
+        A scorer whose ``preprocess_step_result`` holds the run's ``"tool_calls"`` (each
+        ``{"name", "ok", "error"}``) and ``"actual_tools"``, its ``analyze_step_result``
+        the ``"evaluations"`` (one per call) and ``"missing_tools"``, labelled ``correct``
+        (1), ``partial`` or ``incorrect`` (0). A run without a request is skipped. The
+        answer schema allows only the available tools' names in ``"missing_tools"`` (a
+        judge without structured output gets one corrective retry).
 
     Raises:
         ValueError: No available tools, a tool without a name, or two tools with one name.
