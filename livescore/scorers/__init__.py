@@ -1,22 +1,6 @@
-"""Prebuilt scorers and their catalog.
-
-LLM-judged: hallucination, faithfulness, answer relevancy, answer similarity, context
-relevance, context precision, toxicity, bias, prompt alignment, tool-call accuracy (LLM) and
-criteria. Code: keyword coverage, completeness, content similarity, textual difference, tone,
-tool-call accuracy and trajectory. Conversations (whole sessions): knowledge retention,
-conversation completeness, role adherence, conversation relevancy and conversation
-hallucination (LLM-judged); turn count, tool error rate and user frustration (code).
-Each factory takes keyword arguments; the judge scorers
-take the judge as ``model=`` and the choice of one judge call or several as
-``judge_mode=``. A judge scorer that judges the answer's items one verdict each is data: a
-:class:`JudgeSpec`, built by :func:`judge_scorer` and put in the catalog by
-:func:`judge_catalog_entry`.
-
-Each scorer's module declares its catalog entry (:func:`catalog_entry`): ``livescore eval
---scorer NAME``, :func:`build_scorer` and :func:`scorer_catalog` find it there. Every name
-below is imported from its module the first time it is used, so ``import livescore.scorers``
-costs nothing and a scorer's module (its prompts, its pydantic models, its word lists)
-loads when the scorer is built.
+"""Prebuilt scorers, LLM-judged and code, and their catalog (``livescore eval --scorer NAME``,
+:func:`build_scorer`); a judge scorer that gives one verdict per item is a :class:`JudgeSpec`
+built by :func:`judge_scorer`. Each name loads its module the first time it is used.
 
 Example:
     >>> from livescore.scorers import create_keyword_coverage_scorer

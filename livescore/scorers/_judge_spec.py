@@ -360,19 +360,6 @@ _LOGPROB_ATTRIBUTES = {
 # -- what the judge is asked ------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Prompts:
-    """A spec's prompts and answer schemas (made once per spec)."""
-
-    extract_schema: type[BaseModel] | None
-    verdicts_schema: type[BaseModel]
-    one_call_schema: type[BaseModel]
-    extract_system: str
-    verdict_system: str
-    reason_system: str
-    one_call_system: str
-
-
 def _answer(name: str, doc: str, **fields: Any) -> type[BaseModel]:
     model: type[BaseModel] = create_model(name, __doc__=doc, **fields)
     return model
@@ -384,19 +371,30 @@ def _yes_no(spec: JudgeSpec) -> str:
     return f'"verdict" ("{bad}" when {spec.defect}, "{good}" otherwise'
 
 
-def _prompts(spec: JudgeSpec) -> _Prompts:
+def _prompts(spec: JudgeSpec) -> JudgePrompts:
+    """The spec's prompts and answer schemas: its own, the derived ones where it has none."""
     extract_schema, verdicts_schema, one_call_schema = _schemas(
         spec.verdict, spec.items, spec.noun, listed=spec.listed
     )
     own = spec.prompts
-    if own is not None:
-        systems = (own.extract_system, own.verdict_system, own.reason_system, own.one_call_system)
-        one_call_schema = own.one_call_schema or one_call_schema
-        verdicts_schema = own.verdicts_schema or verdicts_schema
-        extract_schema = own.extract_schema or extract_schema
-    else:
-        systems = _systems(spec)
-    return _Prompts(extract_schema, verdicts_schema, one_call_schema, *systems)
+    if own is None:
+        extract_system, verdict_system, reason_system, one_call_system = _systems(spec)
+        own = JudgePrompts(
+            extract_system=extract_system,
+            verdict_system=verdict_system,
+            reason_system=reason_system,
+            one_call_system=one_call_system,
+            verdict=lambda shown: _verdict_prompt(spec, shown.ctx, shown.items),
+            reason=lambda shown: _reason_prompt(spec, shown.ctx, shown.scale),
+            one_call=lambda shown: _one_call_prompt(spec, shown.ctx),
+        )
+    return dataclasses.replace(
+        own,
+        extract=own.extract or (lambda shown: _extract_prompt(spec, shown.ctx)),
+        extract_schema=own.extract_schema or extract_schema,
+        verdicts_schema=own.verdicts_schema or verdicts_schema,
+        one_call_schema=own.one_call_schema or one_call_schema,
+    )
 
 
 @functools.cache
@@ -489,6 +487,8 @@ def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
 def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
     """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer."""
     made = _prompts(spec)
+    assert made.verdicts_schema is not None  # _prompts fills both
+    assert made.one_call_schema is not None
     return made.verdicts_schema, made.one_call_schema
 
 
@@ -831,17 +831,14 @@ class _Judging:
             return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
-        assert self.prompts.extract_schema is not None
-        own = spec.prompts.extract if spec.prompts is not None else None
+        prompt = self.prompts.extract
+        assert self.prompts.extract_schema is not None  # the judge lists the items
+        assert prompt is not None
         return PromptStep(
             description=f"Extract the {key} the answer states",
             output_schema=self.prompts.extract_schema,
             system=self.prompts.extract_system,
-            create_prompt=(
-                (lambda ctx: own(self.shown(ctx)))
-                if own is not None
-                else (lambda ctx: _extract_prompt(spec, ctx))
-            ),
+            create_prompt=lambda ctx: prompt(self.shown(ctx)),
             skip_if=self.nothing_to_judge,
             skip_result=lambda ctx: {key: []},
         )
@@ -1039,29 +1036,21 @@ class _Judging:
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> Shown:
         """What a prompt of the spec's own shows (the context rendered only where asked)."""
-        grounded = context and self.spec.grounded
+        # The derived prompts show no context block: it is rendered for a spec's own prompts.
+        grounded = context and self.spec.grounded and self.spec.prompts is not None
         rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""
         score = fmt(ctx.score)
         return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
 
     def verdict_prompt(self, ctx: StepContext) -> str:
-        own = self.spec.prompts
-        if own is not None:
-            return own.verdict(self.shown(ctx, items=self.items(ctx), context=True))
-        return _verdict_prompt(self.spec, ctx, self.items(ctx))
+        return self.prompts.verdict(self.shown(ctx, items=self.items(ctx), context=True))
 
     def reason_prompt(self, ctx: StepContext) -> str:
-        own = self.spec.prompts
-        if own is not None:
-            return own.reason(self.shown(ctx, verdicts=ctx.analyze_step_result[self.field]))
-        return _reason_prompt(self.spec, ctx, self.scale)
+        return self.prompts.reason(self.shown(ctx, verdicts=ctx.analyze_step_result[self.field]))
 
     def one_call_prompt(self, ctx: StepContext) -> str:
-        own = self.spec.prompts
-        if own is not None:
-            return own.one_call(self.shown(ctx, context=True))
-        return _one_call_prompt(self.spec, ctx)
+        return self.prompts.one_call(self.shown(ctx, context=True))
 
 
 _NO_CONTEXT = RenderedContext(block="", truncated=False, documents=0)
