@@ -333,19 +333,10 @@ def assemble_run(
     output.offer(root, root_reading, root_reading.output, _answer_of(root_reading.output))
     output.take(walk.answer)
 
-    metadata: dict[str, Any] = {
-        "integration": INTEGRATION,
-        "convention": root_reading.convention,
-        "span_name": root.name,
-    }
-    if root.service_name:
-        metadata["service_name"] = root.service_name
     conversation = _conversation(root, descendants, index, {**known, **readings})
+    metadata = _root_metadata(root, root_reading, conversation)
     if conversation is not None:
-        metadata["conversation_id"], sources["conversation_id"] = conversation
-    user = root.attributes.get("user.id")
-    if isinstance(user, str) and user:
-        metadata["user_id"] = user
+        sources["conversation_id"] = conversation[1]
     for name, best in (("input", run_input), ("output", output)):
         if best.source is not None:
             sources[name] = best.source
@@ -377,6 +368,25 @@ def assemble_run(
         response_id=_response_id(root) or walk.answer_response_id,
     )
     return AssembledRun(run, sources)
+
+
+def _root_metadata(
+    root: SpanRecord, reading: SpanReading, conversation: tuple[str, FieldSource] | None
+) -> dict[str, Any]:
+    """The run's metadata that its spans state: where it came from and whose it is."""
+    metadata: dict[str, Any] = {
+        "integration": INTEGRATION,
+        "convention": reading.convention,
+        "span_name": root.name,
+    }
+    if root.service_name:
+        metadata["service_name"] = root.service_name
+    if conversation is not None:
+        metadata["conversation_id"] = conversation[0]
+    user = root.attributes.get("user.id")
+    if isinstance(user, str) and user:
+        metadata["user_id"] = user
+    return metadata
 
 
 def _messages_of(found: Sourced[Any] | None) -> list[Message] | None:
