@@ -24,7 +24,7 @@ import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from livescore._errors import OTLPDecodeError
 from livescore.traces._span import SpanEvent, SpanRecord, _value_size
@@ -197,10 +197,23 @@ def log_event(
 # -- protobuf ---------------------------------------------------------------------------------
 
 
-def _parse_protobuf(request: Any, body: bytes, what: str) -> Any:
-    """``request`` (an empty export request message) parsed from ``body``."""
+def _parse_protobuf(body: bytes, what: Literal["trace", "logs"]) -> Any:
+    """The ``Export{Trace,Logs}ServiceRequest`` message parsed from ``body``."""
     from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
+    request: Any
+    if what == "trace":
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+
+        request = ExportTraceServiceRequest()
+    else:
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsServiceRequest,
+        )
+
+        request = ExportLogsServiceRequest()
     try:
         request.ParseFromString(body)
     except (DecodeError, ValueError, RuntimeError) as exc:
@@ -219,11 +232,7 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
         >>> decode_otlp_protobuf(b"").spans
         []
     """
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    request = _parse_protobuf(ExportTraceServiceRequest(), body, "trace")
+    request = _parse_protobuf(body, "trace")
     out = DecodedSpans()
     for resource_spans in request.resource_spans:
         service = None
@@ -267,21 +276,14 @@ def decode_otlp_protobuf(body: bytes) -> DecodedSpans:
 
 
 def decode_otlp_logs_protobuf(body: bytes) -> DecodedLogs:
-    """Decode an ``ExportLogsServiceRequest`` in its protobuf form (see :func:`log_event`).
-
-    Raises:
-        OTLPDecodeError: ``body`` is not such a message.
-        ImportError: ``opentelemetry-proto`` is not installed.
+    """Decode an ``ExportLogsServiceRequest`` in its protobuf form (see :func:`log_event`);
+    it raises as :func:`decode_otlp_protobuf` does.
 
     Example:
         >>> decode_otlp_logs_protobuf(b"").events
         []
     """
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-        ExportLogsServiceRequest,
-    )
-
-    request = _parse_protobuf(ExportLogsServiceRequest(), body, "logs")
+    request = _parse_protobuf(body, "logs")
     out = DecodedLogs()
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:
@@ -328,13 +330,7 @@ def decode_otlp_json(payload: bytes | str | Mapping[str, Any]) -> DecodedSpans:
         >>> [s.attributes for s in decode_otlp_json(line).spans]
         [{'gen_ai.operation.name': 'chat'}]
     """
-    if isinstance(payload, bytes | str):
-        try:
-            payload = json.loads(payload)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise OTLPDecodeError(f"not JSON ({_reason(exc)})") from None
-    if not isinstance(payload, Mapping):
-        raise OTLPDecodeError("an OTLP JSON trace request is an object with resourceSpans")
+    payload = _json_object(payload, "trace request is an object with resourceSpans")
     out = DecodedSpans()
     try:
         for resource_spans in _list(payload, "resourceSpans", "resource_spans"):
@@ -367,13 +363,7 @@ def decode_otlp_logs_json(payload: bytes | str | Mapping[str, Any]) -> DecodedLo
         >>> [(e.event.name, dict(e.event.attributes)) for e in decode_otlp_logs_json(line).events]
         [('gen_ai.user.message', {'content': 'Hi'})]
     """
-    if isinstance(payload, bytes | str):
-        try:
-            payload = json.loads(payload)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise OTLPDecodeError(f"not JSON ({_reason(exc)})") from None
-    if not isinstance(payload, Mapping):
-        raise OTLPDecodeError("an OTLP JSON logs request is an object with resourceLogs")
+    payload = _json_object(payload, "logs request is an object with resourceLogs")
     out = DecodedLogs()
     try:
         for resource_logs in _list(payload, "resourceLogs", "resource_logs"):
@@ -391,6 +381,19 @@ def decode_otlp_logs_json(payload: bytes | str | Mapping[str, Any]) -> DecodedLo
     except (TypeError, ValueError, AttributeError, *_HOSTILE) as exc:
         raise OTLPDecodeError(f"not an OTLP JSON logs request ({_reason(exc)})") from None
     return out
+
+
+def _json_object(payload: bytes | str | Mapping[str, Any], shape: str) -> Mapping[str, Any]:
+    """``payload`` decoded: an OTLP JSON request (``shape`` ends the error that says what
+    one is)."""
+    if isinstance(payload, bytes | str):
+        try:
+            payload = json.loads(payload)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise OTLPDecodeError(f"not JSON ({_reason(exc)})") from None
+    if not isinstance(payload, Mapping):
+        raise OTLPDecodeError(f"an OTLP JSON {shape}")
+    return payload
 
 
 def _reason(exc: BaseException) -> str:
