@@ -16,14 +16,19 @@ from livescore.otel import attributes as A
 from livescore.runs import Conversation, Run, get_assistant_message, get_user_message
 from livescore.scorers._claims import Claims, clean_items
 from livescore.scorers._judged import fmt
-from livescore.scorers._prompting import data_rule, item_blocks, one_per_item, quote
+from livescore.scorers._prompting import (
+    CONVERSATION_TAGS,
+    data_rule,
+    item_blocks,
+    one_per_item,
+    quote,
+)
 from livescore.scoring import NotScorable, PromptStep, StepContext
 
 if TYPE_CHECKING:  # _judge_spec imports this module
     from livescore.scorers._judge_spec import Shown
 
 __all__ = (
-    "CONVERSATION_TAGS",
     "VERDICT_DATA_RULE",
     "Transcript",
     "UserDigest",
@@ -55,22 +60,6 @@ __all__ = (
     "user_messages",
     "verdict_request",
 )
-
-CONVERSATION_TAGS = (
-    "conversation",
-    "turn",
-    "user",
-    "assistant",
-    "role",
-    "window",
-    "reply",
-    "replies",
-    "facts",
-    "fact",
-    "intentions",
-    "intention",
-)
-"""The tags of the conversation prompts' data blocks (neutralised in data by ``quote``)."""
 
 REPLY_EXCERPT = 160
 """Characters of a reply in its item (the transcript the judge reads holds it whole)."""
@@ -208,15 +197,11 @@ class Transcript:
 
 
 def render_transcript(
-    conversation: Conversation,
-    max_chars: int,
-    *,
-    turns: Sequence[int] | None = None,
-    assistant: bool = True,
+    conversation: Conversation, max_chars: int, *, assistant: bool = True
 ) -> Transcript:
-    """The ``<conversation>`` block of ``conversation`` (the turns ``turns`` only, if given),
-    within about ``max_chars``: each message is cut to an equal share of it when the whole
-    does not fit (at least 200 characters each).
+    """The ``<conversation>`` block of ``conversation`` (the user's messages only, without
+    ``assistant``), within about ``max_chars``: each message is cut to an equal share of it
+    when the whole does not fit (at least 200 characters each).
 
     Example:
         >>> from livescore import Run
@@ -229,36 +214,18 @@ def render_transcript(
         </turn>
         </conversation>
     """
-    wanted = set(turns) if turns is not None else None
-    rows: list[tuple[int, str, str]] = []
-    for number, run in conversation.turns():
-        if wanted is not None and number not in wanted:
-            continue
-        rows.append(
-            (
-                number,
-                message(run, "user"),
-                message(run, "assistant") if assistant else "",
-            )
-        )
-    total = sum(len(u) + len(a) for _, u, a in rows)
-    cap = None
-    if total > max_chars and rows:
-        cap = max(200, max_chars // (2 * len(rows)))
-    truncated = False
-
-    def cut(text: str) -> str:
-        nonlocal truncated
-        if cap is not None and len(text) > cap:
-            truncated = True
-            return text[:cap] + " […]"
-        return text
-
-    parts = [
-        turn_block(number, quote(cut(user)), quote(cut(reply)) if assistant else None)
-        for number, user, reply in rows
+    rows = [
+        (number, message(run, "user"), message(run, "assistant") if assistant else "")
+        for number, run in conversation.turns()
     ]
-    return Transcript("<conversation>\n" + "\n".join(parts) + "\n</conversation>", truncated)
+    total = sum(len(user) + len(reply) for _, user, reply in rows)
+    cap = max(200, max_chars // (2 * len(rows))) if rows and total > max_chars else total
+    turns = "\n".join(
+        turn_block(number, quote(clip(user, cap)), quote(clip(reply, cap)) if assistant else None)
+        for number, user, reply in rows
+    )
+    truncated = any(len(text) > cap for _, user, reply in rows for text in (user, reply))
+    return Transcript(f"<conversation>\n{turns}\n</conversation>", truncated)
 
 
 def turn_block(number: int, user: str, reply: str | None = None) -> str:

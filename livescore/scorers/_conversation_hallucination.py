@@ -20,7 +20,6 @@ from livescore.scorers._context import (
     no_context_reason,
 )
 from livescore.scorers._conversation import (
-    CONVERSATION_TAGS,
     answer_schemas,
     assistant_replies,
     because,
@@ -40,8 +39,8 @@ from livescore.scorers._conversation import (
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
 from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
-from livescore.scorers._judged import JudgeMode, fmt
-from livescore.scorers._prompting import block, data_rule
+from livescore.scorers._judged import JudgeMode
+from livescore.scorers._prompting import CONVERSATION_TAGS, block, data_rule
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import (
     CalibrationSpec,
@@ -169,47 +168,52 @@ def _count_reason(ctx: StepContext) -> str:
     )
 
 
+def _replies(ctx: StepContext, max_chars: int) -> list[tuple[int, str]]:
+    """``(turn, reply)``, each reply cut to ``max_chars`` (made once per score)."""
+    found: list[tuple[int, str]] | None = ctx.state.get("replies")
+    if found is None:
+        found = ctx.state["replies"] = [
+            (n, text[:max_chars]) for n, text in assistant_replies(conversation_of(ctx))
+        ]
+    return found
+
+
+def _nothing_to_judge(ctx: StepContext, max_chars: int) -> bool:
+    if not context_items(ctx):
+        raise NotScorable(no_context_reason("claims", hint="the conversation has no tool result"))
+    return not _replies(ctx, max_chars)
+
+
+def _claims_step(max_chars: int, skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+    """Each reply's claims: one request per reply, the one the run-level scorers send."""
+
+    def claims_of(answers: Any, ctx: StepContext) -> dict[str, Any]:
+        found = zip(_replies(ctx, max_chars), answers, strict=True)
+        return {
+            "claims": [
+                turn_item(number, claim)
+                for (number, _), answer in found
+                for claim in ExtractedClaims.model_validate(answer).claims
+            ]
+        }
+
+    return PromptStep(
+        description="Extract each reply's claims (one request per reply)",
+        output_schema=ExtractedClaims,
+        system=EXTRACT_SYSTEM,
+        create_prompt=lambda ctx: [extract_prompt(text) for _, text in _replies(ctx, max_chars)],
+        skip_if=skip_if,
+        skip_result=lambda ctx: {"claims": []},
+        parse=claims_of,
+    )
+
+
 def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
     """The conversation-hallucination scorer as data: the replies cut to ``max_chars``,
     the tool results to ``max_context_chars``."""
 
     def context_block(ctx: StepContext) -> str:
         return context_for_judge(ctx, max_context_chars).block
-
-    def replies(ctx: StepContext) -> list[tuple[int, str]]:
-        found: list[tuple[int, str]] | None = ctx.state.get("replies")
-        if found is None:
-            found = ctx.state["replies"] = [
-                (n, text[:max_chars]) for n, text in assistant_replies(conversation_of(ctx))
-            ]
-        return found
-
-    def nothing_to_judge(ctx: StepContext) -> bool:
-        if not context_items(ctx):
-            raise NotScorable(
-                no_context_reason("claims", hint="the conversation has no tool result")
-            )
-        return not replies(ctx)
-
-    def claims_of(answers: Any, ctx: StepContext) -> dict[str, Any]:
-        # One answer per reply: the step asks one request per reply.
-        claims = [
-            turn_item(number, claim)
-            for (number, _), answer in zip(replies(ctx), answers, strict=True)
-            for claim in ExtractedClaims.model_validate(answer).claims
-        ]
-        return {"claims": claims}
-
-    def extract(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
-        return PromptStep(
-            description="Extract each reply's claims (one request per reply)",
-            output_schema=ExtractedClaims,
-            system=EXTRACT_SYSTEM,  # the claims extraction the run-level scorers send
-            create_prompt=lambda ctx: [extract_prompt(text) for _, text in replies(ctx)],
-            skip_if=skip_if,
-            skip_result=lambda ctx: {"claims": []},
-            parse=claims_of,
-        )
 
     return JudgeSpec(
         name="conversation-hallucination",
@@ -224,11 +228,9 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         description="Share of the claims of the agent's replies that the conversation's tool "
         "results do not back, from 0 to {scale}",
         always_explain=True,
-        no_items_reason=lambda ctx: (
-            f"The score is {fmt(ctx.score)} because the agent's replies make no checkable claim."
-        ),
+        no_items_reason=lambda ctx: because(ctx, "the agent's replies make no checkable claim."),
         count_reason=_count_reason,
-        extract=extract,
+        extract=lambda skip_if: _claims_step(max_chars, skip_if),
         prompts=JudgePrompts(
             verdict_system=VERDICT_SYSTEM,
             reason_system=reason_system(
@@ -264,7 +266,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             verdicts_schema=ConversationClaimVerdicts,
             one_call_schema=ConversationHallucinationOneCallAnswer,
         ),
-        nothing_to_judge=nothing_to_judge,
+        nothing_to_judge=lambda ctx: _nothing_to_judge(ctx, max_chars),
         conversation=ConversationPolicy(
             turn=lambda verdict, claim: item_turn(str(verdict["statement"])) or item_turn(claim),
             counts=True,

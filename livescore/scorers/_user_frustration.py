@@ -16,7 +16,7 @@ from livescore.scorers._conversation import (
     turns_phrase,
     user_messages,
 )
-from livescore.scorers._judged import round2
+from livescore.scorers._judged import check_fraction, round2
 from livescore.scorers._tone import sentence_tones
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
 
@@ -72,8 +72,7 @@ def create_user_frustration_scorer(
         >>> result.label, result.flags["turns_at_fault"]
         ('frustrated', [2])
     """
-    if not (isinstance(threshold, int | float) and 0 <= threshold <= 1):
-        raise ValueError(f"threshold must be from 0 to 1, not {threshold!r}")
+    threshold = check_fraction(threshold, name="threshold")
 
     def analyze(ctx: StepContext) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
@@ -89,46 +88,49 @@ def create_user_frustration_scorer(
         record_turns(ctx, negative, len(rows))
         return {"turns": rows, "first_tone": rows[0]["tone"], "last_tone": rows[-1]["tone"]}
 
-    def generate_score(ctx: StepContext) -> float:
-        return round2(max(r["negativity"] for r in ctx.analyze_step_result["turns"]))
-
-    def generate_reason(ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        rows = analysis["turns"]
-        negative = [r for r in rows if r["negativity"] > threshold]
-        moved = (
-            f"the user's tone went from {analysis['first_tone']:+.2f} in turn "
-            f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
-        )
-        if not negative:
-            return because(ctx, f"no user message is negative ({moved}).")
-        worst = max(negative, key=lambda r: r["negativity"])
-        return because(
-            ctx,
-            f"the user's messages in {turns_phrase(r['turn'] for r in negative)} are negative, "
-            f"most in turn {worst['turn']} ({worst['tone']:+.2f}); {moved}.",
-        )
-
-    def label(score: float) -> str:
-        calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
-        if score < _NEGATIVE:
-            return calm
-        if score < 0.35:
-            return mild
-        return frustrated if score < 0.65 else angry
-
     return create_scorer(
         id=id,
         description="Peak negativity of the user's tone over the conversation (VADER)",
         analyze=analyze,
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=label,
+        generate_score=_peak,
+        generate_reason=_reason,
+        label=_label,
         sync_steps="inline",
         level="conversation",
         redact=redact,
         calibration=calibration,
     )
+
+
+def _peak(ctx: StepContext) -> float:
+    return round2(max(r["negativity"] for r in ctx.analyze_step_result["turns"]))
+
+
+def _reason(ctx: StepContext) -> str:
+    analysis = ctx.analyze_step_result
+    rows = analysis["turns"]
+    negative = [r for r in rows if r["turn"] in ctx.flags["turns_at_fault"]]
+    moved = (
+        f"the user's tone went from {analysis['first_tone']:+.2f} in turn "
+        f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
+    )
+    if not negative:
+        return because(ctx, f"no user message is negative ({moved}).")
+    worst = max(negative, key=lambda r: r["negativity"])
+    return because(
+        ctx,
+        f"the user's messages in {turns_phrase(r['turn'] for r in negative)} are negative, "
+        f"most in turn {worst['turn']} ({worst['tone']:+.2f}); {moved}.",
+    )
+
+
+def _label(score: float) -> str:
+    calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
+    if score < _NEGATIVE:
+        return calm
+    if score < 0.35:
+        return mild
+    return frustrated if score < 0.65 else angry
 
 
 @catalog_entry(
