@@ -309,20 +309,9 @@ def create_context_precision_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
+    # Every argument is judge_scorer's (the context ones checked here: the spec needs the limit).
     get_context, max_context_chars = context_source(context, get_context, max_context_chars)
-    return judge_scorer(
-        _spec(max_text_chars, max_context_chars),
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-        context=context,
-        get_context=get_context,
-    )
+    return judge_scorer(_spec(max_text_chars, max_context_chars), **locals())
 
 
 _build = pieces_catalog_entry(

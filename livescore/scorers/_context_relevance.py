@@ -351,19 +351,10 @@ def create_context_relevance_scorer(
     """
     penalties = _Penalties(unused_penalty, missing_penalty, max_missing_penalty)
     get_context, max_context_chars = context_source(context, get_context, max_context_chars)
-    return judge_scorer(
-        _spec(penalties, max_context_chars),
-        model=model,
-        scale=scale,
-        judge_mode=judge_mode,
-        id=id,
-        max_text_chars=max_text_chars,
-        judge_options=judge_options,
-        redact=redact,
-        calibration=calibration,
-        context=context,
-        get_context=get_context,
-    )
+    arguments = dict(locals())  # judge_scorer's arguments, and this scorer's penalties
+    for own in ("unused_penalty", "missing_penalty", "max_missing_penalty", "penalties"):
+        del arguments[own]
+    return judge_scorer(_spec(penalties, max_context_chars), **arguments)
 
 
 _build = pieces_catalog_entry(
