@@ -1035,8 +1035,8 @@ class _Judging:
         context: bool = False,
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> Shown:
-        """What a prompt of the spec's own shows (the context rendered only where asked)."""
-        # The derived prompts show no context block: it is rendered for a spec's own prompts.
+        """What a prompt shows; the context is rendered only where asked, for a spec's own
+        prompts (the derived ones show no context block)."""
         grounded = context and self.spec.grounded and self.spec.prompts is not None
         rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""
