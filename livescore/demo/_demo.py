@@ -171,20 +171,11 @@ def run_demo(
         )
     otlp_urls = [_traces_url(options.otlp_endpoint)] if options.otlp_endpoint else []
     sinks = _start_sinks(options)
-    for sink in sinks:
-        # Phoenix annotates the spans it has: the demo's spans go there too.
-        endpoint = getattr(sink, "endpoint", None)
-        if endpoint and _traces_url(endpoint) not in otlp_urls:
-            otlp_urls.append(_traces_url(endpoint))
+    logs_urls = _add_export_urls(options, sinks, otlp_urls)
     if console is None:
         from rich.console import Console
 
         console = Console(highlight=False)
-    # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
-    events = "events" in options.emit
-    logs_urls = (
-        [otlp_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
-    )
     telemetry = _Telemetry.start(otlp_urls, options.console_spans, span_exporters, logs_urls)
     choice: _JudgeChoice | None = None
     try:
@@ -207,6 +198,23 @@ def run_demo(
             sink.shutdown(sink.shutdown_timeout)
         if choice is not None and choice.server is not None:
             choice.server.stop()
+
+
+def _add_export_urls(
+    options: DemoOptions, sinks: Sequence[BatchingSink[Any]], otlp_urls: list[str]
+) -> list[str]:
+    """Add the sinks' span endpoints to ``otlp_urls``; returns where the events go."""
+    for sink in sinks:
+        # Phoenix annotates the spans it has: the demo's spans go there too.
+        endpoint = getattr(sink, "endpoint", None)
+        if endpoint and _traces_url(endpoint) not in otlp_urls:
+            otlp_urls.append(_traces_url(endpoint))
+    # The events go to --otlp-endpoint only: Phoenix has no logs endpoint.
+    events = "events" in options.emit
+    logs_urls = (
+        [otlp_logs_url(u) for u in otlp_urls[:1]] if options.otlp_endpoint and events else []
+    )
+    return logs_urls
 
 
 def _start_sinks(options: DemoOptions) -> list[BatchingSink[Any]]:
