@@ -729,9 +729,10 @@ async def run_evals(
 
     Items, targets, conversations, the context judge scorers read, failures and tracing
     follow the rules of :mod:`livescore.evals` (``livescore eval`` reads a dataset by the
-    same). Every score goes through :meth:`Scorer.score <livescore.Scorer.score>`, the one
-    non-raising call; ``on_item_complete`` is called once per item in completion order, and
-    what it raises is kept in ``item.callback_error``.
+    same); the docs' evals page shows cost caps, early stops and large runs. Every score goes
+    through :meth:`Scorer.score <livescore.Scorer.score>`, the one non-raising call;
+    ``on_item_complete`` is called once per item in completion order, and what it raises is
+    kept in ``item.callback_error``.
 
     Args:
         data: Items, as any iterable or async iterable, read lazily.
@@ -744,37 +745,26 @@ async def run_evals(
             :class:`~livescore.otel.OTelEmitter` built from the telemetry arguments.
         tracer_provider: Where item spans (and, without ``emitter``, score spans) go.
         meter_provider: Without ``emitter``: where score metrics go.
-        capture_content: Without ``emitter``: the text score spans and events carry,
-            ``"full"``, ``"truncated"`` or ``"none"``.
-        sinks: Dashboards each score also goes to (:class:`~livescore.sinks.PhoenixSink`,
-            :class:`~livescore.sinks.LangfuseSink`); flushed, not shut down, before the
-            call returns (after the emitter, so the item spans are exported first).
-        broker: Score on the worker fleet (``"redis://host:6379/0"``, needs
-            ``livescore-ai[fleet]``): the ``livescore worker`` processes score and emit each
-            item's run and send the results back; targets still run here. The workers
-            redact, emit, feed their sinks and spend their own budgets.
+        capture_content: Without ``emitter``: ``"full"``, ``"truncated"`` or ``"none"`` text.
+        sinks: Dashboards each score also goes to; flushed (after the emitter), not shut
+            down, before the call returns.
+        broker: Score on the worker fleet (``"redis://host:6379/0"``): targets run here,
+            the ``livescore worker`` processes score, redact, emit and spend their budgets.
         max_pending: With ``broker``: items published and not yet scored, at most.
         logger_provider: Without ``emitter``: where ``gen_ai.evaluation.result`` events go.
         emit: Without ``emitter``: ``"spans"``, ``"events"`` or both (the default).
-        redact: Keep personal data from the judge and from the items' records: every scorer
-            runs :meth:`~livescore.Scorer.with_redaction`, and each record holds the
-            placeholders its scores saw.
+        redact: Keep personal data from the judge and from the items' records
+            (:meth:`~livescore.Scorer.with_redaction`).
         keep_runs: With ``False``, once ``on_item_complete`` has seen it, ``item.run`` keeps
             only its ids, texts and tool calls (what the summaries and the report read).
-        keep_items: With ``False``, the result keeps running totals (aggregates,
-            ``item_count``, failures), not the items (which ``compare`` and the report
-            read): memory stays flat (:class:`ResultsFile` writes the items as they finish).
-        labels: With ``keep_items=False``: 0/1 labels by item index; the scores of each
-            labelled item are kept for ``label_quality`` and ``fit_calibration``.
+        keep_items: With ``False``, the result keeps running totals, not the items.
+        labels: With ``keep_items=False``: 0/1 labels by item index, for the quality figures.
         max_cost: A cap on the judge spend in US dollars (or a
-            :class:`~livescore.judges.JudgeBudget`) for every judge without a budget. A
-            sequence is estimated first from ``estimate_items`` items spread over it
-            (``result.estimate``) and not scored on above the cap; the run feeds no more
-            items once the cap cannot pay a score (see :attr:`EvalResult.stopped`).
-        estimate_items: With ``max_cost``: the sample scored first (``0``: none);
-            ``on_estimate`` is called with its :class:`CostEstimate`.
+            :class:`~livescore.judges.JudgeBudget`), estimated first on a sequence.
+        estimate_items: With ``max_cost``: the sample scored first (``0``: none).
+        on_estimate: Called with the sample's :class:`CostEstimate`.
         stop_when_judge_unreachable: End the run, keeping what was scored, when a judge
-            becomes unreachable or refuses every call (an unknown model, a refused key).
+            becomes unreachable or refuses every call.
         calibration: A :class:`~livescore.scoring.Calibration` or its file: the scorers it
             names label their scores by it (:func:`calibrate_scorers`).
 
@@ -817,12 +807,7 @@ async def run_evals(
         max_cost=max_cost,
         sinks=sinks,
     )
-    checked = _check_scorers(scorers)
-    if calibration is not None:
-        checked, _ = calibrate_scorers(checked, calibration)
-    detect = as_detector(redact) if redact is not None else None
-    if detect is not None:
-        checked = [scorer.with_redaction(detect) for scorer in checked]
+    checked, detect = _prepared_scorers(scorers, calibration, redact)
     if emitter is None:
         emitter = OTelEmitter(
             tracer_provider=tracer_provider,
@@ -849,6 +834,19 @@ async def run_evals(
             return await _run_all(data, run, sinks)
     run = _Evaluation(checked, invoker, on_item_complete, tracer, emitter, None, detect, plan)
     return await _run_all(data, run, sinks)
+
+
+def _prepared_scorers(
+    scorers: Sequence[Scorer], calibration: CalibrationSpec | None, redact: RedactSpec | None
+) -> tuple[list[Scorer], Detect | None]:
+    """The scorers checked, calibrated and redacting as asked; the redaction's detector."""
+    checked = _check_scorers(scorers)
+    if calibration is not None:
+        checked, _ = calibrate_scorers(checked, calibration)
+    detect = as_detector(redact) if redact is not None else None
+    if detect is not None:
+        checked = [scorer.with_redaction(detect) for scorer in checked]
+    return checked, detect
 
 
 @dataclass(slots=True)
