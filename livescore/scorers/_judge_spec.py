@@ -869,24 +869,22 @@ class _Judging:
         return {field: verdicts, **{k: v for k, v in dumped.items() if k not in skipped}}
 
     def preprocessed(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        """A one-call answer's items (and the other preprocess fields)."""
-        found = self.keep(answer, ctx)
+        """A one-call answer's items (and the other preprocess fields); its analysis and
+        reason wait in ctx.state for the later steps."""
+        found = list(getattr(answer, self.key))
+        ctx.state["analysis"] = self.analysis_of(answer, found)
+        ctx.state["reason"] = str(answer.reason).strip()
         extra = {name: getattr(answer, name) for name in self.preprocess_fields}
         return {**extra, self.key: found}
 
-    def keep(self, answer: Any, ctx: StepContext) -> list[str]:
-        """Keeps a one-call answer's analysis and reason for the later steps."""
-        found = list(getattr(answer, self.key)) if self.spec.listed else self.items(ctx)
-        ctx.state["analysis"] = self.analysis_of(answer, found)
-        ctx.state["reason"] = str(answer.reason).strip()
-        return found
-
     def judged(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
         """A one-call answer's analysis, its reason kept for the reason step."""
-        self.keep(answer, ctx)
-        return self.kept(ctx)
+        analysis = self.analysis_of(answer, self.items(ctx))
+        ctx.state["reason"] = str(answer.reason).strip()
+        return analysis
 
     def kept(self, ctx: StepContext) -> dict[str, Any]:
+        """The analysis a one-call answer gave with its items."""
         if self.no_verdict_call(ctx):
             return self.verdicts_without_judge(ctx)
         analysis: dict[str, Any] = ctx.state["analysis"]
