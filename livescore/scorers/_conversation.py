@@ -393,18 +393,22 @@ def reason_request(
     found: str, scale: tuple[str, str], ask: str, *, attribute: str, noun: str, turn: bool = False
 ) -> Callable[[Shown], str]:
     """The reason request: ``found`` (its ``{yes}`` and ``{total}`` filled from the verdicts),
-    the scale's two ends in words, every verdict (its word as ``attribute``), and ``ask``,
-    what the reason must say after "The score is … because"."""
+    the scale's two ends in words, every verdict (its word as ``attribute``, with its
+    ``turn`` where the verdict has one), and ``ask``: what the reason says after "The score
+    is … because"."""
     worst, best = scale
 
     def prompt(shown: Shown) -> str:
         verdicts, score = shown.verdicts, shown.score_text
-        listed = "\n".join(
-            f'<verdict index="{i}" {attribute}="{v["verdict"]}"'
-            + (f' turn="{v.get("turn")}">\n' if turn else ">\n")
-            + f"{noun}: {quote(v['statement'])}\nreason: {quote(v['reason'])}\n</verdict>"
-            for i, v in enumerate(verdicts, start=1)
-        )
+        blocks = []
+        for index, verdict in enumerate(verdicts, start=1):
+            at = f' turn="{verdict.get("turn")}"' if turn else ""
+            blocks.append(
+                f'<verdict index="{index}" {attribute}="{verdict["verdict"]}"{at}>\n'
+                f"{noun}: {quote(verdict['statement'])}\nreason: {quote(verdict['reason'])}\n"
+                "</verdict>"
+            )
+        listed = "\n".join(blocks)
         yes = sum(1 for v in verdicts if v["verdict"] == "yes")
         return (
             f"{found.format(yes=yes, total=len(verdicts))} Its score is {score} on a scale from "

@@ -305,9 +305,10 @@ def create_conversation_hallucination_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"claims": [...]}`` (each ``"[turn
-        N] ..."``), one verdict per claim, and ``flags["turns_at_fault"]``, the turns that
-        hallucinate. A conversation without any tool result is skipped as not scorable.
+        A conversation scorer: ``preprocess_step_result = {"claims": [...]}``, each claim
+        ``"[turn N] ..."``; one verdict per claim, and ``flags["turns_at_fault"]``, the
+        turns that hallucinate. A conversation without any tool result is skipped as not
+        scorable.
 
     Example:
         >>> from livescore.runs import Conversation

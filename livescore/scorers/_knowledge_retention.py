@@ -209,8 +209,8 @@ def create_knowledge_retention_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"facts": [...]}`` (each ``"[turn
-        N] ..."``), one verdict per fact (with the ``turn`` at fault) and
+        A conversation scorer: ``preprocess_step_result = {"facts": [...]}``, each fact
+        ``"[turn N] ..."``; one verdict per fact, with the ``turn`` at fault, and
         ``flags["turns_at_fault"]``. A conversation in which the user gave no facts is
         skipped as not scorable.
 

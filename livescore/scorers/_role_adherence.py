@@ -212,17 +212,17 @@ def create_role_adherence_scorer(
     is better.
 
     Args:
-        role: The role, in words (``"A support agent for Parcelly: parcels and lockers
-            only, polite, never gives legal advice"``). ``None``: the system prompt the
-            conversation's first turn ran with (a conversation without one is skipped).
+        role: The role, in words (``"Parcel support only: polite, no legal advice"``).
+            ``None``: the system prompt the conversation's first turn ran with (a
+            conversation without one is skipped).
         max_text_chars: The transcript the judge reads is cut to about this many characters.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"replies": [...]}`` (``"[turn
-        N] ..."``, the start of each reply), one verdict per reply, and
-        ``flags["turns_at_fault"]``, the turns out of role.
+        A conversation scorer: ``preprocess_step_result = {"replies": [...]}``, each reply's
+        start as ``"[turn N] ..."``; one verdict per reply, and ``flags["turns_at_fault"]``,
+        the turns out of role.
 
     Raises:
         ValueError: An empty ``role``.

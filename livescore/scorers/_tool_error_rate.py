@@ -37,10 +37,9 @@ def create_tool_error_rate_scorer(
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A conversation scorer: ``analyze_step_result = {"calls": int, "failed": int,
-        "failures": [{"turn", "tool", "error"}, ...]}`` and ``flags["turns_at_fault"]``, the
-        turns whose calls failed. A conversation without any tool call is skipped as not
-        scorable.
+        A conversation scorer: ``analyze_step_result = {"calls", "failed", "failures"}``,
+        each failure ``{"turn", "tool", "error"}``; ``flags["turns_at_fault"]``, the turns
+        whose calls failed. A conversation without any tool call is skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation

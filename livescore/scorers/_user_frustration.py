@@ -54,10 +54,10 @@ def create_user_frustration_scorer(
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
     Returns:
-        A conversation scorer: ``analyze_step_result = {"turns": [{"turn", "tone",
-        "negativity"}, ...], "first_tone", "last_tone"}`` and ``flags["turns_at_fault"]``,
-        the turns whose message is negative. A conversation without any user message is
-        skipped as not scorable.
+        A conversation scorer: ``analyze_step_result["turns"]``, each user message's
+        ``{"turn", "tone", "negativity"}``, with ``["first_tone"]`` and ``["last_tone"]``;
+        ``flags["turns_at_fault"]``, the turns whose message is negative. A conversation
+        without any user message is skipped as not scorable.
 
     Raises:
         ValueError: ``threshold`` outside 0 to 1.
