@@ -25,7 +25,7 @@ from livescore.cli._common import (
     positive_float,
     positive_int,
 )
-from livescore.cli._export import add_emit_arguments, logs_url, traces_url
+from livescore.cli._export import logs_url, traces_url
 from livescore.cli._interrupt import stopping_on_signals
 from livescore.cli._loading import (
     add_scorers_argument,
@@ -34,7 +34,7 @@ from livescore.cli._loading import (
     load_attribute,
     load_sinks,
 )
-from livescore.cli._metrics_port import add_metrics_port_argument, start_telemetry
+from livescore.cli._metrics_port import add_telemetry_arguments, start_telemetry
 from livescore.cli._redact import add_redact_argument, redactor_from_args
 
 if TYPE_CHECKING:
@@ -124,14 +124,11 @@ def _add_receiver_arguments(p: Any) -> None:
         help="hand the runs to the worker fleet (livescore worker) behind this Redis URL "
         "instead of scoring here",
     )
-    p.add_argument(
-        "--otlp-endpoint",
-        metavar="URL",
-        help="export the score spans, events and metrics to this OTLP/HTTP endpoint "
-        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
+    add_telemetry_arguments(
+        p,
+        otlp_endpoint_help="export the score spans, events and metrics to this OTLP/HTTP "
+        "endpoint (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)",
     )
-    add_emit_arguments(p)
-    add_metrics_port_argument(p)
 
 
 def _add_scoring_arguments(p: Any) -> None:
@@ -355,6 +352,7 @@ def _explainer() -> Callable[[Sequence[SpanRecord]], None]:
 def run_collect_command(args: argparse.Namespace) -> int:
     """Run ``livescore collect`` until SIGTERM or Ctrl-C; returns the exit code."""
     from livescore._emit import DEFAULT_EMIT
+    from livescore.collect import OTLPReceiver
 
     err = make_console(stderr=True)
     listen = parse_listen(args.listen)
@@ -379,13 +377,21 @@ def run_collect_command(args: argparse.Namespace) -> int:
     )
     telemetry.metrics_endpoint = metrics_endpoint
     try:
-        dispatcher = _dispatcher(args, scorers, [*sinks, *outputs], redact, telemetry, signals)
         limits = _assembly_limits(args)
+        dispatcher = _dispatcher(args, scorers, [*sinks, *outputs], redact, telemetry, signals)
     except (TypeError, ValueError) as exc:
         telemetry.shutdown()
         raise UsageError(str(exc)) from exc
     pipeline = _pipeline(args, dispatcher, limits, telemetry)
-    receiver = _receiver(args, listen, token, forward, pipeline)
+    receiver = OTLPReceiver(
+        pipeline,
+        host=listen[0],
+        port=listen[1],
+        max_body_bytes=args.max_body_bytes,
+        token=token,
+        forward=forward,
+        forward_logs=logs_url(args.forward, "--forward") if args.forward else None,
+    )
     try:
         receiver.start()
     except OSError as exc:
@@ -489,26 +495,6 @@ def _pipeline(args: argparse.Namespace, dispatcher: Any, limits: Any, telemetry:
     )
     pipeline.report_metrics(telemetry.meter_provider)  # livescore.collect.partial_traces
     return pipeline
-
-
-def _receiver(
-    args: argparse.Namespace,
-    listen: tuple[str, int],
-    token: str | None,
-    forward: str | None,
-    pipeline: Any,
-) -> Any:
-    from livescore.collect import OTLPReceiver
-
-    return OTLPReceiver(
-        pipeline,
-        host=listen[0],
-        port=listen[1],
-        max_body_bytes=args.max_body_bytes,
-        token=token,
-        forward=forward,
-        forward_logs=logs_url(args.forward, "--forward") if args.forward else None,
-    )
 
 
 def _say_started(

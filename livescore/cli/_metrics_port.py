@@ -1,9 +1,10 @@
-"""``--metrics-port``: the metrics on a Prometheus endpoint, for a pull-based stack.
+"""``--metrics-port``: the metrics on a Prometheus endpoint, for a pull-based stack; and the
+other telemetry options ``livescore worker`` and ``livescore collect`` share.
 
-``livescore worker`` and ``livescore collect`` share it. The endpoint is OpenTelemetry's
-own Prometheus exporter (``opentelemetry-exporter-prometheus``): a metric reader on the
-command's meter provider, served by ``prometheus_client``'s HTTP server from a registry of
-its own (not the process-wide default, so the command also runs inside other programs).
+The endpoint is OpenTelemetry's own Prometheus exporter (``opentelemetry-exporter-prometheus``):
+a metric reader on the command's meter provider, served by ``prometheus_client``'s HTTP server
+from a registry of its own (not the process-wide default, so the command also runs inside
+other programs).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any, TypeVar
 
 from livescore._version import install_hint
 from livescore.cli._common import UsageError
+from livescore.cli._export import add_emit_arguments
 
 __all__ = (
     "MetricsEndpoint",
-    "add_metrics_port_argument",
+    "add_telemetry_arguments",
     "metrics_address",
     "start_metrics",
     "start_telemetry",
@@ -53,8 +55,10 @@ def metrics_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-def add_metrics_port_argument(group: Any) -> None:
-    """Add ``--metrics-port`` to an argument group."""
+def add_telemetry_arguments(group: Any, *, otlp_endpoint_help: str) -> None:
+    """Add ``--otlp-endpoint``, ``--emit``, ``--semconv-proposals`` and ``--metrics-port``."""
+    group.add_argument("--otlp-endpoint", metavar="URL", help=otlp_endpoint_help)
+    add_emit_arguments(group)
     group.add_argument(
         "--metrics-port", metavar="[HOST:]PORT", type=metrics_address, help=METRICS_PORT_HELP
     )

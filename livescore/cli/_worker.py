@@ -42,7 +42,7 @@ from livescore.cli._cost import (
     attach_budget,
     judge_budget_from_args,
 )
-from livescore.cli._export import add_emit_arguments, traces_url
+from livescore.cli._export import traces_url
 from livescore.cli._interrupt import stopping_on_signals
 from livescore.cli._loading import (
     add_scorers_argument,
@@ -51,7 +51,7 @@ from livescore.cli._loading import (
     load_attribute,
     load_sinks,
 )
-from livescore.cli._metrics_port import add_metrics_port_argument, start_telemetry
+from livescore.cli._metrics_port import add_telemetry_arguments, start_telemetry
 from livescore.cli._redact import add_redact_argument, redactor_from_args
 
 if TYPE_CHECKING:
@@ -108,7 +108,12 @@ def add_worker_parser(sub: Any) -> None:
     )
     add_scorers_argument(p)
     _add_queue_arguments(p)
-    _add_export_arguments(p.add_argument_group("export"))
+    add_telemetry_arguments(
+        p.add_argument_group("export"),
+        otlp_endpoint_help="send the score spans, events and metrics to this OTLP/HTTP "
+        "endpoint (/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
+        "variables say)",
+    )
     _add_fleet_limit_arguments(
         p.add_argument_group("judge limits shared by every worker on this broker")
     )
@@ -157,18 +162,6 @@ def _add_queue_arguments(p: Any) -> None:
     )
     p.add_argument("--queue", default="livescore", help="the queue to consume (default: livescore)")
     add_sinks_argument(p)
-
-
-def _add_export_arguments(export: Any) -> None:
-    export.add_argument(
-        "--otlp-endpoint",
-        metavar="URL",
-        help="send the score spans, events and metrics to this OTLP/HTTP endpoint "
-        "(/v1/traces, /v1/logs and /v1/metrics are added; default: as the OTEL_* "
-        "variables say)",
-    )
-    add_emit_arguments(export)
-    add_metrics_port_argument(export)
 
 
 def _add_fleet_limit_arguments(limits: Any) -> None:
