@@ -19,6 +19,7 @@ as dropped (``shutdown``).
 from __future__ import annotations
 
 import abc
+import contextlib
 import heapq
 import logging
 import random
@@ -26,12 +27,12 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from livescore._background import BackgroundWorker, Consumer, add_exit_stage, fit_to_deadline
-from livescore._errors import RetryLater, SkipRecord
+from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
 from livescore.otel import attributes as A
 from livescore.sinks._base import ScoreRecord
 
@@ -100,6 +101,38 @@ class SinkStats:
     failed_by_reason: Mapping[str, int] = field(default_factory=dict)
     dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
     skipped_by_reason: Mapping[str, int] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def request_errors(http: Any, masked: Callable[[BaseException], str | None]) -> Iterator[None]:
+    """Turn a request that timed out, found no server or got an answer it cannot read into
+    :class:`RetryLater` (``http``: the httpx module of the client; ``masked``: the error's
+    text without secrets)."""
+    try:
+        yield
+    except (http.TimeoutException, ResponseDeadline) as exc:
+        raise RetryLater("timeout", detail=masked(exc)) from exc
+    except http.TransportError as exc:
+        raise RetryLater("connection_error", detail=masked(exc)) from exc
+    except UnreadableResponse as exc:  # a body it cannot decode bounded
+        raise RetryLater("invalid_response", detail=masked(exc)) from exc
+
+
+def refused_batch(
+    status: int | None,
+    batch: Sequence[ItemT],
+    detail: str,
+    resend: Callable[[Sequence[ItemT]], DeliveryResult | None],
+    retry_after: float | None = None,
+) -> DeliveryResult:
+    """What an error status means for a batch: try again later (none, 429, 5xx), send its
+    items one by one (a 400 or 422 for several: a dashboard refuses a whole batch for one
+    bad item), or else each item failed."""
+    if status is None or status == 429 or status >= 500:
+        raise RetryLater(f"http_{status}", retry_after=retry_after, detail=detail)
+    if status in (400, 422) and len(batch) > 1:
+        return deliver_one_by_one(resend, batch)
+    return DeliveryResult(failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail)
 
 
 def deliver_one_by_one(

@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
+from livescore._errors import SkipRecord
 from livescore._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_response_bytes,
@@ -22,7 +22,8 @@ from livescore.sinks._batching import (
     BatchingSink,
     DeliveryResult,
     check_request_timeout,
-    deliver_one_by_one,
+    refused_batch,
+    request_errors,
 )
 from livescore.sinks._payload import (
     ContentPolicy,
@@ -245,15 +246,12 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
         api = self._get_api()
         self._last_cut = False
         try:
-            # Items are JSON-ready dicts with the API's field names, as the SDK's own score
-            # consumer sends them; retries are this sink's (the client's are turned off).
-            response = api.scores.create(request=list(batch), request_options={"max_retries": 0})
-        except (httpx.TimeoutException, ResponseDeadline) as exc:
-            raise RetryLater("timeout", detail=self._masked(exc)) from exc
-        except httpx.TransportError as exc:
-            raise RetryLater("connection_error", detail=self._masked(exc)) from exc
-        except UnreadableResponse as exc:  # a body it cannot decode bounded
-            raise RetryLater("invalid_response", detail=self._masked(exc)) from exc
+            with request_errors(httpx, self._masked):
+                # Items are JSON-ready dicts with the API's field names, as the SDK's own
+                # score consumer sends them; retries are this sink's (the client's are off).
+                response = api.scores.create(
+                    request=list(batch), request_options={"max_retries": 0}
+                )
         except ApiError as exc:
             status = exc.status_code
             # Mask first, cut after: a cut could otherwise leave a key's first characters.
@@ -268,14 +266,7 @@ class LangfuseSink(BatchingSink[dict[str, Any]]):
                         failed=dict.fromkeys(range(len(batch)), "response_too_large"),
                         detail=detail,
                     )
-            if status is None or status == 429 or status >= 500:
-                raise RetryLater(f"http_{status}", detail=detail) from exc
-            if status in (400, 422) and len(batch) > 1:
-                # One bad score fails the request: find it, send the rest.
-                return deliver_one_by_one(self.deliver, batch)
-            return DeliveryResult(
-                failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
-            )
+            return refused_batch(status, batch, detail, self.deliver)
         if isinstance(response, CreateScoreBatchResults) and response.rejected:
             # Langfuse says how many it rejected, not which: the count is exact.
             rejected = min(response.rejected, len(batch))

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from livescore._errors import ResponseDeadline, RetryLater, SkipRecord, UnreadableResponse
+from livescore._errors import RetryLater, SkipRecord
 from livescore._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     check_max_response_bytes,
@@ -23,7 +23,8 @@ from livescore.sinks._batching import (
     BatchingSink,
     DeliveryResult,
     check_request_timeout,
-    deliver_one_by_one,
+    refused_batch,
+    request_errors,
 )
 from livescore.sinks._payload import ContentPolicy, score_metadata, target_span
 
@@ -322,14 +323,8 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
                 headers=self._headers,
                 event_hooks=sync_response_hooks(self.max_response_bytes, self.timeout),
             )
-        try:
+        with request_errors(httpx2, self._masked):
             response = client.post(url, params={"sync": "true"}, json={"data": list(batch)})
-        except (httpx2.TimeoutException, ResponseDeadline) as exc:
-            raise RetryLater("timeout", detail=self._masked(exc)) from exc
-        except httpx2.TransportError as exc:
-            raise RetryLater("connection_error", detail=self._masked(exc)) from exc
-        except UnreadableResponse as exc:  # a body it cannot decode bounded
-            raise RetryLater("invalid_response", detail=self._masked(exc)) from exc
         status = response.status_code
         if 200 <= status < 300:
             return None
@@ -346,15 +341,12 @@ class PhoenixSink(BatchingSink[dict[str, Any]]):
             if key == "span_id":
                 missing = {s.lower() for s in missing}
             return self._deliver_present(batch, missing, detail, key)
-        if status == 429 or status >= 500:
-            raise RetryLater(
-                f"http_{status}", retry_after=_retry_after(response.headers), detail=detail
-            )
-        if status in (400, 422) and len(batch) > 1:
-            # Phoenix refuses a whole batch for one bad annotation: find it, send the rest.
-            return deliver_one_by_one(lambda items: self._deliver_kind(items, key), batch)
-        return DeliveryResult(
-            failed=dict.fromkeys(range(len(batch)), f"http_{status}"), detail=detail
+        return refused_batch(
+            status,
+            batch,
+            detail,
+            lambda items: self._deliver_kind(items, key),
+            retry_after=_retry_after(response.headers),
         )
 
     def _deliver_present(
