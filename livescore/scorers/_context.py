@@ -1,4 +1,5 @@
-"""The context a judge scorer reads: resolved once per score, rendered once, cut to fit."""
+"""The context a judge scorer reads (resolved once per score, rendered once, cut to fit), and
+what the two context scorers share (the pieces they judge, their prompt's end, flags, catalog)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -31,11 +31,10 @@ from livescore.scorers._judged import (
     JudgeMode,
     fmt,
     ground_truth_text,
-    normalise_word,
     optional_user_text,
 )
 from livescore.scorers._prompting import block, data_rule, quote
-from livescore.scorers._verdicts import tally
+from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -77,11 +76,7 @@ class ContextPrecisionVerdict(BaseModel):
     context_index: int
     verdict: Literal["yes", "no"]
     reason: str
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _SPELLINGS)
+    _spelling = spelling_validator("verdict", _SPELLINGS)
 
 
 class ContextPrecisionVerdicts(BaseModel):
@@ -282,8 +277,6 @@ def create_context_precision_scorer(
 
     Args:
         context: Static context pieces, in order.
-        max_context_chars: As in :func:`~livescore.scorers.judge_scorer`; the pieces past
-            the cut are not judged (``flags["context_pieces_judged"]`` says how many were).
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 

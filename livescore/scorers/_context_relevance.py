@@ -4,11 +4,10 @@ did its answer use it? (Mastra's formula)"""
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -30,8 +29,9 @@ from livescore.scorers._judge_spec import (
     Shown,
     judge_scorer,
 )
-from livescore.scorers._judged import JudgeMode, fmt, normalise_word
+from livescore.scorers._judged import JudgeMode, check_fraction, fmt
 from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -62,11 +62,7 @@ class ContextPieceEvaluation(BaseModel):
     relevance_level: Literal["high", "medium", "low", "none"]
     was_used: bool
     reasoning: str
-
-    @field_validator("relevance_level", mode="before")
-    @classmethod
-    def _normalise(cls, value: object) -> object:
-        return normalise_word(value, _LEVELS)
+    _spelling = spelling_validator("relevance_level", _LEVELS)
 
 
 class ContextRelevanceAnalysis(BaseModel):
@@ -171,20 +167,6 @@ class _Penalties:
     unused: float
     missing: float
     max_missing: float
-
-    def __post_init__(self) -> None:
-        for name, value in (
-            ("unused_penalty", self.unused),
-            ("missing_penalty", self.missing),
-            ("max_missing_penalty", self.max_missing),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or not 0 <= value <= 1
-            ):
-                raise ValueError(f"{name} must be a number from 0 to 1, not {value!r}")
 
     def breakdown(self, analysis: Mapping[str, Any]) -> tuple[float, int, float]:
         evaluations = analysis["evaluations"]
@@ -316,8 +298,6 @@ def create_context_relevance_scorer(
         unused_penalty: Taken off per highly relevant piece the answer did not use.
         missing_penalty: Taken off per item of missing information.
         max_missing_penalty: The most the missing information takes off in all.
-        max_context_chars: As in :func:`~livescore.scorers.judge_scorer`; the pieces past
-            the cut are not judged (``flags["context_pieces_judged"]`` says how many were).
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
@@ -349,7 +329,11 @@ def create_context_relevance_scorer(
         >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
         (0.5, 'none')
     """
-    penalties = _Penalties(unused_penalty, missing_penalty, max_missing_penalty)
+    penalties = _Penalties(
+        check_fraction(unused_penalty, name="unused_penalty"),
+        check_fraction(missing_penalty, name="missing_penalty"),
+        check_fraction(max_missing_penalty, name="max_missing_penalty"),
+    )
     get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     arguments = dict(locals())  # judge_scorer's arguments, and this scorer's penalties
     for own in ("unused_penalty", "missing_penalty", "max_missing_penalty", "penalties"):

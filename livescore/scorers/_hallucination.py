@@ -13,11 +13,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims, ExtractedClaims
-from livescore.scorers._context import (
-    DEFAULT_MAX_CONTEXT_CHARS,
-    MIN_MAX_CONTEXT_CHARS,
-    no_context_reason,
-)
+from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS, no_context_reason
 from livescore.scorers._hallucination_prompts import (
     ONE_CALL_SYSTEM,
     REASON_SYSTEM,
@@ -35,13 +31,10 @@ from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, ContextFunction, Scorer
 
 __all__ = (
-    "DEFAULT_MAX_CONTEXT_CHARS",
     "HALLUCINATION",
     "HALLUCINATION_LABELS",
-    "MIN_MAX_CONTEXT_CHARS",
     "ClaimVerdict",
     "ClaimVerdicts",
-    "EmptyContextPolicy",
     "ExtractedClaims",
     "OneCallAnswer",
     "create_hallucination_scorer",
