@@ -16,7 +16,7 @@ from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
 from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, ScoringPolicy, judge_scorer
 from livescore.scorers._judged import JudgeMode, fmt, ground_truth_text
-from livescore.scorers._prompting import block, data_rule, item_blocks, quote
+from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, quote
 from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
@@ -198,19 +198,34 @@ def _extract_prompt(output: str, ground_truth: str) -> str:
     )
 
 
+def _one_call_prompt(output: str, ground_truth: str) -> str:
+    return (
+        "Compare the answer in the <output> block with the reference answer in the "
+        f"<ground_truth> block.\n\n{_texts(output, ground_truth)}\n\n"
+        'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
+        '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
+        '"reason": "..."}.'
+    )
+
+
 def _match_prompt(output_units: Sequence[str], ground_truth_units: Sequence[str]) -> str:
-    n = len(ground_truth_units)
     answer_units = (
         item_blocks("units", "unit", output_units) if output_units else "<units>\n</units>"
+    )
+    count = one_per_item(
+        len(ground_truth_units),
+        "ground-truth unit",
+        "ground-truth units",
+        answer="match",
+        answers="matches",
     )
     return (
         "Compare the answer's units (the first <units> block) with the reference answer's "
         "units (the <ground_truth> block).\n\n"
         f"{answer_units}\n\n"
         f"<ground_truth>\n{item_blocks('units', 'unit', ground_truth_units)}\n</ground_truth>"
-        f"\n\nThere {'is 1 ground-truth unit' if n == 1 else f'are {n} ground-truth units'}: "
-        f"answer with exactly {n} match{'' if n == 1 else 'es'}, in the same order, as JSON "
-        'only: {"matches": [...], "extra_in_output": [...], "contradictions": [...]}.'
+        f"\n\n{count}, as JSON only: "
+        '{"matches": [...], "extra_in_output": [...], "contradictions": [...]}.'
     )
 
 
@@ -354,13 +369,7 @@ def _spec(max_chars: int) -> JudgeSpec:
             reason=lambda shown: _reason_prompt(
                 shown.score_text, shown.scale, shown.ctx.analyze_step_result
             ),
-            one_call=lambda shown: (
-                "Compare the answer in the <output> block with the reference answer in the "
-                f"<ground_truth> block.\n\n{_texts(shown.output, ground_truth(shown.ctx))}\n\n"
-                'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
-                '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
-                '"reason": "..."}.'
-            ),
+            one_call=lambda shown: _one_call_prompt(shown.output, ground_truth(shown.ctx)),
             verdicts_schema=UnitMatches,
             one_call_schema=AnswerSimilarityOneCallAnswer,
             verdicts_field="matches",

@@ -143,9 +143,16 @@ def item_blocks(outer: str, inner: str, items: Sequence[str], *, start: int = 1)
 
 
 def one_per_item(
-    n: int, noun: str, nouns: str, *, verb: str = "answer with", answer: str = "verdict"
+    n: int,
+    noun: str,
+    nouns: str,
+    *,
+    verb: str = "answer with",
+    answer: str = "verdict",
+    answers: str = "",
 ) -> str:
-    """How many answers the judge gives for ``n`` items: one each, in their order.
+    """How many answers the judge gives for ``n`` items: one each, in their order
+    (``answers``: the plural of ``answer``, where it is not ``answer`` + ``"s"``).
 
     Example:
         >>> one_per_item(2, "claim", "claims")
@@ -154,7 +161,8 @@ def one_per_item(
         'There is 1 check: give exactly 1 verdict, in the same order'
     """
     items = f"is 1 {noun}" if n == 1 else f"are {n} {nouns}"
-    return f"There {items}: {verb} exactly {n} {answer}{'' if n == 1 else 's'}, in the same order"
+    given = answer if n == 1 else answers or f"{answer}s"
+    return f"There {items}: {verb} exactly {n} {given}, in the same order"
 
 
 def verdict_blocks(
