@@ -3,7 +3,6 @@ before it."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -209,25 +208,29 @@ def _prompts(window: int, max_chars: int) -> JudgePrompts:
     )
 
 
-CONVERSATION_RELEVANCY = JudgeSpec(
-    name="conversation-relevancy",
-    family="conversation",
-    summary="share of the agent's replies relevant to the WINDOW turns before them",
-    check="conversation-relevancy",
-    items="replies",
-    noun="reply",
-    defect="irrelevant",
-    verdict=RelevancyTurnVerdict,
-    defect_words=frozenset({"no"}),
-    higher_is_better=True,
-    always_explain=True,
-    needs_items="the agent made no reply in this conversation",
-    count_reason=_count_reason,
-    prompts=_prompts(DEFAULT_WINDOW, DEFAULT_MAX_TEXT_CHARS),
-    items_of=reply_items,
-    conversation=ConversationPolicy(),
-)
-"""The conversation-relevancy scorer as data; its factory sets the window its prompts show."""
+def _spec(window: int, max_chars: int) -> JudgeSpec:
+    """The conversation-relevancy scorer as data, each reply shown with the ``window`` turns
+    before it, cut to ``max_chars`` in all."""
+    return JudgeSpec(
+        name="conversation-relevancy",
+        family="conversation",
+        summary="share of the agent's replies relevant to the WINDOW turns before them",
+        check="conversation-relevancy",
+        items="replies",
+        noun="reply",
+        defect="irrelevant",
+        verdict=RelevancyTurnVerdict,
+        defect_words=frozenset({"no"}),
+        higher_is_better=True,
+        description=f"Share of the agent's replies relevant to the {window} turns before them, "
+        "from 0 to {scale}",
+        always_explain=True,
+        needs_items="the agent made no reply in this conversation",
+        count_reason=_count_reason,
+        prompts=_prompts(window, max_chars),
+        items_of=reply_items,
+        conversation=ConversationPolicy(),
+    )
 
 
 def create_conversation_relevancy_scorer(
@@ -287,13 +290,7 @@ def create_conversation_relevancy_scorer(
     del arguments["window"]
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be a whole number of turns (0 or more), not {window!r}")
-    spec = dataclasses.replace(
-        CONVERSATION_RELEVANCY,
-        description="Share of the agent's replies relevant to the "
-        f"{window} turns before them, from 0 to {{scale}}",
-        prompts=_prompts(window, max_text_chars),
-    )
-    return judge_scorer(spec, **arguments)
+    return judge_scorer(_spec(window, max_text_chars), **arguments)
 
 
 def _window_of(argument: str | None) -> int:
