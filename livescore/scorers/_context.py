@@ -177,11 +177,12 @@ def pieces_of(
 def pieces_prompt(ctx: StepContext, max_chars: int, answer: str) -> str:
     """The end of a context scorer's prompt: the ``<context>`` block of the judged pieces
     (numbered from 0), and how many of ``answer`` the judge gives: one per piece."""
-    n = len(ctx.preprocess_step_result["pieces"])
+    count = len(ctx.preprocess_step_result["pieces"])
+    pieces = "is 1 piece" if count == 1 else f"are {count} pieces"
     return (
         f"{context_for_judge(ctx, max_chars, start=0).block}\n\n"
-        f"There {'is 1 piece' if n == 1 else f'are {n} pieces'} (indexes 0 to {n - 1}): "
-        f"give exactly {n} {answer}{'' if n == 1 else 's'}, in the same order"
+        f"There {pieces} (indexes 0 to {count - 1}): "
+        f"give exactly {count} {answer}{'' if count == 1 else 's'}, in the same order"
     )
 
 

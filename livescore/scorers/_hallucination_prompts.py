@@ -1,6 +1,6 @@
-"""What the grounding scorers (hallucination, faithfulness) share, :class:`ClaimsWording`: one
-spec in two vocabularies; the hallucination scorer's system prompts and the logprob mode's
-one plain question, which both send."""
+"""What the grounding scorers share: :class:`ClaimsWording`, the one spec that hallucination and
+faithfulness word differently; the hallucination scorer's system prompts; the logprob mode's
+plain question, which both send."""
 
 from __future__ import annotations
 
@@ -243,8 +243,10 @@ class ClaimsWording:
         )
 
     def _filled(self, template: str, verdicts: Sequence[Mapping[str, Any]], **more: str) -> str:
-        counts = tally(verdicts)
-        return template.format(total=len(verdicts), **{w: counts[w] for w in self.only}, **more)
+        """``template`` with the verdicts counted by word (and ``more``) filled in."""
+        counted = tally(verdicts)
+        counts = {word: counted[word] for word in self.only}
+        return template.format(total=len(verdicts), **counts, **more)
 
 
 def _one_call_prompt(shown: Shown) -> str:
