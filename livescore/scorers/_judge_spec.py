@@ -709,9 +709,8 @@ class _Judging:
         self.on_empty_context = on_empty_context
         self.prompts = _prompts(spec)
         self.key, self.noun, self.nouns = spec.items, spec.noun, spec.plural or spec.items
-        own = spec.prompts
-        self.field = own.verdicts_field if own is not None else "verdicts"
-        self.preprocess_fields = own.preprocess_fields if own is not None else ()
+        self.field = self.prompts.verdicts_field
+        self.preprocess_fields = self.prompts.preprocess_fields
 
     # -- the three modes: (preprocess, analyze, generate_reason) --------------------------------
 
