@@ -274,6 +274,9 @@ def create_answer_relevancy_scorer(
         ``["statements_unsure"]``. A run with no question, an empty answer or one with no
         statements is skipped as not scorable (Mastra scores 0).
 
+    Raises:
+        ValueError: ``uncertainty_weight`` outside 0 to 1.
+
     Example:
         >>> from livescore.testing import ScriptedJudge
         >>> judge = ScriptedJudge([
