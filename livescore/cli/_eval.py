@@ -357,18 +357,7 @@ def _finish(
         results_file.finish(in_data_order=not stop.early)
     rows, notes = quality(result, dataset, selected, args.threshold)
     ci.compare(result, {s.scorer.id: s.entry.higher_is_better for s in selected}, args.threshold)
-    outputs_ok, written = _write_outputs(
-        err,
-        result,
-        dataset,
-        setup.path,
-        results_file,
-        setup.report_path,
-        rows,
-        stop,
-        partial,
-        report_options=ci.report_options(),
-    )
+    outputs_ok, written = _write_outputs(err, setup, result, results_file, rows, stop, partial)
     if setup.fit_label and not stop.interrupted:
         lines, error = write_calibration(
             args.calibrate,
@@ -613,15 +602,12 @@ def _check_result(
 
 def _write_outputs(
     err: Console,
+    setup: _Setup,
     result: EvalResult,
-    dataset: Dataset,
-    path: Path,
     results_file: ResultsFile | None,
-    report_path: Path | None,
     quality: list[QualityRow],
     stop: _Stop,
     stopped: str = "",
-    report_options: dict[str, Any] | None = None,
 ) -> tuple[bool, list[str]]:
     """Write ``--report`` (``--out`` was written as items finished); one output failing
     never stops the other. Returns whether every output was written, and the lines that
@@ -639,6 +625,7 @@ def _write_outputs(
                 f"[red]error:[/red] --out {escape(str(results_file.path))}: "
                 f"{escape(results_file.error)}"
             )
+    dataset, path, report_path = setup.dataset, setup.path, setup.report_path
     if report_path is not None:
         from livescore.evals import write_report
 
@@ -659,7 +646,7 @@ def _write_outputs(
                 quality=quality,
                 problems=[str(p) for p in dataset.problems],
                 partial=partial,
-                **(report_options or {}),
+                **setup.ci.report_options(),
             )
         except OSError as exc:
             ok = False
