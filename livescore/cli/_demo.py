@@ -62,30 +62,7 @@ def add_demo_parser(sub: Any) -> None:
         "llama.cpp compiled, several minutes); real verdicts, far from a frontier model's",
     )
     _add_agent_arguments(p.add_argument_group("agent"))
-    _add_export_arguments(p.add_argument_group("export"))
-    p.set_defaults(handler=run_demo_command)
-
-
-def _add_agent_arguments(agent: Any) -> None:
-    agent.add_argument(
-        "--runtime",
-        default="langchain",
-        help="whose agent runs: an installed integration's demo agent (default: langchain)",
-    )
-    agent.add_argument(
-        "--agent-model",
-        help="the agent's chat model 'openai/<model>' (default: "
-        f"${AGENT_MODEL_ENV}, else a scripted model that calls the tools for real)",
-    )
-    agent.add_argument(
-        "--question",
-        action="append",
-        metavar="TEXT",
-        help="ask this instead of the built-in questions (repeatable)",
-    )
-
-
-def _add_export_arguments(export: Any) -> None:
+    export = p.add_argument_group("export")
     export.add_argument(
         "--otlp-endpoint",
         metavar="URL",
@@ -120,6 +97,26 @@ def _add_export_arguments(export: Any) -> None:
     )
     export.add_argument(
         "--console-spans", action="store_true", help="also print every span as JSON"
+    )
+    p.set_defaults(handler=run_demo_command)
+
+
+def _add_agent_arguments(agent: Any) -> None:
+    agent.add_argument(
+        "--runtime",
+        default="langchain",
+        help="whose agent runs: an installed integration's demo agent (default: langchain)",
+    )
+    agent.add_argument(
+        "--agent-model",
+        help="the agent's chat model 'openai/<model>' (default: "
+        f"${AGENT_MODEL_ENV}, else a scripted model that calls the tools for real)",
+    )
+    agent.add_argument(
+        "--question",
+        action="append",
+        metavar="TEXT",
+        help="ask this instead of the built-in questions (repeatable)",
     )
 
 
