@@ -64,11 +64,12 @@ def check_broker_options(args: argparse.Namespace) -> None:
         raise UsageError(
             "--emit: with --broker the workers emit the scores: give it to livescore worker"
         )
-    for option in ("redact", "calibration"):
-        if getattr(args, option):
-            raise UsageError(
-                f"--{option}: with --broker the workers score: give it to livescore worker"
-            )
+    if args.redact:
+        raise UsageError("--redact: with --broker the workers score: give it to livescore worker")
+    if args.calibration:
+        raise UsageError(
+            "--calibration: with --broker the workers score: give it to livescore worker"
+        )
 
 
 def make_console(*, stderr: bool = False) -> Console:

@@ -11,6 +11,7 @@ from livescore.cli._cost import add_eval_cost_arguments
 from livescore.cli._eval_ci import add_ci_arguments
 from livescore.cli._export import add_emit_arguments, add_export_arguments
 from livescore.cli._judge_options import add_judge_arguments
+from livescore.cli._redact import add_redact_argument
 from livescore.scorers import scorer_catalog
 
 __all__ = ("add_eval_parser",)
@@ -161,12 +162,10 @@ def _add_output_arguments(p: Any) -> None:
         "dataset",
     )
     p.add_argument("--report", metavar="REPORT.html", help="write a self-contained HTML report")
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="replace personal data (names, e-mails, phone numbers, cards, IBANs…) with "
-        "placeholders before the judge sees it; --out, --report and the exported scores "
-        "hold the placeholders (needs the pii extra)",
+    add_redact_argument(
+        p,
+        placeholders_in="--out, --report and the exported scores hold the placeholders "
+        "(needs the pii extra)",
     )
     p.add_argument(
         "--restore",
