@@ -687,33 +687,41 @@ class Scorer:
         not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
         if not_scorable:  # an integration knows the run has nothing to judge
             raise NotScorable(str(not_scorable))
-        # A value that is not text at all (a number, bytes) is read as "no text": the steps
-        # that need it skip the score with the reason, as for a mapping of prompt variables.
-        texts: dict[str, str | None] = {}
-        for which, find in (("input", get_user_message), ("output", get_assistant_message)):
-            try:
-                text = find(run)
-            except TypeError:
-                text = None
-            # The integration may have received the text already cut short (an
-            # instrumentation's attribute length limit): the score says so as for its own.
-            cut = run.metadata.get(f"{which}_truncated") is True
-            if text is not None and len(text) > self.max_text_chars:
-                result.flags[f"{which}_chars"] = len(text)
-                text, cut = text[: self.max_text_chars], True
-            if cut:
-                result.flags[f"{which}_truncated"] = True
-                result.attributes[_TRUNCATED[which]] = True
-            texts[which] = text
         return StepContext(
             run,
             step if step is not None else run.final_step,
             conversation,
-            texts["input"],
-            texts["output"],
+            self._text(run, "input", get_user_message, result),
+            self._text(run, "output", get_assistant_message, result),
             result.flags,
             result.attributes,
         )
+
+    def _text(
+        self,
+        run: Run,
+        which: Literal["input", "output"],
+        find: Callable[[Run], str | None],
+        result: ScoreResult,
+    ) -> str | None:
+        """The run's input or output text, cut to ``max_text_chars`` (and flagged when cut)."""
+        try:
+            text = find(run)
+        except TypeError:
+            # Not text at all (a number, bytes): "no text", so the steps that need it skip
+            # the score with the reason, as for a mapping of prompt variables.
+            text = None
+        # The integration may have received the text already cut short (an
+        # instrumentation's attribute length limit): the score says so as for its own cut.
+        cut = run.metadata.get(f"{which}_truncated") is True
+        if text is not None and len(text) > self.max_text_chars:
+            result.flags[f"{which}_truncated"] = True
+            result.flags[f"{which}_chars"] = len(text)
+            text, cut = text[: self.max_text_chars], True
+        if cut:
+            result.flags[f"{which}_truncated"] = True
+            result.attributes[_TRUNCATED[which]] = True
+        return text
 
     async def _run_step(
         self,
