@@ -97,8 +97,9 @@ class CalibrationEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (one entry of the file's ``scorers`` list)."""
-        data = dataclasses.asdict(self)
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["probability_map"] = [list(p) for p in self.probability_map]
+        data["held_out"] = dict(self.held_out)
         return data
 
     @classmethod
