@@ -1,10 +1,6 @@
-"""The ``livescore`` command line: ``livescore eval`` and ``livescore demo``.
-
-The top layer: it parses options, resolves the judge once for every sub-command
-(``--model``, ``--base-url``, ``--api-key-env``, ``--structured-output``,
-``--judge-concurrency``, ``--judge-timeout``, ``--judge-mode``), builds scorers from the catalog
-(:mod:`livescore.scorers`), and calls :mod:`livescore.evals` and :mod:`livescore.demo`,
-which never import it.
+"""The ``livescore`` command line (``eval``, ``demo``, ``worker``, ``collect``, ``traces``): the
+top layer, which parses options, builds scorers from the catalog and calls the library (which
+never imports it).
 
 Example:
     >>> from livescore.cli import main

@@ -1,10 +1,5 @@
 """``livescore collect --console`` and ``--out``: each score as it is made, on the terminal
-and in a results file.
-
-Both are score sinks (:class:`~livescore.sinks.BatchingSink`): the dispatcher hands each
-finished score over in O(1), and the printing and the writing happen on the sink's own
-thread, never on the receiver's event loop or the scoring loop.
-"""
+and in a results file, printed and written on a score sink's own thread."""
 
 from __future__ import annotations
 

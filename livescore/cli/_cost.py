@@ -1,14 +1,6 @@
-"""Judge cost on the command line: prices, ``eval --estimate`` / ``--max-cost``, and the
-worker's ``--judge-budget``.
-
-``livescore eval --estimate`` scores an evenly spread sample of the dataset (every k-th
-item, so a dataset sorted by length or topic is sampled across its whole range), then
-extrapolates the judge cost and the time of the whole run at the given concurrency, and
-stops. ``--max-cost USD`` does the same first and refuses to start when the estimate is
-above it; otherwise the run goes on (the sample's scores are kept, not paid twice) under a
-:class:`~livescore.judges.JudgeBudget` of that many dollars in all, and stops, keeping what
-it scored and marking the outputs partial, once that budget cannot pay the next score.
-"""
+"""Judge cost on the command line: prices, ``eval --estimate`` / ``--max-cost`` (a sample
+scored first, then a budget for the whole run: docs/judge-cost.md), and the worker's
+``--judge-budget``."""
 
 from __future__ import annotations
 

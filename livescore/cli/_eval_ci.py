@@ -1,9 +1,5 @@
 """``livescore eval`` in CI: ``--baseline`` comparison, ``--fail-on-regression``,
-``--summary-md`` and the judge response cache (``--no-cache``, ``--cache-dir``).
-
-Kept apart from ``_eval.py``: the command calls in at four points (options, checks before
-scoring, the report's extra sections, and what is printed and checked at the end).
-"""
+``--summary-md`` and the judge response cache (``--no-cache``, ``--cache-dir``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``livescore eval``'s export options: spans and events over OTLP/HTTP, scores into
-dashboards; and ``--emit`` / ``--semconv-proposals``, which every command that emits
-scores shares.
-
-What was not delivered is said in one line per destination (spans and events counted by
-:class:`~livescore._delivery.Delivery`, the SDK's own log lines held back), and makes the
-command exit 1.
-"""
+"""``livescore eval``'s export options (spans and events over OTLP/HTTP, scores into
+dashboards, what was not delivered said in one line per destination), and ``--emit`` /
+``--semconv-proposals``, which every command that emits scores shares."""
 
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
-"""Ctrl-C that always stops a command promptly and never interrupts writing its outputs.
-
-Python turns SIGINT into a ``KeyboardInterrupt`` raised wherever the main thread happens to
-be, and asyncio turns the first one into a cancellation of its main task. Neither is safe
-for a command that must keep what it scored: the exception can land between two states
-(after an item is scored, before it is recorded; halfway through writing the report), the
-cancellation cannot reach a target blocked in synchronous code, and a second Ctrl-C while
-the outputs are written loses them.
-
-So a command runs its async work on an event loop in a daemon thread
-(:class:`BackgroundRun`), while the main thread only waits and counts presses
-(:class:`Interrupts`, a signal handler that increments a counter and does nothing else: it
-takes no lock, so it cannot deadlock with the thread it interrupts). On a press the main
-thread cancels the work through a cancel scope, waits a short grace period for it to wind
-down, and goes on with what was collected. Work that ignores the cancellation (a target
-stuck in ``time.sleep``) is left behind in its daemon thread, which does not keep the
-process alive.
-
-The long-running commands (``worker``, ``collect``) stop gracefully instead: SIGTERM or
-Ctrl-C only sets an event (:func:`stopping_on_signals`) that their main loop waits on.
-"""
+"""Ctrl-C that always stops a command promptly and never interrupts writing its outputs; and
+SIGTERM or Ctrl-C as a graceful stop for the long-running commands
+(:func:`stopping_on_signals`)."""
 
 from __future__ import annotations
 
@@ -46,6 +28,11 @@ _POLL_S = 0.05
 
 class Interrupts:
     """Counts Ctrl-C presses while the ``with`` block runs, instead of raising.
+
+    A ``KeyboardInterrupt`` could land between two states (an item scored but not recorded,
+    a report half written), and asyncio's cancellation cannot reach a target blocked in
+    synchronous code: so the work runs in a :class:`BackgroundRun`, and the main thread
+    only waits, counts presses, and cancels it.
 
     Installed only in the main thread (the only one that receives signals); elsewhere it
     counts nothing and changes nothing. The previous handler comes back at exit.

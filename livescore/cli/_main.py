@@ -1,8 +1,5 @@
-"""The ``livescore`` command: the parser, the sub-commands, and how errors become exit codes.
-
-Sub-commands register themselves with an ``add_*_parser(sub)`` function that sets a
-``handler``; a new one (``livescore worker``…) is one more line in :func:`build_parser`.
-"""
+"""The ``livescore`` command: the parser (each sub-command added by its ``add_*_parser(sub)``,
+which sets a ``handler``), and how errors become exit codes."""
 
 from __future__ import annotations
 

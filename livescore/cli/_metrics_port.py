@@ -1,11 +1,6 @@
-"""``--metrics-port``: the metrics on a Prometheus endpoint, for a pull-based stack; and the
-other telemetry options ``livescore worker`` and ``livescore collect`` share.
-
-The endpoint is OpenTelemetry's own Prometheus exporter (``opentelemetry-exporter-prometheus``):
-a metric reader on the command's meter provider, served by ``prometheus_client``'s HTTP server
-from a registry of its own (not the process-wide default, so the command also runs inside
-other programs).
-"""
+"""The telemetry options ``worker`` and ``collect`` share, and ``--metrics-port``: the metrics
+for Prometheus to scrape, from OpenTelemetry's Prometheus exporter on a registry of its own (not
+the process-wide default: the command also runs inside other programs)."""
 
 from __future__ import annotations
 

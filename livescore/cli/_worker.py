@@ -1,20 +1,5 @@
-"""``livescore worker``: score the jobs agents publish to a broker, on this machine.
-
-Exit codes (also in ``livescore worker --help``):
-
-- 0: stopped by SIGTERM or Ctrl-C, gracefully;
-- 2: a usage or configuration error: a bad option, a URL that is not Redis's, MODULE:ATTR
-  that cannot be imported or loaded (the import fails or calls ``sys.exit``, the scorer
-  factory raises or needs arguments), the broker refusing the credentials;
-- 69: the broker did not take writes before the start-up deadline (down, unreachable, out
-  of memory, read-only): the worker waited, saying why;
-- 70: an internal error (one line; ``-v`` shows the traceback);
-- 75: start-up did not finish before the deadline (an import or a scorer factory that
-  hangs).
-
-Every error is one line on stderr; logs are quiet unless ``-v``, and a stderr nobody reads
-never blocks the worker (lines are dropped, and counted, instead).
-"""
+"""``livescore worker``: score the jobs agents publish to a broker, on this machine (its exit
+codes and failures: ``livescore worker --help``, docs/fleet-faults.md)."""
 
 from __future__ import annotations
 
