@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from livescore._catalog import ScorerOptions, catalog_entry, one_of
+from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
@@ -276,5 +276,9 @@ def _extracted(ctx: StepContext) -> tuple[Keywords, Keywords]:
     examples=("keyword-coverage", "keyword-coverage:ground_truth"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    reference = one_of(argument, "input", ("input", "ground_truth"), "keyword-coverage")
+    reference = argument or "input"
+    if reference not in ("input", "ground_truth"):  # the choices quoted, as the CLI has said
+        raise ValueError(
+            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
+        )
     return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]
