@@ -127,12 +127,11 @@ def code_scorer(
         sync_steps="inline",
         redact=redact,
         calibration=calibration,
-        # preprocess=steps.preprocess, analyze=steps.analyze, and so on
-        **{step: getattr(steps, step) for step in _STEPS},
+        preprocess=steps.preprocess,
+        analyze=steps.analyze,
+        generate_score=steps.generate_score,
+        generate_reason=steps.generate_reason,
     )
-
-
-_STEPS = ("preprocess", "analyze", "generate_score", "generate_reason")
 
 
 @dataclass(frozen=True, slots=True)
