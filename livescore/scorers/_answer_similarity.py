@@ -8,13 +8,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._claims import Claims
-from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, ScoringPolicy, judge_scorer
+from livescore.scorers._judge_spec import (
+    JudgePrompts,
+    JudgeSpec,
+    ScoringPolicy,
+    judge_catalog_entry,
+    judge_scorer,
+)
 from livescore.scorers._judged import JudgeMode, fmt, ground_truth_text
 from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, quote
 from livescore.scorers._verdicts import spelling_validator
@@ -340,7 +345,7 @@ def _spec(max_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="answer-similarity",
         family="answer",
-        summary="how closely the answer conveys its ground truth",
+        summary="how closely the answer conveys the item's ground_truth, unit by unit",
         check="answer-similarity",
         items="ground_truth_units",
         noun="ground-truth unit",
@@ -354,6 +359,13 @@ def _spec(max_chars: int) -> JudgeSpec:
         extract=extract,
         nothing_to_judge=nothing_to_extract,
         scoring=ScoringPolicy(score=_score, record=_record, fill=_fill, no_items=_no_units),
+        attributes={
+            "livescore.ground_truth.units": "the ground truth's semantic units",
+            "livescore.ground_truth.matched": "units the answer matches (exactly, in meaning or "
+            "in part)",
+            "livescore.ground_truth.contradictions": "units the answer contradicts",
+        },
+        predicts=None,
         no_items_reason=lambda ctx: (
             f"The score is {fmt(ctx.score)} because the answer is empty: it conveys none of "
             "the ground truth."
@@ -426,21 +438,4 @@ def create_answer_similarity_scorer(
     return judge_scorer(_spec(max_text_chars), **locals())  # every argument is judge_scorer's
 
 
-@catalog_entry(
-    "answer-similarity",
-    family="answer",
-    summary="how closely the answer conveys the item's ground_truth, unit by unit",
-    needs_judge=True,
-    factory="livescore.scorers.create_answer_similarity_scorer",
-    span_attributes={
-        "livescore.ground_truth.units": "the ground truth's semantic units",
-        "livescore.ground_truth.matched": "units the answer matches (exactly, in meaning or "
-        "in part)",
-        "livescore.ground_truth.contradictions": "units the answer contradicts",
-    },
-    examples=("answer-similarity",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_answer_similarity_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(_spec(DEFAULT_MAX_TEXT_CHARS), create_answer_similarity_scorer)

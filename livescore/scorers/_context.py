@@ -1,18 +1,18 @@
 """The context a judge scorer reads (resolved once per score, rendered once, cut to fit), and
-what the two context scorers share (the pieces they judge, their prompt's end, flags, catalog)."""
+what the two context scorers share (the pieces they judge, their prompt's end, attributes)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from livescore._catalog import BuildFunction, ScorerOptions, catalog_entry
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
 from livescore.scorers._prompting import RenderedContext, render_context
-from livescore.scoring import ContextFunction, NotScorable, Scorer, StepContext
+from livescore.scoring import ContextFunction, NotScorable, StepContext
 
 __all__ = (
+    "CUT_ATTRIBUTES",
     "DEFAULT_MAX_CONTEXT_CHARS",
     "MIN_MAX_CONTEXT_CHARS",
     "at_position",
@@ -22,7 +22,7 @@ __all__ = (
     "context_source",
     "judged_pieces",
     "no_context_reason",
-    "pieces_catalog_entry",
+    "pieces_attributes",
     "pieces_of",
     "pieces_prompt",
     "plain_context_for_judge",
@@ -35,6 +35,13 @@ escaping together. Past it the context is cut (and ``livescore.context.truncated
 
 MIN_MAX_CONTEXT_CHARS = 100
 """The smallest ``max_context_chars``: room for the block's own markup and some text."""
+
+CUT_ATTRIBUTES = {
+    "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
+    "livescore.context.chars": "the context's length before the cut (with "
+    "livescore.context.truncated)",
+}
+"""The span attributes of a context cut (:func:`context_for_judge`), for the catalog."""
 
 _ITEMS = "livescore.context.items"
 _RENDERED = "livescore.context.rendered"
@@ -193,31 +200,11 @@ def record_pieces(ctx: StepContext, pieces: int, relevant: int) -> None:
     ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
 
 
-def pieces_catalog_entry(
-    name: str, summary: str, relevant: str, factory: Callable[..., Scorer]
-) -> BuildFunction:
-    """Put the context scorer ``factory`` in the catalog as ``name``; ``relevant`` says
-    which pieces ``livescore.context.relevant`` counts. Returns the build function it
-    registers (``_build`` of the factory's module)."""
-
-    def build(argument: str | None, options: ScorerOptions) -> Scorer:
-        return factory(model=options.require_model(), judge_mode=options.judge_mode)
-
-    build.__module__ = factory.__module__
-    build.__qualname__ = build.__name__ = "_build"
-    return catalog_entry(
-        name,
-        family="context",
-        summary=summary,
-        needs_judge=True,
-        factory=f"livescore.scorers.{factory.__name__}",
-        span_attributes={
-            "livescore.context.pieces": "context pieces judged",
-            "livescore.context.relevant": relevant,
-            "livescore.context.truncated": "the context sent to the judge was cut at "
-            "max_context_chars",
-            "livescore.context.chars": "the context's length before the cut (with "
-            "livescore.context.truncated)",
-        },
-        examples=(name,),
-    )(build)
+def pieces_attributes(relevant: str) -> dict[str, str]:
+    """A context scorer's span attributes, for its catalog entry: ``relevant`` says which
+    pieces ``livescore.context.relevant`` counts."""
+    return {
+        "livescore.context.pieces": "context pieces judged",
+        "livescore.context.relevant": relevant,
+        **CUT_ATTRIBUTES,
+    }

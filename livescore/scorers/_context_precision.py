@@ -15,7 +15,7 @@ from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
     context_source,
-    pieces_catalog_entry,
+    pieces_attributes,
     pieces_of,
     pieces_prompt,
     record_pieces,
@@ -25,6 +25,7 @@ from livescore.scorers._judge_spec import (
     JudgeSpec,
     ScoringPolicy,
     Shown,
+    judge_catalog_entry,
     judge_scorer,
 )
 from livescore.scorers._judged import (
@@ -219,7 +220,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="context-precision",
         family="context",
-        summary="mean average precision of the context order",
+        summary="mean average precision of the context order: useful pieces first",
         check="context-precision",
         items="pieces",
         noun="context piece",
@@ -233,6 +234,8 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         always_explain=True,
         items_of=pieces_of(max_context_chars, "context precision", reference),
         scoring=ScoringPolicy(score=_score, record=_record, fill=at_position),
+        attributes=pieces_attributes("pieces useful for the reference answer"),
+        predicts=None,
         count_reason=_count_reason,
         prompts=JudgePrompts(
             verdict_system=VERDICT_SYSTEM,
@@ -307,9 +310,6 @@ def create_context_precision_scorer(
     return judge_scorer(_spec(max_text_chars, max_context_chars), **locals())
 
 
-_build = pieces_catalog_entry(
-    "context-precision",
-    "mean average precision of the context order: useful pieces first",
-    "pieces useful for the reference answer",
-    create_context_precision_scorer,
+_build = judge_catalog_entry(
+    _spec(DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_CONTEXT_CHARS), create_context_precision_scorer
 )

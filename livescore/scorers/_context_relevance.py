@@ -17,7 +17,7 @@ from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
     at_position,
     context_source,
-    pieces_catalog_entry,
+    pieces_attributes,
     pieces_of,
     pieces_prompt,
     record_pieces,
@@ -27,6 +27,7 @@ from livescore.scorers._judge_spec import (
     JudgeSpec,
     ScoringPolicy,
     Shown,
+    judge_catalog_entry,
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
@@ -233,7 +234,7 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="context-relevance",
         family="context",
-        summary="how relevant the agent's context was to the question, and how it was used",
+        summary="how relevant the context was to the question, and how well the answer used it",
         check="context-relevance",
         items="pieces",
         noun="context piece",
@@ -246,6 +247,8 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
         always_explain=True,
         items_of=pieces_of(max_context_chars, "relevance", question),
         scoring=ScoringPolicy(score=penalties.score, record=_record, fill=at_position),
+        attributes=pieces_attributes("pieces relevant to the question"),
+        predicts=None,
         count_reason=_count_reason,
         prompts=JudgePrompts(
             verdict_system=ANALYZE_SYSTEM,
@@ -341,9 +344,6 @@ def create_context_relevance_scorer(
     return judge_scorer(_spec(penalties, max_context_chars), **arguments)
 
 
-_build = pieces_catalog_entry(
-    "context-relevance",
-    "how relevant the context was to the question, and how well the answer used it",
-    "pieces relevant to the question",
-    create_context_relevance_scorer,
+_build = judge_catalog_entry(
+    _spec(_Penalties(0.1, 0.15, 0.5), DEFAULT_MAX_CONTEXT_CHARS), create_context_relevance_scorer
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -23,11 +22,16 @@ from livescore.scorers._conversation import (
     reason_request,
     reason_system,
     strip_turn,
-    turn_attributes,
     turns_phrase,
     verdict_request,
 )
-from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
+from livescore.scorers._judge_spec import (
+    ConversationPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    judge_catalog_entry,
+    judge_scorer,
+)
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
@@ -126,7 +130,8 @@ def _spec(max_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="conversation-completeness",
         family="conversation",
-        summary="share of the user's requests the agent met",
+        summary="share of the user's requests the agent met over the conversation",
+        predicts="incomplete",
         check="conversation-completeness",
         items="intentions",
         noun="intention",
@@ -174,7 +179,9 @@ def _spec(max_chars: int) -> JudgeSpec:
             one_call_schema=CompletenessOneCallAnswer,
         ),
         nothing_to_judge=needs_user_messages("the conversation has no user message, so no request"),
-        conversation=ConversationPolicy(counts=True),
+        conversation=ConversationPolicy(
+            at_fault="turns whose requests were left unmet", counts=True
+        ),
     )
 
 
@@ -232,17 +239,4 @@ def create_conversation_completeness_scorer(
     return judge_scorer(_spec(max_text_chars), **locals())  # every argument is judge_scorer's
 
 
-@catalog_entry(
-    "conversation-completeness",
-    family="conversation",
-    summary="share of the user's requests the agent met over the conversation",
-    needs_judge=True,
-    predicts="incomplete",
-    factory="livescore.scorers.create_conversation_completeness_scorer",
-    span_attributes=turn_attributes("turns whose requests were left unmet", "intentions judged"),
-    examples=("conversation-completeness",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_conversation_completeness_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(_spec(DEFAULT_MAX_TEXT_CHARS), create_conversation_completeness_scorer)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -32,13 +31,18 @@ from livescore.scorers._conversation import (
     one_call_request,
     reason_request,
     reason_system,
-    turn_attributes,
     turn_item,
     turns_phrase,
     verdict_request,
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
-from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
+from livescore.scorers._judge_spec import (
+    ConversationPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    judge_catalog_entry,
+    judge_scorer,
+)
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompting import CONVERSATION_TAGS, block, data_rule
 from livescore.scorers._verdicts import StatementVerdict
@@ -218,7 +222,9 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="conversation-hallucination",
         family="conversation",
-        summary="share of the claims of the agent's replies its tool results do not back",
+        summary="share of the claims of the agent's replies that the tool results of every "
+        "turn do not back",
+        predicts="hallucinated",
         check="conversation-hallucination",
         items="claims",
         noun="claim",
@@ -267,7 +273,13 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             one_call_schema=ConversationHallucinationOneCallAnswer,
         ),
         nothing_to_judge=lambda ctx: _nothing_to_judge(ctx, max_chars),
+        attributes={
+            "livescore.context.truncated": "the tool results sent to the judge were cut at "
+            "max_context_chars",
+            "livescore.context.chars": "the tool results' length before the cut",
+        },
         conversation=ConversationPolicy(
+            at_fault="turns whose replies make unbacked claims",
             turn=lambda verdict, claim: item_turn(str(verdict["statement"])) or item_turn(claim),
             counts=True,
         ),
@@ -339,24 +351,7 @@ def create_conversation_hallucination_scorer(
     )
 
 
-@catalog_entry(
-    "conversation-hallucination",
-    family="conversation",
-    summary="share of the claims of the agent's replies that the tool results of every "
-    "turn do not back",
-    needs_judge=True,
-    higher_is_better=False,
-    predicts="hallucinated",
-    factory="livescore.scorers.create_conversation_hallucination_scorer",
-    span_attributes={
-        **turn_attributes("turns whose replies make unbacked claims", "claims judged"),
-        "livescore.context.truncated": "the tool results sent to the judge were cut at "
-        "max_context_chars",
-        "livescore.context.chars": "the tool results' length before the cut",
-    },
-    examples=("conversation-hallucination",),
+_build = judge_catalog_entry(
+    _spec(DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_CONTEXT_CHARS),
+    create_conversation_hallucination_scorer,
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_conversation_hallucination_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )

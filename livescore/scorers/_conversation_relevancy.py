@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -27,7 +26,6 @@ from livescore.scorers._conversation import (
     reason_request,
     reason_system,
     reply_items,
-    turn_attributes,
     turn_block,
     turns_phrase,
 )
@@ -36,6 +34,7 @@ from livescore.scorers._judge_spec import (
     JudgePrompts,
     JudgeSpec,
     Shown,
+    judge_catalog_entry,
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode
@@ -215,6 +214,7 @@ def _spec(window: int, max_chars: int) -> JudgeSpec:
         name="conversation-relevancy",
         family="conversation",
         summary="share of the agent's replies relevant to the WINDOW turns before them",
+        predicts="irrelevant",
         check="conversation-relevancy",
         items="replies",
         noun="reply",
@@ -229,7 +229,7 @@ def _spec(window: int, max_chars: int) -> JudgeSpec:
         count_reason=_count_reason,
         prompts=_prompts(window, max_chars),
         items_of=reply_items,
-        conversation=ConversationPolicy(),
+        conversation=ConversationPolicy(at_fault="turns whose replies are beside the point"),
     )
 
 
@@ -307,18 +307,11 @@ def _window_of(argument: str | None) -> int:
     return value
 
 
-@catalog_entry(
-    "conversation-relevancy",
-    family="conversation",
-    summary="share of the agent's replies relevant to the WINDOW turns before them",
-    needs_judge=True,
+_build = judge_catalog_entry(
+    _spec(DEFAULT_WINDOW, DEFAULT_MAX_TEXT_CHARS),
+    create_conversation_relevancy_scorer,
     argument="WINDOW: turns before each reply to judge it against (default 3)",
-    predicts="irrelevant",
-    factory="livescore.scorers.create_conversation_relevancy_scorer",
-    span_attributes=turn_attributes("turns whose replies are beside the point", "replies judged"),
-    examples=("conversation-relevancy", "conversation-relevancy:2"),
+    keyword="window",
+    parse=_window_of,
+    examples=("conversation-relevancy:2",),
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_conversation_relevancy_scorer(
-        model=options.require_model(), window=_window_of(argument), judge_mode=options.judge_mode
-    )

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -20,6 +19,7 @@ from livescore.scorers._judge_spec import (
     JudgeSpec,
     ScoringPolicy,
     Shown,
+    judge_catalog_entry,
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt, optional_user_text
@@ -324,6 +324,9 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
         verdict=CriteriaVerdict,
         defect_words=frozenset({"no", "unsure"}),
         counts={"met": "yes", "partial": "unsure"},
+        counted="checks the answer meets",
+        attributes={"livescore.checks.total": "checks of the criterion judged"},
+        predicts=None,
         higher_is_better=True,
         weights={"unsure": weight},
         description=f"Share of the checks of a criterion the answer meets: {escaped}",
@@ -424,22 +427,11 @@ def create_criteria_scorer(
 # -- in the catalog ---------------------------------------------------------------------------
 
 
-@catalog_entry(
-    "criteria",
-    family="answer",
-    summary="share of the checks of your criterion the answer meets",
-    needs_judge=True,
+_build = judge_catalog_entry(
+    _spec("", None, 0.5, DEFAULT_MAX_TEXT_CHARS),
+    create_criteria_scorer,
     argument="CRITERION: what a good answer does, in plain words",
+    keyword="criteria",
     argument_required=True,
-    factory="livescore.scorers.create_criteria_scorer",
-    span_attributes={
-        "livescore.checks.total": "checks of the criterion judged",
-        "livescore.checks.met": "checks the answer meets",
-    },
     examples=("criteria:The reply is polite and names the refund amount.",),
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    assert argument is not None  # required
-    return create_criteria_scorer(
-        model=options.require_model(), criteria=argument, judge_mode=options.judge_mode
-    )

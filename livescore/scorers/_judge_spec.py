@@ -19,13 +19,14 @@ from livescore.pii import RedactSpec
 from livescore.runs import get_user_message
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
+    CUT_ATTRIBUTES,
     DEFAULT_MAX_CONTEXT_CHARS,
     context_for_judge,
     context_items,
     context_source,
     plain_context_for_judge,
 )
-from livescore.scorers._conversation import item_turn, record_turns
+from livescore.scorers._conversation import item_turn, record_turns, turn_attributes
 from livescore.scorers._judged import (
     JUDGE_MODES,
     JUDGED_QUALITY_LABELS,
@@ -115,7 +116,8 @@ class JudgeSpec:
         higher_is_better: The score counts the items that are not defects (labelled with
             ``labels``); otherwise the defects (labelled ``none`` to ``severe``).
         labels: The labels of a higher-is-better score, worst first.
-        predicts: What a positive label means, for calibration (default: ``defect``).
+        predicts: The dataset label its score predicts, for the catalog (default:
+            ``defect``; ``None``: none).
         description: The scorer's description, ``{scale}`` filled in.
         grounded: The items are judged against a context: the factory takes ``context=``,
             ``get_context=``, ``max_context_chars=`` and ``on_empty_context=``.
@@ -140,6 +142,8 @@ class JudgeSpec:
         scoring: A score that is not a share of the items (``ScoringPolicy``).
         nothing_to_judge: ``ctx -> bool`` in place of the checks before any call (empty
             output, question, context): ``True`` when there is nothing to judge.
+        attributes: Span attributes its own code sets (a ``ScoringPolicy.record``'s), or
+            derived ones said otherwise: name → what it holds, for the catalog.
     """
 
     name: str
@@ -164,7 +168,7 @@ class JudgeSpec:
     counted: str = ""
     higher_is_better: bool = False
     labels: tuple[str, ...] = ()
-    predicts: str = ""
+    predicts: str | None = ""
     description: str = ""
     grounded: bool = False
     no_context: str = ""
@@ -184,6 +188,7 @@ class JudgeSpec:
     items_of: Callable[[StepContext], list[str]] | None = None
     plural: str = ""
     scoring: ScoringPolicy | None = None
+    attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def listed(self) -> bool:
@@ -203,20 +208,25 @@ class JudgeSpec:
     @property
     def span_attributes(self) -> dict[str, str]:
         """The ``livescore.*`` attributes its scores carry, with what each records."""
-        first = next(iter(self.counted_words))
-        found = {
-            f"livescore.{self.items}.total": f"{self.items} judged",
-            f"livescore.{self.items}.{first}": self.counted or f"{self.defect} {self.items}",
-        }
+        found: dict[str, str] = {}
+        if self.conversation is not None:
+            at_fault = self.conversation.at_fault or f"turns of {self.defect} {self.items}"
+            found = turn_attributes(at_fault, f"{self.items} judged")
+        elif self.scoring is None or self.scoring.record is None:
+            first = next(iter(self.counted_words))
+            found = {
+                f"livescore.{self.items}.total": f"{self.items} judged",
+                f"livescore.{self.items}.{first}": self.counted or f"{self.defect} {self.items}",
+            }
         if self.grounded:
-            found |= _CONTEXT_ATTRIBUTES
+            found |= CUT_ATTRIBUTES
         if self.logprob is not None:
             found |= _LOGPROB_ATTRIBUTES
             if not self.grounded:
                 found[A.LIVESCORE_VERDICT_PROBABILITY] = (
                     f"logprob mode: the judge's probability that the output is {self.defect}"
                 )
-        return found
+        return found | dict(self.attributes)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -293,10 +303,13 @@ class ConversationPolicy:
     ``livescore.conversation.*`` attributes) in place of the ``livescore.<items>.*`` ones.
 
     Attributes:
+        at_fault: What its turns at fault are, for the catalog (default: the turns of its
+            defect items).
         turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
         counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
     """
 
+    at_fault: str = ""
     turn: Callable[[Mapping[str, Any], str], int | None] = _named_turn
     counts: bool = False
 
@@ -344,11 +357,6 @@ class LogprobSpec:
     reason: Callable[[StepContext, float], str]
 
 
-_CONTEXT_ATTRIBUTES = {
-    "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
-    "livescore.context.chars": "the context's length before the cut (with "
-    "livescore.context.truncated)",
-}
 _LOGPROB_ATTRIBUTES = {
     "livescore.verdict.probability": "logprob mode: the judge's probability that the "
     "output makes a claim the context does not support",
@@ -1064,21 +1072,34 @@ def _label(spec: JudgeSpec, scale: float) -> Callable[[float], str]:
 
 
 def judge_catalog_entry(
-    spec: JudgeSpec, factory: Callable[..., Scorer] | None = None
+    spec: JudgeSpec,
+    factory: Callable[..., Scorer] | None = None,
+    *,
+    argument: str | None = None,
+    keyword: str = "",
+    parse: Callable[[str], object] = str,
+    argument_required: bool = False,
+    examples: tuple[str, ...] = (),
 ) -> Callable[[str | None, ScorerOptions], Scorer]:
     """Put ``spec``'s scorer in the catalog (``livescore eval --scorer NAME``,
     :func:`~livescore.scorers.build_scorer`, the attribute list of the docs), every fact of
     its entry taken from the spec; built through ``factory`` (its public
     ``create_<name>_scorer``) where it has one, else by :func:`judge_scorer`. Returns the
     build function it registers.
+
+    A scorer that takes ``NAME:ARG`` says what ``argument`` means (as
+    :func:`~livescore.scorers.catalog_entry` does), the factory's ``keyword`` it sets to
+    ``parse(ARG)``, whether it is required, and ``examples`` beyond ``NAME``.
     """
 
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
+        model, mode = options.require_model(), options.judge_mode
         if factory is None:
-            return judge_scorer(spec, model=options.require_model(), judge_mode=options.judge_mode)
-        return factory(model=options.require_model(), judge_mode=options.judge_mode)
+            return judge_scorer(spec, model=model, judge_mode=mode)
+        given = {} if argument is None else {keyword: parse(argument)}
+        return factory(model=model, judge_mode=mode, **given)
 
-    module = spec.verdict.__module__
+    module = (factory or spec.verdict).__module__
     build.__module__ = module
     build.__qualname__ = build.__name__ = "_build"
     public = "livescore.scorers" if module.startswith("livescore.scorers._") else module
@@ -1087,9 +1108,11 @@ def judge_catalog_entry(
         family=spec.family,
         summary=spec.summary,
         needs_judge=True,
+        argument=argument,
+        argument_required=argument_required,
         higher_is_better=spec.higher_is_better,
-        predicts=spec.predicts or spec.defect,
+        predicts=spec.defect if spec.predicts == "" else spec.predicts,
         factory=None if factory is None else f"{public}.{factory.__name__}",
         span_attributes=spec.span_attributes,
-        examples=(spec.name,),
+        examples=examples if argument_required else (spec.name, *examples),
     )(build)

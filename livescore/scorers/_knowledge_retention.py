@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -22,11 +21,16 @@ from livescore.scorers._conversation import (
     one_call_request,
     reason_request,
     reason_system,
-    turn_attributes,
     turns_phrase,
     verdict_request,
 )
-from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
+from livescore.scorers._judge_spec import (
+    ConversationPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    judge_catalog_entry,
+    judge_scorer,
+)
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
@@ -127,7 +131,8 @@ def _spec(max_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="knowledge-retention",
         family="conversation",
-        summary="share of the facts the user gave that the agent keeps",
+        summary="share of the facts the user gave that later replies keep (a conversation)",
+        predicts="forgetful",
         check="knowledge-retention",
         items="facts",
         noun="fact",
@@ -176,6 +181,7 @@ def _spec(max_chars: int) -> JudgeSpec:
         ),
         nothing_to_judge=needs_user_messages("the conversation has no user message, so no facts"),
         conversation=ConversationPolicy(
+            at_fault="turns that forget or contradict a fact",
             turn=lambda verdict, item: verdict.get("turn"),
             counts=True,
         ),
@@ -234,17 +240,4 @@ def create_knowledge_retention_scorer(
     return judge_scorer(_spec(max_text_chars), **locals())  # every argument is judge_scorer's
 
 
-@catalog_entry(
-    "knowledge-retention",
-    family="conversation",
-    summary="share of the facts the user gave that later replies keep (a conversation)",
-    needs_judge=True,
-    predicts="forgetful",
-    factory="livescore.scorers.create_knowledge_retention_scorer",
-    span_attributes=turn_attributes("turns that forget or contradict a fact", "facts judged"),
-    examples=("knowledge-retention",),
-)
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_knowledge_retention_scorer(
-        model=options.require_model(), judge_mode=options.judge_mode
-    )
+_build = judge_catalog_entry(_spec(DEFAULT_MAX_TEXT_CHARS), create_knowledge_retention_scorer)

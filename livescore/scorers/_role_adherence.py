@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
@@ -22,11 +21,16 @@ from livescore.scorers._conversation import (
     reason_request,
     reason_system,
     reply_items,
-    turn_attributes,
     turns_phrase,
     verdict_request,
 )
-from livescore.scorers._judge_spec import ConversationPolicy, JudgePrompts, JudgeSpec, judge_scorer
+from livescore.scorers._judge_spec import (
+    ConversationPolicy,
+    JudgePrompts,
+    JudgeSpec,
+    judge_catalog_entry,
+    judge_scorer,
+)
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.scorers._prompting import block, item_blocks
@@ -142,7 +146,8 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
     return JudgeSpec(
         name="role-adherence",
         family="conversation",
-        summary="share of the agent's replies that stay in its role",
+        summary="share of the agent's replies that stay in its role (ROLE, else the system prompt)",
+        predicts="out_of_role",
         check="role-adherence",
         items="replies",
         noun="reply",
@@ -187,7 +192,7 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
             one_call_schema=RoleOneCallAnswer,
         ),
         items_of=replies,
-        conversation=ConversationPolicy(),
+        conversation=ConversationPolicy(at_fault="turns whose replies leave the role"),
     )
 
 
@@ -253,18 +258,10 @@ def create_role_adherence_scorer(
     return judge_scorer(_spec(role, max_text_chars), **arguments)
 
 
-@catalog_entry(
-    "role-adherence",
-    family="conversation",
-    summary="share of the agent's replies that stay in its role (ROLE, else the system prompt)",
-    needs_judge=True,
+_build = judge_catalog_entry(
+    _spec(None, DEFAULT_MAX_TEXT_CHARS),
+    create_role_adherence_scorer,
     argument="ROLE: the role in words (default: the conversation's system prompt)",
-    predicts="out_of_role",
-    factory="livescore.scorers.create_role_adherence_scorer",
-    span_attributes=turn_attributes("turns whose replies leave the role", "replies judged"),
-    examples=("role-adherence", "role-adherence:A polite support agent for parcels only"),
+    keyword="role",
+    examples=("role-adherence:A polite support agent for parcels only",),
 )
-def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_role_adherence_scorer(
-        model=options.require_model(), role=argument, judge_mode=options.judge_mode
-    )
