@@ -1,12 +1,9 @@
-"""The prompt alignment scorer (does the answer do what its prompt asked, the way it asked?),
-and :class:`AnalysisJudging`: the steps of a judge scorer that asks for one structured
-analysis, then a reason."""
+"""The prompt alignment scorer: does the answer do what its prompt asked, the way it asked?"""
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, Field
 
@@ -18,12 +15,11 @@ from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.runs import Run
 from livescore.scorers._judged import (
+    AnalysisJudging,
     JudgeMode,
     check_scale,
     fmt,
-    judge_mode_of,
     quality_label,
-    resolve_model,
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, quote
@@ -33,8 +29,6 @@ from livescore.scoring import (
     PromptStep,
     Scorer,
     StepContext,
-    StepFunction,
-    create_scorer,
 )
 
 __all__ = (
@@ -42,7 +36,6 @@ __all__ = (
     "AlignmentAnalysis",
     "AlignmentMode",
     "AlignmentOneCallAnswer",
-    "AnalysisJudging",
     "BothAlignmentAnalysis",
     "BothAlignmentOneCallAnswer",
     "create_prompt_alignment_scorer",
@@ -316,98 +309,6 @@ def _reason_prompt(
         f'Explain the score. Start with "The score is {score_text} because" and name the main '
         "strengths and gaps."
     )
-
-
-# -- a judge scorer of one analysis and a reason ----------------------------------------------
-
-
-class AnalysisJudging(abc.ABC):
-    """The steps of a judge scorer whose judge gives one structured analysis, then a reason
-    (prompt alignment, LLM tool-call accuracy: analyses that are not one verdict per item, so
-    not a :class:`~livescore.scorers.JudgeSpec`). Three-step mode asks for the analysis, then
-    the reason (two calls); in one-call mode one answer holds both, and its reason follows the
-    one :meth:`summary` writes from the analysis."""
-
-    name: ClassVar[str]  # the scorer's name in errors
-    reason_system: ClassVar[str]  # the reason step's system prompt
-    description: str
-    preprocess: StepFunction | None = None  # a step before the analysis, where there is one
-
-    @abc.abstractmethod
-    def analyze(self, one_call: bool) -> PromptStep[Any]:
-        """The analysis step; it parses the judge's answer with :meth:`keep`."""
-
-    @abc.abstractmethod
-    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        """The analysis step's result, from the judge's answer."""
-
-    @abc.abstractmethod
-    def score(self, ctx: StepContext) -> float:
-        """The score from the analysis; it records the score's flags and span attributes."""
-
-    @abc.abstractmethod
-    def label(self, score: float) -> str: ...
-
-    @abc.abstractmethod
-    def reason_prompt(self, ctx: StepContext) -> str: ...
-
-    @abc.abstractmethod
-    def summary(self, ctx: StepContext) -> str:
-        """The reason written from the analysis, where the judge gives none."""
-
-    def no_reason_call(self, ctx: StepContext) -> bool:
-        """Whether three-step mode writes the reason (the summary) without a call."""
-        return False
-
-    def keep(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        """The analysis; a one-call answer's reason waits in ``ctx.state`` for :meth:`explain`."""
-        ctx.state["reason"] = str(getattr(answer, "reason", "")).strip()
-        return self.analysis_of(answer, ctx)
-
-    def explain(self, ctx: StepContext) -> str:
-        """The reason in one-call mode: the summary, then the judge's reason."""
-        judge_reason = ctx.state.get("reason", "")
-        return self.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
-
-    def scorer(
-        self,
-        *,
-        model: str | Judge,
-        judge_mode: JudgeMode,
-        id: str,
-        max_text_chars: int,
-        judge_options: Mapping[str, Any] | None,
-        redact: RedactSpec | None,
-        calibration: CalibrationSpec | None,
-    ) -> Scorer:
-        """The scorer, its arguments those of :func:`~livescore.scorers.judge_scorer`."""
-        one_call = judge_mode_of(judge_mode, scorer=self.name) == "one_call"
-        judge = resolve_model(model, judge_options, scorer=self.name)
-        explain: PromptStep[Any] | StepFunction = self.explain
-        if not one_call:
-            explain = PromptStep(
-                description="Explain the score",
-                output_schema=None,
-                system=self.reason_system,
-                create_prompt=self.reason_prompt,
-                parse=lambda text, ctx: str(text).strip() or self.summary(ctx),
-                skip_if=self.no_reason_call,
-                skip_result=self.summary,
-            )
-        return create_scorer(
-            id=id,
-            description=self.description,
-            model=judge,
-            preprocess=self.preprocess,
-            analyze=self.analyze(one_call),
-            generate_score=self.score,
-            generate_reason=explain,
-            label=self.label,
-            max_text_chars=max_text_chars,
-            sync_steps="inline",
-            redact=redact,
-            calibration=calibration,
-        )
 
 
 # -- the scorer -------------------------------------------------------------------------------

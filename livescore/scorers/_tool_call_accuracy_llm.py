@@ -18,8 +18,7 @@ from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.judges import Judge
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
-from livescore.scorers._judged import JudgeMode, fmt, round2
-from livescore.scorers._prompt_alignment import AnalysisJudging
+from livescore.scorers._judged import AnalysisJudging, JudgeMode, fmt, round2
 from livescore.scorers._prompting import block, data_rule, one_per_item, quote
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
