@@ -21,7 +21,14 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
-from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, verdict_blocks
+from livescore.scorers._prompting import (
+    block,
+    data_rule,
+    explain_system,
+    item_blocks,
+    one_per_item,
+    verdict_blocks,
+)
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
@@ -112,11 +119,7 @@ short sentence).
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
 "..."}}]}}"""
 
-REASON_SYSTEM = f"""\
-You explain the result of an answer-relevancy check to the developer of an AI system, in \
-plain, concise English: two or three sentences of plain text, no lists, no JSON.
-
-{data_rule(_TAGS)}"""
+REASON_SYSTEM = explain_system("answer-relevancy", _TAGS)
 
 ONE_CALL_SYSTEM = f"""\
 You judge how relevant an AI system's answer is to the question it was asked, in three \

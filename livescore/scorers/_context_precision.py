@@ -34,7 +34,7 @@ from livescore.scorers._judged import (
     ground_truth_text,
     optional_user_text,
 )
-from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._prompting import block, data_rule, explain_system, quote
 from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -116,11 +116,7 @@ has "context_index" (the piece's index), "verdict" ("yes" or "no", lower case) a
 Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "reason": \
 "..."}}]}}"""
 
-REASON_SYSTEM = f"""\
-You explain the result of a context-precision check to the developer of an AI system, in \
-plain, concise English: two or three sentences of plain text, no lists, no JSON.
-
-{data_rule(_TAGS)}"""
+REASON_SYSTEM = explain_system("context-precision", _TAGS)
 
 ONE_CALL_SYSTEM = f"""\
 You judge which pieces of the context an AI agent received are useful for a reference \

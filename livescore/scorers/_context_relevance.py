@@ -31,7 +31,7 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
-from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._prompting import block, data_rule, explain_system, quote
 from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -109,11 +109,7 @@ short sentence); then "missing_context".
 Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level": "high", \
 "was_used": true, "reasoning": "..."}}], "missing_context": []}}"""
 
-REASON_SYSTEM = f"""\
-You explain the result of a context-relevance check to the developer of an AI system, in \
-plain, concise English: two or three sentences of plain text, no lists, no JSON.
-
-{data_rule(_TAGS)}"""
+REASON_SYSTEM = explain_system("context-relevance", _TAGS)
 
 ONE_CALL_SYSTEM = f"""\
 You judge whether the context an AI agent received was relevant to the question it \

@@ -14,7 +14,7 @@ from livescore.scorers._context import DEFAULT_MAX_CONTEXT_CHARS, no_context_rea
 from livescore.scorers._hallucination_prompts import ClaimsWording
 from livescore.scorers._judge_spec import judge_catalog_entry, judge_schemas, judge_scorer
 from livescore.scorers._judged import FAITHFULNESS_LABELS, JudgeMode
-from livescore.scorers._prompting import data_rule
+from livescore.scorers._prompting import data_rule, explain_system
 from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, ContextFunction, Scorer
 
@@ -86,11 +86,7 @@ saying that it is absent).
 Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
 "..."}}]}}"""
 
-REASON_SYSTEM = f"""\
-You explain the result of a faithfulness check to the developer of an AI system, in \
-plain, concise English: two or three sentences of plain text, no lists, no JSON.
-
-{data_rule(_TAGS)}"""
+REASON_SYSTEM = explain_system("faithfulness", _TAGS)
 
 ONE_CALL_SYSTEM = f"""\
 You check whether an AI system's output is faithful to a context, in three moves, and \

@@ -46,6 +46,7 @@ from livescore.scorers._prompting import (
     RenderedContext,
     block,
     data_rule,
+    explain_system,
     item_blocks,
     one_per_item,
     verdict_blocks,
@@ -444,7 +445,8 @@ def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
     verdicts, the reason and the one-call answer."""
     listed = spec.listed
     items, noun = spec.items, spec.noun
-    rule = data_rule(("output" if listed else "question", items, noun, "verdicts", "verdict"))
+    tags = ("output" if listed else "question", items, noun, "verdicts", "verdict")
+    rule = data_rule(tags)
     copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
     verdict_json = '{"statement": "...", "verdict": "no", "reason": "..."}'
     subject = f"{items} stated in" if listed else f"the {items} of"
@@ -456,11 +458,7 @@ def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
         f"sentence; for a {spec.defect} {noun}, {spec.advice}).\n\n"
         f'Answer with JSON only: {{"verdicts": [{verdict_json}]}}'
     )
-    reason_system = (
-        f"You explain the result of a {spec.check} check to the developer of an AI system, "
-        "in plain, concise English: two or three sentences of plain text, no lists, no "
-        f"JSON. Quote the {spec.defect} words.\n\n{rule}"
-    )
+    reason_system = explain_system(spec.check, tags, also=f" Quote the {spec.defect} words.")
     each = f'each with "statement" {copied}, {_yes_no(spec)}) and "reason" (one short sentence)'
     reason_part = (
         f"two or three sentences for the developer that quote what is {spec.defect}, or say "

@@ -22,7 +22,7 @@ from livescore.scorers._judged import (
     quality_label,
     round2,
 )
-from livescore.scorers._prompting import block, data_rule, quote
+from livescore.scorers._prompting import block, data_rule, explain_system, quote
 from livescore.scoring import (
     CalibrationSpec,
     NotScorable,
@@ -228,11 +228,7 @@ You judge how well an AI system's answer aligns with the prompt it was given.
 
 Answer with JSON only, following the schema."""
 
-REASON_SYSTEM = f"""\
-You explain the result of a prompt-alignment check to the developer of an AI system, in \
-plain, concise English: two or three sentences of plain text, no lists, no JSON.
-
-{data_rule(_TAGS)}"""
+REASON_SYSTEM = explain_system("prompt-alignment", _TAGS)
 
 ONE_CALL_SYSTEM = f"""\
 You judge how well an AI system's answer aligns with the prompt it was given, and explain, \
