@@ -38,6 +38,7 @@ from livescore.scorers._judged import (
     judge_mode_of,
     optional_user_text,
     quality_label,
+    reason_step,
     resolve_model,
     round2,
     share_phrase,
@@ -732,14 +733,8 @@ class _Judging:
             skip_if=self.no_verdict_call,
             skip_result=self.verdicts_without_judge,
         )
-        explain: PromptStep[Any] = PromptStep(
-            description="Explain the score",
-            output_schema=None,
-            system=self.prompts.reason_system,
-            create_prompt=self.reason_prompt,
-            parse=lambda text, ctx: str(text).strip() or self.summary(ctx),
-            skip_if=self.no_reason_call,
-            skip_result=self.summary,
+        explain = reason_step(
+            self.prompts.reason_system, self.reason_prompt, self.summary, self.no_reason_call
         )
         return self.extract(), analyze, explain
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import abc
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -41,6 +41,7 @@ __all__ = (
     "normalise_word",
     "optional_user_text",
     "quality_label",
+    "reason_step",
     "resolve_model",
     "round2",
     "share_phrase",
@@ -286,6 +287,25 @@ def optional_user_text(run: Run, limit: int) -> str | None:
     return None if text is None or not text.strip() else text[:limit]
 
 
+def reason_step(
+    system: str,
+    prompt: Callable[[StepContext], str],
+    summary: Callable[[StepContext], str],
+    skip_if: Callable[[StepContext], bool],
+) -> PromptStep[Any]:
+    """The step that asks the judge to explain the score; the reason is ``summary`` (written
+    in code) where the judge is not asked or answers nothing."""
+    return PromptStep(
+        description="Explain the score",
+        output_schema=None,
+        system=system,
+        create_prompt=prompt,
+        parse=lambda text, ctx: str(text).strip() or summary(ctx),
+        skip_if=skip_if,
+        skip_result=summary,
+    )
+
+
 class AnalysisJudging(abc.ABC):
     """The steps of a judge scorer whose judge gives one structured analysis, then a reason
     (prompt alignment, LLM tool-call accuracy: analyses that are not one verdict per item, so
@@ -350,14 +370,8 @@ class AnalysisJudging(abc.ABC):
         judge = resolve_model(model, judge_options, scorer=self.name)
         explain: PromptStep[Any] | StepFunction = self.explain
         if not one_call:
-            explain = PromptStep(
-                description="Explain the score",
-                output_schema=None,
-                system=self.reason_system,
-                create_prompt=self.reason_prompt,
-                parse=lambda text, ctx: str(text).strip() or self.summary(ctx),
-                skip_if=self.no_reason_call,
-                skip_result=self.summary,
+            explain = reason_step(
+                self.reason_system, self.reason_prompt, self.summary, self.no_reason_call
             )
         return create_scorer(
             id=id,
