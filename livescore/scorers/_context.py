@@ -48,12 +48,8 @@ _RENDERED = "livescore.context.rendered"
 
 
 def check_max_context_chars(value: object) -> int:
-    """``value`` as a context limit, checked.
-
-    Raises:
-        TypeError: Not an int.
-        ValueError: Below :data:`MIN_MAX_CONTEXT_CHARS`.
-    """
+    """``value`` as a context limit: an int (``TypeError``) of at least
+    :data:`MIN_MAX_CONTEXT_CHARS` (``ValueError``)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("max_context_chars must be an int")
     if value < MIN_MAX_CONTEXT_CHARS:
@@ -64,13 +60,8 @@ def check_max_context_chars(value: object) -> int:
 def context_source(
     context: Sequence[str] | None, get_context: ContextFunction | None, max_context_chars: int
 ) -> tuple[ContextFunction | None, int]:
-    """A context scorer's context arguments, checked: its context function (the run's
-    context by default, when no static ``context`` is given) and its context limit.
-
-    Raises:
-        TypeError: ``get_context`` is not callable, or a limit that is not an int.
-        ValueError: A limit below :data:`MIN_MAX_CONTEXT_CHARS`.
-    """
+    """A context scorer's context function (the run's context where no static ``context``
+    is given) and its context limit, checked (``TypeError``, ``ValueError``)."""
     if get_context is not None and not callable(get_context):
         raise TypeError("get_context must be a function get_context(run, step)")
     max_context_chars = check_max_context_chars(max_context_chars)
@@ -80,8 +71,7 @@ def context_source(
 
 
 def context_items(ctx: StepContext) -> list[str]:
-    """The score's context without blank items (computed once per score: a context can
-    hold a million items)."""
+    """The score's non-blank context items, once per score (a context can hold a million)."""
     items: list[str] | None = ctx.state.get(_ITEMS)
     if items is None:
         items = ctx.state[_ITEMS] = [c for c in ctx.context or () if c.strip()]
@@ -139,12 +129,8 @@ def no_context_reason(what: str = "", *, hint: str = "") -> str:
 
 
 def judged_pieces(ctx: StepContext, max_chars: int) -> list[str]:
-    """The context pieces the judge sees, numbered from 0 in the order the agent received
-    them: every non-blank piece, less those cut off by ``max_chars`` (the last one shown
-    may be cut short; a cut is recorded as in :func:`context_for_judge`).
-
-    An empty list when the run has no context.
-    """
+    """The non-blank context pieces the judge sees, in the order the agent got them, less
+    those past ``max_chars`` (a cut is recorded as in :func:`context_for_judge`)."""
     items = context_items(ctx)
     if not items:
         return []
@@ -166,10 +152,8 @@ def at_position(verdict: dict[str, Any], item: str, index: int) -> None:
 def pieces_of(
     max_chars: int, what: str, check: Callable[[StepContext], object]
 ) -> Callable[[StepContext], list[str]]:
-    """The context pieces a context scorer judges (:func:`judged_pieces`), made in code from
-    the run. A run without context is not scorable (the scorer judges ``what``), nor one
-    that ``check`` (what else the judge needs) rejects by raising ``NotScorable``: both
-    before any call."""
+    """A context scorer's items: :func:`judged_pieces`; a run without context (the scorer
+    judges ``what``) or one ``check`` rejects is not scorable, before any call."""
 
     def pieces(ctx: StepContext) -> list[str]:
         found = judged_pieces(ctx, max_chars)

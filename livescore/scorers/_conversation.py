@@ -1,7 +1,5 @@
-"""What the conversation scorers share: the transcript the judge reads, the turn each item
-names (``"[turn 2] ..."``) and the turns at fault, the user digest, and the pieces their
-judge prompts and reasons have in common.
-"""
+"""What the conversation scorers share: the transcript, the turn each item names and the
+turns at fault, the user digest, and the pieces of their prompts and reasons."""
 
 from __future__ import annotations
 
@@ -184,13 +182,8 @@ def record_turns(ctx: StepContext, at_fault: Iterable[int | None], judged: int) 
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """A conversation as the judge reads it.
-
-    Attributes:
-        block: The ``<conversation>`` block: one ``<turn index="n">`` per turn, the user's
-            message and the agent's reply in it (quoted).
-        truncated: Whether messages were cut to fit the limit.
-    """
+    """A conversation as the judge reads it (its ``<conversation>`` block), and whether
+    messages were cut to fit."""
 
     block: str
     truncated: bool

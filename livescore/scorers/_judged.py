@@ -101,11 +101,8 @@ def judge_mode_of(
 def resolve_model(
     model: str | Judge | None, options: Mapping[str, Any] | None, *, scorer: str
 ) -> Judge:
-    """The judge for ``model`` (a string or a judge), with ``options`` for a string.
-
-    Raises:
-        livescore.judges.JudgeConfigError: No model, or options beside a judge object.
-    """
+    """The judge for ``model``, with ``options`` for a string (``JudgeConfigError``: no
+    model, or options beside a judge object)."""
     if model is None or model == "":
         raise JudgeConfigError(
             f"the {scorer} scorer needs a judge: model='openai/<model>' or a Judge object"
@@ -114,11 +111,7 @@ def resolve_model(
 
 
 def check_scale(scale: object) -> float:
-    """``scale`` as a float, checked to be a positive, finite number.
-
-    Raises:
-        ValueError: Anything else (``True`` included).
-    """
+    """``scale`` as a positive, finite float (``ValueError`` otherwise, ``True`` included)."""
     if isinstance(scale, bool) or not isinstance(scale, int | float):
         raise ValueError(f"scale must be a positive number, not {scale!r}")
     if not math.isfinite(scale) or scale <= 0:
@@ -127,11 +120,7 @@ def check_scale(scale: object) -> float:
 
 
 def check_fraction(value: object, *, name: str) -> float:
-    """``value`` as a float, checked to be a number from 0 to 1 (a weight).
-
-    Raises:
-        ValueError: Anything else (``True`` included), naming the argument ``name``.
-    """
+    """``value`` as a weight from 0 to 1 (``ValueError`` naming ``name`` otherwise)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise ValueError(f"{name} must be from 0 to 1, not {value!r}")
     return float(value)
@@ -276,10 +265,8 @@ def ground_truth_text(run: Run, limit: int) -> str | None:
 
 
 def optional_user_text(run: Run, limit: int) -> str | None:
-    """The user's message when the run has one (cut at ``limit``), else ``None``.
-
-    For scorers that show the question as context only and score runs without one.
-    """
+    """The user's message (cut at ``limit``), or ``None``: for a scorer that shows the
+    question as context only."""
     try:
         text = get_user_message(run)
     except TypeError:

@@ -196,44 +196,29 @@ class Keywords:
 class KeywordExtractor:
     """Turns text into :class:`Keywords`; reusable and thread-safe.
 
-    Rules, in the order they apply to a text:
+    Rules, in the order they apply (all compared in lower case; a keyword shows the surface
+    form of its first occurrence):
 
-    1. **Tokens.** A token is a run of letters, digits and underscores, with ``.``, ``'`` or
-       ``-`` allowed *inside* it (``React.js``, ``don't``, ``GPT-4``, ``machine-learning``), an
-       optional ``++`` or ``#`` at its end (``C++``, ``C#``), or a name glued to a leading dot
-       (``.NET``). Sentence punctuation (``. , ; : ! ? ( ) [ ] { } "``, ``…``, ``|``, a line
-       break, a dash standing alone) is a *clause break*. Everything else (markdown ``*``,
-       backticks and edge underscores, slashes, quotes at a word's edge) only separates tokens.
-    2. **Case.** Everything is compared in lower case; the keywords shown in results are the
-       lower-case surface form of their first occurrence.
-    3. **Stopwords and numbers.** A token in the SMART English stopword list (570 words, plus
-       ``e.g.``, ``i.e.``, ``a.k.a.`` and any ``extra_stopwords``), alone or without a
-       possessive ``'s``, is no keyword. Nor is a number (digits with ``. - _``: ``2024``,
-       ``3.12``): "Python 3.12" has the keyword ``python``. Single letters are SMART stopwords,
-       so a lone "C" or "R" is not a keyword either (``C++`` and ``C#`` are).
-    4. **Plain words** (letters, maybe an apostrophe) are compared by their Snowball English
-       stem: "dogs" matches "dog", "running" matches "run", "interfaces" matches "interface". A
-       possessive ``'s`` is dropped ("React's" is "react"), and so is the plural ``s`` of an
-       upper-case acronym ("GPUs", "LLMs", "APIs"), which the stemmer leaves alone.
-    5. **Technical terms** (any other token: ``React.js``, ``Node.js``, ``C++``, ``C#``,
-       ``.NET``, ``GPT-4``, ``x86_64``, ``ES2015``, ``k8s``) are kept whole and not stemmed;
-       inner dots and hyphens are ignored when comparing, so ``GPT-4`` matches ``GPT4`` and
-       ``ASP.NET`` matches ``aspnet`` (a leading dot is kept: ``.NET`` is not "net"). A trailing
-       ``js`` / ``.js`` names the same library as the bare name: ``React``, ``React.js`` and
-       ``ReactJS`` are one keyword (no English word ends in "js").
-    6. **Hyphenated words** made of letters are compounds: ``machine-learning`` is one keyword
-       made of the words "machine" and "learning", and it matches "machine learning" written
-       with a space. A prefix (``pre-``, ``re-``, ``non-``, ``multi-``…) or a one-letter part
-       (``e-mail``) is glued instead: ``pre-trained`` is the word "pretrained".
-    7. **Compound terms.** Adjacent words of the reference that form a known compound term (a
-       built-in list of fixed phrases such as "machine learning", "feature engineering", "type
-       inference", "hyperparameter tuning", plus the scorer's ``compound_terms``) count as ONE
-       keyword instead of one per word; the longest known term wins. Adjacent means: next to
-       each other, in that order, within one clause (no punctuation between them).
-    8. **Matching.** A one-word keyword is covered when the response has a word with the same
-       key anywhere (inside a compound too). A compound keyword is covered only when the
-       response has the same words, adjacent, in the same order (space or hyphen between them):
-       "learning about machines" does not cover "machine learning".
+    1. **Tokens**: letters, digits and ``_`` with inner ``.``, ``'`` or ``-`` (``React.js``,
+       ``don't``, ``GPT-4``), an optional ``++`` / ``#`` end (``C++``), or a leading-dot name
+       (``.NET``). Sentence punctuation, a line break or a lone dash is a *clause break*;
+       anything else (markdown, slashes, edge quotes) only separates tokens.
+    2. **Not keywords**: SMART stopwords (570, single letters among them, plus ``e.g.``,
+       ``i.e.``, ``a.k.a.`` and ``extra_stopwords``), with or without a possessive ``'s``,
+       and numbers (digits with ``. - _``: "Python 3.12" has the keyword ``python``).
+    3. **Plain words** compare by Snowball stem ("dogs" = "dog"); a possessive ``'s`` and an
+       acronym's plural ``s`` ("GPUs", which the stemmer keeps) are dropped.
+    4. **Technical terms** (any other token: ``C#``, ``x86_64``, ``k8s``) stay whole and
+       unstemmed, inner dots and hyphens ignored (``GPT-4`` = ``GPT4``; a leading dot kept);
+       a trailing ``js`` / ``.js`` names the bare library (``ReactJS`` = ``React``).
+    5. **Hyphenated words** of letters are compounds (``machine-learning`` matches "machine
+       learning"), except after a prefix (``pre-``, ``non-``…) or with a one-letter part
+       (``e-mail``): those are glued into one word.
+    6. **Compound terms**: adjacent words in one clause that form a known term (the built-in
+       list, plus ``compound_terms``) are ONE keyword; the longest term wins.
+    7. **Matching**: a one-word keyword is covered by the same key anywhere in the response;
+       a compound only by the same words adjacent and in order ("learning about machines"
+       does not cover "machine learning").
 
     Args:
         stemming: Compare plain words by their Snowball English stem ("dogs" = "dog").

@@ -1,12 +1,6 @@
-"""What every judge prompt of the prebuilt scorers is made of.
-
-Untrusted text (the agent's output, the user's input, the context, text the judge extracted
-earlier) always sits inside XML-like blocks (``<output>``, ``<context>``, ``<claim>``…).
-Before it goes in, anything in it that looks like one of those tags has its ``<`` replaced by
-``&lt;``, so the data cannot close its block early and pose as instructions. Every system
-prompt carries :func:`data_rule`: text inside the blocks is material to judge, never
-instructions to follow.
-"""
+"""What every judge prompt is made of. Untrusted text sits in XML-like blocks, any tag-like
+``<`` in it replaced by ``&lt;`` (:func:`quote`) so it cannot close its block and pose as
+instructions; every system prompt carries :func:`data_rule`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The verdict a judge gives one item, and the count of verdicts by word.
-
-Every judge scorer is a :class:`~livescore.scorers._judge_spec.JudgeSpec` run by
-:func:`~livescore.scorers._judge_spec.judge_scorer`; its verdict answer lists one
-:class:`StatementVerdict` (or a model of its own) per item.
-"""
+"""The verdict a judge gives one item (:class:`StatementVerdict`, its spellings read as its
+words), and the count of verdicts by word."""
 
 from __future__ import annotations
 
