@@ -340,6 +340,7 @@ def create_context_relevance_scorer(
     return judge_scorer(_spec(penalties, max_context_chars), **arguments)
 
 
+# Its catalog facts hold for any penalties.
 _build = judge_catalog_entry(
     _spec(_Penalties(0.1, 0.15, 0.5), DEFAULT_MAX_CONTEXT_CHARS), create_context_relevance_scorer
 )

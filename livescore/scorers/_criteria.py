@@ -428,7 +428,7 @@ def create_criteria_scorer(
 
 
 _build = judge_catalog_entry(
-    _spec("", None, 0.5, DEFAULT_MAX_TEXT_CHARS),
+    _spec("", None, 0.5, DEFAULT_MAX_TEXT_CHARS),  # its catalog facts hold for any criterion
     create_criteria_scorer,
     argument="CRITERION: what a good answer does, in plain words",
     keyword="criteria",
