@@ -32,7 +32,6 @@ __all__ = (
     "UserDigest",
     "answer_count",
     "answer_schemas",
-    "assistant_replies",
     "because",
     "clip",
     "conversation_block",
@@ -43,6 +42,7 @@ __all__ = (
     "item_turn",
     "listing",
     "message",
+    "messages",
     "needs_user_messages",
     "one_call_request",
     "reason_request",
@@ -55,7 +55,6 @@ __all__ = (
     "turn_block",
     "turn_item",
     "turns_phrase",
-    "user_messages",
     "verdict_request",
 )
 
@@ -82,15 +81,11 @@ def message(run: Run, role: Literal["user", "assistant"]) -> str:
         return ""
 
 
-def user_messages(conversation: Conversation) -> list[tuple[int, str]]:
-    """``(turn, the user's message)`` for every turn with one."""
-    found = [(n, message(run, "user")) for n, run in conversation.turns()]
-    return [(n, text) for n, text in found if text.strip()]
-
-
-def assistant_replies(conversation: Conversation) -> list[tuple[int, str]]:
-    """``(turn, the agent's reply)`` for every turn with one."""
-    found = [(n, message(run, "assistant")) for n, run in conversation.turns()]
+def messages(
+    conversation: Conversation, role: Literal["user", "assistant"]
+) -> list[tuple[int, str]]:
+    """``(turn, the user's message or the agent's reply)`` for every turn with one."""
+    found = [(n, message(run, role)) for n, run in conversation.turns()]
     return [(n, text) for n, text in found if text.strip()]
 
 
@@ -109,7 +104,7 @@ def reply_items(ctx: StepContext) -> list[str]:
     :data:`REPLY_EXCERPT` characters)."""
     return [
         turn_item(n, clip(text, REPLY_EXCERPT, "…"))
-        for n, text in assistant_replies(conversation_of(ctx))
+        for n, text in messages(conversation_of(ctx), "assistant")
     ]
 
 
@@ -282,7 +277,7 @@ def needs_user_messages(nothing: str) -> Callable[[StepContext], bool]:
     scorable (``nothing`` says why)."""
 
     def no_user_text(ctx: StepContext) -> bool:
-        if not user_messages(conversation_of(ctx)):
+        if not messages(conversation_of(ctx), "user"):
             raise NotScorable(nothing)
         return False
 

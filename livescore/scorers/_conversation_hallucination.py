@@ -20,7 +20,6 @@ from livescore.scorers._context import (
 )
 from livescore.scorers._conversation import (
     answer_schemas,
-    assistant_replies,
     because,
     clip,
     conversation_of,
@@ -28,6 +27,7 @@ from livescore.scorers._conversation import (
     faults,
     item_turn,
     listing,
+    messages,
     one_call_request,
     reason_request,
     reason_system,
@@ -154,7 +154,7 @@ Answer with JSON only: {{"claims": ["[turn 1] ..."], "verdicts": [{{"statement":
 
 
 def _replies_text(conversation: Conversation, max_chars: int) -> str:
-    replies = assistant_replies(conversation)
+    replies = messages(conversation, "assistant")
     cap = max(200, max_chars // max(1, len(replies)))
     return "\n".join(turn_item(n, clip(text, cap)) for n, text in replies)
 
@@ -177,7 +177,7 @@ def _replies(ctx: StepContext, max_chars: int) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] | None = ctx.state.get("replies")
     if found is None:
         found = ctx.state["replies"] = [
-            (n, text[:max_chars]) for n, text in assistant_replies(conversation_of(ctx))
+            (n, text[:max_chars]) for n, text in messages(conversation_of(ctx), "assistant")
         ]
     return found
 

@@ -11,10 +11,10 @@ from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
     because,
     conversation_of,
+    messages,
     record_turns,
     turn_attributes,
     turns_phrase,
-    user_messages,
 )
 from livescore.scorers._judged import check_fraction, round2
 from livescore.scorers._tone import sentence_tones
@@ -76,7 +76,7 @@ def create_user_frustration_scorer(
 
     def analyze(ctx: StepContext) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
-        for number, text in user_messages(conversation_of(ctx)):
+        for number, text in messages(conversation_of(ctx), "user"):
             tones = sentence_tones(text[:max_text_chars])
             if not tones:
                 continue
