@@ -28,7 +28,6 @@ What can go wrong, and what the worker does:
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import logging
@@ -38,28 +37,29 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.from_thread
 
-from livescore._catalog import parse_scorer_spec
 from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
-from livescore.fleet._barrier import ExportBarrier
+from livescore.fleet._commit import Commits, export_budget, make_emitters
+from livescore.fleet._counts import WorkerCounts, WorkerStats
 from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
+from livescore.fleet._job_handle import Slice, WorkerJob
+from livescore.fleet._job_plan import fail_all, keep_turn, placeholder_scorer, plan_job
 from livescore.live import InProcessExecutor, ScorerConfig, ScoringJob
 from livescore.otel import Emitter
 from livescore.pii import RedactSpec
-from livescore.runs import Conversation, Run, TraceParent
-from livescore.scoring import Scorer, ScoreResult, create_scorer
-from livescore.sinks import ScoreSink, with_sinks
+from livescore.scoring import Scorer, ScoreResult
+from livescore.sinks import ScoreSink
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from livescore.fleet._conversations import ConversationStore
+    from livescore.fleet._job_plan import JobPlan, Pair
     from livescore.fleet._ledger import Ledger
     from livescore.fleet._otel_env import SpanHold
     from livescore.fleet._redis import OutageLog
@@ -73,201 +73,6 @@ T = TypeVar("T")
 _BUSY_POLL_S = 0.25
 _REDIS_BACKOFF_FIRST = 0.05
 _REDIS_BACKOFF_MAX = 2.0
-_WINDOWS_KEPT = 10_000
-
-
-@dataclass(slots=True)
-class WorkerStats:
-    """What one worker process did (its OpenTelemetry metrics say the same per scorer).
-
-    Attributes:
-        jobs: Deliveries handled to the end (acknowledged).
-        scored, failed, skipped, dropped: How the pairs this worker ended ended (counted
-            once their spans were exported and the pairs marked done).
-        duplicates: Pairs skipped because another delivery had already ended them, or held
-            them past the wait.
-        requeued: Deliveries handed back to the queue (at shutdown, or past the export
-            deadline).
-        export_handbacks: Of those, the deliveries handed back because their spans could
-            not be exported within ``export_deadline``.
-        fenced: Pairs whose claim had lapsed by their commit (this worker was frozen or cut
-            off past its heartbeat timeout and another worker took them over): their scores
-            were discarded here, never exported nor counted.
-        late_exports: Pairs whose span left but whose claim another worker had taken by the
-            time of the mark (a freeze longer than the fence, right after the export): a
-            duplicate span, counted once, by the other worker.
-        dead_letters: Messages moved to the dead-letter set (undecodable, not a job, or
-            failing every time).
-        failed_by_type: Failed pairs by ``error.type``.
-        loop_cpu_s: CPU seconds of the scoring loop's thread (scorers, judge calls,
-            emission), set when the worker stops.
-        commit_windows_s: For recent commits, the seconds from the export's start to the
-            marks' write: a worker killed within it leaves pairs exported but not marked
-            (scored again: the one duplicate window left). Up to 10,000 kept.
-    """
-
-    jobs: int = 0
-    scored: int = 0
-    failed: int = 0
-    skipped: int = 0
-    dropped: int = 0
-    duplicates: int = 0
-    requeued: int = 0
-    export_handbacks: int = 0
-    fenced: int = 0
-    late_exports: int = 0
-    dead_letters: int = 0
-    failed_by_type: dict[str, int] = field(default_factory=dict)
-    loop_cpu_s: float = 0.0
-    commit_windows_s: collections.deque[float] = field(
-        default_factory=lambda: collections.deque(maxlen=_WINDOWS_KEPT)
-    )
-
-
-@dataclass(slots=True)
-class _Pair:
-    scorer_id: str
-    sample_rate: float | None
-    config: ScorerConfig | None  # None: fails without scoring
-    failure: tuple[str, str] | None = None  # (error type, message)
-
-
-class _WorkerJob:
-    """The worker-side :class:`~livescore.live.JobHandle` of one delivery.
-
-    A pair's end makes its span (held) and queues its mark for the next commit in one step
-    (see :meth:`FleetWorker._commit`); the job is settled when every pair was committed
-    (marked done, or found ended elsewhere).
-    """
-
-    def __init__(
-        self,
-        worker: FleetWorker,
-        job_id: str,
-        owner: str,
-        job: ScoringJob,
-        rates: Sequence[float | None],
-        source: str,
-        reply_to: str | None,
-    ) -> None:
-        self._worker = worker
-        self.job_id = job_id
-        self.owner = owner
-        self._job = job
-        self._rates = tuple(rates)
-        self._source = source
-        self.reply_to = reply_to
-        self._lock = threading.Lock()
-        self.statuses: dict[str, str] = {}
-        self.claimed = frozenset(c.scorer_id for c in job.scorers)
-        self.settled_ids: set[str] = set()
-        self._closed = False
-        self.settled = threading.Event()
-        self.abandoned = threading.Event()
-        """Set by the commit thread once the job is handed back (claims released)."""
-        if not self.claimed:
-            self.settled.set()
-
-    @property
-    def job(self) -> ScoringJob:
-        return self._job
-
-    def close(self) -> dict[str, str]:
-        """Refuse every later report (the job goes back to the queue); what ended so far."""
-        with self._lock:
-            self._closed = True
-            return dict(self.statuses)
-
-    def settle(self, scorer_id: str) -> None:
-        """The pair was committed (called by the commit)."""
-        with self._lock:
-            self.settled_ids.add(scorer_id)
-            if self.settled_ids >= self.claimed:
-                self.settled.set()
-
-    def _end(self, index: int, status: str) -> str | None:
-        with self._lock:
-            if self._closed or not 0 <= index < len(self._job.scorers):
-                return None
-            sid = self._job.scorers[index].scorer_id
-            if sid in self.statuses:
-                return None  # reported twice: the first report wins
-            self.statuses[sid] = status
-            return sid
-
-    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
-        sid = self._end(index, result.status)
-        if sid is None:
-            return
-        worker = self._worker
-        config = self._job.scorers[index]
-        emit = _EmitArgs(
-            run=self._job.run,
-            result=result,
-            sample_rate=self._rates[index],
-            source=self._source,
-            scorer_version=config.scorer.version,
-            start_time_ns=start_time_ns,
-            parent=self._job.parent,
-        )
-        worker._emit_and_queue(self, sid, result.status, result, emit)
-
-    def drop(self, reason: str, index: int | None = None) -> None:
-        indices = range(len(self._job.scorers)) if index is None else (index,)
-        for i in indices:
-            sid = self._end(i, "dropped")
-            if sid is None:
-                continue
-            result = ScoreResult(
-                run_id=self._job.run.run_id,
-                scorer_id=sid,
-                status="failed",
-                error=f"dropped on the worker ({reason})",
-                error_type=reason,
-            )
-            self._worker._emit_and_queue(self, sid, "dropped", result, None, drop_reason=reason)
-
-    def hand_off(self, index: int | None = None) -> None:
-        # Nothing hands a job on from a worker; a report like this is a bug, counted.
-        self.drop("handed_off_on_worker", index)
-
-
-@dataclass(frozen=True, slots=True)
-class _EmitArgs:
-    run: Run
-    result: ScoreResult
-    sample_rate: float | None
-    source: str
-    scorer_version: str | None
-    start_time_ns: int | None
-    parent: TraceParent | None
-
-    def to(self, emitter: Emitter) -> None:
-        emitter.emit(
-            self.run,
-            self.result,
-            sample_rate=self.sample_rate,
-            source=self.source,
-            scorer_version=self.scorer_version,
-            start_time_ns=self.start_time_ns,
-            parent=self.parent,
-        )
-
-
-@dataclass(slots=True)
-class _Mark:
-    """One pair's end on its way through a commit: fence, export, mark, count."""
-
-    handle: _WorkerJob
-    scorer_id: str
-    status: str
-    result: ScoreResult
-    emit: _EmitArgs | None  # None: a dropped pair (no span)
-    drop_reason: str | None = None
-    spans: list[Any] = field(default_factory=list)
-    fenced_until: float = 0.0  # monotonic; 0: not fenced yet
-    failing_since: float | None = None  # monotonic: its first failed export
-    event_sent: bool = False  # its gen_ai.evaluation.result event was handed to the SDK
 
 
 class FleetWorker:
@@ -307,10 +112,10 @@ class FleetWorker:
         export_deadline: Seconds a job's spans may keep failing to export (the collector
             refusing or away) before the job goes back to the queue, its scores discarded.
         consumer: The engine's consumer (Dramatiq by default).
-        span_hold: The span processor that holds the worker's spans until a commit exports
-            them (``livescore worker`` installs one; see :meth:`_commit`). Without it, a
-            commit force-flushes the tracer provider: spans cannot be fenced, and a crash
-            between another flush and the commit can duplicate a score.
+        span_hold: The span processor that holds the worker's spans until a commit fences
+            and exports them (``livescore worker`` installs one). Without it, a commit
+            force-flushes the tracer provider: spans cannot be fenced, and a crash between
+            another flush and the commit can duplicate a score.
         conversation_poll: With conversation scorers among ``scorers``: seconds between
             looks at the conversations due in Redis (how late, at most, a quiet
             conversation's evaluation is published past its idle timeout).
@@ -381,8 +186,6 @@ class FleetWorker:
         self.semconv_proposals = bool(semconv_proposals)
         self._emitter_given = emitter
         self.emitter: Emitter = emitter  # type: ignore[assignment]  # set in run()
-        self._span_emitter: Emitter | None = None
-        self._event_emitter: Emitter | None = None
         self.judge_rpm = judge_rpm
         self.judge_concurrency = judge_concurrency
         self.heartbeat_timeout = float(heartbeat_timeout)
@@ -392,7 +195,7 @@ class FleetWorker:
         self.export_deadline = float(export_deadline)
         self.worker_id = uuid.uuid4().hex[:16]
         self.stats = WorkerStats()
-        self.emit_errors = 0
+        self._counts = WorkerCounts(self.stats)
         self.gate: Any = None
         self._consumer = consumer
         self.span_hold = span_hold
@@ -401,8 +204,6 @@ class FleetWorker:
                 f"conversation_poll must be from 0 to 60 seconds, not {conversation_poll!r}"
             )
         self.conversation_poll = float(conversation_poll)
-        self._lock = threading.Lock()
-        self._commit_lock = threading.Lock()  # span emission + queueing of a mark, vs a commit
         self._init_run_state()
         self.waiting_for: str | None = None
         """Why the worker is not consuming yet (``"Redis is ..."``); ``None`` otherwise."""
@@ -412,35 +213,28 @@ class FleetWorker:
     def _init_run_state(self) -> None:
         """What :meth:`run` and its threads build and own, empty until it starts."""
         self._conversations: ConversationStore | None = None
-        self._pending: list[_Mark] = []
-        self._abandon: list[_WorkerJob] = []
-        # Owned by the commit thread: marks not exported yet, and exported but not marked.
-        self._held: list[_Mark] = []
-        self._exported: list[_Mark] = []
-        self._untagged: list[Any] = []
         self._ledger: Ledger | None = None
-        self._barrier: ExportBarrier | None = None
+        self._commits: Commits | None = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
         self._scoring: Any = None
         self._send: Any = None
         self._draining = threading.Event()
         self._aborted = threading.Event()
         self._outages: OutageLog | None = None
-        self._export_failing = False
         self._dead_letter_counter: Any = None
-        self._window_start = 0.0
 
     def __repr__(self) -> str:
         return f"FleetWorker(scorers=[{', '.join(self.scorers)}], concurrency={self.concurrency})"
 
     @property
+    def emit_errors(self) -> int:
+        """How many times the emitter raised (the first one is logged)."""
+        return self._counts.emit_errors
+
+    @property
     def fence_s(self) -> float:
         """How long a commit's fence holds a pair: an export's longest time and a margin."""
-        return 2 * self._export_budget() + 10.0
-
-    def _export_budget(self) -> float:
-        hold = self.span_hold
-        return float(getattr(hold, "export_timeout", 10.0)) if hold is not None else 10.0
+        return 2 * export_budget(self.span_hold) + 10.0
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -460,8 +254,12 @@ class FleetWorker:
         from livescore.fleet._ledger import Ledger
         from livescore.fleet._redis import OutageLog, redis_client
 
-        self._outages = OutageLog("livescore worker")
-        self._make_emitters()
+        outages = self._outages = OutageLog("livescore worker")
+        emitters = make_emitters(
+            self._emitter_given, self.sinks, self.signals, self.semconv_proposals
+        )
+        self.emitter = emitters.counts
+        self._dead_letter_counter = _dead_letter_counter()
         consumer = self._consumer or DramatiqConsumer(
             self.broker,
             self.queue,
@@ -470,7 +268,7 @@ class FleetWorker:
             concurrency=2 * self.concurrency,
             heartbeat_timeout=self.heartbeat_timeout,
             max_failures=self.max_deliveries,
-            outages=self._outages,
+            outages=outages,
         )
         with ExitStack() as stack:
             client = redis_client(self.broker)
@@ -485,27 +283,11 @@ class FleetWorker:
             self._conversations = ConversationStore(client)
             if any(c.scorer.level == "conversation" for c in self.scorers.values()):
                 self._start_conversation_timer(self._conversations, stack)
-            barrier = self._barrier = ExportBarrier(self._commit)
-            stack.callback(barrier.stop)
-            portal = self._portal = stack.enter_context(
-                anyio.from_thread.start_blocking_portal(backend="asyncio")
+            commits = self._commits = Commits(
+                ledger, self._counts, emitters, outages, self.span_hold, self.export_deadline
             )
-            send, receive = portal.call(_memory_stream)
-            self._send = send
-            # Every pair of every job in hand may run: a job's quick pairs never wait behind
-            # slow pairs of other jobs; each scorer still scores ``concurrency`` at a time.
-            executor = InProcessExecutor(max_concurrency=self.concurrency * len(self.scorers))
-            from livescore.fleet._gate import RedisJudgeGate
-
-            # Always: a 429 pauses the whole fleet even when no budget is configured.
-            self.gate = RedisJudgeGate(
-                self.broker,
-                rpm=self.judge_rpm,
-                concurrency=self.judge_concurrency,
-                lease=max(c.timeout for c in self.scorers.values()),
-            )
-            portal.call(_install_gate, self.gate)
-            scoring = self._scoring = portal.start_task_soon(_run_executor, executor, receive)
+            stack.callback(commits.stop)
+            portal, scoring, send = self._start_scoring(stack)
             watcher = threading.Thread(
                 target=self._drain_when_stopped, args=(stop,), name="livescore-fleet-drain"
             )
@@ -521,6 +303,32 @@ class FleetWorker:
                 )
             finally:
                 self._stop_scoring(portal, scoring, send)
+
+    def _start_scoring(
+        self, stack: ExitStack
+    ) -> tuple[anyio.from_thread.BlockingPortal, Future[None], Any]:
+        """Start the scoring loop on a thread of its own, until ``stack`` closes: its
+        portal, the task that scores, and the stream that feeds it."""
+        from livescore.fleet._gate import RedisJudgeGate
+
+        portal = self._portal = stack.enter_context(
+            anyio.from_thread.start_blocking_portal(backend="asyncio")
+        )
+        send, receive = portal.call(_memory_stream)
+        self._send = send
+        # Every pair of every job in hand may run: a job's quick pairs never wait behind
+        # slow pairs of other jobs; each scorer still scores ``concurrency`` at a time.
+        executor = InProcessExecutor(max_concurrency=self.concurrency * len(self.scorers))
+        # Always: a 429 pauses the whole fleet even when no budget is configured.
+        self.gate = RedisJudgeGate(
+            self.broker,
+            rpm=self.judge_rpm,
+            concurrency=self.judge_concurrency,
+            lease=max(c.timeout for c in self.scorers.values()),
+        )
+        portal.call(_install_gate, self.gate)
+        scoring = self._scoring = portal.start_task_soon(_run_executor, executor, receive)
+        return portal, scoring, send
 
     def _start_conversation_timer(self, store: ConversationStore, stack: ExitStack) -> None:
         """Publish the conversations that went quiet, until ``stack`` closes."""
@@ -551,61 +359,12 @@ class FleetWorker:
         try:
             self.emitter.flush(10.0)
         except Exception:
-            self._emit_failed()
+            self._counts.emit_failed()
         for sink in self.sinks:
             try:
                 sink.shutdown(5.0)
             except Exception:
                 _log.exception("livescore: sink %r raised from shutdown()", sink.name)
-
-    def _make_emitters(self) -> None:
-        """Spans at a pair's end, counts (metrics, sinks) once it is committed."""
-        from opentelemetry import metrics
-
-        from livescore.otel import attributes as A
-
-        if self._emitter_given is None:
-            from opentelemetry.metrics import NoOpMeterProvider
-            from opentelemetry.trace import NoOpTracerProvider
-
-            from livescore.otel import OTelEmitter
-
-            # Three emitters, one per moment: spans at a pair's end (held), events at the
-            # commit that exports those spans (a fenced pair's never leaves), counts once
-            # the pair is marked done.
-            self._span_emitter = OTelEmitter(
-                meter_provider=NoOpMeterProvider(),
-                tracer_provider=None if "spans" in self.signals else NoOpTracerProvider(),
-                emit="spans",
-                semconv_proposals=self.semconv_proposals,
-            )
-            self._event_emitter = (
-                OTelEmitter(
-                    meter_provider=NoOpMeterProvider(),
-                    tracer_provider=NoOpTracerProvider(),
-                    emit="events",
-                    semconv_proposals=self.semconv_proposals,
-                )
-                if "events" in self.signals
-                else None
-            )
-            self.emitter = with_sinks(
-                OTelEmitter(
-                    tracer_provider=NoOpTracerProvider(),
-                    emit="spans",
-                    semconv_proposals=self.semconv_proposals,
-                ),
-                self.sinks,
-            )
-        else:
-            self._span_emitter = None
-            self._event_emitter = None
-            self.emitter = with_sinks(self._emitter_given, self.sinks)
-        self._dead_letter_counter = metrics.get_meter(A.INSTRUMENTATION_SCOPE).create_counter(
-            "livescore.fleet.dead_letters",
-            unit="{message}",
-            description="Messages a worker moved to the dead-letter set, by livescore.reason",
-        )
 
     def _wait_for_broker(self, client: Any, ledger: Ledger, stop: threading.Event) -> bool:
         """Wait until Redis takes a write (this worker's first heartbeat); ``False`` if
@@ -694,8 +453,9 @@ class FleetWorker:
         turn = record.get("turn")
         if turn is not None:
             # Kept before anything is scored: a redelivered job keeps it once (idempotent).
-            self._redis(lambda: self._keep_turn(turn, record))
-        run, parent, pairs, conversation = self._plan(record)
+            self._redis(lambda: keep_turn(self._conversations, turn, record))
+        plan = plan_job(record, self.scorers)
+        pairs = plan.pairs
         if not pairs:
             if turn is None:
                 _log.error("livescore worker: job %s names no scorer; ignored", job_id)
@@ -721,8 +481,7 @@ class FleetWorker:
         mine = [p for p in pairs if states.get(p.scorer_id) == "claimed"]
         duplicates = sum(1 for p in pairs if states.get(p.scorer_id) != "claimed")
         if duplicates:
-            with self._lock:
-                self.stats.duplicates += duplicates
+            self._counts.add(duplicates=duplicates)
         source = str(record.get("source") or "live")
         reply_to = record.get("reply_to") if isinstance(record.get("reply_to"), str) else None
         if deliveries > self.max_deliveries:
@@ -731,29 +490,26 @@ class FleetWorker:
                 f"before finishing (max_deliveries={self.max_deliveries}); it is not scored "
                 "again"
             )
-            for p in mine:
-                p.config, p.failure = None, ("poisoned_job", message)
-        handle = self._feed(job_id, owner, run, parent, mine, source, reply_to, conversation)
+            fail_all(mine, "poisoned_job", message)
+        handle = self._feed(job_id, owner, plan, mine, source, reply_to)
         while not handle.settled.wait(0.2):
             if handle.abandoned.is_set():
                 self._hand_back(delivery, owner, export=True)
             if self._aborted.is_set():
                 self._give_back(handle, delivery, owner)
         self._redis(lambda: ledger.complete(delivery.message_id), give_up=False)
-        with self._lock:
-            self.stats.jobs += 1
+        self._counts.add(jobs=1)
 
-    def _give_back(self, handle: _WorkerJob, delivery: Delivery, owner: str) -> None:
+    def _give_back(self, handle: WorkerJob, delivery: Delivery, owner: str) -> None:
         """The drain deadline passed: keep what was committed, hand the rest back."""
+        commits = self._commits
+        assert commits is not None
         finished = handle.close()
         if finished:
-            self._barrier_wait()  # the pairs that ended are committed (marked done), if they can be
+            commits.wait()  # the pairs that ended are committed (marked done), if they can be
         if not handle.settled.is_set():
-            with self._commit_lock:
-                self._abandon.append(handle)
-            if self._barrier is not None:
-                self._barrier.request()
-            handle.abandoned.wait(self._export_budget() + 15.0)
+            commits.abandon(handle)
+            handle.abandoned.wait(export_budget(self.span_hold) + 15.0)
         self._hand_back(delivery, owner)
 
     def _hand_back(self, delivery: Delivery, owner: str, *, export: bool = False) -> None:
@@ -764,16 +520,8 @@ class FleetWorker:
         # Redis away at the drain deadline: the delivery stays counted, no more.
         with contextlib.suppress(Requeue):
             self._redis(lambda: ledger.uncount_delivery(delivery.message_id, owner))
-        with self._lock:
-            self.stats.requeued += 1
-            if export:
-                self.stats.export_handbacks += 1
+        self._counts.add(requeued=1, export_handbacks=int(export))
         raise Requeue()
-
-    def _barrier_wait(self) -> None:
-        barrier = self._barrier
-        if barrier is not None and not barrier.wait(barrier.timeout + 1.0):
-            _log.warning("livescore worker: a commit did not finish in time")
 
     def _dead_letter(self, reason: str, record: Mapping[str, Any] | None) -> None:
         """A message went to the dead-letter set: count it, and drop (counted) the pairs of
@@ -781,8 +529,7 @@ class FleetWorker:
         from livescore.fleet._ledger import Mark, valid_job_id
         from livescore.otel import attributes as A
 
-        with self._lock:
-            self.stats.dead_letters += 1
+        self._counts.add(dead_letters=1)
         if self._dead_letter_counter is not None:
             self._dead_letter_counter.add(1, {A.LIVESCORE_REASON: reason})
         raw_id = record.get("id") if record is not None else None
@@ -805,402 +552,32 @@ class FleetWorker:
         )
         for sid, outcome in zip(mine, outcomes, strict=True):
             if outcome == "marked":
-                with self._lock:
-                    self.stats.dropped += 1
+                self._counts.add(dropped=1)
                 self.emitter.record_dropped(sid, reason)
-
-    # -- emission and commits ---------------------------------------------------------------------
-
-    def _emit_and_queue(
-        self,
-        handle: _WorkerJob,
-        scorer_id: str,
-        status: str,
-        result: ScoreResult,
-        emit: _EmitArgs | None,
-        *,
-        drop_reason: str | None = None,
-    ) -> None:
-        """Make one pair's span (held with its mark) and queue the mark for the next
-        commit, atomically with respect to commits."""
-        mark = _Mark(handle, scorer_id, status, result, emit, drop_reason)
-        with self._commit_lock:
-            if emit is not None:
-                try:
-                    if self._span_emitter is None:
-                        emit.to(self.emitter)  # a custom emitter: everything now
-                    elif self.span_hold is not None:
-                        with self.span_hold.capture(mark.spans):
-                            emit.to(self._span_emitter)
-                    else:
-                        emit.to(self._span_emitter)
-                except Exception:
-                    self._emit_failed()
-            self._pending.append(mark)
-        if self._barrier is not None:
-            self._barrier.request()
-
-    def _commit(self, timeout: float) -> bool:
-        """Commit the pairs that ended since the last commit (on the export barrier's
-        thread): fence their claims, export their spans, mark them done, count them.
-
-        A pair whose claim another delivery took is discarded (never exported). When the
-        export fails, the marks wait for the next commit (the barrier retries) and their
-        jobs stay unacknowledged; past ``export_deadline``, their jobs go back to the queue.
-        When Redis fails after the export, the marks are written by a later commit,
-        without exporting again. A worker killed between the export and the marks (one
-        Redis round trip, :attr:`WorkerStats.commit_windows_s`) leaves those pairs
-        exported but not marked: scored again, the one duplicate left.
-
-        Returns:
-            ``False`` while something is left to commit.
-        """
-        from livescore.fleet._redis import outage_reason
-
-        with self._commit_lock:
-            self._held.extend(self._pending)
-            self._pending = []
-            abandon, self._abandon = self._abandon, []
-            if self.span_hold is not None:
-                self._untagged.extend(self.span_hold.take())
-        for handle in abandon:
-            self._abandon_now(handle)
-        try:
-            if not self._mark_exported():
-                return False
-            if not self._held and not self._untagged:
-                return True
-            self._fence()
-            exported = self._export(timeout)
-            if exported is None:
-                return False
-            if not exported:
-                self._export_failed()
-                return False
-            return self._mark_exported()
-        except Exception as exc:
-            reason = outage_reason(exc)
-            if reason is None:
-                _log.exception("livescore worker: a commit failed; retrying")
-            else:
-                assert self._outages is not None
-                self._outages.down(reason, "scores wait to be marked done")
-            return False
-
-    def _fence(self) -> None:
-        """Hold the claims of the marks about to be exported for :attr:`fence_s`, in Redis,
-        so that no other delivery can take them while the export runs; discard the marks
-        whose claims another delivery has taken."""
-        ledger = self._ledger
-        assert ledger is not None
-        now = time.monotonic()
-        budget = self._export_budget() + 1.0
-        need = [m for m in self._held if m.fenced_until < now + budget]
-        if not need:
-            return
-        sent = time.monotonic()
-        held = ledger.fence(
-            [(m.handle.job_id, m.scorer_id, m.handle.owner) for m in need], seconds=self.fence_s
-        )
-        lost: set[int] = set()
-        for mark, mine in zip(need, held, strict=True):
-            if mine:
-                # Measured from before the call: the fence ends no earlier than this.
-                mark.fenced_until = sent + self.fence_s
-            else:
-                lost.add(id(mark))
-        if not lost:
-            return
-        gone = [m for m in self._held if id(m) in lost]
-        self._held = [m for m in self._held if id(m) not in lost]
-        with self._lock:
-            self.stats.fenced += len(gone)
-        _log.warning(
-            "livescore worker: %d score(s) discarded: their claims lapsed (this worker was "
-            "frozen or cut off past its heartbeat timeout) and another worker took them over",
-            len(gone),
-        )
-        for mark in gone:
-            mark.handle.settle(mark.scorer_id)
-
-    def _export(self, timeout: float) -> bool | None:
-        """Export the spans of the held marks (and any others held); ``None`` when a fence
-        ran out before the export could start (the next commit fences again)."""
-        hold = self.span_hold
-        self._window_start = time.monotonic()
-        if self._span_emitter is None:
-            # A custom emitter delivers (and counted) its scores itself: flushed, not held.
-            if not self.emitter.flush(timeout):
-                self._emit_failed()
-            exported = True
-        else:
-            if hold is not None and any(m.fenced_until <= self._window_start for m in self._held):
-                return None
-            if not self._export_events(timeout):
-                return False
-            if hold is None:
-                exported = _force_flush_traces(timeout)
-            else:
-                spans = [s for m in self._held for s in m.spans] + self._untagged
-                exported = hold.export(spans)
-        if exported:
-            self._untagged = []
-            self._exported.extend(self._held)
-            self._held = []
-            if self._export_failing:
-                self._export_failing = False
-                _log.warning("livescore worker: spans export again")
-        return exported
-
-    def _export_events(self, timeout: float) -> bool:
-        """Hand the held marks' ``gen_ai.evaluation.result`` events to the SDK (once each)
-        and flush them, before their spans: a failed flush is a failed export (the events
-        are made again by the retry, so they leave at least once, like the spans)."""
-        emitter = self._event_emitter
-        if emitter is None:
-            return True
-        for mark in self._held:
-            if mark.emit is not None and not mark.event_sent:
-                mark.event_sent = True
-                try:
-                    mark.emit.to(emitter)
-                except Exception:
-                    self._emit_failed()
-        if _force_flush_logs(timeout):
-            return True
-        for mark in self._held:
-            mark.event_sent = False
-        return False
-
-    def _export_failed(self) -> None:
-        """The collector refused or did not answer: keep the marks; past the deadline, hand
-        their jobs back to the queue."""
-        now = time.monotonic()
-        if not self._export_failing:
-            self._export_failing = True
-            _log.warning(
-                "livescore worker: the spans could not be exported (the collector refuses or "
-                "does not answer); %d job(s) wait, unacknowledged, and the export is retried "
-                "(after %.0f s a job goes back to the queue)",
-                len({id(m.handle) for m in self._held}),
-                self.export_deadline,
-            )
-        expired: dict[int, _WorkerJob] = {}
-        for mark in self._held:
-            if mark.failing_since is None:
-                mark.failing_since = now
-            elif now - mark.failing_since > self.export_deadline:
-                expired[id(mark.handle)] = mark.handle
-        if expired:
-            _log.warning(
-                "livescore worker: %d job(s) could not export their spans for %.0f s; they "
-                "go back to the queue, their scores discarded",
-                len(expired),
-                self.export_deadline,
-            )
-        for handle in expired.values():
-            handle.close()
-            self._abandon_now(handle)
-
-    def _mark_exported(self) -> bool:
-        """Mark the exported pairs done (each only where its claim is still this
-        delivery's), then count them; ``False`` if Redis did not take the marks."""
-        from livescore.fleet._ledger import Mark
-
-        if not self._exported:
-            return True
-        ledger = self._ledger
-        assert ledger is not None
-        marks = self._exported
-        outcomes = ledger.mark(
-            [
-                Mark(
-                    m.handle.job_id,
-                    m.scorer_id,
-                    m.handle.owner,
-                    m.status,
-                    m.handle.reply_to,
-                    m.result if m.handle.reply_to else None,
-                )
-                for m in marks
-            ]
-        )
-        window = time.monotonic() - self._window_start
-        self._exported = []
-        late = 0
-        for mark, outcome in zip(marks, outcomes, strict=True):
-            if outcome == "marked":
-                self._count(mark)
-            else:
-                late += 1
-            mark.handle.settle(mark.scorer_id)
-        with self._lock:
-            self.stats.commit_windows_s.append(window)
-            self.stats.late_exports += late
-        if late:
-            _log.warning(
-                "livescore worker: %d score(s) were exported after another worker took them "
-                "over (a freeze longer than the fence): a duplicate span each, counted once",
-                late,
-            )
-        self._flush_counts()
-        return True
-
-    def _count(self, mark: _Mark) -> None:
-        """The pair is committed: count it once (metrics, sinks, stats)."""
-        if mark.drop_reason is not None:
-            with self._lock:
-                self.stats.dropped += 1
-            try:
-                self.emitter.record_dropped(mark.scorer_id, mark.drop_reason)
-            except Exception:
-                self._emit_failed()
-            return
-        self._record(mark.result)
-        if self._span_emitter is not None and mark.emit is not None:
-            try:
-                mark.emit.to(self.emitter)  # metrics and sinks (its spans go nowhere)
-            except Exception:
-                self._emit_failed()
-
-    def _flush_counts(self) -> None:
-        """Push out the counts of what was just marked (a crash after an acknowledgement
-        must not lose them)."""
-        timeout = 5.0
-        try:
-            if self.span_hold is None and self._span_emitter is None:
-                self.emitter.flush(timeout)
-                return
-            from opentelemetry import metrics
-
-            force_flush = getattr(metrics.get_meter_provider(), "force_flush", None)
-            if callable(force_flush):
-                force_flush(int(timeout * 1000))
-            for sink in self.sinks:
-                try:
-                    sink.flush(timeout)
-                except Exception:
-                    _log.exception("livescore: sink %r raised from flush()", sink.name)
-        except Exception:
-            self._emit_failed()
-
-    def _abandon_now(self, handle: _WorkerJob) -> None:
-        """Hand ``handle`` back (commit thread): drop its marks not exported (their spans
-        never leave), release its claims on pairs not exported, and tell its thread."""
-        ledger = self._ledger
-        assert ledger is not None
-        handle.close()
-        self._held = [m for m in self._held if m.handle is not handle]
-        keep = set(handle.settled_ids) | {m.scorer_id for m in self._exported if m.handle is handle}
-        release = sorted(handle.claimed - keep)
-        try:
-            ledger.release(handle.job_id, release, owner=handle.owner)
-        except Exception:
-            # Redis is away: the claims lapse with this worker's heartbeat, or expire.
-            _log.debug("releasing claims failed", exc_info=True)
-        handle.abandoned.set()
-
-    def _keep_turn(self, turn: Any, record: Mapping[str, Any]) -> None:
-        """A conversation's turn (or end request) goes to Redis. Idempotent: a turn
-        delivered twice is kept once. A Redis error raises (the caller waits it out)."""
-        store = self._conversations
-        if store is None:
-            return
-        if not isinstance(turn, Mapping) or not isinstance(turn.get("id"), str):
-            _log.error("livescore worker: a job's conversation turn is malformed; ignored")
-            return
-        if turn.get("end"):
-            store.end(turn["id"])
-            return
-        run = record.get("run")
-        if isinstance(run, Mapping):
-            store.add_turn(turn, run, record.get("parent"))
-
-    def _plan(
-        self, record: Mapping[str, Any]
-    ) -> tuple[Run, TraceParent | None, list[_Pair], Conversation | None]:
-        """The run, its parent span, each pair (to score, or to fail at once, why) and the
-        conversation a conversation's evaluation judges."""
-        from livescore.fleet._ledger import valid_reply_to
-
-        entries = record.get("scorers")
-        pairs: list[_Pair] = []
-        seen: set[str] = set()
-        for entry in entries if isinstance(entries, list) else ():
-            sid = entry.get("id") if isinstance(entry, Mapping) else None
-            if not isinstance(sid, str) or not sid or sid in seen:
-                continue
-            seen.add(sid)
-            rate = entry.get("sample_rate")
-            rate = (
-                float(rate)
-                if isinstance(rate, int | float) and not isinstance(rate, bool)
-                else None
-            )
-            config = self.scorers.get(sid)
-            failure = None
-            if config is None:
-                failure = ("unknown_scorer", _unknown_scorer(sid, self.scorers))
-            pairs.append(_Pair(sid, rate, config, failure))
-        version = record.get("format", 1)
-        raw_run = record.get("run")
-        run_id = raw_run.get("run_id") if isinstance(raw_run, Mapping) else None
-        fallback = Run(run_id=str(run_id or record.get("id") or uuid.uuid4().hex))
-        try:
-            parent = TraceParent.from_dict(record.get("parent"))
-        except Exception:
-            parent = None
-        if not isinstance(version, int) or isinstance(version, bool) or version > ScoringJob.FORMAT:
-            message = (
-                f"this job record has format {version!r}; this worker reads up to "
-                f"{ScoringJob.FORMAT} (upgrade livescore on the workers)"
-            )
-            for p in pairs:
-                p.config, p.failure = None, ("unsupported_job_format", message)
-            return fallback, parent, pairs, None
-        reply_to = record.get("reply_to")
-        if reply_to is not None and not valid_reply_to(reply_to):
-            message = (
-                f"the job's reply_to {str(reply_to)[:80]!r} is not an evaluation's result "
-                "list (livescore:fleet:eval:<id>:results); nothing is sent there"
-            )
-            for p in pairs:
-                p.config, p.failure = None, ("invalid_job", message)
-            return fallback, parent, pairs, None
-        conversation: Conversation | None = None
-        try:
-            run = Run.from_dict(raw_run)  # type: ignore[arg-type]
-            raw_conversation = record.get("conversation")
-            if raw_conversation is not None:
-                conversation = Conversation.from_dict(raw_conversation)
-        except Exception as exc:
-            message = f"the job's run could not be read: {type(exc).__name__}: {exc}"
-            for p in pairs:
-                p.config, p.failure = None, ("invalid_job", message)
-            return fallback, parent, pairs, None
-        return run, parent, pairs, conversation
 
     def _feed(
         self,
         job_id: str,
         owner: str,
-        run: Run,
-        parent: TraceParent | None,
-        pairs: Sequence[_Pair],
+        plan: JobPlan,
+        pairs: Sequence[Pair],
         source: str,
         reply_to: str | None,
-        conversation: Conversation | None = None,
-    ) -> _WorkerJob:
-        """Hand the pairs to score to the scoring loop; fail the others at once."""
+    ) -> WorkerJob:
+        """Hand ``pairs`` (those of ``plan`` this delivery claimed) to score to the scoring
+        loop; fail the others at once."""
         from livescore.fleet._ledger import valid_reply_to
 
+        commits = self._commits
+        assert commits is not None
+        run, parent, conversation = plan.run, plan.parent, plan.conversation
         to_score = [p for p in pairs if p.config is not None]
         to_fail = [p for p in pairs if p.config is None]
         configs = tuple(p.config for p in to_score if p.config is not None)
-        failing_configs = tuple(ScorerConfig(_placeholder_scorer(p.scorer_id)) for p in to_fail)
+        failing_configs = tuple(ScorerConfig(placeholder_scorer(p.scorer_id)) for p in to_fail)
         job = ScoringJob(run, configs + failing_configs, parent, conversation=conversation)
-        handle = _WorkerJob(
-            self,
+        handle = WorkerJob(
+            commits.add,
             job_id,
             owner,
             job,
@@ -1225,53 +602,8 @@ class FleetWorker:
             scoring = ScoringJob(run, configs, parent, conversation=conversation)
             # The executor sees only the pairs it scores; the handle knows them all.
             assert self._portal is not None
-            self._portal.call(self._send.send_nowait, _Slice(handle, scoring))
+            self._portal.call(self._send.send_nowait, Slice(handle, scoring))
         return handle
-
-    # -- counting -------------------------------------------------------------------------------
-
-    def _record(self, result: ScoreResult) -> None:
-        with self._lock:
-            if result.status == "scored":
-                self.stats.scored += 1
-            elif result.status == "skipped":
-                self.stats.skipped += 1
-            else:
-                self.stats.failed += 1
-                kind = result.error_type or "error"
-                self.stats.failed_by_type[kind] = self.stats.failed_by_type.get(kind, 0) + 1
-
-    def _emit_failed(self) -> None:
-        with self._lock:
-            self.emit_errors += 1
-            first = self.emit_errors == 1
-        if first:
-            _log.exception("livescore worker: the emitter raised (logged once)")
-
-
-class _Slice:
-    """The executor's view of a delivery: only the pairs it scores (same order, first)."""
-
-    def __init__(self, handle: _WorkerJob, job: ScoringJob) -> None:
-        self._handle = handle
-        self._job = job
-
-    @property
-    def job(self) -> ScoringJob:
-        return self._job
-
-    def finish(self, index: int, result: ScoreResult, *, start_time_ns: int | None = None) -> None:
-        self._handle.finish(index, result, start_time_ns=start_time_ns)
-
-    def drop(self, reason: str, index: int | None = None) -> None:
-        if index is None:
-            for i in range(len(self._job.scorers)):
-                self._handle.drop(reason, i)
-        else:
-            self._handle.drop(reason, index)
-
-    def hand_off(self, index: int | None = None) -> None:
-        self.drop("handed_off_on_worker", index)
 
 
 def _check_options(
@@ -1329,29 +661,6 @@ def _redacted(url: str) -> str:
     return redact_url(url)
 
 
-def _force_flush_traces(timeout: float) -> bool:
-    from opentelemetry import trace
-
-    force_flush = getattr(trace.get_tracer_provider(), "force_flush", None)
-    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
-
-
-def _force_flush_logs(timeout: float) -> bool:
-    from opentelemetry import _logs
-
-    force_flush = getattr(_logs.get_logger_provider(), "force_flush", None)
-    return bool(force_flush(int(timeout * 1000))) if callable(force_flush) else True
-
-
-def _placeholder_scorer(scorer_id: str) -> Scorer:
-    """A scorer that stands for an id the worker cannot score (it is never run)."""
-    return create_scorer(id=scorer_id, description="not scored here", generate_score=_never)
-
-
-def _never(ctx: Any) -> float:
-    raise RuntimeError("never run")
-
-
 async def _memory_stream() -> tuple[Any, Any]:
     return anyio.create_memory_object_stream[Any](max_buffer_size=math.inf)
 
@@ -1371,19 +680,14 @@ async def _run_executor(executor: InProcessExecutor, receive: Any) -> None:
         raise
 
 
-def _unknown_scorer(sid: str, known: Mapping[str, Any]) -> str:
-    """Why a job's scorer cannot be scored here, and, for a catalog scorer (the jobs of
-    ``livescore eval --broker`` name them), how the workers build it."""
-    message = (
-        f"scorer {sid!r} is not among this worker's scorers ({', '.join(known)}): start the "
-        "workers with the agents' scorers"
-    )
-    try:
-        entry, _ = parse_scorer_spec(sid)
-    except ValueError:
-        return message
-    options = ", ScorerOptions(model=...)" if entry.needs_judge else ""
-    return (
-        f"{message}; it is the catalog's {entry.name} scorer: add "
-        f"livescore.scorers.build_scorer({sid!r}{options}) to them"
+def _dead_letter_counter() -> Any:
+    """The worker's count of dead letters, on the global meter provider."""
+    from opentelemetry import metrics
+
+    from livescore.otel import attributes as A
+
+    return metrics.get_meter(A.INSTRUMENTATION_SCOPE).create_counter(
+        "livescore.fleet.dead_letters",
+        unit="{message}",
+        description="Messages a worker moved to the dead-letter set, by livescore.reason",
     )
