@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from livescore.fleet._otel_env import SpanHold
     from livescore.fleet._redis import OutageLog
 
-__all__ = ("Commits", "Emitters", "export_budget", "make_emitters")
+__all__ = ("Commits", "Emitters", "export_budget", "fence_seconds", "make_emitters")
 
 _log = logging.getLogger("livescore.fleet")
 
@@ -38,6 +38,11 @@ _log = logging.getLogger("livescore.fleet")
 def export_budget(span_hold: SpanHold | None) -> float:
     """The longest an export of the held spans may take, in seconds."""
     return float(getattr(span_hold, "export_timeout", 10.0)) if span_hold is not None else 10.0
+
+
+def fence_seconds(span_hold: SpanHold | None) -> float:
+    """How long a commit's fence holds a pair: an export's longest time and a margin."""
+    return 2 * export_budget(span_hold) + 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +133,8 @@ class Commits:
         self._ledger = ledger
         self._outages = outages
         self._hold = span_hold
-        self.fence_s = 2 * export_budget(span_hold) + 10.0
-        """How long a commit's fence holds a pair: an export's longest time and a margin."""
+        self.fence_s: float = fence_seconds(span_hold)
+        """How long a commit's fence holds a pair (:func:`fence_seconds`)."""
         self._export_deadline = export_deadline
         self._counts = counts
         self._emitters = emitters

@@ -43,7 +43,7 @@ import anyio
 import anyio.from_thread
 
 from livescore._emit import DEFAULT_EMIT, EmitSignal, parse_emit
-from livescore.fleet._commit import Commits, export_budget, make_emitters
+from livescore.fleet._commit import Commits, export_budget, fence_seconds, make_emitters
 from livescore.fleet._counts import WorkerCounts, WorkerStats
 from livescore.fleet._engine import Consumer, DeadLetter, Delivery, Requeue
 from livescore.fleet._executor import DEFAULT_QUEUE
@@ -234,7 +234,7 @@ class FleetWorker:
     @property
     def fence_s(self) -> float:
         """How long a commit's fence holds a pair: an export's longest time and a margin."""
-        return 2 * export_budget(self.span_hold) + 10.0
+        return fence_seconds(self.span_hold)
 
     # -- lifecycle ------------------------------------------------------------------------
 
