@@ -44,7 +44,7 @@ class JobPlan:
     conversation: Conversation | None = None
 
 
-def fail_all(pairs: Iterable[Pair], error_type: str, message: str) -> None:
+def fail_all(pairs: Iterable[Pair], *, error_type: str, message: str) -> None:
     """Have each of ``pairs`` fail at once with ``error_type``, without scoring."""
     for pair in pairs:
         pair.config, pair.failure = None, (error_type, message)
@@ -78,7 +78,7 @@ def plan_job(record: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> 
             f"this job record has format {version!r}; this worker reads up to "
             f"{ScoringJob.FORMAT} (upgrade livescore on the workers)"
         )
-        fail_all(pairs, "unsupported_job_format", message)
+        fail_all(pairs, error_type="unsupported_job_format", message=message)
         return JobPlan(fallback, parent, pairs)
     reply_to = record.get("reply_to")
     if reply_to is not None and not valid_reply_to(reply_to):
@@ -86,7 +86,7 @@ def plan_job(record: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> 
             f"the job's reply_to {str(reply_to)[:80]!r} is not an evaluation's result "
             "list (livescore:fleet:eval:<id>:results); nothing is sent there"
         )
-        fail_all(pairs, "invalid_job", message)
+        fail_all(pairs, error_type="invalid_job", message=message)
         return JobPlan(fallback, parent, pairs)
     conversation: Conversation | None = None
     try:
@@ -96,7 +96,7 @@ def plan_job(record: Mapping[str, Any], scorers: Mapping[str, ScorerConfig]) -> 
             conversation = Conversation.from_dict(raw_conversation)
     except Exception as exc:
         message = f"the job's run could not be read: {type(exc).__name__}: {exc}"
-        fail_all(pairs, "invalid_job", message)
+        fail_all(pairs, error_type="invalid_job", message=message)
         return JobPlan(fallback, parent, pairs)
     return JobPlan(run, parent, pairs, conversation)
 

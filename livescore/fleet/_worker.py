@@ -490,7 +490,7 @@ class FleetWorker:
                 f"before finishing (max_deliveries={self.max_deliveries}); it is not scored "
                 "again"
             )
-            fail_all(mine, "poisoned_job", message)
+            fail_all(mine, error_type="poisoned_job", message=message)
         handle = self._feed(job_id, owner, plan, mine, source, reply_to)
         while not handle.settled.wait(0.2):
             if handle.abandoned.is_set():

@@ -280,10 +280,12 @@ def test_the_docs_block_runs_as_written() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    # The block flushes before it prints the answer: the score line, printed from the
+    # scoring thread, comes first and whole.
     assert done.stdout.splitlines() == [
-        "It is 21°C and sunny in Paris.",
         "keyword-coverage: score=0.5 label=partial reason=Covered 1 of 2 keywords of the input; "
         "missing: weather.",
+        "It is 21°C and sunny in Paris.",
         "scored",
     ]
 
