@@ -115,6 +115,18 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
     raise AssertionError(f"never saw {what}")
 
 
+def test_a_consumer_that_defines_neither_handle_nor_serve_is_named_when_used() -> None:
+    # handle() is the hook every consumer fills in (or serve(), on an event loop); the base
+    # says which consumer forgot, rather than a bare NotImplementedError.
+    class Forgetful(Consumer[Item]):
+        pass
+
+    with pytest.raises(
+        NotImplementedError, match=r"^Forgetful defines neither handle\(\) nor serve\(\)$"
+    ):
+        Forgetful().handle([Item("a")])
+
+
 def test_items_are_served_in_order_by_one_thread_started_on_the_first_put(
     consumers: list[ServingDouble],
 ) -> None:
