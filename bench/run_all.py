@@ -21,6 +21,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 BENCHMARKS = (
     "hot_path.py",
     "throughput.py",
+    "judge_pipeline.py",
     "keyword_coverage.py",
     "burst.py",
     "handler_callbacks.py",
