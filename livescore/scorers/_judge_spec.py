@@ -16,7 +16,6 @@ from livescore._catalog import ScorerOptions, catalog_entry
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Classification, Judge
 from livescore.pii import RedactSpec
-from livescore.runs import get_user_message
 from livescore.scorers._claims import Claims
 from livescore.scorers._context import (
     CUT_ATTRIBUTES,
@@ -88,7 +87,7 @@ QUESTION_CHARS = 2_000
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class JudgeSpec:
-    """What makes one verdict scorer; the prompts, answer schemas, score, label, flags, span
+    """What makes one verdict scorer; its prompts, answer schemas, score, label, flags, span
     attributes, reasons and catalog entry are derived from it.
 
     Attributes:
@@ -100,8 +99,8 @@ class JudgeSpec:
             ``<items>_total`` and ``<items>_<defect>``, the ``livescore.<items>.*`` attributes.
         noun: One item (``"statement"``).
         defect: What a defect item is (``"toxic"``).
-        verdict: The verdict answer's item (a :class:`StatementVerdict` subclass): its
-            ``verdict`` words, their ``spellings`` and the docstring the judge reads.
+        verdict: The verdict answer's item (a :class:`StatementVerdict` subclass): its words,
+            their ``spellings`` and the docstring the judge reads.
         defect_words: The verdict words that mark a defect.
         rules: The one paragraph that tells the judge what a defect is.
         split: ``output -> items`` in code; ``None``: the judge lists them (``item_rules``).
@@ -116,13 +115,11 @@ class JudgeSpec:
             defect); the first is also the attribute ``livescore.<items>.<key>``.
         counted: What the first count counts, for the attribute list.
         higher_is_better: The score counts the items that are not defects (labelled with
-            ``labels``); otherwise the defects (labelled ``none`` to ``severe``).
-        labels: The labels of a higher-is-better score, worst first.
-        predicts: The dataset label its score predicts, for the catalog (default:
-            ``defect``; ``None``: none).
+            ``labels``, worst first); otherwise the defects (labelled ``none`` to ``severe``).
+        labels: The labels of a higher-is-better score.
+        predicts: The dataset label its score predicts (default: ``defect``; ``None``: none).
         description: The scorer's description, ``{scale}`` filled in.
-        grounded: The items are judged against a context: the factory takes ``context=``,
-            ``get_context=``, ``max_context_chars=`` and ``on_empty_context=``.
+        grounded: The items are judged against a context (the factory's context arguments).
         no_context: Why a run without context is skipped (before any call).
         always_explain: The judge explains every score, not only one with a defect.
         strip_statements: A verdict's ``statement`` is kept stripped.
@@ -130,22 +127,20 @@ class JudgeSpec:
             its own (the claims request the grounding scorers share).
         prompts: The scorer's own prompts, where the derived ones do not fit.
         logprob: The logprob mode, where the scorer has one.
-        no_items_reason: ``ctx -> reason`` with no items.
-        count_reason: ``ctx -> reason`` from the counts.
-        weights: What a verdict word counts in a higher-is-better score, where it is not 1
-            (0 for a defect word): a partly relevant statement's ``{"unsure": 0.3}``.
-        needs_question: Why a run without a question is not scorable (before any call).
-        empty_output: Why an empty answer is not scorable, where it is not scored.
-        needs_items: Why an answer without items is not scorable, where it is not scored.
-        conversation: What makes it a conversation scorer (``ConversationPolicy``).
+        no_items_reason: ``ctx -> reason`` with no items; ``count_reason``: from the counts.
+        weights: What a verdict word counts in a higher-is-better score, where not 1 (0 for a
+            defect word): a partly relevant statement's ``{"unsure": 0.3}``.
+        needs_question: Why a run without a question is not scorable (before any call);
+            ``empty_output`` and ``needs_items``: an empty answer, one without items.
+        conversation: What makes it a conversation scorer.
         items_of: ``ctx -> items`` made in code from the run, in place of ``split``; it may
             raise ``NotScorable`` before any call.
         plural: The items in words where not ``items`` (``"context pieces"``).
-        scoring: A score that is not a share of the items (``ScoringPolicy``).
-        nothing_to_judge: ``ctx -> bool`` in place of the checks before any call (empty
-            output, question, context): ``True`` when there is nothing to judge.
-        attributes: Span attributes its own code sets (a ``ScoringPolicy.record``'s), or
-            derived ones said otherwise: name → what it holds, for the catalog.
+        scoring: A score that is not a share of the items.
+        nothing_to_judge: ``ctx -> bool``, ``True`` when there is nothing to judge: in place
+            of the checks before any call (empty output, question, context).
+        attributes: Span attributes its own code sets, or derived ones said otherwise: name
+            → what it holds, for the catalog.
     """
 
     name: str
@@ -233,18 +228,10 @@ class JudgeSpec:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Shown:
-    """What a prompt shows the judge.
-
-    Attributes:
-        output: The answer's text.
-        items: The items to judge (in the verdict prompt).
-        question: The run's question, for a spec that shows or needs it (else ``""``).
-        context: The context block, for a grounded spec (else an empty block).
-        verdicts: The verdicts (in the reason prompt).
-        score_text: The score as the reason starts with it (in the reason prompt).
-        scale: The score's scale.
-        ctx: The step's context, for a prompt that shows more (a conversation's turns).
-    """
+    """What a prompt shows the judge: the answer, the items (verdict prompt), the question
+    (for a spec that shows or needs it, else ``""``), the context block (for a grounded
+    spec), the verdicts and the score as the reason starts with it (reason prompt), the
+    scale, and the step's context for a prompt that shows more (a conversation's turns)."""
 
     output: str
     items: Sequence[str]
@@ -258,24 +245,16 @@ class Shown:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class JudgePrompts:
-    """A scorer's own prompts, in place of the derived ones.
+    """A scorer's own prompts, in place of the derived ones: the system prompts and the
+    ``shown -> prompt`` functions of the verdict, reason and one-call steps.
 
     Attributes:
-        verdict_system: The verdict step's system prompt.
-        reason_system: The reason step's.
-        one_call_system: The one-call answer's.
-        verdict: ``shown -> prompt`` asking for one verdict per item.
-        reason: ``shown -> prompt`` asking to explain the score.
-        one_call: ``shown -> prompt`` asking for the one-call answer.
-        one_call_schema: The one-call answer's schema, where it is not the derived one.
-        verdicts_schema: The verdict answer's schema, where it is not the derived one.
+        one_call_schema, verdicts_schema: The answers' schemas, where not the derived ones.
         verdicts_field: The verdict answer's list, where it is not ``"verdicts"``.
         preprocess_fields: The one-call answer's fields that belong to the preprocess
             result beside the items (answer similarity's ``output_units``).
-        extract_system: The item list's system prompt, for a spec whose judge lists the
-            items with prompts of its own.
-        extract: ``shown -> prompt`` asking for the item list.
-        extract_schema: The item list's schema.
+        extract_system, extract, extract_schema: The item list's system prompt, ``shown ->
+            prompt`` and schema, for a spec whose judge lists the items with its own prompts.
     """
 
     verdict_system: str
@@ -299,14 +278,12 @@ def _named_turn(verdict: Mapping[str, Any], item: str) -> int | None:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationPolicy:
-    """A conversation scorer: it scores a whole conversation (``level="conversation"``),
-    its items each name the turn they come from, and the turns of its defect items are
-    recorded (``flags["turns_at_fault"]``, ``flags["items_judged"]`` and the
+    """A conversation scorer (``level="conversation"``): the turns of its defect items are
+    recorded (``flags["turns_at_fault"]``, ``flags["items_judged"]``, the
     ``livescore.conversation.*`` attributes) in place of the ``livescore.<items>.*`` ones.
 
     Attributes:
-        at_fault: What its turns at fault are, for the catalog (default: the turns of its
-            defect items).
+        at_fault: What its turns at fault are, for the catalog (default: derived).
         turn: ``(verdict, item) -> turn`` of a defect (default: the turn its item names).
         counts: Whether the flags ``<items>_total`` and the spec's counts are set too.
     """
@@ -319,17 +296,14 @@ class ConversationPolicy:
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ScoringPolicy:
     """A score that is not the share of defect items (context precision's mean average
-    precision, context relevance's penalties).
+    precision, context relevance's penalties); each field replaces a default where set.
 
     Attributes:
-        score: ``analysis -> fraction`` (the analyze step's result, with items), times the
-            scale, half-up to 2 decimals (default: the share of the items).
-        record: ``(ctx, analysis) -> None``: the score's flags and span attributes, in
-            place of the ``<items>_*`` ones (default: those).
+        score: ``analysis -> fraction`` (the analyze step's result), times the scale.
+        record: ``(ctx, analysis) -> None``: the flags and span attributes.
         fill: ``(verdict, item, position) -> None``: ties a verdict to its item, in place
             of filling a blank ``statement`` (a context piece's position).
-        no_items: ``ctx -> score`` with no items (may raise ``NotScorable``), where it is
-            not the default.
+        no_items: ``ctx -> score`` with no items (it may raise ``NotScorable``).
     """
 
     score: Callable[[Mapping[str, Any]], float] | None = None
@@ -345,7 +319,6 @@ class LogprobSpec:
     other for a higher-is-better score) × scale.
 
     Attributes:
-        system: The system prompt.
         prompt: ``(output, context as plain text, question or None) -> prompt``.
         choices: ``(good word, defect word)``, words whose first tokens differ.
         verdicts: The scorer's verdict word for each choice.
@@ -375,29 +348,12 @@ def _answer(name: str, doc: str, **fields: Any) -> type[BaseModel]:
     return model
 
 
-def _yes_no(spec: JudgeSpec) -> str:
-    good = next(word for word in spec.words if word not in spec.defect_words)
-    bad = next(iter(sorted(spec.defect_words)))
-    return f'"verdict" ("{bad}" when {spec.defect}, "{good}" otherwise'
-
-
 def _prompts(spec: JudgeSpec) -> JudgePrompts:
     """The spec's prompts and answer schemas: its own, the derived ones where it has none."""
     extract_schema, verdicts_schema, one_call_schema = _schemas(
         spec.verdict, spec.items, spec.noun, listed=spec.listed
     )
-    own = spec.prompts
-    if own is None:
-        extract_system, verdict_system, reason_system, one_call_system = _systems(spec)
-        own = JudgePrompts(
-            extract_system=extract_system,
-            verdict_system=verdict_system,
-            reason_system=reason_system,
-            one_call_system=one_call_system,
-            verdict=lambda shown: _verdict_prompt(spec, shown.ctx, shown.items),
-            reason=lambda shown: _reason_prompt(spec, shown.ctx, shown.scale),
-            one_call=lambda shown: _one_call_prompt(spec, shown.ctx),
-        )
+    own = spec.prompts or _derived_prompts(spec)
     return dataclasses.replace(
         own,
         extract=own.extract or (lambda shown: _extract_prompt(spec, shown.ctx)),
@@ -420,51 +376,42 @@ def _schemas(
         'The verdict answer: ``{"verdicts": [{"statement", "verdict", "reason"}, ...]}``.',
         verdicts=(verdict_list, ...),
     )
+    listing = {items: (Claims, ...)} if listed else {}
+    one_call_schema = _answer(
+        f"{prefix}OneCallAnswer",
+        f"The one-call answer: {f'the {items}, ' if listed else ''}one verdict per {noun}, "
+        "and the reason.",
+        **listing,
+        verdicts=(verdict_list, ...),
+        reason=(str, ...),
+    )
     if not listed:
-        one_call_schema = _answer(
-            f"{prefix}OneCallAnswer",
-            f"The one-call answer: one verdict per {noun}, and the reason.",
-            verdicts=(verdict_list, ...),
-            reason=(str, ...),
-        )
         return None, verdicts_schema, one_call_schema
     extract_schema = _answer(
         f"Extracted{items.title()}",
         f'The {noun}-extraction answer: ``{{"{items}": [...]}}`` (blanks dropped).',
-        **{items: (Claims, ...)},
-    )
-    one_call_schema = _answer(
-        f"{prefix}OneCallAnswer",
-        f"The one-call answer: the {items}, one verdict per {noun}, and the reason.",
-        **{items: (Claims, ...), "verdicts": (verdict_list, ...), "reason": (str, ...)},
+        **listing,
     )
     return extract_schema, verdicts_schema, one_call_schema
 
 
-def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
-    """The system prompts of the extraction (when the judge lists the items), the
-    verdicts, the reason and the one-call answer."""
-    listed = spec.listed
-    items, noun = spec.items, spec.noun
+def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
+    """The prompts made from the spec's words, for a spec without prompts of its own."""
+    listed, items, noun, defect = spec.listed, spec.items, spec.noun, spec.defect
     tags = ("output" if listed else "question", items, noun, "verdicts", "verdict")
     rule = data_rule(tags)
     copied = "(copied)" if noun == "statement" else f"(the {noun}, copied)"
+    good = next(word for word in spec.words if word not in spec.defect_words)
+    yes_no = f'"verdict" ("{min(spec.defect_words)}" when {defect}, "{good}" otherwise'
     verdict_json = '{"statement": "...", "verdict": "no", "reason": "..."}'
     subject = f"{items} stated in" if listed else f"the {items} of"
     subject = f"{subject} an AI system's answer"
-    verdict_system = (
-        f"You review {subject} for {spec.check}.\n\n{spec.rules}\n\n{rule}\n\n"
-        f"Return exactly one verdict per {noun}, in the order given. Each verdict has "
-        f'"statement" {copied}, {_yes_no(spec)}, lower case) and "reason" (one short '
-        f"sentence; for a {spec.defect} {noun}, {spec.advice}).\n\n"
-        f'Answer with JSON only: {{"verdicts": [{verdict_json}]}}'
-    )
-    reason_system = explain_system(spec.check, tags, also=f" Quote the {spec.defect} words.")
-    each = f'each with "statement" {copied}, {_yes_no(spec)}) and "reason" (one short sentence)'
+    each = f'each with "statement" {copied}, {yes_no}) and "reason" (one short sentence)'
     reason_part = (
-        f"two or three sentences for the developer that quote what is {spec.defect}, or say "
+        f"two or three sentences for the developer that quote what is {defect}, or say "
         "that nothing is. Do not give a numeric score."
     )
+    extract_system = ""
     if not listed:
         one_call_system = (
             f"You review {subject} for {spec.check}, and give your verdicts and an "
@@ -473,22 +420,36 @@ def _systems(spec: JudgeSpec) -> tuple[str, str, str, str]:
             f'"reason", last: {reason_part}\n\n{rule}\n\n'
             f'Answer with JSON only: {{"verdicts": [{verdict_json}], "reason": "..."}}'
         )
-        return "", verdict_system, reason_system, one_call_system
-    extract_system = (
-        f"You list the {items} a text states, for a {spec.check} review.\n\n"
-        f"{spec.item_rules}\n\n{rule}\n\n"
-        f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
+    else:
+        extract_system = (
+            f"You list the {items} a text states, for a {spec.check} review.\n\n"
+            f"{spec.item_rules}\n\n{rule}\n\n"
+            f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
+        )
+        one_call_system = (
+            f"You review an AI system's answer for {spec.check} in three moves, and give all "
+            "three in one JSON answer.\n\n"
+            f'1. "{items}": the {items} the answer states. {spec.item_rules}\n'
+            f'2. "verdicts": one verdict per {noun}, in the same order, {each}.\n'
+            f'3. "reason": {reason_part}\n\n{spec.rules}\n\n{rule}\n\n'
+            f'Answer with JSON only: {{"{items}": ["..."], "verdicts": [{verdict_json}], '
+            '"reason": "..."}'
+        )
+    return JudgePrompts(
+        extract_system=extract_system,
+        verdict_system=(
+            f"You review {subject} for {spec.check}.\n\n{spec.rules}\n\n{rule}\n\n"
+            f"Return exactly one verdict per {noun}, in the order given. Each verdict has "
+            f'"statement" {copied}, {yes_no}, lower case) and "reason" (one short '
+            f"sentence; for a {defect} {noun}, {spec.advice}).\n\n"
+            f'Answer with JSON only: {{"verdicts": [{verdict_json}]}}'
+        ),
+        reason_system=explain_system(spec.check, tags, also=f" Quote the {defect} words."),
+        one_call_system=one_call_system,
+        verdict=lambda shown: _verdict_prompt(spec, shown.ctx, shown.items),
+        reason=lambda shown: _reason_prompt(spec, shown.ctx, shown.scale),
+        one_call=lambda shown: _one_call_prompt(spec, shown.ctx),
     )
-    one_call_system = (
-        f"You review an AI system's answer for {spec.check} in three moves, and give all "
-        "three in one JSON answer.\n\n"
-        f'1. "{items}": the {items} the answer states. {spec.item_rules}\n'
-        f'2. "verdicts": one verdict per {noun}, in the same order, {each}.\n'
-        f'3. "reason": {reason_part}\n\n{spec.rules}\n\n{rule}\n\n'
-        f'Answer with JSON only: {{"{items}": ["..."], "verdicts": [{verdict_json}], '
-        '"reason": "..."}'
-    )
-    return extract_system, verdict_system, reason_system, one_call_system
 
 
 def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
@@ -499,17 +460,6 @@ def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
     return made.verdicts_schema, made.one_call_schema
 
 
-def _question(ctx: StepContext) -> str:
-    """The question as the judge sees it (context only), or nothing."""
-    try:
-        question = get_user_message(ctx.run)
-    except TypeError:
-        return ""
-    if not question or not question.strip():
-        return ""
-    return f"{block('question', question[:QUESTION_CHARS])}\n\n"
-
-
 def _items_part(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> str:
     noun, nouns = spec.noun, spec.items
     listed = item_blocks(nouns, noun, items)
@@ -518,10 +468,12 @@ def _items_part(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> str:
             f"Decide for each {noun} in the <{nouns}> block whether it is {spec.defect}.\n\n"
             f"{listed}\n\n{one_per_item(len(items), noun, nouns)}"
         )
+    question = optional_user_text(ctx.run, QUESTION_CHARS)
+    shown = f"{block('question', question)}\n\n" if question else ""
     return (
         f"Decide for each {noun} in the <{nouns}> block, taken from an AI system's answer to "
         "the question in the <question> block (when there is one), whether it is "
-        f"{spec.defect}.\n\n{_question(ctx)}{listed}\n\n"
+        f"{spec.defect}.\n\n{shown}{listed}\n\n"
         f"{one_per_item(len(items), noun, nouns, verb='give')}"
     )
 
@@ -654,12 +606,7 @@ def judge_scorer(
         get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     judge = resolve_model(model, judge_options, scorer=spec.name)
     judging = _Judging(spec, scale, max_text_chars, max_context_chars, on_empty_context)
-    if mode == "three_step":
-        preprocess, analyze, generate_reason = judging.three_step()
-    elif mode == "one_call":
-        preprocess, analyze, generate_reason = judging.one_call()
-    else:
-        preprocess, analyze, generate_reason = judging.logprob()
+    preprocess, analyze, generate_reason = getattr(judging, mode)()  # a method per mode
     scorer = create_scorer(
         id=spec.name if id is None else id,
         description=(spec.description or _DESCRIPTION.format(spec=spec)).format(scale=f"{scale:g}"),
@@ -739,8 +686,7 @@ class _Judging:
         return self.extract(), analyze, explain
 
     def one_call(self) -> tuple[_Step, _Step, _Step]:
-        """One answer holds what three steps give; the analysis and the reason wait in
-        ctx.state for the steps that return them."""
+        """One answer holds what three steps give; the later steps read it from ctx.state."""
         key = self.key
         one_call: PromptStep[Any] = PromptStep(
             description=f"List the {key}, judge each one and explain, in one answer",
@@ -772,8 +718,7 @@ class _Judging:
         return preprocess, self.kept, explain
 
     def logprob(self) -> tuple[_Step, _Step, _Step]:
-        """The whole output is the one item, judged in one word whose probability the
-        judge's token logprobs give."""
+        """The whole output is the one item, judged in one word read from token logprobs."""
         lp = self.spec.logprob
         assert lp is not None
         good, bad = lp.choices
@@ -869,8 +814,7 @@ class _Judging:
         return {field: verdicts, **{k: v for k, v in dumped.items() if k not in skipped}}
 
     def preprocessed(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        """A one-call answer's items (and the other preprocess fields); its analysis and
-        reason wait in ctx.state for the later steps."""
+        """A one-call answer's items; its analysis and reason wait in ctx.state."""
         found = list(getattr(answer, self.key))
         ctx.state["analysis"] = self.analysis_of(answer, found)
         ctx.state["reason"] = str(answer.reason).strip()
@@ -924,8 +868,7 @@ class _Judging:
         return False
 
     def fixed(self, ctx: StepContext) -> list[dict[str, Any]] | None:
-        """With no context to back them, on_empty_context="all_unsupported" judges every
-        item a defect, without the judge."""
+        """Every item a defect, without the judge: "all_unsupported" with no context."""
         grounded = self.spec.grounded and self.on_empty_context == "all_unsupported"
         if not grounded or context_items(ctx):
             return None
@@ -962,8 +905,6 @@ class _Judging:
         return value
 
     def value(self, ctx: StepContext, analysis: Mapping[str, Any]) -> float:
-        """The score: a logprob probability, the score with no items, the scoring policy's,
-        the weighted share of the verdict words, or the share of the defects."""
         spec, scale, scoring = self.spec, self.scale, self.spec.scoring
         verdicts = analysis[self.field]
         total = len(verdicts)
@@ -978,15 +919,14 @@ class _Judging:
             return scale if spec.higher_is_better else 0.0
         if scoring is not None and scoring.score is not None:
             return round2(scoring.score(analysis) * scale)
-        if spec.weights is not None:
-            counts, weights = tally(verdicts), spec.weights
-            counted = sum(
-                weights.get(word, 0.0 if word in spec.defect_words else 1.0) * counts[word]
-                for word in spec.words
-            )
-            return round2(counted / total * scale)
-        bad = self.defects(verdicts)
-        return round2((total - bad if spec.higher_is_better else bad) / total * scale)
+        if not spec.higher_is_better:
+            return round2(self.defects(verdicts) / total * scale)
+        counts, weights = tally(verdicts), spec.weights or {}
+        counted = sum(
+            weights.get(word, 0.0 if word in spec.defect_words else 1.0) * counts[word]
+            for word in spec.words
+        )
+        return round2(counted / total * scale)
 
     def record(self, ctx: StepContext, verdicts: Sequence[Mapping[str, Any]]) -> None:
         """The score's flags and span attributes."""
@@ -1033,8 +973,7 @@ class _Judging:
         context: bool = False,
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> Shown:
-        """What a prompt shows; the context is rendered only where asked, for a spec's own
-        prompts (the derived ones show no context block)."""
+        """What a prompt shows; the context only where asked, for a spec's own prompts."""
         grounded = context and self.spec.grounded and self.spec.prompts is not None
         rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
         question = ctx.input_text if self.spec.needs_question else ""

@@ -24,51 +24,16 @@ __all__ = (
 )
 
 CONVERSATION_TAGS = (
-    "conversation",
-    "turn",
-    "user",
-    "assistant",
-    "role",
-    "window",
-    "reply",
-    "replies",
-    "facts",
-    "fact",
-    "intentions",
-    "intention",
+    *("conversation", "turn", "user", "assistant", "role", "window"),
+    *("reply", "replies", "facts", "fact", "intentions", "intention"),
 )
 """The tags of the conversation prompts' data blocks."""
 
 BLOCK_TAGS = (
-    "output",
-    "input",
-    "question",
-    "context",
-    "document",
-    "claims",
-    "claim",
-    "statements",
-    "statement",
-    "opinions",
-    "opinion",
-    "verdicts",
-    "verdict",
-    "ground_truth",
-    "reference",
-    "system_prompt",
-    "user_prompt",
-    "tools",
-    "tool",
-    "tool_calls",
-    "tool_call",
-    "criteria",
-    "checks",
-    "check",
-    "units",
-    "unit",
-    "matches",
-    "match",
-    "analysis",
+    *("output", "input", "question", "context", "document", "claims", "claim", "statements"),
+    *("statement", "opinions", "opinion", "verdicts", "verdict", "ground_truth", "reference"),
+    *("system_prompt", "user_prompt", "tools", "tool", "tool_calls", "tool_call", "criteria"),
+    *("checks", "check", "units", "unit", "matches", "match", "analysis"),
     *CONVERSATION_TAGS,
 )
 """Every tag the prompts use for data blocks (the ones :func:`quote` neutralises)."""
@@ -93,7 +58,7 @@ def quote(text: str) -> str:
 
 
 def data_rule(tags: Iterable[str]) -> str:
-    """The standing rule that the text inside ``tags`` blocks is data, not instructions.
+    """The rule that the text inside ``tags`` blocks is data, not instructions.
 
     Example:
         >>> data_rule(["output", "context"]).startswith("Everything inside <output> and")
@@ -110,8 +75,7 @@ def data_rule(tags: Iterable[str]) -> str:
 
 
 def explain_system(check: str, tags: Iterable[str], *, also: str = "") -> str:
-    """The system prompt of a reason step that explains a ``check`` check (``also``: one
-    more instruction), with the data rule of ``tags``.
+    """A reason step's system prompt for a ``check`` check (``also``: one more instruction).
 
     Example:
         >>> explain_system("bias", ["output"]).startswith("You explain the result of a bias")
@@ -162,8 +126,7 @@ def one_per_item(
     answer: str = "verdict",
     answers: str = "",
 ) -> str:
-    """How many answers the judge gives for ``n`` items: one each, in their order
-    (``answers``: the plural of ``answer``, where it is not ``answer`` + ``"s"``).
+    """How many answers the judge gives for ``n`` items (``answers``: ``answer``'s plural).
 
     Example:
         >>> one_per_item(2, "claim", "claims")
@@ -179,8 +142,7 @@ def one_per_item(
 def verdict_blocks(
     verdicts: Sequence[Mapping[str, Any]], noun: str, *, word: str | None = "verdict"
 ) -> str:
-    """Numbered ``<verdict>`` items for a reason prompt: each verdict's item (as ``noun``)
-    and reason, quoted, its word in the ``word`` attribute (none where ``word`` is ``None``).
+    """Numbered ``<verdict>`` items for a reason prompt, the word in a ``word`` attribute.
 
     Example:
         >>> print(verdict_blocks([{"statement": "A.", "verdict": "no", "reason": "B."}], "claim"))
@@ -205,13 +167,8 @@ _CONTEXT_TAIL = "\n</context>"
 
 @dataclass(frozen=True, slots=True)
 class RenderedContext:
-    """The ``<context>`` block as the judge reads it, and whether it was cut to fit.
-
-    Attributes:
-        block: The block, markup and neutralised tags included.
-        truncated: Whether documents (or the end of one) were left out to fit the limit.
-        documents: How many documents the block holds (the last one may be cut).
-    """
+    """The ``<context>`` block as the judge reads it, whether it was cut to fit, and how
+    many documents it holds (the last one may be cut)."""
 
     block: str
     truncated: bool
@@ -223,10 +180,9 @@ def render_context(
 ) -> RenderedContext:
     """The ``<context>`` block of ``context``, at most ``max_chars`` characters in all.
 
-    The limit counts everything the block adds to the request: each document's markup
-    and its text after :func:`quote` (which can lengthen it), so a million one-character
-    documents cost no more than one long one. Documents are kept in order, numbered from
-    ``start``; the first one that does not fit is cut, and the rest are left out.
+    The limit counts the markup and the quoted text, so a million one-character documents
+    cost no more than one long one. Documents are numbered from ``start``; the first one that
+    does not fit is cut, and the rest are left out.
 
     Example:
         >>> rendered = render_context(["Paris is in France."] * 10, max_chars=120)
@@ -239,20 +195,16 @@ def render_context(
     used = len(_CONTEXT_HEAD) + len(_CONTEXT_TAIL)
     truncated = False
     for index, text in enumerate(context, start=start):
-        opening = f'<document index="{index}">\n'
-        closing = "\n</document>"
-        separator = 1 if parts else 0  # the newline between documents
-        quoted = quote(text)
-        size = separator + len(opening) + len(quoted) + len(closing)
-        if max_chars is None or used + size <= max_chars:
-            parts.append(f"{opening}{quoted}{closing}")
-            used += size
-            continue
-        truncated = True
-        room = max_chars - used - separator - len(opening) - len(closing)
-        if room > 0:
-            parts.append(f"{opening}{quoted[:room]}{closing}")
-        break
+        opening, closing, quoted = f'<document index="{index}">\n', "\n</document>", quote(text)
+        markup = len(opening) + len(closing) + (1 if parts else 0)  # 1: the newline between
+        room = len(quoted) if max_chars is None else max_chars - used - markup
+        if room < len(quoted):
+            truncated = True
+            if room > 0:
+                parts.append(f"{opening}{quoted[:room]}{closing}")
+            break
+        parts.append(f"{opening}{quoted}{closing}")
+        used += markup + len(quoted)
     return RenderedContext(
         f"{_CONTEXT_HEAD}{chr(10).join(parts)}{_CONTEXT_TAIL}", truncated, len(parts)
     )
