@@ -24,13 +24,9 @@ from livescore.scorers._prompting import (
 from livescore.scoring import NotScorable, PromptStep, StepContext
 
 if TYPE_CHECKING:  # _judge_spec imports this module
-    from livescore.scorers._judge_spec import Shown
+    from livescore.scorers._judge_spec import JudgePrompts, Shown
 
 __all__ = (
-    "VERDICT_DATA_RULE",
-    "Transcript",
-    "UserDigest",
-    "answer_count",
     "answer_schemas",
     "because",
     "clip",
@@ -38,24 +34,21 @@ __all__ = (
     "conversation_of",
     "digest_step",
     "every",
+    "example",
     "faults",
     "item_turn",
+    "judge_prompts",
     "listing",
     "message",
     "messages",
     "needs_user_messages",
-    "one_call_request",
-    "reason_request",
-    "reason_system",
     "record_turns",
-    "render_transcript",
     "reply_items",
     "strip_turn",
     "turn_attributes",
     "turn_block",
     "turn_item",
     "turns_phrase",
-    "verdict_request",
 )
 
 REPLY_EXCERPT = 160
@@ -320,16 +313,6 @@ VERDICT_DATA_RULE = data_rule((*CONVERSATION_TAGS, "verdicts", "verdict"))
 """The data rule of the conversation judges' system prompts (the hallucination one aside)."""
 
 
-def reason_system(
-    check: str, reviewed: str = "an AI assistant", rule: str = VERDICT_DATA_RULE
-) -> str:
-    """The reason step's system prompt of the ``check`` check of ``reviewed``."""
-    return (
-        f"You explain the result of a {check} check of {reviewed} to its developer, in plain, "
-        f"concise English: two or three sentences of plain text, no lists, no JSON.\n\n{rule}"
-    )
-
-
 def answer_schemas(
     verdict: type[BaseModel], one_call: str, described: str, *, listed: str = ""
 ) -> tuple[type[BaseModel], type[BaseModel]]:
@@ -351,60 +334,135 @@ def answer_schemas(
     return verdicts, answer
 
 
-def answer_count(n: int, noun: str, plural: str, *, turn: bool = False) -> str:
-    """The end of a verdict request: how many verdicts to give, and their JSON (with the
-    ``turn`` field where the verdict has one)."""
-    fields = '"statement": ..., "verdict": "yes" | "no", "reason": ...'
-    fields += ', "turn": ...' if turn else ""
-    return f'{one_per_item(n, noun, plural)}, as JSON only: {{"verdicts": [{{{fields}}}]}}.'
+def example(word: str, turn: str = "") -> str:
+    """One verdict, as a system prompt's JSON example shows it.
+
+    Example:
+        >>> example("no", turn="null")
+        '{"statement": "...", "verdict": "no", "reason": "...", "turn": null}'
+    """
+    last = f', "turn": {turn}' if turn else ""
+    return f'{{"statement": "...", "verdict": "{word}", "reason": "..."{last}}}'
 
 
-def verdict_request(
-    ask: str, *blocks: str, items: Sequence[str], noun: str, plural: str, turn: bool = False
-) -> str:
-    """A verdict request: what to decide, the blocks the judge reads, the items (a
-    ``<plural>`` block) and how many verdicts to give."""
-    listed = item_blocks(plural, noun, items)
-    return "\n\n".join((ask, *blocks, listed, answer_count(len(items), noun, plural, turn=turn)))
+def judge_prompts(
+    blocks: Callable[[StepContext], Sequence[str]],
+    schemas: tuple[type[BaseModel], type[BaseModel]],
+    *,
+    check: str,
+    noun: str,
+    plural: str,
+    task: str,
+    rules: str,
+    statement: str,
+    words: str,
+    explain: str,
+    ask: str,
+    one_call_ask: str,
+    found: str,
+    scale: tuple[str, str],
+    reason_ask: str,
+    attribute: str,
+    listing: str = "",
+    turn: str = "",
+    per: str = "",
+    examples: tuple[str, str] = (example("yes"), example("yes")),
+    reason: str = "one short sentence",
+    one_call_task: str = "",
+    one_call_blocks: Callable[[StepContext], Sequence[str]] | None = None,
+    lists_items: bool = True,
+    reviewed: str = "an AI assistant",
+    rule: str = VERDICT_DATA_RULE,
+) -> JudgePrompts:
+    """A conversation judge's prompts, from its words; ``schemas``: its verdict answer's
+    and its one-call answer's.
 
+    The judge is told to ``task`` by ``rules`` (``one_call_task`` where one-call mode says
+    it otherwise) and shown a step's ``blocks`` (``one_call_blocks`` in one-call mode). It
+    gives one verdict per ``noun`` (``per`` in the verdict system prompt, where it says
+    more), with its ``statement``, what the verdict ``words`` mean, a ``reason`` and, where
+    a verdict has a turn, what its ``turn`` is; ``examples``: the verdict each system
+    prompt's JSON shows. A judge that lists the items (what ``listing`` says) gives them
+    first in one-call mode; without ``lists_items``, the blocks show the items. The reason
+    request says what the check ``found`` (``{yes}`` of ``{total}``), the ``scale``'s two
+    ends, each verdict (its word as ``attribute``) and what to say (``reason_ask``).
+    """
+    from livescore.scorers._judge_spec import JudgePrompts  # _judge_spec imports this module
 
-def one_call_request(ask: str, *blocks: str, listed: str = "") -> str:
-    """A one-call request: what to do, the blocks the judge reads, and the answer's JSON (the
-    ``listed`` items first, where the judge lists them)."""
-    first = f'"{listed}": [...], ' if listed else ""
-    return "\n\n".join(
-        (ask, *blocks, f'Answer with JSON only: {{{first}"verdicts": [...], "reason": "..."}}.')
+    def fields(what: str, why: str, when: str) -> str:
+        last = f', "reason" ({why}) and "turn" ({when})' if turn else f' and "reason" ({why})'
+        return f'"statement" ({statement}), "verdict" ({what}){last}'
+
+    moves = [
+        f'"verdicts": one verdict per {noun if listing else f"{noun} in the <{plural}> block"}, '
+        f"in the same order, each with {fields(words, 'one short sentence', turn)}.",
+        f'"reason": two or three sentences for the developer {explain}. No numeric score.',
+    ]
+    first = f'"{plural}": ["[turn 1] ..."], ' if listing else ""
+    if listing:
+        moves.insert(0, f'"{plural}": {listing}')
+    how = "in three moves, and give all three" if listing else "and give your verdicts and a reason"
+    numbered = "\n".join(f"{n}. {move}" for n, move in enumerate(moves, start=1))
+    asked = '"statement": ..., "verdict": "yes" | "no", "reason": ...' + (
+        ', "turn": ...' if turn else ""
     )
-
-
-def reason_request(
-    found: str, scale: tuple[str, str], ask: str, *, attribute: str, noun: str, turn: bool = False
-) -> Callable[[Shown], str]:
-    """The reason request: ``found`` (its ``{yes}`` and ``{total}`` filled from the verdicts),
-    the scale's two ends in words, every verdict (its word as ``attribute``, with its
-    ``turn`` where the verdict has one), and ``ask``: what the reason says after "The score
-    is … because"."""
+    lower = '"yes" or "no", lower case'
     worst, best = scale
 
-    def prompt(shown: Shown) -> str:
+    def verdict(shown: Shown) -> str:
+        items = shown.items
+        listed = [item_blocks(plural, noun, items)] if lists_items else []
+        count = one_per_item(len(items), noun, plural)
+        answer = f'{count}, as JSON only: {{"verdicts": [{{{asked}}}]}}.'
+        return "\n\n".join((ask, *blocks(shown.ctx), *listed, answer))
+
+    def explained(shown: Shown) -> str:
         verdicts, score = shown.verdicts, shown.score_text
-        blocks = []
-        for index, verdict in enumerate(verdicts, start=1):
-            at = f' turn="{verdict.get("turn")}"' if turn else ""
-            blocks.append(
-                f'<verdict index="{index}" {attribute}="{verdict["verdict"]}"{at}>\n'
-                f"{noun}: {quote(verdict['statement'])}\nreason: {quote(verdict['reason'])}\n"
+        shows = []
+        for index, given in enumerate(verdicts, start=1):
+            at = f' turn="{given.get("turn")}"' if turn else ""
+            shows.append(
+                f'<verdict index="{index}" {attribute}="{given["verdict"]}"{at}>\n'
+                f"{noun}: {quote(given['statement'])}\nreason: {quote(given['reason'])}\n"
                 "</verdict>"
             )
-        listed = "\n".join(blocks)
-        yes = sum(1 for v in verdicts if v["verdict"] == "yes")
+        yes = sum(1 for given in verdicts if given["verdict"] == "yes")
         return (
             f"{found.format(yes=yes, total=len(verdicts))} Its score is {score} on a scale from "
-            f"0 ({worst}) to {shown.scale:g} ({best}).\n\n<verdicts>\n{listed}\n</verdicts>\n\n"
-            f'Explain the score. Start with "The score is {score} because", {ask}'
+            f"0 ({worst}) to {shown.scale:g} ({best}).\n\n<verdicts>\n"
+            + "\n".join(shows)
+            + f'\n</verdicts>\n\nExplain the score. Start with "The score is {score} because", '
+            f"{reason_ask}"
         )
 
-    return prompt
+    def one_call(shown: Shown) -> str:
+        shows = (one_call_blocks or blocks)(shown.ctx)
+        start = f'"{plural}": [...], ' if listing else ""
+        answer = f'Answer with JSON only: {{{start}"verdicts": [...], "reason": "..."}}.'
+        return "\n\n".join((one_call_ask, *shows, answer))
+
+    return JudgePrompts(
+        verdict_system=(
+            f"{task}.\n\n{rules}\n\n{rule}\n\nReturn exactly one verdict per {per or noun}, "
+            f"in the order given. Each verdict has {fields(lower, reason, 'a number, or null')}."
+            f'\n\nAnswer with JSON only: {{"verdicts": [{examples[0]}]}}'
+        ),
+        reason_system=(
+            f"You explain the result of a {check} check of {reviewed} to its developer, in "
+            "plain, concise English: two or three sentences of plain text, no lists, no "
+            f"JSON.\n\n{rule}"
+        ),
+        one_call_system=(
+            f"{one_call_task or task}, {how} in one JSON answer.\n\n{numbered}\n\n{rules}\n\n"
+            f'{rule}\n\nAnswer with JSON only: {{{first}"verdicts": [{examples[1]}], '
+            '"reason": "..."}'
+        ),
+        verdict=verdict,
+        reason=explained,
+        one_call=one_call,
+        verdicts_schema=schemas[0],
+        one_call_schema=schemas[1],
+    )
 
 
 def faults(ctx: StepContext, word: str) -> tuple[list[dict[str, Any]], int]:

@@ -9,25 +9,21 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
-    VERDICT_DATA_RULE,
     answer_schemas,
     because,
     conversation_block,
     digest_step,
     every,
+    example,
     faults,
+    judge_prompts,
     listing,
     needs_user_messages,
-    one_call_request,
-    reason_request,
-    reason_system,
     strip_turn,
     turns_phrase,
-    verdict_request,
 )
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
-    JudgePrompts,
     JudgeSpec,
     judge_catalog_entry,
     judge_scorer,
@@ -77,40 +73,6 @@ satisfied it.
 subject, promised to do it and never did, or refused without a reason. "turn" is null.
 Judge whether each request was met, not how well the replies are written."""
 
-VERDICT_SYSTEM = f"""\
-You review whether an AI assistant did what the user asked, over a whole conversation.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Return exactly one verdict per intention, in the order given. Each verdict has \
-"statement" (the intention, copied), "verdict" ("yes" or "no", lower case), "reason" (one \
-short sentence) and "turn" (a number, or null).
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"...", "turn": 2}}]}}"""
-
-ONE_CALL_SYSTEM = f"""\
-You review whether an AI assistant did what the user asked, over a whole conversation, \
-in three moves, and give all three in one JSON answer.
-
-1. "intentions": everything the user asked the assistant to do, find out or answer \
-(questions and follow-up requests count; greetings and thanks do not), one per item, each \
-starting with its turn in brackets: "[turn 2] ...".
-2. "verdicts": one verdict per intention, in the same order, each with "statement" (the \
-intention, copied), "verdict" ("yes" = satisfied, "no" = not), "reason" (one short \
-sentence) and "turn" (the reply that satisfied it, or null).
-3. "reason": two or three sentences for the developer naming what was left unmet and the \
-turns it was asked in, or saying that everything was done. No numeric score.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Answer with JSON only: {{"intentions": ["[turn 1] ..."], "verdicts": [{{"statement": \
-"...", "verdict": "yes", "reason": "...", "turn": 1}}], "reason": "..."}}"""
-
 
 def _count_reason(ctx: StepContext) -> str:
     unmet, total = faults(ctx, "no")
@@ -146,37 +108,35 @@ def _spec(max_chars: int) -> JudgeSpec:
         count_reason=_count_reason,
         # The user digest: the request knowledge retention and completeness share.
         extract=lambda skip_if: digest_step("intentions", max_chars, skip_if=skip_if),
-        prompts=JudgePrompts(
-            verdict_system=VERDICT_SYSTEM,
-            reason_system=reason_system("conversation-completeness"),
-            one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: verdict_request(
-                "Decide for each intention in the <intentions> block whether the assistant "
-                "satisfied it in the conversation.",
-                conversation_block(shown.ctx, max_chars),
-                items=shown.items,
-                noun="intention",
-                plural="intentions",
-                turn=True,
-            ),
-            reason=reason_request(
-                "A conversation-completeness check found that the assistant satisfied {yes} "
-                "of {total} things the user asked for.",
-                ("nothing done", "everything done"),
-                "and name what was left unmet and the turns it was asked in, or say that "
-                "everything was done.",
-                attribute="satisfied",
-                noun="intention",
-                turn=True,
-            ),
-            one_call=lambda shown: one_call_request(
-                "Review whether the assistant did what the user asked in the conversation "
-                "below: list the user's intentions, give one verdict per intention, and explain.",
-                conversation_block(shown.ctx, max_chars),
-                listed="intentions",
-            ),
-            verdicts_schema=IntentionVerdicts,
-            one_call_schema=CompletenessOneCallAnswer,
+        prompts=judge_prompts(
+            lambda ctx: (conversation_block(ctx, max_chars),),
+            (IntentionVerdicts, CompletenessOneCallAnswer),
+            check="conversation-completeness",
+            noun="intention",
+            plural="intentions",
+            task="You review whether an AI assistant did what the user asked, over a whole "
+            "conversation",
+            rules=_RULES,
+            listing="everything the user asked the assistant to do, find out or answer "
+            "(questions and follow-up requests count; greetings and thanks do not), one per "
+            'item, each starting with its turn in brackets: "[turn 2] ...".',
+            statement="the intention, copied",
+            words='"yes" = satisfied, "no" = not',
+            turn="the reply that satisfied it, or null",
+            examples=(example("yes", turn="2"), example("yes", turn="1")),
+            explain="naming what was left unmet and the turns it was asked in, or saying that "
+            "everything was done",
+            ask="Decide for each intention in the <intentions> block whether the assistant "
+            "satisfied it in the conversation.",
+            one_call_ask="Review whether the assistant did what the user asked in the "
+            "conversation below: list the user's intentions, give one verdict per intention, "
+            "and explain.",
+            found="A conversation-completeness check found that the assistant satisfied {yes} "
+            "of {total} things the user asked for.",
+            scale=("nothing done", "everything done"),
+            reason_ask="and name what was left unmet and the turns it was asked in, or say that "
+            "everything was done.",
+            attribute="satisfied",
         ),
         nothing_to_judge=needs_user_messages("the conversation has no user message, so no request"),
         conversation=ConversationPolicy(

@@ -24,21 +24,18 @@ from livescore.scorers._conversation import (
     clip,
     conversation_of,
     every,
+    example,
     faults,
     item_turn,
+    judge_prompts,
     listing,
     messages,
-    one_call_request,
-    reason_request,
-    reason_system,
     turn_item,
     turns_phrase,
-    verdict_request,
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
-    JudgePrompts,
     JudgeSpec,
     judge_catalog_entry,
     judge_scorer,
@@ -109,48 +106,6 @@ _TURNS_RULE = """\
 Each claim starts with the turn whose reply made it, in brackets ("[turn 4] ..."), and \
 each document of the context with the turn whose tool call returned it: a tool result of \
 any turn, earlier or later, may back or contradict a claim of any turn."""
-
-VERDICT_SYSTEM = f"""\
-You are a strict fact-checker. You compare the claims an AI assistant made over a \
-conversation with the tool results it received, and decide, for each claim, whether it is \
-a hallucination.
-
-{_TURNS_RULE}
-
-{_JUDGING_RULES}
-
-{_DATA_RULE}
-
-Return exactly one verdict per claim, in the order given. Each verdict has "statement" \
-(the claim, copied), "verdict" ("yes" or "no", lower case) and "reason" (one short \
-sentence: the tool result that backs or contradicts the claim, or what is missing).
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}]}}"""
-
-ONE_CALL_SYSTEM = f"""\
-You are a strict fact-checker. You review the replies an AI assistant gave over a \
-conversation against the tool results it received, in three moves, and give all three in \
-one JSON answer.
-
-1. "claims": the factual claims of every reply in the <output> block: single statements \
-that could be checked, each standing alone, in the reply's own wording, each starting with \
-the turn of its reply in brackets ("[turn 2] ..."). Leave out greetings and questions.
-2. "verdicts": one verdict per claim, in the same order, each with "statement" (the claim, \
-copied), "verdict" ("yes" = hallucinated, "no" = backed by the tool results) and "reason" \
-(one short sentence).
-3. "reason": two or three sentences for the developer naming the turns whose replies \
-hallucinate and what the tool results say instead, or saying that every claim is backed. \
-No numeric score.
-
-{_TURNS_RULE}
-
-{_JUDGING_RULES}
-
-{_DATA_RULE}
-
-Answer with JSON only: {{"claims": ["[turn 1] ..."], "verdicts": [{{"statement": "...", \
-"verdict": "no", "reason": "..."}}], "reason": "..."}}"""
 
 
 def _replies_text(conversation: Conversation, max_chars: int) -> str:
@@ -237,40 +192,47 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         no_items_reason=lambda ctx: because(ctx, "the agent's replies make no checkable claim."),
         count_reason=_count_reason,
         extract=lambda skip_if: _claims_step(max_chars, skip_if),
-        prompts=JudgePrompts(
-            verdict_system=VERDICT_SYSTEM,
-            reason_system=reason_system(
-                "hallucination", "an AI assistant's conversation", _DATA_RULE
+        prompts=judge_prompts(
+            lambda ctx: (context_block(ctx),),
+            (ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer),
+            check="hallucination",
+            noun="claim",
+            plural="claims",
+            task="You are a strict fact-checker. You compare the claims an AI assistant made over "
+            "a conversation with the tool results it received, and decide, for each claim, "
+            "whether it is a hallucination",
+            one_call_task="You are a strict fact-checker. You review the replies an AI assistant "
+            "gave over a conversation against the tool results it received",
+            rules=f"{_TURNS_RULE}\n\n{_JUDGING_RULES}",
+            listing="the factual claims of every reply in the <output> block: single statements "
+            "that could be checked, each standing alone, in the reply's own wording, each "
+            'starting with the turn of its reply in brackets ("[turn 2] ..."). Leave out '
+            "greetings and questions.",
+            statement="the claim, copied",
+            words='"yes" = hallucinated, "no" = backed by the tool results',
+            reason="one short sentence: the tool result that backs or contradicts the claim, or "
+            "what is missing",
+            examples=(example("yes"), example("no")),
+            explain="naming the turns whose replies hallucinate and what the tool results say "
+            "instead, or saying that every claim is backed",
+            ask="Decide for each claim in the <claims> block whether it is a hallucination, "
+            "judging only by the tool results in the <context> block.",
+            one_call_ask="Check the assistant's replies in the <output> block against the tool "
+            "results in the <context> block: list their claims, give one verdict per claim, and "
+            "explain.",
+            one_call_blocks=lambda ctx: (
+                context_block(ctx),
+                block("output", _replies_text(conversation_of(ctx), max_chars)),
             ),
-            one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: verdict_request(
-                "Decide for each claim in the <claims> block whether it is a hallucination, "
-                "judging only by the tool results in the <context> block.",
-                context_block(shown.ctx),
-                items=shown.items,
-                noun="claim",
-                plural="claims",
-            ),
-            reason=reason_request(
-                "A hallucination check of a conversation found {yes} of {total} claims of an AI "
-                "assistant's replies hallucinated (contradicted by, or missing from, the tool "
-                "results of the conversation).",
-                ("no hallucination", "everything hallucinated"),
-                "name the turns whose replies hallucinate and what the tool results say "
-                "instead, or say that every claim is backed.",
-                attribute="hallucinated",
-                noun="claim",
-            ),
-            one_call=lambda shown: one_call_request(
-                "Check the assistant's replies in the <output> block against the tool results "
-                "in the <context> block: list their claims, give one verdict per claim, and "
-                "explain.",
-                context_block(shown.ctx),
-                block("output", _replies_text(conversation_of(shown.ctx), max_chars)),
-                listed="claims",
-            ),
-            verdicts_schema=ConversationClaimVerdicts,
-            one_call_schema=ConversationHallucinationOneCallAnswer,
+            found="A hallucination check of a conversation found {yes} of {total} claims of an "
+            "AI assistant's replies hallucinated (contradicted by, or missing from, the tool "
+            "results of the conversation).",
+            scale=("no hallucination", "everything hallucinated"),
+            reason_ask="name the turns whose replies hallucinate and what the tool results say "
+            "instead, or say that every claim is backed.",
+            attribute="hallucinated",
+            reviewed="an AI assistant's conversation",
+            rule=_DATA_RULE,
         ),
         nothing_to_judge=lambda ctx: _nothing_to_judge(ctx, max_chars),
         attributes={

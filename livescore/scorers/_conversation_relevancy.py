@@ -11,8 +11,6 @@ from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.runs import Conversation, Run
 from livescore.scorers._conversation import (
-    VERDICT_DATA_RULE,
-    answer_count,
     answer_schemas,
     because,
     clip,
@@ -20,11 +18,9 @@ from livescore.scorers._conversation import (
     every,
     faults,
     item_turn,
+    judge_prompts,
     listing,
     message,
-    one_call_request,
-    reason_request,
-    reason_system,
     reply_items,
     turn_block,
     turns_phrase,
@@ -33,7 +29,6 @@ from livescore.scorers._judge_spec import (
     ConversationPolicy,
     JudgePrompts,
     JudgeSpec,
-    Shown,
     judge_catalog_entry,
     judge_scorer,
 )
@@ -85,38 +80,6 @@ clarifying question, or follows up on the turns before it.
 window, a repetition of an earlier answer that ignores the new message, or filler.
 Judge relevance only, not correctness or style."""
 
-VERDICT_SYSTEM = f"""\
-You review whether each reply of an AI assistant is relevant to the conversation just \
-before it.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Return exactly one verdict per reply, in the order given. Each verdict has "statement" \
-(the reply's item, copied from its "item" attribute), "verdict" ("yes" or "no", lower \
-case) and "reason" (one short sentence).
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}]}}"""
-
-ONE_CALL_SYSTEM = f"""\
-You review whether each reply of an AI assistant is relevant to the conversation just \
-before it, and give your verdicts and a reason in one JSON answer.
-
-1. "verdicts": one verdict per reply in the <replies> block, in the same order, each with \
-"statement" (the reply's item, copied from its "item" attribute), "verdict" ("yes" = \
-relevant, "no" = beside the point) and "reason" (one short sentence).
-2. "reason": two or three sentences for the developer naming the turns whose replies are \
-beside the point, or saying that every reply is relevant. No numeric score.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}], "reason": "..."}}"""
-
 
 def replies_block(
     conversation: Conversation, items: Sequence[str], window: int, max_chars: int
@@ -167,43 +130,37 @@ def _count_reason(ctx: StepContext) -> str:
 def _prompts(window: int, max_chars: int) -> JudgePrompts:
     """The prompts, each reply shown with the ``window`` turns before it."""
 
-    def block(shown: Shown) -> str:
-        ctx = shown.ctx
+    def blocks(ctx: StepContext) -> tuple[str]:
         rendered: str | None = ctx.state.get("replies_block")
         if rendered is None:
             items = ctx.preprocess_step_result["replies"]
             rendered = replies_block(conversation_of(ctx), items, window, max_chars)
             ctx.state["replies_block"] = rendered
-        return rendered
+        return (rendered,)
 
-    return JudgePrompts(
-        verdict_system=VERDICT_SYSTEM,
-        reason_system=reason_system("conversation-relevancy"),
-        one_call_system=ONE_CALL_SYSTEM,
-        verdict=lambda shown: "\n\n".join(
-            (
-                "Decide for each reply in the <replies> block whether it is relevant to its "
-                "window.",
-                block(shown),
-                answer_count(len(shown.items), "reply", "replies"),
-            )
-        ),
-        reason=reason_request(
-            "A conversation-relevancy check found {yes} of {total} replies of an AI assistant "
-            "relevant to the turns before them.",
-            ("no reply relevant", "every reply relevant"),
-            "and name the turns whose replies are beside the point, or say that every reply is "
-            "relevant.",
-            attribute="relevant",
-            noun="reply",
-        ),
-        one_call=lambda shown: one_call_request(
-            "Review whether each reply in the <replies> block is relevant to its window, and "
-            "explain.",
-            block(shown),
-        ),
-        verdicts_schema=RelevancyTurnVerdicts,
-        one_call_schema=TurnRelevancyOneCallAnswer,
+    return judge_prompts(
+        blocks,
+        (RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer),
+        check="conversation-relevancy",
+        noun="reply",
+        plural="replies",
+        task="You review whether each reply of an AI assistant is relevant to the conversation "
+        "just before it",
+        rules=_RULES,
+        statement='the reply\'s item, copied from its "item" attribute',
+        words='"yes" = relevant, "no" = beside the point',
+        explain="naming the turns whose replies are beside the point, or saying that every "
+        "reply is relevant",
+        ask="Decide for each reply in the <replies> block whether it is relevant to its window.",
+        one_call_ask="Review whether each reply in the <replies> block is relevant to its "
+        "window, and explain.",
+        found="A conversation-relevancy check found {yes} of {total} replies of an AI assistant "
+        "relevant to the turns before them.",
+        scale=("no reply relevant", "every reply relevant"),
+        reason_ask="and name the turns whose replies are beside the point, or say that every "
+        "reply is relevant.",
+        attribute="relevant",
+        lists_items=False,
     )
 
 

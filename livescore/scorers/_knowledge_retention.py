@@ -9,24 +9,20 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
-    VERDICT_DATA_RULE,
     answer_schemas,
     because,
     conversation_block,
     digest_step,
     every,
+    example,
     faults,
+    judge_prompts,
     listing,
     needs_user_messages,
-    one_call_request,
-    reason_request,
-    reason_system,
     turns_phrase,
-    verdict_request,
 )
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
-    JudgePrompts,
     JudgeSpec,
     judge_catalog_entry,
     judge_scorer,
@@ -78,40 +74,6 @@ date), or contradicts it. Give "turn": the number of the first reply at fault.
 it. "turn" is null.
 Judge memory only: whether a reply is correct or helpful otherwise does not matter."""
 
-VERDICT_SYSTEM = f"""\
-You review an AI assistant's memory in a conversation with a user.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Return exactly one verdict per fact, in the order given. Each verdict has "statement" \
-(the fact, copied), "verdict" ("yes" or "no", lower case), "reason" (one short sentence) \
-and "turn" (a number, or null).
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "no", "reason": \
-"...", "turn": null}}]}}"""
-
-ONE_CALL_SYSTEM = f"""\
-You review an AI assistant's memory in a conversation with a user, in three moves, and \
-give all three in one JSON answer.
-
-1. "facts": every fact the user gave that the assistant may need later (names, numbers, \
-dates, places, preferences, constraints), one per item, each starting with its turn in \
-brackets: "[turn 2] ...".
-2. "verdicts": one verdict per fact, in the same order, each with "statement" (the fact, \
-copied), "verdict" ("yes" = forgotten or contradicted later, "no" = kept), "reason" (one \
-short sentence) and "turn" (the first reply at fault, or null).
-3. "reason": two or three sentences for the developer naming the turns that forget or \
-contradict what the user said, or saying that nothing was forgotten. No numeric score.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Answer with JSON only: {{"facts": ["[turn 1] ..."], "verdicts": [{{"statement": "...", \
-"verdict": "no", "reason": "...", "turn": null}}], "reason": "..."}}"""
-
 
 def _count_reason(ctx: StepContext) -> str:
     forgotten, total = faults(ctx, "yes")
@@ -147,37 +109,33 @@ def _spec(max_chars: int) -> JudgeSpec:
         count_reason=_count_reason,
         # The user digest: the request knowledge retention and completeness share.
         extract=lambda skip_if: digest_step("facts", max_chars, skip_if=skip_if),
-        prompts=JudgePrompts(
-            verdict_system=VERDICT_SYSTEM,
-            reason_system=reason_system("knowledge-retention"),
-            one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: verdict_request(
-                "Decide for each fact in the <facts> block whether a later reply of the "
-                "assistant in the conversation forgets or contradicts it.",
-                conversation_block(shown.ctx, max_chars),
-                items=shown.items,
-                noun="fact",
-                plural="facts",
-                turn=True,
-            ),
-            reason=reason_request(
-                "A knowledge-retention check found that the assistant forgot or contradicted "
-                "{yes} of {total} facts the user gave.",
-                ("everything forgotten", "everything kept"),
-                "and name the turns at fault and what they forgot, or say that nothing was "
-                "forgotten.",
-                attribute="forgotten",
-                noun="fact",
-                turn=True,
-            ),
-            one_call=lambda shown: one_call_request(
-                "Review the assistant's memory in the conversation below: list the facts the "
-                "user gave, give one verdict per fact, and explain.",
-                conversation_block(shown.ctx, max_chars),
-                listed="facts",
-            ),
-            verdicts_schema=RetentionVerdicts,
-            one_call_schema=RetentionOneCallAnswer,
+        prompts=judge_prompts(
+            lambda ctx: (conversation_block(ctx, max_chars),),
+            (RetentionVerdicts, RetentionOneCallAnswer),
+            check="knowledge-retention",
+            noun="fact",
+            plural="facts",
+            task="You review an AI assistant's memory in a conversation with a user",
+            rules=_RULES,
+            listing="every fact the user gave that the assistant may need later (names, "
+            "numbers, dates, places, preferences, constraints), one per item, each starting "
+            'with its turn in brackets: "[turn 2] ...".',
+            statement="the fact, copied",
+            words='"yes" = forgotten or contradicted later, "no" = kept',
+            turn="the first reply at fault, or null",
+            examples=(example("no", turn="null"), example("no", turn="null")),
+            explain="naming the turns that forget or contradict what the user said, or saying "
+            "that nothing was forgotten",
+            ask="Decide for each fact in the <facts> block whether a later reply of the "
+            "assistant in the conversation forgets or contradicts it.",
+            one_call_ask="Review the assistant's memory in the conversation below: list the "
+            "facts the user gave, give one verdict per fact, and explain.",
+            found="A knowledge-retention check found that the assistant forgot or contradicted "
+            "{yes} of {total} facts the user gave.",
+            scale=("everything forgotten", "everything kept"),
+            reason_ask="and name the turns at fault and what they forgot, or say that nothing "
+            "was forgotten.",
+            attribute="forgotten",
         ),
         nothing_to_judge=needs_user_messages("the conversation has no user message, so no facts"),
         conversation=ConversationPolicy(

@@ -9,24 +9,19 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import (
-    VERDICT_DATA_RULE,
     answer_schemas,
     because,
     conversation_block,
     conversation_of,
     every,
     faults,
+    judge_prompts,
     listing,
-    one_call_request,
-    reason_request,
-    reason_system,
     reply_items,
     turns_phrase,
-    verdict_request,
 )
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
-    JudgePrompts,
     JudgeSpec,
     judge_catalog_entry,
     judge_scorer,
@@ -75,37 +70,6 @@ its rules. Declining something the role excludes is in role.
 excludes, breaks a rule of the role, or takes a tone the role forbids (also when the \
 user asked it to).
 Judge the role only, not whether the reply is correct."""
-
-VERDICT_SYSTEM = f"""\
-You review whether an AI assistant stays in the role it was given, reply by reply.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Return exactly one verdict per reply in the <replies> block, in the order given. Each \
-verdict has "statement" (the reply's item, copied), "verdict" ("yes" or "no", lower case) \
-and "reason" (one short sentence).
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}]}}"""
-
-ONE_CALL_SYSTEM = f"""\
-You review whether an AI assistant stays in the role it was given, reply by reply, and \
-give your verdicts and a reason in one JSON answer.
-
-1. "verdicts": one verdict per reply in the <replies> block, in the same order, each with \
-"statement" (the reply's item, copied), "verdict" ("yes" = in role, "no" = out of role) \
-and "reason" (one short sentence).
-2. "reason": two or three sentences for the developer naming the turns out of role and \
-how, or saying that every reply stays in role. No numeric score.
-
-{_RULES}
-
-{VERDICT_DATA_RULE}
-
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}], "reason": "..."}}"""
 
 
 def _count_reason(ctx: StepContext) -> str:
@@ -159,37 +123,35 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
         always_explain=True,
         needs_items="the agent made no reply in this conversation",
         count_reason=_count_reason,
-        prompts=JudgePrompts(
-            verdict_system=VERDICT_SYSTEM,
-            reason_system=reason_system("role-adherence"),
-            one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: verdict_request(
-                "Decide for each reply in the <replies> block whether the assistant stays in "
-                "the role in the <role> block; the whole conversation is in the <conversation> "
-                "block.",
-                *shown_role(shown.ctx),
-                items=shown.items,
-                noun="reply",
-                plural="replies",
+        prompts=judge_prompts(
+            shown_role,
+            (RoleVerdicts, RoleOneCallAnswer),
+            check="role-adherence",
+            noun="reply",
+            plural="replies",
+            task="You review whether an AI assistant stays in the role it was given, reply by "
+            "reply",
+            rules=_RULES,
+            per="reply in the <replies> block",
+            statement="the reply's item, copied",
+            words='"yes" = in role, "no" = out of role',
+            explain="naming the turns out of role and how, or saying that every reply stays in "
+            "role",
+            ask="Decide for each reply in the <replies> block whether the assistant stays in the "
+            "role in the <role> block; the whole conversation is in the <conversation> block.",
+            one_call_ask="Review whether the assistant stays in the role in the <role> block, for "
+            "each reply in the <replies> block (the whole conversation is in the <conversation> "
+            "block), and explain.",
+            one_call_blocks=lambda ctx: (
+                *shown_role(ctx),
+                item_blocks("replies", "reply", ctx.preprocess_step_result["replies"]),
             ),
-            reason=reason_request(
-                "A role-adherence check found {yes} of {total} replies of an AI assistant in "
-                "its role.",
-                ("no reply in role", "every reply in role"),
-                "and name the turns out of role and how they leave it, or say that every reply "
-                "stays in role.",
-                attribute="in_role",
-                noun="reply",
-            ),
-            one_call=lambda shown: one_call_request(
-                "Review whether the assistant stays in the role in the <role> block, for each "
-                "reply in the <replies> block (the whole conversation is in the <conversation> "
-                "block), and explain.",
-                *shown_role(shown.ctx),
-                item_blocks("replies", "reply", shown.ctx.preprocess_step_result["replies"]),
-            ),
-            verdicts_schema=RoleVerdicts,
-            one_call_schema=RoleOneCallAnswer,
+            found="A role-adherence check found {yes} of {total} replies of an AI assistant in "
+            "its role.",
+            scale=("no reply in role", "every reply in role"),
+            reason_ask="and name the turns out of role and how they leave it, or say that every "
+            "reply stays in role.",
+            attribute="in_role",
         ),
         items_of=replies,
         conversation=ConversationPolicy(at_fault="turns whose replies leave the role"),
