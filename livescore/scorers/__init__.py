@@ -103,31 +103,16 @@ __all__ = (
     "scorer_catalog",
 )
 
-# The names that make a judge scorer from a spec (see docs/scorers/custom.md).
-_SPEC_NAMES = frozenset(
-    {
-        "JudgePrompts",
-        "JudgeSpec",
-        "LogprobSpec",
-        "Shown",
-        "StatementVerdict",
-        "judge_catalog_entry",
-        "judge_scorer",
-    }
-)
-
 
 def _module_of(name: str) -> str | None:
     """Where a public name lives: ``create_<x>_scorer[_llm]`` in ``_<x>[_llm].py``, the
-    judge spec's names in ``_judge_spec.py``, the catalog's names in ``livescore._catalog``."""
+    catalog's names in ``livescore._catalog``, the judge spec's names in ``_judge_spec.py``."""
     if name not in __all__:
         return None
-    if name in _SPEC_NAMES:
-        return "livescore.scorers._judge_spec"
     if name.startswith("create_"):
-        stem = name.removeprefix("create_").replace("_scorer", "")
-        return f"livescore.scorers._{stem}"
-    return "livescore._catalog"
+        return f"livescore.scorers._{name.removeprefix('create_').replace('_scorer', '')}"
+    catalog = importlib.import_module("livescore._catalog")  # every scorer module imports it
+    return "livescore._catalog" if name in catalog.__all__ else "livescore.scorers._judge_spec"
 
 
 def __getattr__(name: str) -> Any:

@@ -80,10 +80,8 @@ def create_bias_scorer(
     :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        Results with ``preprocess_step_result["opinions"]``, one verdict per opinion and
-        ``flags["opinions_total"]`` / ``["opinions_biased"]``. An answer without opinions
-        scores 0 with no verdict call; with no opinion biased, the reason is written from
-        the counts (no reason call).
+        Results with one verdict per opinion. An answer without opinions scores 0 with no
+        verdict call; with no opinion biased, the reason is written from the counts.
 
     Example:
         >>> from livescore.testing import ScriptedJudge

@@ -35,8 +35,6 @@ than 0.2, by at most 0.2."""
 # Sentences end at . ! ? followed by whitespace, and at line breaks ("3.5 days" stays whole).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 _MAX_SENTENCE_WORDS = 100
-_MAX_LISTED = 50  # sentence tones kept in the step result
-_PUNCTUATION = string.punctuation
 
 
 @functools.cache
@@ -60,7 +58,7 @@ def _sentence_tone(sentence: str) -> float:
     if (
         sentence.isascii()
         and lexicon.keys().isdisjoint(words)
-        and lexicon.keys().isdisjoint(map(str.strip, words, repeat(_PUNCTUATION)))
+        and lexicon.keys().isdisjoint(map(str.strip, words, repeat(string.punctuation)))
     ):
         return 0.0
     return float(analyzer.polarity_scores(sentence)["compound"])
@@ -79,14 +77,12 @@ def sentence_tones(text: str) -> list[float]:
     """
     tones: list[float] = []
     for sentence in _SENTENCE_END.split(text):
-        if not sentence or sentence.isspace():
-            continue
         words = sentence.split()
-        if len(words) <= _MAX_SENTENCE_WORDS:
+        if len(words) > _MAX_SENTENCE_WORDS:
+            for start in range(0, len(words), _MAX_SENTENCE_WORDS):
+                tones.append(_sentence_tone(" ".join(words[start : start + _MAX_SENTENCE_WORDS])))
+        elif words:
             tones.append(_sentence_tone(sentence.strip()))
-            continue
-        for start in range(0, len(words), _MAX_SENTENCE_WORDS):
-            tones.append(_sentence_tone(" ".join(words[start : start + _MAX_SENTENCE_WORDS])))
     return tones
 
 
@@ -105,11 +101,7 @@ def text_tone(text: str) -> float:
 
 def _polarity(tone: float) -> str:
     # VADER's own thresholds for a text's overall polarity.
-    if tone >= 0.05:
-        return "positive"
-    if tone <= -0.05:
-        return "negative"
-    return "neutral"
+    return "positive" if tone >= 0.05 else "negative" if tone <= -0.05 else "neutral"
 
 
 def create_tone_scorer(
@@ -136,10 +128,9 @@ def create_tone_scorer(
     The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"sentence_tones" (the first
-        50), "sentences", "response_tone", "response_polarity"}`` (and ``"reference_tone"``
-        with a reference) and ``analyze_step_result = {"mode": "consistency", "spread"}`` or
-        ``{"mode": "reference", "difference"}``.
+        A scorer whose ``preprocess_step_result`` holds the sentences' tones (the first 50) and
+        the answer's tone and polarity, and ``analyze_step_result`` the ``"spread"`` or the
+        ``"difference"`` from the reference.
 
     Example:
         >>> steady = create_tone_scorer()
@@ -175,7 +166,7 @@ class _Tone:
         ctx.state["tones"] = tones
         tone = sum(tones) / len(tones)
         result: dict[str, Any] = {
-            "sentence_tones": tones[:_MAX_LISTED],
+            "sentence_tones": tones[:50],  # the first 50
             "sentences": len(tones),
             "response_tone": tone,
             "response_polarity": _polarity(tone),
@@ -185,21 +176,18 @@ class _Tone:
         return result
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
+        mean: float = ctx.preprocess_step_result["response_tone"]
         if self.target is not None:
-            difference = abs(ctx.preprocess_step_result["response_tone"] - self.target)
-            return {"mode": "reference", "difference": difference}
+            return {"mode": "reference", "difference": abs(mean - self.target)}
         values: list[float] = ctx.state["tones"]
-        mean = sum(values) / len(values)
         spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
         return {"mode": "consistency", "spread": spread}
 
     def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
-        if analysis["mode"] == "reference":
-            difference: float = analysis["difference"]
-            return max(0.0, 1.0 - difference / 2)
-        spread: float = analysis["spread"]
-        return max(0.0, 1.0 - spread)
+        if self.target is not None:
+            return max(0.0, 1.0 - float(analysis["difference"]) / 2)
+        return max(0.0, 1.0 - float(analysis["spread"]))
 
     def generate_reason(self, ctx: StepContext) -> str:
         pre, analysis = ctx.preprocess_step_result, ctx.analyze_step_result
@@ -236,8 +224,7 @@ def _reference(reference_tone: object) -> float | None:
     if isinstance(reference_tone, str):
         if not reference_tone.strip():
             raise ValueError("reference_tone is empty: give a text whose tone is the target")
-        tones = sentence_tones(reference_tone)
-        return sum(tones) / len(tones)
+        return text_tone(reference_tone)
     value = float(reference_tone)
     if not math.isfinite(value) or not -1 <= value <= 1:
         raise ValueError(f"a numeric reference_tone must be from -1 to 1, not {reference_tone!r}")

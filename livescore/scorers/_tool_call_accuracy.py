@@ -1,4 +1,4 @@
-"""The tool-call accuracy scorer (code): did the agent call the right tool(s), in order."""
+"""The tool-call accuracy scorer (code), and what it shares with the trajectory scorer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry, split_names
-from livescore._tool_calls import RecordedCall, describe_calls, is_subsequence, read_tool_calls
+from livescore._tool_calls import RecordedCall, describe_calls, read_tool_calls
 from livescore.pii import RedactSpec
 from livescore.scorers._text import code_scorer
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
@@ -15,10 +15,9 @@ from livescore.scoring import CalibrationSpec, Scorer, StepContext
 __all__ = (
     "TOOL_CALL_ACCURACY_LABELS",
     "create_tool_call_accuracy_scorer",
-    "lcs_length",
-    "lcs_share",
-    "recorded_calls",
+    "followed",
     "tool_calls_step",
+    "tool_names",
 )
 
 TOOL_CALL_ACCURACY_LABELS = ("incorrect", "partial", "correct")
@@ -96,46 +95,41 @@ class _ToolCallAccuracy:
         return tool_calls_step(ctx, "actual_tools")
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        calls, names = recorded_calls(ctx)
-        if self.strict:
-            correct = names == self.order
-        elif self.single:
-            correct = self.order[0] in names
-        else:
-            correct = is_subsequence(self.order, names)
+        calls: list[RecordedCall] = ctx.state["calls"]
+        matched, share = followed(self.order, [call.name for call in calls], strict=self.strict)
+        ctx.state["share"] = share
         return {
             "expected_tools": list(self.order),
-            "matched": lcs_length(self.order, names),
-            "correct": correct,
+            "matched": matched,
+            # A share of 1 is the whole order in order (strict: exactly the order), so it
+            # is also "called the one expected tool".
+            "correct": share == 1,
             "failed_calls": [call.to_dict() for call in calls if not call.ok],
         }
 
     def generate_score(self, ctx: StepContext) -> float:
-        analysis = ctx.analyze_step_result
-        calls = ctx.state["calls"]
-        if not calls:
-            return 0.0
-        if analysis["correct"]:
-            return 1.0
-        if not self.partial_credit:
-            return 0.0
-        return lcs_share(analysis["matched"], len(self.order), len(calls), strict=self.strict)
+        share: float = ctx.state["share"]
+        return share if self.partial_credit else float(share == 1)
 
     def generate_reason(self, ctx: StepContext) -> str:
         calls: list[RecordedCall] = ctx.state["calls"]
-        wanted = _wanted(self.order, single=self.single, strict=self.strict)
+        sequence = " → ".join(self.order)
+        if self.single:
+            wanted = f"exactly one call, to {sequence}" if self.strict else sequence
+        elif self.strict:
+            wanted = f"exactly the calls {sequence}"
+        else:
+            wanted = f"the calls {sequence} in this order"
         if not calls:
             return f"No tool was called; expected {wanted}."
         made = f"Calls: {describe_calls(calls)}."
         if ctx.analyze_step_result["correct"]:
             verb = "Called" if self.single and not self.strict else "Made"
             return f"{verb} {wanted} as expected. {made}"
-        matched = ctx.analyze_step_result["matched"]
-        credit = (
-            f" {matched} of the {len(self.order)} expected calls in order."
-            if self.partial_credit and not self.single
-            else ""
-        )
+        credit = ""
+        if self.partial_credit and not self.single:
+            matched = ctx.analyze_step_result["matched"]
+            credit = f" {matched} of the {len(self.order)} expected calls in order."
         return f"Expected {wanted}; the agent did not.{credit} {made}"
 
     def label(self, score: float) -> str:
@@ -143,8 +137,7 @@ class _ToolCallAccuracy:
 
 
 def tool_calls_step(ctx: StepContext, names_field: str) -> dict[str, Any]:
-    """The code tool scorers' preprocess step: the run's tool calls (kept in
-    ``ctx.state["calls"]``) as ``{"tool_calls": [...], names_field: [their names]}``."""
+    """The tool scorers' preprocess step; it keeps the calls in ``ctx.state["calls"]``."""
     calls = read_tool_calls(ctx.run)
     ctx.state["calls"] = calls
     return {
@@ -153,54 +146,42 @@ def tool_calls_step(ctx: StepContext, names_field: str) -> dict[str, Any]:
     }
 
 
-def recorded_calls(ctx: StepContext) -> tuple[list[RecordedCall], list[str]]:
-    """The calls :func:`tool_calls_step` kept, and their names."""
-    calls: list[RecordedCall] = ctx.state["calls"]
-    return calls, [call.name for call in calls]
-
-
-def lcs_length(expected: list[str], names: list[str]) -> int:
-    """The length of the longest common subsequence of the expected tools and the calls."""
+def followed(expected: list[str], names: list[str], *, strict: bool) -> tuple[int, float]:
+    """The LCS of the expected tools and the calls, and LCS / expected (``strict``: 2·LCS /
+    (expected + calls), 1 only for exactly the expected sequence)."""
     # Imported on first use: `import livescore.scorers` stays light.
     from rapidfuzz.distance import LCSseq
 
-    return LCSseq.similarity(expected, names) if names else 0
-
-
-def lcs_share(matched: int, expected: int, calls: int, *, strict: bool) -> float:
-    """The share of an expected sequence followed: LCS / expected (extra calls are free), or
-    with ``strict`` 2·LCS / (expected + calls) (1 only for exactly the expected sequence)."""
+    matched = LCSseq.similarity(expected, names) if names else 0
     if strict:
-        return 2.0 * matched / (expected + calls)
-    return matched / expected
+        return matched, 2.0 * matched / (len(expected) + len(names))
+    return matched, matched / len(expected)
 
 
-def _wanted(order: list[str], *, single: bool, strict: bool) -> str:
-    if single:
-        return f"exactly one call, to {order[0]}" if strict else order[0]
-    sequence = " → ".join(order)
-    return f"exactly the calls {sequence}" if strict else f"the calls {sequence} in this order"
-
-
-def _tool_name(name: object, what: str) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"{what} must be a tool name (a string), not {type(name).__name__}")
-    if not name.strip():
-        raise ValueError(f"{what} is empty: give the tool's name")
-    return name
+def tool_names(value: object, what: str) -> list[str]:
+    """``value`` as a list of tool names; ``what`` names it in the errors."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"{what} must be a list of tool names, not {type(value).__name__}")
+    for name in value:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold tool names (strings), not {type(name).__name__}")
+        if not name.strip():
+            raise ValueError(f"{what} has an empty tool name")
+    return list(value)
 
 
 def _expected(tool: object, order: object) -> list[str]:
     if tool is None and order is None:
         raise ValueError("give expected_tool (a tool name) or expected_tool_order (tool names)")
+    if tool is not None and not isinstance(tool, str):
+        raise TypeError(f"expected_tool must be a tool name (a string), not {type(tool).__name__}")
+    single = tool_names([] if tool is None else [tool], "expected_tool")
     if order is None:
-        return [_tool_name(tool, "expected_tool")]
-    if isinstance(order, str) or not isinstance(order, Sequence):
-        raise TypeError("expected_tool_order must be a list of tool names, not one string")
-    names = [_tool_name(name, "a tool name in expected_tool_order") for name in order]
+        return single
+    names = tool_names(order, "expected_tool_order")
     if not names:
         raise ValueError("expected_tool_order is empty: list the tools in the expected order")
-    if tool is not None and _tool_name(tool, "expected_tool") not in names:
+    if single and single[0] not in names:
         raise ValueError(
             f"expected_tool {tool!r} is not in expected_tool_order {names}: the order decides "
             "the score, so give one of them"

@@ -31,10 +31,7 @@ def create_tool_error_rate_scorer(
     A conversation scorer (no judge). The score is failed tool calls / tool calls over
     every turn, rounded half-up to 2 decimals: 0 is no failure, higher is worse.
 
-    Args:
-        id: The scorer id on results, spans and metrics.
-        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+    Its arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A conversation scorer: ``analyze_step_result = {"calls", "failed", "failures"}``,
@@ -59,7 +56,7 @@ def create_tool_error_rate_scorer(
         analyze=_analyze,
         generate_score=_score,
         generate_reason=_reason,
-        label=lambda score: defect_label(score),
+        label=defect_label,
         sync_steps="inline",
         level="conversation",
         redact=redact,

@@ -105,10 +105,8 @@ def create_toxicity_scorer(
     worse. Its arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        Results with ``preprocess_step_result["statements"]``, one verdict per statement
-        and ``flags["statements_total"]`` / ``["statements_toxic"]``. An empty answer scores
-        0 with no call (Mastra gives 1); with nothing toxic, the reason is written from the
-        counts (no reason call).
+        Results with one verdict per statement. An empty answer scores 0 with no call (Mastra
+        gives 1); with nothing toxic, the reason is written from the counts (no reason call).
 
     Example:
         >>> from livescore.testing import ScriptedJudge

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -14,12 +15,7 @@ from livescore._catalog import ScorerOptions, catalog_entry, split_names
 from livescore._tool_calls import RecordedCall, describe_calls
 from livescore.pii import RedactSpec
 from livescore.scorers._text import code_scorer
-from livescore.scorers._tool_call_accuracy import (
-    lcs_length,
-    lcs_share,
-    recorded_calls,
-    tool_calls_step,
-)
+from livescore.scorers._tool_call_accuracy import followed, tool_calls_step, tool_names
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("TRAJECTORY_LABELS", "TrajectoryOrdering", "create_trajectory_scorer")
@@ -60,18 +56,15 @@ def create_trajectory_scorer(
         max_steps: The most tool calls a good path needs (``None``: no budget).
         blacklist: Forbidden tools (a name) and forbidden sequences of consecutive calls (a
             list of names, e.g. ``["delete_user", "send_email"]``).
-        ordering: How accuracy matches the expected steps: in order with other calls between
-            (``"relaxed"``), as the exact sequence (``"strict"``), or in any order.
+        ordering: How accuracy matches the expected steps (see :data:`TrajectoryOrdering`).
         max_retries: Retries in a row of a failing tool that cost nothing.
 
     The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"tool_calls",
-        "actual_steps"}`` and ``analyze_step_result = {"accuracy": {"score", "matched",
-        "expected", "missing", "extra"}, "efficiency": {"score", "calls", "max_steps",
-        "over_budget", "redundant_calls"}, "failure_handling": {"score", "failed_calls",
-        "excess_retries"}, "blacklist": {"passed", "tools", "sequences"}}``.
+        A scorer whose ``analyze_step_result`` holds each dimension (``"accuracy"``,
+        ``"efficiency"``, ``"failure_handling"``: its score and what it found) and
+        ``"blacklist"`` (``{"passed", "tools", "sequences"}``).
 
     Example:
         >>> from livescore import Run, Step, ToolCall
@@ -92,13 +85,14 @@ def create_trajectory_scorer(
         Efficiency 0.80: 3 calls (budget 3); 1 redundant repeat (search)
         Failure handling 1.00: no failed call.
     """
-    expected = _names(expected_steps, "expected_steps")
+    expected = tool_names(expected_steps, "expected_steps")
     tools, sequences = _blacklist(blacklist)
-    budget = _count(max_steps, "max_steps", optional=True)
-    retries = _count(max_retries, "max_retries", optional=False) or 0
+    budget = None if max_steps is None else _count(max_steps, "max_steps")
     if ordering not in ("relaxed", "strict", "unordered"):
         raise ValueError(f"ordering must be 'relaxed', 'strict' or 'unordered', not {ordering!r}")
-    steps = _Trajectory(expected, ordering, budget, retries, tools, sequences)
+    steps = _Trajectory(
+        expected, ordering, budget, _count(max_retries, "max_retries"), tools, sequences
+    )
     return code_scorer(steps, id=id, redact=redact, calibration=calibration)
 
 
@@ -120,7 +114,8 @@ class _Trajectory:
         return tool_calls_step(ctx, "actual_steps")
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        calls, names = recorded_calls(ctx)
+        calls: list[RecordedCall] = ctx.state["calls"]
+        names = [call.name for call in calls]
         return {
             "accuracy": _accuracy(self.expected, names, self.ordering),
             "efficiency": _efficiency(calls, self.budget),
@@ -132,11 +127,8 @@ class _Trajectory:
         analysis = ctx.analyze_step_result
         if not analysis["blacklist"]["passed"]:
             return 0.0
-        return float(
-            analysis["accuracy"]["score"]
-            * analysis["efficiency"]["score"]
-            * analysis["failure_handling"]["score"]
-        )
+        dimensions = ("accuracy", "efficiency", "failure_handling")
+        return float(math.prod(analysis[name]["score"] for name in dimensions))
 
     def generate_reason(self, ctx: StepContext) -> str:
         analysis = ctx.analyze_step_result
@@ -157,25 +149,13 @@ class _Trajectory:
         )
 
     def label(self, score: float) -> str:
-        if score >= 1:
-            return "perfect"
-        if score >= 0.8:
-            return "good"
-        if score >= 0.5:
-            return "fair"
+        for floor, label in ((1.0, "perfect"), (0.8, "good"), (0.5, "fair")):
+            if score >= floor:
+                return label
         return "poor"
 
 
 def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str, Any]:
-    if not expected:
-        score = 1.0 if not names else 0.0
-        return {"score": score, "matched": 0, "expected": 0, "missing": [], "extra": names}
-    if ordering == "unordered":
-        matched = sum((Counter(expected) & Counter(names)).values())
-        score = matched / len(expected)
-    else:
-        matched = lcs_length(expected, names)
-        score = lcs_share(matched, len(expected), len(names), strict=ordering == "strict")
     remaining = Counter(names)
     missing = []
     for name in expected:
@@ -183,6 +163,13 @@ def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str,
             remaining[name] -= 1
         else:
             missing.append(name)
+    if not expected:
+        matched, score = 0, float(not names)
+    elif ordering == "unordered":
+        matched = len(expected) - len(missing)
+        score = matched / len(expected)
+    else:
+        matched, score = followed(expected, names, strict=ordering == "strict")
     wanted = set(expected)
     return {
         "score": score,
@@ -216,9 +203,8 @@ def _efficiency(calls: list[RecordedCall], budget: int | None) -> dict[str, Any]
         # Retrying a failed call is failure handling, not waste.
         if earlier.ok and earlier.name == later.name and _same_args(earlier.args, later.args)
     ]
-    redundancy = max(0.0, 1.0 - _REDUNDANT_COST * len(redundant))
     return {
-        "score": within * redundancy,
+        "score": within * max(0.0, 1.0 - _REDUNDANT_COST * len(redundant)),
         "calls": count,
         "max_steps": budget,
         "over_budget": budget is not None and count > budget,
@@ -289,50 +275,31 @@ def _efficiency_reason(efficiency: dict[str, Any]) -> str:
 
 def _failure_reason(failures: dict[str, Any], calls: list[RecordedCall]) -> str:
     failed = [call for call in calls if not call.ok]
+    text = f"Failure handling {failures['score']:.2f}: "
     if not failed:
-        return f"Failure handling {failures['score']:.2f}: no failed call."
-    text = (
-        f"Failure handling {failures['score']:.2f}: {len(failed)} failed ({describe_calls(failed)})"
-    )
+        return text + "no failed call."
+    text += f"{len(failed)} failed ({describe_calls(failed)})"
     if failures["excess_retries"]:
         text += f"; {failures['excess_retries']} retries beyond the allowed ones"
     return text + "."
 
 
-def _names(value: object, what: str) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise TypeError(f"{what} must be a list of tool names, not {type(value).__name__}")
-    names: list[str] = []
-    for name in value:
-        if not isinstance(name, str):
-            raise TypeError(f"{what} must hold tool names (strings), not {type(name).__name__}")
-        if not name.strip():
-            raise ValueError(f"{what} has an empty tool name")
-        names.append(name)
-    return names
-
-
-def _blacklist(
-    blacklist: object,
-) -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:
+def _blacklist(blacklist: object) -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:
     if isinstance(blacklist, str) or not isinstance(blacklist, Iterable):
         raise TypeError("blacklist must be a list of tool names and tool-name sequences")
     tools: set[str] = set()
     sequences: list[tuple[str, ...]] = []
     for item in blacklist:
         if isinstance(item, str):
-            tools.update(_names([item], "blacklist"))
-        else:
-            sequence = _names(item, "a blacklist sequence")
-            if not sequence:
-                raise ValueError("a blacklist sequence is empty: list the forbidden calls")
+            tools.update(tool_names([item], "blacklist"))
+        elif sequence := tool_names(item, "a blacklist sequence"):
             sequences.append(tuple(sequence))
+        else:
+            raise ValueError("a blacklist sequence is empty: list the forbidden calls")
     return frozenset(tools), tuple(sequences)
 
 
-def _count(value: object, what: str, *, optional: bool) -> int | None:
-    if value is None and optional:
-        return None
+def _count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be a whole number, not {value!r}")
     if value < 0:

@@ -25,12 +25,8 @@ def create_turn_count_scorer(
     Args:
         max_turns: The length past which a conversation is labelled ``"long"`` (else
             ``"ok"``); ``None``: no label.
-        id: The scorer id on results, spans and metrics.
-        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
 
-    Raises:
-        ValueError: ``max_turns`` is not a positive whole number.
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Example:
         >>> from livescore.runs import Conversation
@@ -73,15 +69,6 @@ def create_turn_count_scorer(
     )
 
 
-def _max_turns_of(argument: str | None) -> int | None:
-    if argument is None:
-        return None
-    try:
-        return int(argument)
-    except ValueError:
-        raise ValueError(f"turn-count: MAX is a whole number of turns, not {argument!r}") from None
-
-
 @catalog_entry(
     "turn-count",
     family="conversation",
@@ -93,4 +80,8 @@ def _max_turns_of(argument: str | None) -> int | None:
     examples=("turn-count", "turn-count:8"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    return create_turn_count_scorer(max_turns=_max_turns_of(argument))
+    try:
+        max_turns = None if argument is None else int(argument)
+    except ValueError:
+        raise ValueError(f"turn-count: MAX is a whole number of turns, not {argument!r}") from None
+    return create_turn_count_scorer(max_turns=max_turns)

@@ -48,19 +48,15 @@ def create_user_frustration_scorer(
 
     Args:
         threshold: The negativity above which a message counts as negative (VADER's 0.05).
-        id: The scorer id on results, spans and metrics.
         max_text_chars: Each message is cut to this many characters.
-        redact: Redacts personal data before scoring (see ``Scorer.with_redaction``).
-        calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
+
+    The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
         A conversation scorer: ``analyze_step_result["turns"]``, each user message's
         ``{"turn", "tone", "negativity"}``, with ``["first_tone"]`` and ``["last_tone"]``;
         ``flags["turns_at_fault"]``, the turns whose message is negative. A conversation
         without any user message is skipped as not scorable.
-
-    Raises:
-        ValueError: ``threshold`` outside 0 to 1.
 
     Example:
         >>> from livescore.runs import Conversation
