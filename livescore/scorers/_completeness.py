@@ -77,9 +77,7 @@ class Elements:
         return len(self.forms)
 
 
-@functools.cache
-def _extractor() -> KeywordExtractor:
-    return KeywordExtractor()
+_extractor = functools.cache(KeywordExtractor)
 
 
 def extract_elements(text: str) -> Elements:
@@ -112,15 +110,8 @@ def extract_elements(text: str) -> Elements:
 
 
 def _normalise_number(raw: str) -> str:
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", raw):
-        raw = raw.replace(",", "")
-    if raw.count(".") == 1 and re.fullmatch(r"\d+\.\d+", raw):
-        raw = raw.rstrip("0").rstrip(".")
-    return raw
-
-
-def _is_capitalised(word: str) -> bool:
-    return word[0].isupper()
+    raw = raw.replace(",", "")  # only "1,250"-style numbers have commas
+    return raw.rstrip("0").rstrip(".") if re.fullmatch(r"\d+\.\d+", raw) else raw
 
 
 def _names(text: str) -> list[str]:
@@ -129,13 +120,13 @@ def _names(text: str) -> list[str]:
     for line in text.splitlines():
         tokens = _NAME_TOKEN.findall(line)
         words = [t for t in tokens if t[0].isalpha()]
-        if len(words) >= 4 and sum(map(_is_capitalised, words)) >= 0.8 * len(words):
+        if len(words) >= 4 and sum(w[0].isupper() for w in words) >= 0.8 * len(words):
             continue  # a title or a heading: capitals say nothing there
         run: list[str] = []
         run_starts_sentence = False
         sentence_start = True
         for token in [*tokens, "."]:
-            if token[0].isalpha() and _is_capitalised(token):
+            if token[0].isupper():
                 if not run:
                     run_starts_sentence = sentence_start
                 run.append(token)
@@ -159,34 +150,20 @@ def _name_from_run(run: list[str], starts_sentence: bool, stop: frozenset[str]) 
         words = words[1:]
     while words and words[-1] in stop:  # "... Lyon I" → "... lyon"
         words = words[:-1]
-    if len(words) < 2:
-        return None
-    return " ".join(words)
+    return " ".join(words) if len(words) >= 2 else None
 
 
-class _Response:
-    """What an answer offers: its keywords, its words in order, its numbers."""
-
-    __slots__ = ("keywords", "numbers", "words")
-
-    def __init__(self, text: str) -> None:
-        self.keywords = _extractor().extract(text)
-        self.words = " " + " ".join(w.lower() for w in _WORD.findall(text)) + " "
-        self.numbers = frozenset(_normalise_number(m) for m in _NUMBER.findall(text))
-
-    def covers_name(self, name: str) -> bool:
-        return f" {name} " in self.words or f" {name}'s " in self.words
-
-
-def _missing(elements: Elements, response: _Response) -> list[str]:
-    missing = [name for name in elements.names if not response.covers_name(name)]
-    missing.extend(
+def _missing(elements: Elements, answer: str) -> list[str]:
+    keywords = _extractor().extract(answer)
+    words = " " + " ".join(w.lower() for w in _WORD.findall(answer)) + " "
+    numbers = {_normalise_number(m) for m in _NUMBER.findall(answer)}
+    missing = [n for n in elements.names if f" {n} " not in words and f" {n}'s " not in words]
+    missing += [
         form
         for key, form in elements.keywords.terms.items()
-        if key not in elements.name_keys and not response.keywords.covers(key)
-    )
-    missing.extend(number for number in elements.numbers if number not in response.numbers)
-    return missing
+        if key not in elements.name_keys and not keywords.covers(key)
+    ]
+    return missing + [number for number in elements.numbers if number not in numbers]
 
 
 def create_completeness_scorer(
@@ -229,7 +206,7 @@ def create_completeness_scorer(
         'Covered 3 of 6 elements of the input; missing: compare, revenue, 2023.'
     """
     check_reference(reference, ("input", "ground_truth"))
-    steps = _Completeness(reference, max_text_chars, source=reference.replace("_", " "))
+    steps = _Completeness(reference, max_text_chars)
     return code_scorer(
         steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
@@ -239,7 +216,10 @@ def create_completeness_scorer(
 class _Completeness:
     reference: CompletenessReference
     limit: int  # the most characters of ground truth read
-    source: str  # the reference in reasons: "input" or "ground truth"
+
+    @property
+    def source(self) -> str:
+        return self.reference.replace("_", " ")
 
     @property
     def description(self) -> str:
@@ -250,32 +230,28 @@ class _Completeness:
 
     def preprocess(self, ctx: StepContext) -> dict[str, list[str]]:
         text, _ = reference_text(ctx, self.reference, scorer="completeness", limit=self.limit)
-        elements = extract_elements(text)
+        elements = ctx.state["elements"] = extract_elements(text)
         if not len(elements):
             raise NotScorable(
                 f"the {self.source} has nothing to cover (no keywords, names or numbers: empty, "
                 "a greeting, or only stopwords)"
             )
-        ctx.state["completeness"] = (elements, _Response(ctx.output_text))
-        return {
-            "reference_elements": elements.forms,
-            "response_elements": extract_elements(ctx.output_text).forms,
-        }
+        response = extract_elements(ctx.output_text).forms
+        return {"reference_elements": elements.forms, "response_elements": response}
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        elements, response = ctx.state["completeness"]
-        missing = _missing(elements, response)
+        elements = ctx.state["elements"]
+        missing = _missing(elements, ctx.output_text)
+        covered = len(elements) - len(missing)
         return {
             "total_elements": len(elements),
-            "covered_elements": len(elements) - len(missing),
+            "covered_elements": covered,
             "missing_elements": missing,
         }
 
     def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
-        covered: int = analysis["covered_elements"]
-        total: int = analysis["total_elements"]
-        return covered / total
+        return float(analysis["covered_elements"] / analysis["total_elements"])
 
     def generate_reason(self, ctx: StepContext) -> str:
         analysis = ctx.analyze_step_result

@@ -14,6 +14,7 @@ from livescore.scorers._text import (
     TextComparison,
     check_reference,
     code_scorer,
+    similarity_label,
 )
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
@@ -21,27 +22,6 @@ __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_
 
 SIMILARITY_LABELS = ("none", "low", "moderate", "high", "identical")
 """Every label :func:`similarity_label` can return, from least to most similar."""
-
-
-def similarity_label(score: float) -> str:
-    """The label of a similarity from 0 to 1 (content similarity, textual difference).
-
-    ``"identical"`` (1), ``"high"`` (0.8 up to below 1), ``"moderate"`` (0.5 up to below
-    0.8), ``"low"`` (above 0, below 0.5), ``"none"`` (0).
-
-    Example:
-        >>> similarity_label(1.0), similarity_label(0.85), similarity_label(0.2)
-        ('identical', 'high', 'low')
-    """
-    if score >= 1:
-        return "identical"
-    if score >= 0.8:
-        return "high"
-    if score >= 0.5:
-        return "moderate"
-    if score > 0:
-        return "low"
-    return "none"
 
 
 def create_content_similarity_scorer(
@@ -89,14 +69,7 @@ def create_content_similarity_scorer(
         'Character bigram similarity to the ground truth: 0.75 (case and whitespace ignored).'
     """
     check_reference(reference)
-    steps = _ContentSimilarity(
-        reference=reference,
-        scorer="content similarity",
-        limit=max_text_chars,
-        ignore_case=ignore_case,
-        ignore_whitespace=ignore_whitespace,
-        how=_how(ignore_case=ignore_case, ignore_whitespace=ignore_whitespace),
-    )
+    steps = _ContentSimilarity(reference, max_text_chars, ignore_case, ignore_whitespace)
     return code_scorer(
         steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
@@ -106,9 +79,10 @@ def create_content_similarity_scorer(
 class _ContentSimilarity(TextComparison):
     ignore_case: bool
     ignore_whitespace: bool
-    how: str  # what the reason says was ignored
 
     description = "Character bigram (Dice) similarity of the answer to its reference"
+    scorer = "content similarity"
+    measure = "similarity"
 
     def normalise(self, text: str) -> str:
         if self.ignore_case:
@@ -121,26 +95,16 @@ class _ContentSimilarity(TextComparison):
 
     def analyze(self, ctx: StepContext) -> dict[str, float]:
         ref, response = ctx.state["texts"]
-        similarity = dice_similarity(ref, response, ignore_whitespace=self.ignore_whitespace)
-        return {"similarity": similarity}
-
-    def generate_score(self, ctx: StepContext) -> float:
-        similarity: float = ctx.analyze_step_result["similarity"]
-        return similarity
+        return {
+            "similarity": dice_similarity(ref, response, ignore_whitespace=self.ignore_whitespace)
+        }
 
     def generate_reason(self, ctx: StepContext) -> str:
+        options = (("case", self.ignore_case), ("whitespace", self.ignore_whitespace))
+        ignored = " and ".join(name for name, on in options if on)
+        how = f"{ignored} ignored" if ignored else "case and whitespace count"
         source = ctx.preprocess_step_result["reference"]
-        return f"Character bigram similarity to the {source}: {ctx.score:.2f}{self.how}."
-
-    def label(self, score: float) -> str:
-        return similarity_label(score)
-
-
-def _how(*, ignore_case: bool, ignore_whitespace: bool) -> str:
-    ignored = [
-        name for name, on in (("case", ignore_case), ("whitespace", ignore_whitespace)) if on
-    ]
-    return f" ({' and '.join(ignored)} ignored)" if ignored else " (case and whitespace count)"
+        return f"Character bigram similarity to the {source}: {ctx.score:.2f} ({how})."
 
 
 # -- in the catalog ---------------------------------------------------------------------------

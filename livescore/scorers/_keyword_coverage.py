@@ -13,7 +13,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import check_scale
-from livescore.scorers._keywords import KeywordExtractor, Keywords, _words
+from livescore.scorers._keywords import KeywordExtractor, _words
 from livescore.scorers._text import check_reference, code_scorer, reference_text
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
@@ -35,7 +35,8 @@ KEYWORD_COVERAGE_LABELS = ("none", "low", "partial", "high", "complete")
 
 _MAX_LISTED = 20  # missing items named in a reason; the analyze result has them all
 
-_STATE_KEY = "keyword_coverage"
+# Scorers with the same settings share one extractor, and so its warm token cache.
+_extractor = functools.lru_cache(maxsize=32)(KeywordExtractor)
 
 
 def keyword_coverage_label(score: float, *, scale: float = 1.0) -> str:
@@ -127,18 +128,13 @@ def create_keyword_coverage_scorer(
     check_scale(scale)
     if isinstance(max_text_chars, bool) or not isinstance(max_text_chars, int):
         raise TypeError("max_text_chars must be an int")
-    if max_text_chars < 1:
-        raise ValueError("max_text_chars must be positive")
-    if compound_terms is None:
-        compound_terms = ()
     extractor = _extractor(
         stemming=bool(stemming),
-        extra_stopwords=_as_tuple("extra_stopwords", extra_stopwords),
-        compound_terms=_as_tuple("compound_terms", compound_terms),
+        extra_stopwords=tuple(_words("extra_stopwords", extra_stopwords)),
+        compound_terms=tuple(_words("compound_terms", compound_terms or ())),
         builtin_compound_terms=bool(builtin_compound_terms),
     )
-    source = reference.replace("_", " ")
-    steps = _KeywordCoverage(reference, extractor, scale, max_text_chars, source)
+    steps = _KeywordCoverage(reference, extractor, scale, max_text_chars)
     return code_scorer(
         steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
@@ -150,7 +146,10 @@ class _KeywordCoverage:
     extractor: KeywordExtractor
     scale: float
     limit: int  # the most characters of ground truth read
-    source: str  # the reference in reasons: "input" or "ground truth"
+
+    @property
+    def source(self) -> str:
+        return self.reference.replace("_", " ")
 
     @property
     def description(self) -> str:
@@ -160,54 +159,49 @@ class _KeywordCoverage:
         )
 
     def preprocess(self, ctx: StepContext) -> dict[str, set[str]]:
-        text, _ = reference_text(
-            ctx,
-            self.reference,
-            scorer="keyword coverage",
-            limit=self.limit,
-            uses="takes its keywords from",
-        )
-        ref = self.extractor.extract(text)
-        response = self.extractor.extract(ctx.output_text)
-        ctx.state[_STATE_KEY] = (ref, response)
+        uses = "takes its keywords from"
+        scorer = "keyword coverage"
+        text, _ = reference_text(ctx, self.reference, scorer=scorer, limit=self.limit, uses=uses)
+        ref, response = self.extractor.extract(text), self.extractor.extract(ctx.output_text)
+        ctx.state["keyword_coverage"] = (ref, response)
         return {"reference_keywords": ref.forms, "response_keywords": response.forms}
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
-        ref, response = _extracted(ctx)
+        ref, response = ctx.state["keyword_coverage"]
         missing = sorted(form for key, form in ref.terms.items() if not response.covers(key))
+        matched = len(ref) - len(missing)
         ctx.attributes[A.LIVESCORE_KEYWORDS_TOTAL] = len(ref)
-        ctx.attributes[A.LIVESCORE_KEYWORDS_MATCHED] = len(ref) - len(missing)
+        ctx.attributes[A.LIVESCORE_KEYWORDS_MATCHED] = matched
         return {
             "total_keywords": len(ref),
-            "matched_keywords": len(ref) - len(missing),
+            "matched_keywords": matched,
             "missing_keywords": missing,
         }
 
     def generate_score(self, ctx: StepContext) -> float:
-        response = _extracted(ctx)[1]
-        total: int = ctx.analyze_step_result["total_keywords"]
-        matched: int = ctx.analyze_step_result["matched_keywords"]
-        if total == 0:
-            return float(self.scale) if len(response) == 0 else 0.0
-        return matched / total * self.scale
-
-    def generate_reason(self, ctx: StepContext) -> str:
-        response = _extracted(ctx)[1]
         analysis = ctx.analyze_step_result
         total, matched = analysis["total_keywords"], analysis["matched_keywords"]
         if total == 0:
-            if len(response) == 0:
+            return float(self.scale) if len(ctx.state["keyword_coverage"][1]) == 0 else 0.0
+        return float(matched / total * self.scale)
+
+    def generate_reason(self, ctx: StepContext) -> str:
+        response_keywords = len(ctx.state["keyword_coverage"][1])
+        analysis = ctx.analyze_step_result
+        total, matched = analysis["total_keywords"], analysis["matched_keywords"]
+        if total == 0:
+            if response_keywords == 0:
                 return (
                     f"Neither the {self.source} nor the response has keywords (empty, or only "
                     "stopwords and numbers): nothing to cover."
                 )
             return (
                 f"The {self.source} has no keywords (empty, or only stopwords and numbers) but "
-                f"the response has {len(response)}: scored 0, as for any run where only one "
-                "side has keywords."
+                f"the response has {response_keywords}: scored 0, as for any run where only "
+                "one side has keywords."
             )
         missing: list[str] = analysis["missing_keywords"]
-        if matched == 0 and len(response) == 0:
+        if matched == 0 and response_keywords == 0:
             noun = "keyword" if total == 1 else "keywords"
             return f"The response has no keywords; missing all {total} {noun}: {listed(missing)}."
         return coverage_reason(matched, total, missing, "keyword", self.source)
@@ -231,33 +225,6 @@ def coverage_reason(covered: int, total: int, missing: list[str], noun: str, sou
     if covered == total:
         return f"Covered all {total} {nouns} of the {source}."
     return f"Covered {covered} of {total} {nouns} of the {source}; missing: {listed(missing)}."
-
-
-@functools.lru_cache(maxsize=32)
-def _extractor(
-    *,
-    stemming: bool,
-    extra_stopwords: tuple[str, ...],
-    compound_terms: tuple[str, ...],
-    builtin_compound_terms: bool,
-) -> KeywordExtractor:
-    # Scorers with the same settings share one extractor, and so its warm token cache.
-    return KeywordExtractor(
-        stemming=stemming,
-        extra_stopwords=extra_stopwords,
-        compound_terms=compound_terms,
-        builtin_compound_terms=builtin_compound_terms,
-    )
-
-
-def _as_tuple(name: str, words: object) -> tuple[str, ...]:
-    # A tuple, so the settings can key the shared-extractor cache.
-    return tuple(_words(name, words))
-
-
-def _extracted(ctx: StepContext) -> tuple[Keywords, Keywords]:
-    value: tuple[Keywords, Keywords] = ctx.state[_STATE_KEY]
-    return value
 
 
 # -- in the catalog ---------------------------------------------------------------------------

@@ -25,46 +25,31 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 # Latin abbreviations the SMART list lacks in their dotted form.
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "a.k.a", "eg", "ie", "aka", "etc", "cf", "vs"})
-
 # A hyphenated word starting with one of these is one word, not a compound.
 _PREFIXES = frozenset(
-    {
-        "anti",
-        "co",
-        "de",
-        "inter",
-        "intra",
-        "micro",
-        "mid",
-        "multi",
-        "non",
-        "post",
-        "pre",
-        "re",
-        "semi",
-        "sub",
-        "un",
-    }
+    {"anti", "co", "de", "inter", "intra", "micro", "mid", "multi", "non", "post", "pre", "re"}
+    | {"semi", "sub", "un"}
 )
 
-_STEM_CACHE_SIZE = 1 << 15
 _CHUNK_CACHE_SIZE = 1 << 16  # distinct chunks of text kept per extractor
 _CACHED_CHUNK_CHARS = 48  # longer chunks (URLs, blobs) are read each time: ~10 MB cache at most
 
 _local = threading.local()
 
 
-def _stem_uncached(word: str) -> str:
-    # Snowball stemmer objects keep state between calls: one per thread.
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
-    return str(stemmer.stemWord(word))
-
-
 # Stemming one word costs ~30 µs in pure Python; a cached one costs ~0.1 µs, and production
 # text repeats its vocabulary, so nearly every lookup hits.
-_stem = functools.lru_cache(maxsize=_STEM_CACHE_SIZE)(_stem_uncached)
+@functools.lru_cache(maxsize=1 << 15)
+def _stem(word: str) -> str:
+    # Snowball stemmer objects keep state between calls: one per thread.
+    if not hasattr(_local, "stemmer"):
+        _local.stemmer = snowballstemmer.stemmer("english")
+    return str(_local.stemmer.stemWord(word))
+
+
+def _data_lines(name: str) -> list[str]:
+    path = resources.files("livescore.scorers") / "data" / name
+    return path.read_text(encoding="utf-8").splitlines()
 
 
 @functools.cache
@@ -75,12 +60,8 @@ def smart_stopwords() -> frozenset[str]:
         >>> "the" in smart_stopwords(), "react" in smart_stopwords()
         (True, False)
     """
-    text = (
-        resources.files("livescore.scorers")
-        .joinpath("data/smart_english.txt")
-        .read_text(encoding="utf-8")
-    )
-    return frozenset(line.strip().lower() for line in text.splitlines() if line.strip())
+    words = (line.strip().lower() for line in _data_lines("smart_english.txt"))
+    return frozenset(word for word in words if word)
 
 
 @functools.cache
@@ -91,12 +72,7 @@ def builtin_compound_terms() -> tuple[str, ...]:
         >>> "machine learning" in builtin_compound_terms()
         True
     """
-    text = (
-        resources.files("livescore.scorers")
-        .joinpath("data/compound_terms.txt")
-        .read_text(encoding="utf-8")
-    )
-    terms = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    terms = (line.split("#", 1)[0].strip() for line in _data_lines("compound_terms.txt"))
     return tuple(term for term in terms if term)
 
 
@@ -134,15 +110,12 @@ class Keywords:
         (True, True)
     """
 
-    __slots__ = ("_sequence", "_tokens", "terms", "words")
-
     def __init__(
         self, terms: dict[str, str], words: frozenset[str], tokens: list[_Token | None]
     ) -> None:
         self.terms: Mapping[str, str] = terms
         self.words = words
         self._tokens = tokens
-        self._sequence: tuple[str | None, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -155,20 +128,13 @@ class Keywords:
         """The display forms of the keywords."""
         return set(self.terms.values())
 
-    @property
+    @functools.cached_property
     def sequence(self) -> tuple[str | None, ...]:
-        """The key of every word in order (stopwords included), ``None`` at clause breaks.
-
-        Compound keywords of another text are matched against it. Built on first use: most
-        texts are never asked about a compound.
-        """
-        if self._sequence is None:
-            self._sequence = tuple(
-                key
-                for token in self._tokens
-                for key in (token.seq if token is not None else (None,))
-            )
-        return self._sequence
+        """The key of every word in order (stopwords included), ``None`` at clause breaks:
+        compound keywords of another text are matched against it. Built on first use."""
+        return tuple(
+            key for token in self._tokens for key in (token.seq if token is not None else (None,))
+        )
 
     def covers(self, key: str) -> bool:
         """Whether this text covers a keyword key of another text.
@@ -178,19 +144,11 @@ class Keywords:
         """
         if " " not in key:
             return key in self.words
-        parts = key.split(" ")
+        parts = tuple(key.split(" "))
         seq = self.sequence
-        size = len(parts)
-        first = parts[0]
-        start = 0
-        while True:
-            try:
-                at = seq.index(first, start)
-            except ValueError:
-                return False
-            if list(seq[at : at + size]) == parts:
-                return True
-            start = at + 1
+        return any(
+            seq[at : at + len(parts)] == parts for at, word in enumerate(seq) if word == parts[0]
+        )
 
 
 class KeywordExtractor:
@@ -246,31 +204,29 @@ class KeywordExtractor:
         compound_terms: Iterable[str] = (),
         builtin_compound_terms: bool = True,
     ) -> None:
-        extra = frozenset(
-            w.strip().lower().translate(_APOSTROPHES)
-            for w in _words("extra_stopwords", extra_stopwords)
-        )
+        words = _words("extra_stopwords", extra_stopwords)
+        extra = {word.strip().lower().translate(_APOSTROPHES) for word in words} - {""}
         for word in extra:
             if len(word.split()) > 1:
                 raise ValueError(
                     f"extra stopword {word!r} is not one word (for phrases, list each word)"
                 )
         self.stemming = stemming
-        self.stopwords = smart_stopwords() | _ABBREVIATIONS | (extra - {""})
+        self.stopwords = smart_stopwords() | _ABBREVIATIONS | extra
         terms = _words("compound_terms", compound_terms)
         if builtin_compound_terms:
             terms = [*_load_builtin_terms(), *terms]
         self.compound_terms = tuple(dict.fromkeys(t.strip() for t in terms))
-        index: dict[tuple[str, str], list[tuple[str, ...]]] = {}
-        for term in self.compound_terms:
-            keys = self._term_keys(term)
-            pair = (keys[0], keys[1])
-            if keys not in index.get(pair, ()):
-                index.setdefault(pair, []).append(keys)
-        # Indexed by the first two words; longest term first: "large language model" wins
-        # over "language model".
-        self._compounds = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in index.items()}
-        self._term_starts = frozenset(first for first, _ in index)
+        # Indexed by the first two words; the longest term first ("large language model"
+        # before "large language").
+        index: dict[tuple[str | None, ...], set[tuple[str, ...]]] = {}
+        for keys in map(self._term_keys, self.compound_terms):
+            index.setdefault(keys[:2], set()).add(keys)
+        self._compounds = {
+            pair: sorted(terms, key=len, reverse=True) for pair, terms in index.items()
+        }
+        self._term_starts = frozenset(pair[0] for pair in index)
+        self._longest = max((len(keys) for terms in index.values() for keys in terms), default=2)
         # The tokens of each distinct chunk of text, for this extractor's stopwords, stemming
         # and compound terms. A plain dict: a hit costs one lookup, the hot path of
         # extract(). Cleared when full; dict reads and writes are atomic, so threads may
@@ -335,24 +291,12 @@ class KeywordExtractor:
                 terms = self._merge(tokens, matches)
         return Keywords(terms, frozenset(words), tokens)
 
-    # -- internals ---------------------------------------------------------------------
-
     def _term_at(self, tokens: list[_Token | None], at: int) -> tuple[str, ...] | None:
-        """The longest known compound term starting at ``tokens[at]``, if any."""
-        if at + 1 >= len(tokens):
-            return None
-        first, second = tokens[at], tokens[at + 1]
-        if first is None or second is None or first.unit is None or second.unit is None:
-            return None
-        for term in self._compounds.get((first.unit, second.unit), ()):
-            size = len(term)
-            if at + size > len(tokens):
-                continue
-            for offset in range(2, size):
-                other = tokens[at + offset]
-                if other is None or other.unit != term[offset]:
-                    break
-            else:
+        # The longest known compound term starting at tokens[at], if any.
+        window = tokens[at : at + self._longest]
+        units = tuple(token.unit if token is not None else None for token in window)
+        for term in self._compounds.get(units[:2], ()):
+            if units[: len(term)] == term:
                 return term
         return None
 
@@ -377,26 +321,19 @@ class KeywordExtractor:
         return terms
 
     def _term_keys(self, term: str) -> tuple[str, ...]:
-        keys: list[str] = []
-        has_content = False
-        for word in _TOKEN_RE.findall(term.translate(_APOSTROPHES)):
-            token = self._parse(word)
-            keys.extend(token.seq)
-            has_content = has_content or bool(token.content)
-        if len(keys) < 2 or not has_content:
+        tokens = [self._parse(word) for word in _TOKEN_RE.findall(term.translate(_APOSTROPHES))]
+        keys = tuple(key for token in tokens for key in token.seq)
+        if len(keys) < 2 or not any(token.content for token in tokens):
             raise ValueError(
                 f"compound term {term!r} needs at least two words, one of them not a stopword"
             )
-        return tuple(keys)
+        return keys
 
     def _read(self, chunk: str) -> tuple[_Token, ...]:
-        tokens = []
-        for word in _TOKEN_RE.findall(chunk):
-            token = self._parse(word)
-            if token.unit is not None and token.unit in self._term_starts:
-                token = token._replace(flag=_STARTS_TERM)
-            tokens.append(token)
-        read = tuple(tokens)
+        read = tuple(
+            token._replace(flag=_STARTS_TERM) if token.unit in self._term_starts else token
+            for token in map(self._parse, _TOKEN_RE.findall(chunk))
+        )
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(self._cache) >= _CHUNK_CACHE_SIZE:
                 self._cache.clear()
@@ -417,20 +354,16 @@ class KeywordExtractor:
             return _NOTHING
         low = raw.lower()
         stop = self.stopwords
-        if low in stop:
-            return _Token((low,), None, low, (), low, _PLAIN)
-        if low.endswith("'s"):
+        if low.endswith("'s") and low not in stop:
             low = low[:-2]
-            if not low or low in stop:
-                return _Token((low,), None, low, (), low, _PLAIN)
+        if not low or low in stop or _NUMBER_RE.fullmatch(low):
+            return _Token((low,), None, low, (), low, _PLAIN)
         bare = low.replace("'", "")
         if bare.isalpha():
             if self.stemming and len(raw) > 3 and raw[-1] == "s" and raw[:-1].isupper():
                 bare = bare[:-1]  # GPUs, LLMs, APIs: the stemmer keeps their "s"
             key = self._word_key(bare)
             return _Token((key,), key, low, (key,), key, _PLAIN)
-        if _NUMBER_RE.fullmatch(low):
-            return _Token((low,), None, low, (), low, _PLAIN)
         if "-" in low and "." not in low:
             parts = low.split("-")
             if all(p.isalpha() for p in parts):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from livescore._messages import message_text
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
@@ -21,6 +21,7 @@ __all__ = (
     "check_reference",
     "code_scorer",
     "reference_text",
+    "similarity_label",
 )
 
 Reference: TypeAlias = Literal["auto", "input", "ground_truth"]
@@ -94,9 +95,7 @@ class CodeSteps(Protocol):
     """The steps of a code scorer, as methods of one object that holds its options."""
 
     @property
-    def description(self) -> str:
-        """What the scorer measures."""
-        ...
+    def description(self) -> str: ...
 
     def preprocess(self, ctx: StepContext) -> Any: ...
 
@@ -134,20 +133,39 @@ def code_scorer(
     )
 
 
+def similarity_label(score: float) -> str:
+    """The label of a similarity from 0 to 1 (content similarity, textual difference).
+
+    ``"identical"`` (1), ``"high"`` (0.8 up to below 1), ``"moderate"`` (0.5 up to below
+    0.8), ``"low"`` (above 0, below 0.5), ``"none"`` (0).
+
+    Example:
+        >>> similarity_label(1.0), similarity_label(0.85), similarity_label(0.2)
+        ('identical', 'high', 'low')
+    """
+    if score >= 1:
+        return "identical"
+    if score >= 0.8:
+        return "high"
+    if score >= 0.5:
+        return "moderate"
+    if score > 0:
+        return "low"
+    return "none"
+
+
 @dataclass(frozen=True, slots=True)
 class TextComparison:
-    """The preprocess step of a scorer that compares the answer with one reference text.
-
-    It keeps both texts, normalised, in ``ctx.state["texts"]`` and returns
-    ``{"reference": "input" | "ground truth", "reference_chars", "response_chars"}``.
-    """
+    """The steps of a scorer that compares the answer with one reference text: preprocess
+    keeps both texts, normalised, in ``ctx.state["texts"]``; the score is the analyze step's
+    ``measure``, labelled by :func:`similarity_label`."""
 
     reference: Reference
-    scorer: str  # its name in the reason a run without a ground truth is skipped for
     limit: int  # the most characters of ground truth read
+    scorer: ClassVar[str]  # its name in the reason a run without a ground truth is skipped for
+    measure: ClassVar[str]  # the key of the score in the analyze step's result
 
     def normalise(self, text: str) -> str:
-        """The text as the scorer compares it (unchanged here)."""
         return text
 
     def preprocess(self, ctx: StepContext) -> dict[str, Any]:
@@ -155,3 +173,9 @@ class TextComparison:
         ref, response = self.normalise(ref), self.normalise(ctx.output_text)
         ctx.state["texts"] = (ref, response)
         return {"reference": source, "reference_chars": len(ref), "response_chars": len(response)}
+
+    def generate_score(self, ctx: StepContext) -> float:
+        return float(ctx.analyze_step_result[self.measure])
+
+    def label(self, score: float) -> str:
+        return similarity_label(score)

@@ -9,7 +9,6 @@ from typing import Any
 from livescore._catalog import ScorerOptions, catalog_entry, one_of
 from livescore._text import DEFAULT_MAX_TEXT_CHARS, utf16_units
 from livescore.pii import RedactSpec
-from livescore.scorers._content_similarity import similarity_label
 from livescore.scorers._text import (
     REFERENCES,
     Reference,
@@ -91,7 +90,7 @@ def create_textual_difference_scorer(
         (1, ['30'])
     """
     check_reference(reference)
-    steps = _TextualDifference(reference, scorer="textual difference", limit=max_text_chars)
+    steps = _TextualDifference(reference, max_text_chars)
     return code_scorer(
         steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
@@ -100,10 +99,27 @@ def create_textual_difference_scorer(
 @dataclass(frozen=True, slots=True)
 class _TextualDifference(TextComparison):
     description = "Share of the reference's characters the answer keeps in order (LCS ratio)"
+    scorer = "textual difference"
+    measure = "ratio"
 
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
+        # Imported on first use: `import livescore.scorers` stays light (rapidfuzz: ~7 ms).
+        from rapidfuzz.distance import Indel
+
         ref, response = ctx.state["texts"]
-        changes, added, removed = _word_changes(ref.split(), response.split())
+        first, second = ref.split(), response.split()
+        # Word by word: a removal next to an addition is one change (a replacement).
+        changes, in_change = 0, False
+        added: list[str] = []
+        removed: list[str] = []
+        for op in Indel.opcodes(first, second):
+            if op.tag != "equal" and not in_change:
+                changes += 1
+            in_change = op.tag != "equal"
+            if op.tag == "insert":
+                added.extend(second[op.dest_start : op.dest_end])
+            elif op.tag == "delete":
+                removed.extend(first[op.src_start : op.src_end])
         longer = max(len(ref), len(response))
         return {
             "ratio": sequence_ratio(ref, response),
@@ -113,52 +129,18 @@ class _TextualDifference(TextComparison):
             "length_difference": abs(len(ref) - len(response)) / longer if longer else 0.0,
         }
 
-    def generate_score(self, ctx: StepContext) -> float:
-        ratio: float = ctx.analyze_step_result["ratio"]
-        return ratio
-
     def generate_reason(self, ctx: StepContext) -> str:
         source = ctx.preprocess_step_result["reference"]
         analysis = ctx.analyze_step_result
-        if analysis["changes"] == 0 and ctx.score == 1:
-            return f"The answer is the same text as the {source}."
         changes = analysis["changes"]
-        places = "place" if changes == 1 else "places"
+        if changes == 0 and ctx.score == 1:
+            return f"The answer is the same text as the {source}."
         return (
             f"The answer keeps {ctx.score:.0%} of the {source}'s text in order (ratio "
-            f"{ctx.score:.2f}); words differ in {changes} {places} "
+            f"{ctx.score:.2f}); words differ in {changes} {'place' if changes == 1 else 'places'} "
             f"({len(analysis['words_added'])} added, {len(analysis['words_removed'])} "
             f"removed); lengths differ by {analysis['length_difference']:.0%}."
         )
-
-    def label(self, score: float) -> str:
-        return similarity_label(score)
-
-
-def _word_changes(first: list[str], second: list[str]) -> tuple[int, list[str], list[str]]:
-    """Word-level diff: (changed places, words added, words removed).
-
-    rapidfuzz's Indel opcodes on word lists (bit-parallel LCS over hashed words); a removal
-    next to an addition is one change (a replacement).
-    """
-    from rapidfuzz.distance import Indel
-
-    changes = 0
-    added: list[str] = []
-    removed: list[str] = []
-    in_change = False
-    for op in Indel.opcodes(first, second):
-        if op.tag == "equal":
-            in_change = False
-            continue
-        if not in_change:
-            changes += 1
-            in_change = True
-        if op.tag == "insert":
-            added.extend(second[op.dest_start : op.dest_end])
-        else:  # "delete"
-            removed.extend(first[op.src_start : op.src_end])
-    return changes, added, removed
 
 
 # -- in the catalog ---------------------------------------------------------------------------
