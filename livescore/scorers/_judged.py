@@ -1,13 +1,13 @@
-"""Small pieces every LLM-judged scorer shares: the judge mode, the judge, verdict spellings,
-rounding and the label bands; and :class:`AnalysisJudging`, the steps of a judge scorer of
-one structured analysis and a reason."""
+"""Small pieces every LLM-judged scorer shares (the judge mode, the judge, rounding, the
+label bands) and :class:`AnalysisJudging`, the steps of a judge scorer of one structured
+analysis and a reason."""
 
 from __future__ import annotations
 
 import abc
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -38,7 +38,6 @@ __all__ = (
     "fmt",
     "ground_truth_text",
     "judge_mode_of",
-    "normalise_word",
     "optional_user_text",
     "quality_label",
     "reason_step",
@@ -48,39 +47,30 @@ __all__ = (
 )
 
 JudgeMode: TypeAlias = Literal["three_step", "one_call", "logprob"]
-"""How a judge scorer asks its judge. ``"three_step"``: one request per judge step (extract,
-judge, explain: up to three calls, two for scorers without an extraction step), each small
-and checked on its own. ``"one_call"``: the intermediate lists, the verdicts and the reason in
-one structured answer (one call, cheaper, a little less careful). Both give the same result
-shape. ``"logprob"`` (hallucination and faithfulness): one call that asks for a one-word
-verdict on the whole output and reads its probability from the judge's token logprobs; the
-score is then that probability (a continuous score), not a share of claims."""
+"""How a judge scorer asks its judge: ``"three_step"`` (one small request per step),
+``"one_call"`` (one structured answer, the same result shape) or ``"logprob"`` (a one-word
+verdict whose probability, read from token logprobs, is the score); see
+:func:`~livescore.scorers.judge_scorer`."""
 
 JUDGE_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call", "logprob")
 
 STRUCTURED_MODES: tuple[JudgeMode, ...] = ("three_step", "one_call")
 """The modes every judge scorer takes."""
+
 DEFECT_LABELS = ("none", "low", "mixed", "high", "severe")
-"""Labels of scores where higher is worse (the share of claims hallucinated, of statements
-toxic, of opinions biased), from best to worst (see :func:`defect_label`)."""
+"""Labels of scores where higher is worse, best first (see :func:`defect_label`)."""
 
 JUDGED_QUALITY_LABELS = ("poor", "low", "moderate", "high", "full")
-"""Labels of judged scores where higher is better (relevancy, similarity, context quality,
-alignment, criteria), from worst to best (see :func:`quality_label`)."""
+"""Labels of judged scores where higher is better, worst first (see :func:`quality_label`)."""
 
 FAITHFULNESS_LABELS = ("unfaithful", "low", "mixed", "high", "faithful")
-"""Labels of faithfulness scores, from worst to best (the bands of :func:`quality_label`)."""
+"""Labels of faithfulness scores, worst first (the bands of :func:`quality_label`)."""
 
 
 def judge_mode_of(
     judge_mode: object, *, scorer: str, modes: tuple[JudgeMode, ...] = STRUCTURED_MODES
 ) -> JudgeMode:
-    """``judge_mode=`` of a judge scorer, checked.
-
-    ``modes`` are the ones the scorer takes (``"logprob"`` only where it is built).
-
-    Raises:
-        ValueError: An unknown value, or one the scorer does not take.
+    """``judge_mode=`` checked against the ``modes`` the scorer takes (``ValueError``).
 
     Example:
         >>> judge_mode_of("three_step", scorer="x"), judge_mode_of("one_call", scorer="x")
@@ -127,7 +117,7 @@ def check_fraction(value: object, *, name: str) -> float:
 
 
 def round2(value: float) -> float:
-    """``value`` rounded half-up to 2 decimals, like Mastra's ``roundToTwoDecimals``.
+    """``value`` rounded half-up to 2 decimals (Mastra's ``roundToTwoDecimals``).
 
     Example:
         >>> round2(1 / 8), round(1 / 8, 2)
@@ -141,35 +131,8 @@ def fmt(score: float | None) -> str:
     return f"{score:g}" if score is not None else "unknown"
 
 
-def normalise_word(value: object, spellings: Mapping[str, Iterable[str]]) -> object:
-    """The canonical verdict for a judge's spelling of it, or ``value`` unchanged.
-
-    Case, edge punctuation, spaces, ``_`` and ``-`` do not matter; ``True`` / ``False``
-    read as ``"yes"`` / ``"no"`` when those are canonical values. An unknown spelling comes
-    back unchanged, for the schema to reject (and the judge to be asked again).
-
-    Example:
-        >>> words = {"yes": ["y", "supported"], "no": ["n"]}
-        >>> normalise_word(" YES. ", words), normalise_word(True, words)
-        ('yes', 'yes')
-        >>> normalise_word("Supported", words), normalise_word("maybe", words)
-        ('yes', 'maybe')
-    """
-    if isinstance(value, bool):
-        word = "yes" if value else "no"
-        return word if word in spellings else value
-    if not isinstance(value, str):
-        return value
-    cleaned = value.strip().strip(".!\"'").lower().replace("_", " ").replace("-", " ")
-    key = " ".join(cleaned.split())
-    for canonical, others in spellings.items():
-        if key == canonical or key in others:
-            return canonical
-    return value
-
-
 def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
-    """How many of ``total`` items have ``quality``, in words, for a score's reason.
+    """How many of ``total`` items have ``quality``, in words.
 
     Example:
         >>> share_phrase(0, 1, "statement", "toxic")
@@ -186,11 +149,8 @@ def share_phrase(hits: int, total: int, noun: str, quality: str) -> str:
 
 
 def defect_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a score where higher is worse (hallucination, toxicity, bias).
-
-    Bands on ``score / scale`` (Mastra's hallucination bands, gaps closed at midpoints):
-    0 → ``none``; below 0.45 → ``low``; below 0.65 → ``mixed``; below 0.85 → ``high``;
-    else ``severe``.
+    """The label of a score where higher is worse: bands on ``score / scale`` (Mastra's
+    hallucination bands, gaps closed at midpoints).
 
     Example:
         >>> defect_label(0.0), defect_label(0.2), defect_label(1.0)
@@ -199,24 +159,16 @@ def defect_label(score: float, *, scale: float = 1.0) -> str:
     ratio = score / scale
     if ratio <= 0:
         return "none"
-    if ratio < 0.45:
-        return "low"
-    if ratio < 0.65:
-        return "mixed"
-    if ratio < 0.85:
-        return "high"
-    return "severe"
+    bands = ((0.45, "low"), (0.65, "mixed"), (0.85, "high"))  # upper bounds
+    return next((label for bound, label in bands if ratio < bound), "severe")
 
 
 def quality_label(
     score: float, *, scale: float = 1.0, labels: tuple[str, ...] = JUDGED_QUALITY_LABELS
 ) -> str:
-    """The label of a judged score where higher is better: the defect bands mirrored.
-
-    Bands on ``score / scale``: 1 → ``full``; above 0.55 → ``high``; above 0.35 →
-    ``moderate``; above 0.15 → ``low``; else ``poor`` (``labels`` renames them, worst
-    first: faithfulness uses :data:`FAITHFULNESS_LABELS`). A faithfulness score of ``1 -
-    h`` gets the mirror of the hallucination label of ``h``.
+    """The label of a judged score where higher is better: the defect bands mirrored, so
+    a faithfulness score of ``1 - h`` gets the mirror of the hallucination label of ``h``
+    (``labels`` renames them, worst first).
 
     Example:
         >>> quality_label(1.0), quality_label(0.6), quality_label(0.1)
@@ -228,20 +180,13 @@ def quality_label(
     ratio = score / scale
     if ratio >= 1:
         return full
-    if ratio > 0.55:
-        return high
-    if ratio > 0.35:
-        return moderate
-    if ratio > 0.15:
-        return low
-    return poor
+    bands = ((0.55, high), (0.35, moderate), (0.15, low))  # lower bounds
+    return next((label for bound, label in bands if ratio > bound), poor)
 
 
 def ground_truth_text(run: Run, limit: int) -> str | None:
-    """The run's ground truth as text (cut at ``limit``), or ``None`` without one.
-
-    A string stays as it is; messages give their text; other values (a dict of expected
-    fields) become JSON, as Mastra does.
+    """The run's ground truth as text (cut at ``limit``), or ``None`` without one: messages
+    give their text, other values (a dict of expected fields) become JSON, as in Mastra.
 
     Example:
         >>> ground_truth_text(Run(ground_truth={"city": "Lyon"}), 100)
@@ -265,8 +210,7 @@ def ground_truth_text(run: Run, limit: int) -> str | None:
 
 
 def optional_user_text(run: Run, limit: int) -> str | None:
-    """The user's message (cut at ``limit``), or ``None``: for a scorer that shows the
-    question as context only."""
+    """The user's message (cut at ``limit``), or ``None`` without one."""
     try:
         text = get_user_message(run)
     except TypeError:
@@ -280,8 +224,7 @@ def reason_step(
     summary: Callable[[StepContext], str],
     skip_if: Callable[[StepContext], bool],
 ) -> PromptStep[Any]:
-    """The step that asks the judge to explain the score; the reason is ``summary`` (written
-    in code) where the judge is not asked or answers nothing."""
+    """The step that asks the judge to explain the score, else ``summary`` (written in code)."""
     return PromptStep(
         description="Explain the score",
         output_schema=None,
@@ -310,8 +253,7 @@ class AnalysisJudging(abc.ABC):
         """The analysis step; it parses the judge's answer with :meth:`keep`."""
 
     @abc.abstractmethod
-    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        """The analysis step's result, from the judge's answer."""
+    def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]: ...
 
     @abc.abstractmethod
     def score(self, ctx: StepContext) -> float:
@@ -328,8 +270,7 @@ class AnalysisJudging(abc.ABC):
         """The reason written from the analysis, where the judge gives none."""
 
     def no_reason_call(self, ctx: StepContext) -> bool:
-        """Whether three-step mode writes the reason (the summary) without a call."""
-        return False
+        return False  # three-step mode asks for every reason
 
     def keep(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
         """The analysis; a one-call answer's reason waits in ``ctx.state`` for :meth:`explain`."""
@@ -337,7 +278,7 @@ class AnalysisJudging(abc.ABC):
         return self.analysis_of(answer, ctx)
 
     def explain(self, ctx: StepContext) -> str:
-        """The reason in one-call mode: the summary, then the judge's reason."""
+        """The one-call reason: the summary, then the judge's."""
         judge_reason = ctx.state.get("reason", "")
         return self.summary(ctx) + (f" {judge_reason}" if judge_reason else "")
 

@@ -9,9 +9,32 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, field_validator
 
-from livescore.scorers._judged import normalise_word
+__all__ = ("StatementVerdict", "normalise_word", "spelling_validator", "tally")
 
-__all__ = ("StatementVerdict", "spelling_validator", "tally")
+
+def normalise_word(value: object, spellings: Mapping[str, Iterable[str]]) -> object:
+    """The canonical verdict for a judge's spelling of it, or ``value`` unchanged (for the
+    schema to reject). Case, edge punctuation, spaces, ``_`` and ``-`` do not matter;
+    ``True`` / ``False`` read as ``"yes"`` / ``"no"`` where those are canonical.
+
+    Example:
+        >>> words = {"yes": ["y", "supported"], "no": ["n"]}
+        >>> normalise_word(" YES. ", words), normalise_word(True, words)
+        ('yes', 'yes')
+        >>> normalise_word("Supported", words), normalise_word("maybe", words)
+        ('yes', 'maybe')
+    """
+    if isinstance(value, bool):
+        word = "yes" if value else "no"
+        return word if word in spellings else value
+    if not isinstance(value, str):
+        return value
+    cleaned = value.strip().strip(".!\"'").lower().replace("_", " ").replace("-", " ")
+    key = " ".join(cleaned.split())
+    for canonical, others in spellings.items():
+        if key == canonical or key in others:
+            return canonical
+    return value
 
 
 class StatementVerdict(BaseModel):
@@ -19,9 +42,8 @@ class StatementVerdict(BaseModel):
 
     A scorer subclasses it with its own docstring (the judge sees it in the answer's schema),
     narrows ``verdict`` to its words (``Literal["yes", "no"]``) and sets ``spellings``: the
-    judge's other ways of writing each word, read as that word (see
-    :func:`~livescore.scorers._judged.normalise_word`); anything else is rejected and the
-    judge asked again.
+    judge's other ways of writing each word (:func:`normalise_word`); anything else is
+    rejected and the judge asked again.
 
     Example:
         >>> from typing import Literal
@@ -47,7 +69,7 @@ class StatementVerdict(BaseModel):
 
 def spelling_validator(field: str, spellings: Mapping[str, Iterable[str]]) -> Any:
     """A pydantic validator that reads the judge's ``spellings`` of ``field``'s words as those
-    words (see :func:`~livescore.scorers._judged.normalise_word`), for an answer's model.
+    words (:func:`normalise_word`), for an answer's model.
 
     Example:
         >>> from typing import Literal
