@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Literal, TypeAlias, cast, get_args
 
 from pydantic import BaseModel, Field
 
@@ -23,13 +23,7 @@ from livescore.scorers._judged import (
     round2,
 )
 from livescore.scorers._prompting import block, data_rule, explain_system, quote
-from livescore.scoring import (
-    CalibrationSpec,
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "ALIGNMENT_WEIGHTS",
@@ -64,9 +58,6 @@ ALIGNMENT_WEIGHTS: dict[str, dict[str, float]] = {
 """The weight of each dimension, per prompt (Mastra's); ``both`` is 0.7 user + 0.3 system."""
 
 BOTH_WEIGHTS = {"user": 0.7, "system": 0.3}
-
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-_SYSTEM_METADATA_KEYS = ("system_prompt", "instructions")
 
 Unit = Annotated[float, Field(ge=0, le=1)]
 
@@ -143,10 +134,9 @@ class BothAlignmentOneCallAnswer(BothAlignmentAnalysis):
 def find_system_prompt(run: Run) -> str | None:
     """The system prompt the agent ran with, as recorded in the run; ``None`` if absent.
 
-    Looked for, in order: system (or developer) messages in the run's input; in the input
-    of its first model turn (where the LangChain integration records the prompt the model
-    got, system message included); ``run.metadata["system_prompt"]`` or
-    ``["instructions"]``.
+    Looked for, in order: system (or developer) messages in the run's input; in the input of
+    its first model turn (where the LangChain integration records the prompt the model got);
+    ``run.metadata["system_prompt"]`` or ``["instructions"]``.
 
     Example:
         >>> find_system_prompt(Run(input=[{"role": "system", "content": "Be brief."},
@@ -155,16 +145,11 @@ def find_system_prompt(run: Run) -> str | None:
         >>> find_system_prompt(Run(input="Hi")) is None
         True
     """
-    found = _system_text(run.input)
+    first_turn = next((step.input for step in run.steps if step.kind == "model"), None)
+    found = _system_text(run.input) or _system_text(first_turn)
     if found:
         return found
-    for step in run.steps:
-        if step.kind == "model":
-            found = _system_text(step.input)
-            if found:
-                return found
-            break
-    for key in _SYSTEM_METADATA_KEYS:
+    for key in ("system_prompt", "instructions"):
         value = run.metadata.get(key)
         if isinstance(value, str) and value.strip():
             return value
@@ -191,7 +176,7 @@ def _system_text(value: Any) -> str | None:
             if nested:
                 texts.append(nested)
             continue
-        if _role(message) in _SYSTEM_ROLES:
+        if _role(message) in ("system", "developer"):
             try:
                 text = message_text(message)
             except TypeError:
@@ -205,7 +190,9 @@ def _system_text(value: Any) -> str | None:
 
 _TAGS = ("user_prompt", "system_prompt", "output", "analysis")
 
-_DIMENSIONS = """\
+_SYSTEM = """\
+You judge how well an AI system's answer aligns with the prompt it was given{task}.
+
 Judge the answer against the prompt on four dimensions:
 - "intent_alignment": the prompt's primary purpose ("primary_intent"), whether the answer \
 addresses it ("is_addressed"), and a "score" from 0 (misses it) to 1 (fully addresses it).
@@ -217,30 +204,20 @@ asks, and the "missing_elements".
 - "response_appropriateness": whether the format ("format_alignment") and the tone \
 ("tone_alignment") fit what the prompt asks or implies, and a "score" from 0 to 1.
 Each part has a short "reasoning"; "overall_assessment" sums it up. Judge alignment with \
-the prompt, not the correctness of facts."""
+the prompt, not the correctness of facts.{reason}
 
-ANALYZE_SYSTEM = f"""\
-You judge how well an AI system's answer aligns with the prompt it was given.
-
-{_DIMENSIONS}
-
-{data_rule(_TAGS)}
+{data_rule}
 
 Answer with JSON only, following the schema."""
 
-REASON_SYSTEM = explain_system("prompt-alignment", _TAGS)
+ANALYZE_SYSTEM = _SYSTEM.format(task="", reason="", data_rule=data_rule(_TAGS))
 
-ONE_CALL_SYSTEM = f"""\
-You judge how well an AI system's answer aligns with the prompt it was given, and explain, \
-in one JSON answer.
-
-{_DIMENSIONS}
-Last, "reason": two or three sentences for the developer on the main strengths and gaps of \
-the alignment. Do not give a numeric score in it.
-
-{data_rule(_TAGS)}
-
-Answer with JSON only, following the schema."""
+ONE_CALL_SYSTEM = _SYSTEM.format(
+    task=", and explain, in one JSON answer",
+    reason='\nLast, "reason": two or three sentences for the developer on the main strengths '
+    "and gaps of the alignment. Do not give a numeric score in it.",
+    data_rule=data_rule(_TAGS),
+)
 
 _TARGET = {
     "user": "the user's prompt in the <user_prompt> block",
@@ -249,80 +226,14 @@ _TARGET = {
     "in the <system_prompt> block",
 }
 
-
-def _analyze_prompt(
-    mode: AlignmentMode, user: str | None, system: str | None, output: str, one_call: bool
-) -> str:
-    blocks = []
-    if mode in ("user", "both"):
-        blocks.append(block("user_prompt", user or ""))
-    if mode in ("system", "both"):
-        blocks.append(block("system_prompt", system or ""))
-    blocks.append(block("output", output))
-    shape = (
-        '{"user": {analysis against the user prompt}, "system": {analysis against the system '
-        "prompt}"
-        if mode == "both"
-        else "{the analysis"
-    ) + (', "reason": "..."}' if one_call else "}")
-    return (
-        f"Judge how well the answer in the <output> block aligns with {_TARGET[mode]}.\n\n"
-        + "\n\n".join(blocks)
-        + f"\n\nAnswer with JSON only: {shape}."
-    )
-
-
-def _reason_prompt(
-    mode: AlignmentMode, score_text: str, scale: float, result: Mapping[str, Any]
-) -> str:
-    parts = []
-    for target in ("user", "system"):
-        analysis = result.get(target)
-        if analysis is None:
-            continue
-        requirements = _requirements(analysis)
-        met = _fulfilled(requirements)
-        missed = "; ".join(quote(r["requirement"]) for r in requirements if not r["is_fulfilled"])
-        parts.append(
-            f'<analysis prompt="{target}" score="{fmt(result["scores"][target])}">\n'
-            f"intent {analysis['intent_alignment']['score']:g}: "
-            f"{quote(analysis['intent_alignment']['reasoning'])}\n"
-            f"requirements {met} of {len(requirements)} fulfilled"
-            + (f"; not fulfilled: {missed}" if missed else "")
-            + f"\ncompleteness {analysis['completeness']['score']:g}: "
-            f"{quote(analysis['completeness']['reasoning'])}\n"
-            f"appropriateness {analysis['response_appropriateness']['score']:g}: "
-            f"{quote(analysis['response_appropriateness']['reasoning'])}\n"
-            f"overall: {quote(analysis['overall_assessment'])}\n</analysis>"
-        )
-    joined = "\n".join(parts)
-    return (
-        f"A prompt-alignment check ({mode} prompt) scored an AI answer {score_text} on a "
-        f"scale from 0 to {scale:g} (intent 40%, requirements 30%, completeness 20%, format "
-        "and tone 10%; for a system prompt 35/35/15/15"
-        + ("; the user prompt counts 70% and the system prompt 30%" if mode == "both" else "")
-        + f").\n\n{joined}\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and name the main '
-        "strengths and gaps."
-    )
-
-
 # -- the scorer -------------------------------------------------------------------------------
-
-_SCHEMAS: dict[tuple[bool, bool], type[BaseModel]] = {
-    # (evaluation_mode == "both", one-call mode): the answer the judge gives
-    (False, False): AlignmentAnalysis,
-    (False, True): AlignmentOneCallAnswer,
-    (True, False): BothAlignmentAnalysis,
-    (True, True): BothAlignmentOneCallAnswer,
-}
 
 
 class _Alignment(AnalysisJudging):
     """The prompt alignment scorer's steps, for one evaluation mode."""
 
     name = "prompt-alignment"
-    reason_system = REASON_SYSTEM
+    reason_system = explain_system("prompt-alignment", _TAGS)
 
     def __init__(
         self, mode: AlignmentMode, system_prompt: str | None, scale: float, max_text_chars: int
@@ -331,55 +242,61 @@ class _Alignment(AnalysisJudging):
         self.scale, self.max_text_chars = scale, max_text_chars
         self.description = f"How well the answer follows the {mode} prompt, from 0 to {scale:g}"
 
-    def prompts(self, ctx: StepContext) -> tuple[str | None, str | None]:
-        """The user and the system prompt the mode judges against (``None`` where it does
-        not); a run without one is not scorable."""
-        cached: tuple[str | None, str | None] | None = ctx.state.get("prompts")
-        if cached is not None:
-            return cached
-        mode = self.mode
-        user = system = None
-        if mode in ("user", "both"):
-            user = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
-            if not user.strip():
+    def prompts(self, ctx: StepContext) -> dict[str, str]:
+        """The prompts the mode judges against, by tag; a run without one is not scorable."""
+        found = {}
+        if self.mode in ("user", "both"):
+            found["user_prompt"] = ctx.input_text  # no user text: not scorable (StepContext's)
+            if not found["user_prompt"].strip():
                 raise NotScorable("the user's prompt is empty: nothing to align the answer with")
-        if mode in ("system", "both"):
+        if self.mode in ("system", "both"):
             system = self.system_prompt or find_system_prompt(ctx.run)
             if not system or not system.strip():
                 raise NotScorable(
-                    f"no system prompt (evaluation_mode={mode!r}): pass system_prompt=..., "
+                    f"no system prompt (evaluation_mode={self.mode!r}): pass system_prompt=..., "
                     "or record the system message in the run (its input, its first model "
                     "turn's input, or metadata['system_prompt'])"
                 )
-            system = system[: self.max_text_chars]
-        ctx.state["prompts"] = (user, system)
-        return user, system
+            found["system_prompt"] = system[: self.max_text_chars]
+        return found
 
     def empty_output(self, ctx: StepContext) -> bool:
         self.prompts(ctx)  # before any call: a run that cannot be scored costs nothing
         return not ctx.output_text.strip()
 
-    def analysis_prompt(self, ctx: StepContext, one_call: bool) -> str:
-        user, system = self.prompts(ctx)
-        return _analyze_prompt(self.mode, user, system, ctx.output_text, one_call)
-
     def analyze(self, one_call: bool) -> PromptStep[Any]:
+        schema: type[BaseModel] = AlignmentOneCallAnswer if one_call else AlignmentAnalysis
+        shape = "{the analysis"
+        if self.mode == "both":
+            schema = BothAlignmentOneCallAnswer if one_call else BothAlignmentAnalysis
+            shape = '{"user": {analysis against the user prompt}, "system": {analysis against '
+            shape += "the system prompt}"
+        shape += ', "reason": "..."}' if one_call else "}"
+
+        def prompt(ctx: StepContext) -> str:
+            texts = {**self.prompts(ctx), "output": ctx.output_text}
+            blocks = "\n\n".join(block(tag, text) for tag, text in texts.items())
+            return (
+                f"Judge how well the answer in the <output> block aligns with "
+                f"{_TARGET[self.mode]}.\n\n{blocks}\n\nAnswer with JSON only: {shape}."
+            )
+
         return PromptStep(
             description=f"Judge the answer against the {self.mode} prompt"
             + (" and explain" if one_call else ""),
-            output_schema=_SCHEMAS[self.mode == "both", one_call],
+            output_schema=schema,
             system=ONE_CALL_SYSTEM if one_call else ANALYZE_SYSTEM,
-            create_prompt=lambda ctx: self.analysis_prompt(ctx, one_call),
+            create_prompt=prompt,
             parse=self.keep,
             skip_if=self.empty_output,
             skip_result=lambda ctx: {"scores": {}},
         )
 
     def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        if isinstance(answer, BothAlignmentAnalysis):
-            result = {"user": _plain(answer.user), "system": _plain(answer.system)}
-        else:
-            result = {self.mode: _plain(answer)}
+        # The reason of a one-call answer is not part of the analysis.
+        result: dict[str, Any] = answer.model_dump(exclude={"reason"})
+        if self.mode != "both":
+            result = {self.mode: result}
         # Kept to 4 decimals: a sum of weights such as 0.4 + 0.3 + 0.2 + 0.1 is not 1.0
         # in floating point.
         result["scores"] = {
@@ -391,20 +308,15 @@ class _Alignment(AnalysisJudging):
         result = ctx.analyze_step_result
         scores = result["scores"]  # one per prompt judged; none for an empty answer
         requirements = [r for target in scores for r in _requirements(result[target])]
-        fulfilled = _fulfilled(requirements)
-        ctx.flags["requirements_total"] = len(requirements)
-        ctx.flags["requirements_fulfilled"] = fulfilled
+        total, fulfilled = len(requirements), _fulfilled(requirements)
+        ctx.flags.update(requirements_total=total, requirements_fulfilled=fulfilled)
         ctx.attributes[A.LIVESCORE_ALIGNMENT_MODE] = self.mode
-        ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = len(requirements)
+        ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = total
         ctx.attributes[A.LIVESCORE_REQUIREMENTS_FULFILLED] = fulfilled
-        if not scores:
-            return 0.0
         if self.mode == "both":
-            value = (
-                BOTH_WEIGHTS["user"] * scores["user"] + BOTH_WEIGHTS["system"] * scores["system"]
-            )
+            value = sum(BOTH_WEIGHTS[target] * score for target, score in scores.items())
         else:
-            value = scores[self.mode]
+            value = scores.get(self.mode, 0.0)
         return round2(value * self.scale)
 
     def label(self, score: float) -> str:
@@ -414,18 +326,51 @@ class _Alignment(AnalysisJudging):
         return not ctx.analyze_step_result["scores"]  # an empty answer
 
     def reason_prompt(self, ctx: StepContext) -> str:
-        return _reason_prompt(self.mode, fmt(ctx.score), self.scale, ctx.analyze_step_result)
+        result, score_text = ctx.analyze_step_result, fmt(ctx.score)
+        parts = []
+        for target, score in result["scores"].items():
+            analysis = result[target]
+            requirements = _requirements(analysis)
+            missed = "; ".join(
+                quote(r["requirement"]) for r in requirements if not r["is_fulfilled"]
+            )
+            parts.append(
+                f'<analysis prompt="{target}" score="{fmt(score)}">\n'
+                f"intent {analysis['intent_alignment']['score']:g}: "
+                f"{quote(analysis['intent_alignment']['reasoning'])}\n"
+                f"requirements {_fulfilled(requirements)} of {len(requirements)} fulfilled"
+                + (f"; not fulfilled: {missed}" if missed else "")
+                + f"\ncompleteness {analysis['completeness']['score']:g}: "
+                f"{quote(analysis['completeness']['reasoning'])}\n"
+                f"appropriateness {analysis['response_appropriateness']['score']:g}: "
+                f"{quote(analysis['response_appropriateness']['reasoning'])}\n"
+                f"overall: {quote(analysis['overall_assessment'])}\n</analysis>"
+            )
+        joined = "\n".join(parts)
+        return (
+            f"A prompt-alignment check ({self.mode} prompt) scored an AI answer {score_text} on "
+            f"a scale from 0 to {self.scale:g} (intent 40%, requirements 30%, completeness 20%, "
+            "format and tone 10%; for a system prompt 35/35/15/15"
+            + (
+                "; the user prompt counts 70% and the system prompt 30%"
+                if self.mode == "both"
+                else ""
+            )
+            + f").\n\n{joined}\n\n"
+            f'Explain the score. Start with "The score is {score_text} because" and name the main '
+            "strengths and gaps."
+        )
 
     def summary(self, ctx: StepContext) -> str:
         scores = ctx.analyze_step_result["scores"]
         if not scores:
             return f"The score is {fmt(ctx.score)} because the answer is empty."
-        parts = [f"{t} prompt {fmt(round2(s))}" for t, s in scores.items()]
-        fulfilled = ctx.flags.get("requirements_fulfilled", 0)
-        total = ctx.flags.get("requirements_total", 0)
+        parts = ", ".join(f"{t} prompt {fmt(round2(s))}" for t, s in scores.items())
         return (
-            f"The score is {fmt(ctx.score)} because the alignment is {', '.join(parts)}, "
-            f"with {fulfilled} of {total} requirements fulfilled."
+            f"The score is {fmt(ctx.score)} because the alignment is {parts}, with "
+            f"{ctx.flags.get('requirements_fulfilled', 0)} of "
+            f"{ctx.flags.get('requirements_total', 0)} "
+            "requirements fulfilled."
         )
 
 
@@ -494,24 +439,14 @@ def create_prompt_alignment_scorer(
         raise ValueError(
             f"evaluation_mode must be 'user', 'system' or 'both', not {evaluation_mode!r}"
         )
-    if system_prompt is not None and (
-        not isinstance(system_prompt, str) or not system_prompt.strip()
-    ):
+    if system_prompt is not None and not (isinstance(system_prompt, str) and system_prompt.strip()):
         raise ValueError("system_prompt must be a non-empty string (or None to read it from runs)")
     alignment = _Alignment(evaluation_mode, system_prompt, check_scale(scale), max_text_chars)
     return alignment.scorer(**arguments)
 
 
-def _plain(analysis: BaseModel) -> dict[str, Any]:
-    # The reason of a one-call answer is not part of the analysis.
-    data = analysis.model_dump()
-    data.pop("reason", None)
-    return data
-
-
 def _requirements(analysis: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    requirements: list[Mapping[str, Any]] = analysis["requirements_fulfillment"]["requirements"]
-    return requirements
+    return cast(list[Mapping[str, Any]], analysis["requirements_fulfillment"]["requirements"])
 
 
 def _fulfilled(requirements: Sequence[Mapping[str, Any]]) -> int:
@@ -519,15 +454,14 @@ def _fulfilled(requirements: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
-    weights = ALIGNMENT_WEIGHTS[target]
     requirements = _requirements(analysis)
     # Computed, not asked: a prompt with no requirement leaves nothing unfulfilled.
     fulfilled = _fulfilled(requirements) / len(requirements) if requirements else 1.0
     return float(
-        weights["intent_alignment"] * analysis["intent_alignment"]["score"]
-        + weights["requirements_fulfillment"] * fulfilled
-        + weights["completeness"] * analysis["completeness"]["score"]
-        + weights["response_appropriateness"] * analysis["response_appropriateness"]["score"]
+        sum(
+            weight * (fulfilled if name == "requirements_fulfillment" else analysis[name]["score"])
+            for name, weight in ALIGNMENT_WEIGHTS[target].items()
+        )
     )
 
 
@@ -550,11 +484,11 @@ def _prompt_score(target: str, analysis: Mapping[str, Any]) -> float:
     examples=("prompt-alignment", "prompt-alignment:both"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    mode = argument or "user"
+    mode = cast(AlignmentMode, argument or "user")
     if mode not in _MODES:
         raise ValueError(f"prompt-alignment judges against user, system or both, not {mode!r}")
     return create_prompt_alignment_scorer(
         model=options.require_model(),
-        evaluation_mode=mode,  # type: ignore[arg-type]
+        evaluation_mode=mode,
         judge_mode=options.judge_mode,
     )

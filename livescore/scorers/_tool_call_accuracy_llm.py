@@ -8,7 +8,8 @@ import inspect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, create_model
 
@@ -45,10 +46,6 @@ class AvailableTool:
         """Read a tool from a ``"name: description"`` string, a mapping (``name`` or ``id``,
         ``description``), an object with ``name`` and ``description`` (a LangChain tool), or
         a function (its name and the first line of its docstring).
-
-        Raises:
-            TypeError: None of those.
-            ValueError: A blank name.
 
         Example:
             >>> AvailableTool.of("get_weather: the weather in a city")
@@ -96,23 +93,21 @@ class ToolCallEvaluations(BaseModel):
     missing_tools: list[str]
 
 
-class ToolCallOneCallAnswer(BaseModel):
+class ToolCallOneCallAnswer(ToolCallEvaluations):
     """The one-call answer: the evaluations, the missing tools, and the reason."""
 
-    evaluations: list[ToolCallEvaluation]
-    missing_tools: list[str]
     reason: str
 
 
 def _with_tool_names(schema: type[BaseModel], names: Sequence[str]) -> type[BaseModel]:
     # The same name and fields, with missing_tools limited to the available tools.
     names_type: Any = Literal[tuple(names)]  # a Literal built at run time
-    fields: dict[str, Any] = {
-        name: (info.annotation, info) for name, info in schema.model_fields.items()
-    }
-    fields["missing_tools"] = (list[names_type], ...)
-    model: type[BaseModel] = create_model(schema.__name__, __doc__=schema.__doc__, **fields)
-    return model
+    return create_model(
+        schema.__name__,
+        __base__=schema,
+        __doc__=schema.__doc__,
+        missing_tools=(list[names_type], ...),
+    )
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -166,17 +161,7 @@ last: one or two sentences for the developer. Do not give a numeric score.
 Answer with JSON only: {{"evaluations": [...], "missing_tools": [], "reason": "..."}}"""
 
 
-def _tools_block(tools: Sequence[AvailableTool]) -> str:
-    lines = "\n".join(
-        f'<tool name="{quote(t.name)}">{quote(t.description) or "(no description)"}</tool>'
-        for t in tools
-    )
-    return f"<tools>\n{lines}\n</tools>"
-
-
 def _calls_block(calls: Sequence[RecordedCall]) -> str:
-    if not calls:
-        return "<tool_calls>\n(the agent called no tool)\n</tool_calls>"
     lines = []
     for i, call in enumerate(calls, start=1):
         args = json.dumps(call.args, ensure_ascii=False, default=str)
@@ -187,42 +172,8 @@ def _calls_block(calls: Sequence[RecordedCall]) -> str:
             f'<tool_call index="{i}" name="{quote(call.name)}">arguments: {quote(args)}; '
             f"{quote(outcome)}</tool_call>"
         )
-    return "<tool_calls>\n" + "\n".join(lines) + "\n</tool_calls>"
-
-
-def _analyze_prompt(
-    request: str, output: str, tools: Sequence[AvailableTool], calls: Sequence[RecordedCall]
-) -> str:
-    count = (
-        'The agent called no tool: give an empty "evaluations" list and decide "missing_tools"'
-        if not calls
-        else one_per_item(len(calls), "call", "calls", verb="give", answer="evaluation")
-        + ', then "missing_tools"'
-    )
-    return (
-        "Evaluate the tool calls in the <tool_calls> block, made by an agent for the user's "
-        "request in the <input> block, with the tools in the <tools> block available; its "
-        "final answer is in the <output> block.\n\n"
-        f"{block('input', request)}\n\n{_tools_block(tools)}\n\n{_calls_block(calls)}\n\n"
-        f"{block('output', output)}\n\n{count}"
-    )
-
-
-def _reason_prompt(request: str, score_text: str, analysis: Mapping[str, Any]) -> str:
-    items = "\n".join(
-        f'<tool_call name="{quote(e["tool_called"])}" '
-        f'appropriate="{str(e["was_appropriate"]).lower()}">{quote(e["reasoning"])}</tool_call>'
-        for e in analysis["evaluations"]
-    )
-    missing = ", ".join(quote(t) for t in analysis["missing_tools"]) or "none"
-    return (
-        f"A tool-selection check scored an agent {score_text} on a scale from 0 to 1 "
-        "(appropriate calls over calls plus missing tools).\n\n"
-        f"{block('input', request)}\n\n<tool_calls>\n{items or '(none)'}\n</tool_calls>\n"
-        f"Missing tools: {missing}\n\n"
-        f'Explain the score in one sentence that starts with "The score is {score_text} '
-        'because".'
-    )
+    body = "\n".join(lines) or "(the agent called no tool)"
+    return f"<tool_calls>\n{body}\n</tool_calls>"
 
 
 # -- the scorer -------------------------------------------------------------------------------
@@ -235,28 +186,8 @@ def _request(ctx: StepContext) -> str:
     return text
 
 
-def _read_calls(ctx: StepContext) -> dict[str, Any]:
-    _request(ctx)  # before any call
-    calls = read_tool_calls(ctx.run)
-    ctx.state["calls"] = calls
-    return {
-        "tool_calls": [call.to_dict() for call in calls],
-        "actual_tools": [call.name for call in calls],
-    }
-
-
 def _calls(ctx: StepContext) -> list[RecordedCall]:
-    calls: list[RecordedCall] = ctx.state["calls"]
-    return calls
-
-
-def _check_count(answer: Any, ctx: StepContext) -> None:
-    expected = len(_calls(ctx))
-    if len(answer.evaluations) != expected:
-        raise ValueError(
-            f"expected exactly {expected} evaluations, one per tool call in the given "
-            f"order, but got {len(answer.evaluations)}"
-        )
+    return cast(list[RecordedCall], ctx.state["calls"])
 
 
 class _ToolChoices(AnalysisJudging):
@@ -264,24 +195,55 @@ class _ToolChoices(AnalysisJudging):
 
     name = "tool-call-accuracy-llm"
     reason_system = REASON_SYSTEM
+    description = "Whether the agent called the right tools for the request (LLM judge)"
 
     def __init__(self, tools: list[AvailableTool]) -> None:
         names = [tool.name for tool in tools]
-        self.tools = tools
         self.analysis_schema = _with_tool_names(ToolCallEvaluations, names)
         self.one_call_schema = _with_tool_names(ToolCallOneCallAnswer, names)
-        self.description = "Whether the agent called the right tools for the request (LLM judge)"
-        self.preprocess = _read_calls
+        tools_lines = "\n".join(
+            f'<tool name="{quote(t.name)}">{quote(t.description) or "(no description)"}</tool>'
+            for t in tools
+        )
+        self.tools_block = f"<tools>\n{tools_lines}\n</tools>"
+        self.preprocess = self.read_calls
+
+    def read_calls(self, ctx: StepContext) -> dict[str, Any]:
+        _request(ctx)  # before any call
+        calls = ctx.state["calls"] = read_tool_calls(ctx.run)
+        return {
+            "tool_calls": [call.to_dict() for call in calls],
+            "actual_tools": [call.name for call in calls],
+        }
 
     def analysis_prompt(self, ctx: StepContext, one_call: bool) -> str:
-        prompt = _analyze_prompt(_request(ctx), ctx.output_text, self.tools, _calls(ctx))
-        shape = (
-            '{"evaluations": [...], "missing_tools": [...], "reason": "..."}'
-            if one_call
-            else '{"evaluations": [{"tool_called": ..., "was_appropriate": true | false, '
-            '"reasoning": ...}], "missing_tools": [...]}'
+        calls = _calls(ctx)
+        if calls:
+            count = one_per_item(len(calls), "call", "calls", verb="give", answer="evaluation")
+            count += ', then "missing_tools"'
+        else:
+            count = 'The agent called no tool: give an empty "evaluations" list and decide '
+            count += '"missing_tools"'
+        if one_call:
+            shape = '{"evaluations": [...], "missing_tools": [...], "reason": "..."}'
+        else:
+            shape = '{"evaluations": [{"tool_called": ..., "was_appropriate": true | false, '
+            shape += '"reasoning": ...}], "missing_tools": [...]}'
+        return (
+            "Evaluate the tool calls in the <tool_calls> block, made by an agent for the user's "
+            "request in the <input> block, with the tools in the <tools> block available; its "
+            f"final answer is in the <output> block.\n\n{block('input', _request(ctx))}\n\n"
+            f"{self.tools_block}\n\n{_calls_block(calls)}\n\n{block('output', ctx.output_text)}"
+            f"\n\n{count}, as JSON only: {shape}."
         )
-        return f"{prompt}, as JSON only: {shape}."
+
+    def check_count(self, answer: Any, ctx: StepContext) -> None:
+        expected = len(_calls(ctx))
+        if len(answer.evaluations) != expected:
+            raise ValueError(
+                f"expected exactly {expected} evaluations, one per tool call in the given "
+                f"order, but got {len(answer.evaluations)}"
+            )
 
     def analyze(self, one_call: bool) -> PromptStep[Any]:
         return PromptStep(
@@ -293,16 +255,16 @@ class _ToolChoices(AnalysisJudging):
             output_schema=self.one_call_schema if one_call else self.analysis_schema,
             system=ONE_CALL_SYSTEM if one_call else ANALYZE_SYSTEM,
             create_prompt=lambda ctx: self.analysis_prompt(ctx, one_call),
-            validate=_check_count,
+            validate=self.check_count,
             parse=self.keep,
         )
 
     def analysis_of(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
-        evaluations = []
-        for evaluation, call in zip(answer.evaluations, _calls(ctx), strict=True):
-            item = evaluation.model_dump()
-            item["tool_called"] = call.name  # the call decides, not the judge's copy
-            evaluations.append(item)
+        evaluations = [
+            # The call decides which tool an evaluation is about, not the judge's copy.
+            {**evaluation.model_dump(), "tool_called": call.name}
+            for evaluation, call in zip(answer.evaluations, _calls(ctx), strict=True)
+        ]
         return {
             "evaluations": evaluations,
             "missing_tools": list(dict.fromkeys(answer.missing_tools)),
@@ -311,7 +273,7 @@ class _ToolChoices(AnalysisJudging):
     def score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
         total = len(analysis["evaluations"])
-        appropriate = _appropriate(analysis)
+        appropriate = sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
         missing = len(analysis["missing_tools"])
         ctx.flags["tool_calls_total"] = total
         ctx.flags["tool_calls_appropriate"] = appropriate
@@ -327,12 +289,24 @@ class _ToolChoices(AnalysisJudging):
         return "correct" if score >= 1 else "partial" if score > 0 else "incorrect"
 
     def reason_prompt(self, ctx: StepContext) -> str:
-        return _reason_prompt(_request(ctx), fmt(ctx.score), ctx.analyze_step_result)
+        analysis, score_text = ctx.analyze_step_result, fmt(ctx.score)
+        items = "\n".join(
+            f'<tool_call name="{quote(e["tool_called"])}" '
+            f'appropriate="{str(e["was_appropriate"]).lower()}">{quote(e["reasoning"])}</tool_call>'
+            for e in analysis["evaluations"]
+        )
+        missing = ", ".join(quote(t) for t in analysis["missing_tools"]) or "none"
+        return (
+            f"A tool-selection check scored an agent {score_text} on a scale from 0 to 1 "
+            "(appropriate calls over calls plus missing tools).\n\n"
+            f"{block('input', _request(ctx))}\n\n<tool_calls>\n{items or '(none)'}\n</tool_calls>\n"
+            f"Missing tools: {missing}\n\n"
+            f'Explain the score in one sentence that starts with "The score is {score_text} '
+            'because".'
+        )
 
     def summary(self, ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        calls = _calls(ctx)
-        missing = analysis["missing_tools"]
+        calls, missing = _calls(ctx), ctx.analyze_step_result["missing_tools"]
         if not calls:
             what = (
                 f"the agent called no tool although the request needed {', '.join(missing)}"
@@ -340,17 +314,13 @@ class _ToolChoices(AnalysisJudging):
                 else "the agent rightly called no tool"
             )
         else:
-            appropriate = _appropriate(analysis)
+            appropriate = ctx.flags["tool_calls_appropriate"]
             what = f"{appropriate} of {len(calls)} calls were appropriate ({describe_calls(calls)})"
             if missing:
                 what += (
                     f" and {', '.join(missing)} {'was' if len(missing) == 1 else 'were'} missing"
                 )
         return f"The score is {fmt(ctx.score)} because {what}."
-
-
-def _appropriate(analysis: Mapping[str, Any]) -> int:
-    return sum(1 for e in analysis["evaluations"] if e["was_appropriate"])
 
 
 def create_tool_call_accuracy_scorer_llm(
@@ -375,19 +345,16 @@ def create_tool_call_accuracy_scorer_llm(
     better.
 
     Args:
-        available_tools: The agent's tools: ``"name: description"`` strings, mappings
-            (``name``/``id``, ``description``), tool objects with ``name`` and
-            ``description`` (LangChain tools) or functions.
+        available_tools: The agent's tools, in the forms :meth:`AvailableTool.of` reads:
+            ``"name: description"`` strings, mappings, LangChain tools or functions.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose ``preprocess_step_result`` holds the run's ``"tool_calls"`` (each
-        ``{"name", "ok", "error"}``) and ``"actual_tools"``, its ``analyze_step_result``
-        the ``"evaluations"`` (one per call) and ``"missing_tools"``, labelled ``correct``
-        (1), ``partial`` or ``incorrect`` (0). A run without a request is skipped. The
-        answer schema allows only the available tools' names in ``"missing_tools"`` (a
-        judge without structured output gets one corrective retry).
+        A scorer whose ``preprocess_step_result`` holds the run's ``"tool_calls"`` and
+        ``"actual_tools"``, its ``analyze_step_result`` the ``"evaluations"`` (one per call)
+        and ``"missing_tools"`` (the schema allows only the available tools' names), labelled
+        ``correct`` (1), ``partial`` or ``incorrect`` (0). A run without a request is skipped.
 
     Raises:
         ValueError: No available tools, a tool without a name, or two tools with one name.
@@ -396,12 +363,9 @@ def create_tool_call_accuracy_scorer_llm(
     Example:
         >>> from livescore import Run, Step, ToolCall
         >>> from livescore.testing import ScriptedJudge
-        >>> judge = ScriptedJudge([
-        ...     {"evaluations": [{"tool_called": "get_weather", "was_appropriate": True,
-        ...                       "reasoning": "The user asked for the weather."}],
-        ...      "missing_tools": []},
-        ...     "The score is 1 because the weather tool answers the request.",
-        ... ])
+        >>> answer = {"evaluations": [{"tool_called": "get_weather", "was_appropriate": True,
+        ...                            "reasoning": "Asked for."}], "missing_tools": []}
+        >>> judge = ScriptedJudge([answer, "The score is 1 because it answers the request."])
         >>> scorer = create_tool_call_accuracy_scorer_llm(
         ...     model=judge, available_tools=["get_weather: current weather in a city",
         ...                                   "book_flight: book a flight"])
@@ -444,21 +408,18 @@ def create_tool_call_accuracy_scorer_llm(
     examples=("tool-call-accuracy-llm:search,book",),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    from pathlib import Path
-
     assert argument is not None  # required
     path = Path(argument)
-    tools: list[object]
+    tools: list[Any]
     if argument.endswith(".json") or path.is_file():
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            tools = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read the tools file {argument!r}: {exc}") from None
-        if not isinstance(loaded, list):
+        if not isinstance(tools, list):
             raise ValueError(f"{argument}: expected a JSON list of {{name, description}} objects")
-        tools = list(loaded)
     else:
-        tools = list(split_names(argument, "tool-call-accuracy-llm"))
+        tools = split_names(argument, "tool-call-accuracy-llm")
     return create_tool_call_accuracy_scorer_llm(
         model=options.require_model(), available_tools=tools, judge_mode=options.judge_mode
     )
