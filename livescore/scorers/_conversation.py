@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, create_model
@@ -60,7 +59,7 @@ _TURN_PREFIX = re.compile(r"^\s*\[turn (\d+)\]\s*", re.IGNORECASE)
 def conversation_of(ctx: StepContext) -> Conversation:
     """The conversation a step scores (a conversation scorer's steps always have one)."""
     conversation = ctx.conversation
-    if conversation is None:  # a conversation scorer's pipeline always sets it
+    if conversation is None:
         raise NotScorable("this scorer judges conversations, and was given a single run")
     return conversation
 
@@ -168,26 +167,17 @@ def record_turns(ctx: StepContext, at_fault: Iterable[int | None], judged: int) 
     return faults
 
 
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    """A conversation as the judge reads it (its ``<conversation>`` block), and whether
-    messages were cut to fit."""
-
-    block: str
-    truncated: bool
-
-
 def render_transcript(
     conversation: Conversation, max_chars: int, *, assistant: bool = True
-) -> Transcript:
+) -> tuple[str, bool]:
     """The ``<conversation>`` block of ``conversation`` (the user's messages only, without
-    ``assistant``), within about ``max_chars``: each message is cut to an equal share of it
-    when the whole does not fit (at least 200 characters each).
+    ``assistant``) within about ``max_chars``, and whether messages were cut to fit: each
+    to an equal share when the whole does not fit (at least 200 characters each).
 
     Example:
         >>> from livescore import Run
         >>> conversation = Conversation("c", [Run(input="Hi", output="Hello!")])
-        >>> print(render_transcript(conversation, 1000).block)
+        >>> print(render_transcript(conversation, 1000)[0])
         <conversation>
         <turn index="1">
         <user>Hi</user>
@@ -206,7 +196,7 @@ def render_transcript(
         for number, user, reply in rows
     )
     truncated = any(len(text) > cap for _, user, reply in rows for text in (user, reply))
-    return Transcript(f"<conversation>\n{turns}\n</conversation>", truncated)
+    return f"<conversation>\n{turns}\n</conversation>", truncated
 
 
 def turn_block(number: int, user: str, reply: str | None = None) -> str:
@@ -254,17 +244,6 @@ a kind.
 Answer with JSON only: {{"facts": ["[turn 1] ..."], "intentions": ["[turn 1] ..."]}}"""
 
 
-def _digest_prompt(conversation: Conversation, max_chars: int) -> str:
-    """The user-digest request for ``conversation`` (the user's messages only)."""
-    transcript = render_transcript(conversation, max_chars, assistant=False)
-    return (
-        "List the facts the user gave and everything the user asked for, in the user's "
-        "messages of the conversation below, each starting with its turn.\n\n"
-        f"{transcript.block}\n\n"
-        'Answer with JSON only: {"facts": [...], "intentions": [...]}.'
-    )
-
-
 def needs_user_messages(nothing: str) -> Callable[[StepContext], bool]:
     """A check before any judge call: a conversation without user messages is not
     scorable (``nothing`` says why)."""
@@ -283,6 +262,14 @@ def digest_step(
     """The digest as a scorer's preprocess step, its items under ``key`` (``"facts"`` or
     ``"intentions"``); ``skip_if`` runs before the call (see :func:`needs_user_messages`)."""
 
+    def prompt(ctx: StepContext) -> str:
+        transcript, _ = render_transcript(conversation_of(ctx), max_chars, assistant=False)
+        return (
+            "List the facts the user gave and everything the user asked for, in the user's "
+            f"messages of the conversation below, each starting with its turn.\n\n{transcript}"
+            '\n\nAnswer with JSON only: {"facts": [...], "intentions": [...]}.'
+        )
+
     def parse(answer: UserDigest, ctx: StepContext) -> dict[str, Any]:
         # The request is shared; each scorer keeps the part it judges.
         return {key: clean_items(getattr(answer, key))}
@@ -291,7 +278,7 @@ def digest_step(
         description="List the facts the user gave and what the user asked for",
         output_schema=UserDigest,
         system=_DIGEST_SYSTEM,
-        create_prompt=lambda ctx: _digest_prompt(conversation_of(ctx), max_chars),
+        create_prompt=prompt,
         skip_if=skip_if,
         parse=parse,
     )
@@ -299,12 +286,13 @@ def digest_step(
 
 def conversation_block(ctx: StepContext, max_chars: int) -> str:
     """The whole conversation's ``<conversation>`` block, rendered once per score."""
-    rendered: Transcript | None = ctx.state.get("transcript")
+    rendered: str | None = ctx.state.get("transcript")
     if rendered is None:
-        rendered = ctx.state["transcript"] = render_transcript(conversation_of(ctx), max_chars)
-        if rendered.truncated:
+        rendered, truncated = render_transcript(conversation_of(ctx), max_chars)
+        ctx.state["transcript"] = rendered
+        if truncated:
             ctx.flags["transcript_truncated"] = True
-    return rendered.block
+    return rendered
 
 
 # -- what the judge scorers' prompts and reasons share -------------------------------------------

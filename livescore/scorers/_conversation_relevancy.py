@@ -3,13 +3,13 @@ before it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.runs import Conversation, Run
+from livescore.runs import Run
 from livescore.scorers._conversation import (
     answer_schemas,
     because,
@@ -27,7 +27,6 @@ from livescore.scorers._conversation import (
 )
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
-    JudgePrompts,
     JudgeSpec,
     judge_catalog_entry,
     judge_scorer,
@@ -81,10 +80,9 @@ window, a repetition of an earlier answer that ignores the new message, or fille
 Judge relevance only, not correctness or style."""
 
 
-def replies_block(
-    conversation: Conversation, items: Sequence[str], window: int, max_chars: int
-) -> str:
-    """The ``<replies>`` block: each reply (``items``, by turn) with its window."""
+def _replies_block(ctx: StepContext, window: int, max_chars: int) -> str:
+    """The ``<replies>`` block: each reply with its ``window`` turns, cut to ``max_chars``."""
+    conversation, items = conversation_of(ctx), ctx.preprocess_step_result["replies"]
     runs = dict(conversation.turns())
     cap = max(200, max_chars // max(1, len(items) * (2 * window + 2)))
 
@@ -127,43 +125,6 @@ def _count_reason(ctx: StepContext) -> str:
     )
 
 
-def _prompts(window: int, max_chars: int) -> JudgePrompts:
-    """The prompts, each reply shown with the ``window`` turns before it."""
-
-    def blocks(ctx: StepContext) -> tuple[str]:
-        rendered: str | None = ctx.state.get("replies_block")
-        if rendered is None:
-            items = ctx.preprocess_step_result["replies"]
-            rendered = replies_block(conversation_of(ctx), items, window, max_chars)
-            ctx.state["replies_block"] = rendered
-        return (rendered,)
-
-    return judge_prompts(
-        blocks,
-        (RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer),
-        check="conversation-relevancy",
-        noun="reply",
-        plural="replies",
-        task="You review whether each reply of an AI assistant is relevant to the conversation "
-        "just before it",
-        rules=_RULES,
-        statement='the reply\'s item, copied from its "item" attribute',
-        words='"yes" = relevant, "no" = beside the point',
-        explain="naming the turns whose replies are beside the point, or saying that every "
-        "reply is relevant",
-        ask="Decide for each reply in the <replies> block whether it is relevant to its window.",
-        one_call_ask="Review whether each reply in the <replies> block is relevant to its "
-        "window, and explain.",
-        found="A conversation-relevancy check found {yes} of {total} replies of an AI assistant "
-        "relevant to the turns before them.",
-        scale=("no reply relevant", "every reply relevant"),
-        reason_ask="and name the turns whose replies are beside the point, or say that every "
-        "reply is relevant.",
-        attribute="relevant",
-        lists_items=False,
-    )
-
-
 def _spec(window: int, max_chars: int) -> JudgeSpec:
     """The conversation-relevancy scorer as data, each reply shown with the ``window`` turns
     before it, cut to ``max_chars`` in all."""
@@ -184,7 +145,31 @@ def _spec(window: int, max_chars: int) -> JudgeSpec:
         always_explain=True,
         needs_items="the agent made no reply in this conversation",
         count_reason=_count_reason,
-        prompts=_prompts(window, max_chars),
+        prompts=judge_prompts(
+            lambda ctx: (_replies_block(ctx, window, max_chars),),
+            (RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer),
+            check="conversation-relevancy",
+            noun="reply",
+            plural="replies",
+            task="You review whether each reply of an AI assistant is relevant to the "
+            "conversation just before it",
+            rules=_RULES,
+            statement='the reply\'s item, copied from its "item" attribute',
+            words='"yes" = relevant, "no" = beside the point',
+            explain="naming the turns whose replies are beside the point, or saying that every "
+            "reply is relevant",
+            ask="Decide for each reply in the <replies> block whether it is relevant to its "
+            "window.",
+            one_call_ask="Review whether each reply in the <replies> block is relevant to its "
+            "window, and explain.",
+            found="A conversation-relevancy check found {yes} of {total} replies of an AI "
+            "assistant relevant to the turns before them.",
+            scale=("no reply relevant", "every reply relevant"),
+            reason_ask="and name the turns whose replies are beside the point, or say that every "
+            "reply is relevant.",
+            attribute="relevant",
+            lists_items=False,
+        ),
         items_of=reply_items,
         conversation=ConversationPolicy(at_fault="turns whose replies are beside the point"),
     )
@@ -250,18 +235,13 @@ def create_conversation_relevancy_scorer(
     return judge_scorer(_spec(window, max_text_chars), **arguments)
 
 
-def _window_of(argument: str | None) -> int:
-    if argument is None:
-        return DEFAULT_WINDOW
-    try:
-        value = int(argument)
+def _window_of(argument: str) -> int:
+    try:  # a negative one is the factory's ValueError
+        return int(argument)
     except ValueError:
         raise ValueError(
             f"conversation-relevancy: the window is a whole number of turns, not {argument!r}"
         ) from None
-    if value < 0:
-        raise ValueError("conversation-relevancy: the window is 0 or more turns")
-    return value
 
 
 _build = judge_catalog_entry(
