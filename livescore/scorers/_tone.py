@@ -1,5 +1,4 @@
-"""The tone scorer: does the answer keep one tone, or match a reference tone (VADER; no
-judge)."""
+"""The tone scorer: does the answer keep one tone, or match a reference one (VADER, no judge)."""
 
 from __future__ import annotations
 

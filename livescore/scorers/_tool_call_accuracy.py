@@ -43,21 +43,17 @@ def create_tool_call_accuracy_scorer(
 
     Args:
         expected_tool: The tool the agent should call.
-        expected_tool_order: The tools the agent should call, in order (a tool may appear
-            several times). With both given, the order decides and ``expected_tool`` must be
-            one of its tools.
-        strict: No other calls allowed: exactly one call to ``expected_tool``, or exactly the
-            calls of the order.
-        partial_credit: Score a partly right order by LCS, the longest common subsequence of
-            the expected tools and the calls: LCS / expected, or with ``strict`` 2·LCS /
-            (expected + calls).
+        expected_tool_order: The tools the agent should call, in order (repeats allowed); it
+            decides when both are given, and must then hold ``expected_tool``.
+        strict: No other calls allowed: exactly one call to the tool, or exactly the order.
+        partial_credit: Score a partly right order by its longest common subsequence (LCS)
+            with the calls: LCS / expected, or with ``strict`` 2·LCS / (expected + calls).
 
     The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result = {"tool_calls": [{"name",
-        "ok", "error"}...], "actual_tools"}`` and ``analyze_step_result =
-        {"expected_tools", "matched", "correct", "failed_calls"}``.
+        A scorer whose ``analyze_step_result`` is ``{"expected_tools", "matched" (the LCS),
+        "correct", "failed_calls"}``.
 
     Example:
         >>> from livescore import Run, Step, ToolCall

@@ -34,9 +34,8 @@ def create_tool_error_rate_scorer(
     Its arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
-        A conversation scorer: ``analyze_step_result = {"calls", "failed", "failures"}``,
-        each failure ``{"turn", "tool", "error"}``; ``flags["turns_at_fault"]``, the turns
-        whose calls failed. A conversation without any tool call is skipped as not scorable.
+        A conversation scorer: ``analyze_step_result = {"calls", "failed", "failures"}``, each
+        failure ``{"turn", "tool", "error"}``. A conversation without a tool call is skipped.
 
     Example:
         >>> from livescore.runs import Conversation

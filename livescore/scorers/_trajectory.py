@@ -1,5 +1,4 @@
-"""The trajectory scorer (code): did the agent take the expected path, efficiently, handling
-failures, without forbidden tools."""
+"""The trajectory scorer (code): the expected path, efficiently, handling failures, safely."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ TrajectoryOrdering: TypeAlias = Literal["relaxed", "strict", "unordered"]
 (``"relaxed"``), as the exact sequence (``"strict"``), or in any order (``"unordered"``)."""
 
 TRAJECTORY_LABELS = ("poor", "fair", "good", "perfect")
-"""Every label of a trajectory score: below 0.5 (a blacklist hit too), below 0.8, below 1,
-1."""
+"""Every label of a trajectory score: below 0.5 or a blacklist hit, below 0.8, below 1, 1."""
 
 _REDUNDANT_COST = 0.2  # per consecutive repeat of the same call (Mastra's figure)
 _RETRY_COST = 0.2  # per retry of a failing tool beyond max_retries (Mastra's figure)
@@ -86,13 +84,11 @@ def create_trajectory_scorer(
         Failure handling 1.00: no failed call.
     """
     expected = tool_names(expected_steps, "expected_steps")
-    tools, sequences = _blacklist(blacklist)
     budget = None if max_steps is None else _count(max_steps, "max_steps")
+    retries = _count(max_retries, "max_retries")
     if ordering not in ("relaxed", "strict", "unordered"):
         raise ValueError(f"ordering must be 'relaxed', 'strict' or 'unordered', not {ordering!r}")
-    steps = _Trajectory(
-        expected, ordering, budget, _count(max_retries, "max_retries"), tools, sequences
-    )
+    steps = _Trajectory(expected, ordering, budget, retries, *_blacklist(blacklist))
     return code_scorer(steps, id=id, redact=redact, calibration=calibration)
 
 
@@ -102,8 +98,8 @@ class _Trajectory:
     ordering: str
     budget: int | None  # max_steps
     retries: int  # max_retries
-    forbidden_tools: frozenset[str]
-    forbidden_sequences: tuple[tuple[str, ...], ...]
+    tools: frozenset[str]  # the blacklist's tools
+    sequences: tuple[tuple[str, ...], ...]  # and its sequences
 
     @property
     def description(self) -> str:
@@ -116,12 +112,15 @@ class _Trajectory:
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
         calls: list[RecordedCall] = ctx.state["calls"]
         names = [call.name for call in calls]
-        return {
+        dimensions = {
             "accuracy": _accuracy(self.expected, names, self.ordering),
             "efficiency": _efficiency(calls, self.budget),
             "failure_handling": _failure_handling(calls, self.retries),
-            "blacklist": _blacklist_check(names, self.forbidden_tools, self.forbidden_sequences),
         }
+        ctx.state["reason"] = " ".join(said for _, said in dimensions.values())
+        analysis = {name: figures for name, (figures, _) in dimensions.items()}
+        analysis["blacklist"] = _blacklist_check(names, self.tools, self.sequences)
+        return analysis
 
     def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
@@ -131,22 +130,12 @@ class _Trajectory:
         return float(math.prod(analysis[name]["score"] for name in dimensions))
 
     def generate_reason(self, ctx: StepContext) -> str:
-        analysis = ctx.analyze_step_result
-        calls: list[RecordedCall] = ctx.state["calls"]
-        black = analysis["blacklist"]
-        if not black["passed"]:
-            hits = [*black["tools"], *(" → ".join(s) for s in black["sequences"])]
-            return (
-                f"Blacklisted: {', '.join(hits)}. Score 0 whatever else. "
-                f"Calls: {describe_calls(calls)}."
-            )
-        return " ".join(
-            (
-                _accuracy_reason(analysis["accuracy"], calls),
-                _efficiency_reason(analysis["efficiency"]),
-                _failure_reason(analysis["failure_handling"], calls),
-            )
-        )
+        black = ctx.analyze_step_result["blacklist"]
+        if black["passed"]:
+            return str(ctx.state["reason"])
+        hits = [*black["tools"], *(" → ".join(s) for s in black["sequences"])]
+        calls = describe_calls(ctx.state["calls"])
+        return f"Blacklisted: {', '.join(hits)}. Score 0 whatever else. Calls: {calls}."
 
     def label(self, score: float) -> str:
         for floor, label in ((1.0, "perfect"), (0.8, "good"), (0.5, "fair")):
@@ -155,7 +144,10 @@ class _Trajectory:
         return "poor"
 
 
-def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str, Any]:
+# Each dimension: its figures (in analyze_step_result) and its sentence of the reason.
+
+
+def _accuracy(expected: list[str], names: list[str], ordering: str) -> tuple[dict[str, Any], str]:
     remaining = Counter(names)
     missing = []
     for name in expected:
@@ -163,21 +155,31 @@ def _accuracy(expected: list[str], names: list[str], ordering: str) -> dict[str,
             remaining[name] -= 1
         else:
             missing.append(name)
+    wanted = set(expected)
+    extra = [name for name in names if name not in wanted]
     if not expected:
         matched, score = 0, float(not names)
-    elif ordering == "unordered":
-        matched = len(expected) - len(missing)
-        score = matched / len(expected)
+        said = f"but the agent made {len(names)}" if names else "none made"
+        said = f"no tool call expected, {said}"
     else:
-        matched, score = followed(expected, names, strict=ordering == "strict")
-    wanted = set(expected)
-    return {
+        if ordering == "unordered":
+            matched = len(expected) - len(missing)
+            score = matched / len(expected)
+        else:
+            matched, score = followed(expected, names, strict=ordering == "strict")
+        said = f"followed {matched} of {len(expected)} expected steps"
+        if missing:
+            said += f"; missing {', '.join(missing)}"
+        if extra:
+            said += f"; extra {', '.join(dict.fromkeys(extra))}"
+    figures = {
         "score": score,
         "matched": matched,
         "expected": len(expected),
         "missing": missing,
-        "extra": [name for name in names if name not in wanted],
+        "extra": extra,
     }
+    return figures, f"Accuracy {score:.2f}: {said}."
 
 
 def _same_args(first: Any, second: Any) -> bool:
@@ -189,7 +191,7 @@ def _same_args(first: Any, second: Any) -> bool:
         return first is second
 
 
-def _efficiency(calls: list[RecordedCall], budget: int | None) -> dict[str, Any]:
+def _efficiency(calls: list[RecordedCall], budget: int | None) -> tuple[dict[str, Any], str]:
     count = len(calls)
     if budget is None or count <= budget:
         within = 1.0
@@ -203,16 +205,22 @@ def _efficiency(calls: list[RecordedCall], budget: int | None) -> dict[str, Any]
         # Retrying a failed call is failure handling, not waste.
         if earlier.ok and earlier.name == later.name and _same_args(earlier.args, later.args)
     ]
-    return {
-        "score": within * max(0.0, 1.0 - _REDUNDANT_COST * len(redundant)),
+    score = within * max(0.0, 1.0 - _REDUNDANT_COST * len(redundant))
+    said = f"{count} calls" if budget is None else f"{count} calls (budget {budget})"
+    if redundant:
+        noun = "repeat" if len(redundant) == 1 else "repeats"
+        said += f"; {len(redundant)} redundant {noun} ({', '.join(dict.fromkeys(redundant))})"
+    figures = {
+        "score": score,
         "calls": count,
         "max_steps": budget,
         "over_budget": budget is not None and count > budget,
         "redundant_calls": redundant,
     }
+    return figures, f"Efficiency {score:.2f}: {said}."
 
 
-def _failure_handling(calls: list[RecordedCall], max_retries: int) -> dict[str, Any]:
+def _failure_handling(calls: list[RecordedCall], max_retries: int) -> tuple[dict[str, Any], str]:
     excess = 0
     streak = 0  # retries in a row of the tool that just failed
     for earlier, later in itertools.pairwise(calls):
@@ -222,11 +230,17 @@ def _failure_handling(calls: list[RecordedCall], max_retries: int) -> dict[str, 
                 excess += 1
         else:
             streak = 0
-    return {
-        "score": max(0.0, 1.0 - _RETRY_COST * excess),
-        "failed_calls": [call.to_dict() for call in calls if not call.ok],
+    failed = [call for call in calls if not call.ok]
+    score = max(0.0, 1.0 - _RETRY_COST * excess)
+    said = f"{len(failed)} failed ({describe_calls(failed)})" if failed else "no failed call"
+    if excess:
+        said += f"; {excess} retries beyond the allowed ones"
+    figures = {
+        "score": score,
+        "failed_calls": [call.to_dict() for call in failed],
         "excess_retries": excess,
     }
+    return figures, f"Failure handling {score:.2f}: {said}."
 
 
 def _blacklist_check(
@@ -243,45 +257,6 @@ def _blacklist_check(
         "tools": hit_tools,
         "sequences": hit_sequences,
     }
-
-
-def _accuracy_reason(accuracy: dict[str, Any], calls: list[RecordedCall]) -> str:
-    if accuracy["expected"] == 0:
-        if not calls:
-            return "Accuracy 1.00: no tool call expected, none made."
-        return f"Accuracy 0.00: no tool call expected, but the agent made {len(calls)}."
-    text = (
-        f"Accuracy {accuracy['score']:.2f}: followed {accuracy['matched']} of "
-        f"{accuracy['expected']} expected steps"
-    )
-    if accuracy["missing"]:
-        text += f"; missing {', '.join(accuracy['missing'])}"
-    if accuracy["extra"]:
-        text += f"; extra {', '.join(dict.fromkeys(accuracy['extra']))}"
-    return text + "."
-
-
-def _efficiency_reason(efficiency: dict[str, Any]) -> str:
-    budget = efficiency["max_steps"]
-    text = f"Efficiency {efficiency['score']:.2f}: {efficiency['calls']} calls"
-    if budget is not None:
-        text += f" (budget {budget})"
-    redundant = efficiency["redundant_calls"]
-    if redundant:
-        noun = "repeat" if len(redundant) == 1 else "repeats"
-        text += f"; {len(redundant)} redundant {noun} ({', '.join(dict.fromkeys(redundant))})"
-    return text + "."
-
-
-def _failure_reason(failures: dict[str, Any], calls: list[RecordedCall]) -> str:
-    failed = [call for call in calls if not call.ok]
-    text = f"Failure handling {failures['score']:.2f}: "
-    if not failed:
-        return text + "no failed call."
-    text += f"{len(failed)} failed ({describe_calls(failed)})"
-    if failures["excess_retries"]:
-        text += f"; {failures['excess_retries']} retries beyond the allowed ones"
-    return text + "."
 
 
 def _blacklist(blacklist: object) -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:

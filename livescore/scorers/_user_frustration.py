@@ -1,5 +1,4 @@
-"""The user-frustration scorer: how negative the user's tone gets over a conversation (VADER;
-no judge)."""
+"""The user-frustration scorer: how negative the user's tone gets (VADER, no judge)."""
 
 from __future__ import annotations
 
@@ -53,10 +52,9 @@ def create_user_frustration_scorer(
     The other arguments are those of :func:`~livescore.scoring.create_scorer`.
 
     Returns:
-        A conversation scorer: ``analyze_step_result["turns"]``, each user message's
-        ``{"turn", "tone", "negativity"}``, with ``["first_tone"]`` and ``["last_tone"]``;
-        ``flags["turns_at_fault"]``, the turns whose message is negative. A conversation
-        without any user message is skipped as not scorable.
+        A conversation scorer: ``analyze_step_result["turns"]`` holds each user message's
+        ``{"turn", "tone", "negativity"}``; the turns at fault are the negative ones. A
+        conversation without any user message is skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation
