@@ -4,7 +4,7 @@ own: the share of the answer's statements that address the question."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -16,6 +16,7 @@ from livescore.scorers._claims import Claims
 from livescore.scorers._judge_spec import (
     JudgePrompts,
     JudgeSpec,
+    Shown,
     judge_catalog_entry,
     judge_schemas,
     judge_scorer,
@@ -140,47 +141,44 @@ Answer with JSON only: {{"statements": ["..."], "verdicts": [{{"statement": "...
 "verdict": "yes", "reason": "..."}}], "reason": "..."}}"""
 
 
-def extract_statements_prompt(output: str) -> str:
-    """The statement-extraction prompt for ``output``."""
+def _extract_prompt(shown: Shown) -> str:
     return (
         "List the statements of the text in the <output> block.\n\n"
-        f"{block('output', output)}\n\n"
+        f"{block('output', shown.output)}\n\n"
         'Answer with JSON only: {"statements": [...]}.'
     )
 
 
-def _verdict_prompt(question: str, statements: Sequence[str]) -> str:
+def _verdict_prompt(shown: Shown) -> str:
     return (
         "Decide for each statement in the <statements> block whether it is relevant to the "
         "question in the <question> block.\n\n"
-        f"{block('question', question)}\n\n"
-        f"{item_blocks('statements', 'statement', statements)}\n\n"
-        f"{one_per_item(len(statements), 'statement', 'statements')}, as JSON only: "
+        f"{block('question', shown.question)}\n\n"
+        f"{item_blocks('statements', 'statement', shown.items)}\n\n"
+        f"{one_per_item(len(shown.items), 'statement', 'statements')}, as JSON only: "
         '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
     )
 
 
-def _reason_prompt(
-    question: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
-) -> str:
-    counts = tally(verdicts)
+def _reason_prompt(shown: Shown) -> str:
+    counts, score = tally(shown.verdicts), shown.score_text
     return (
-        f"An answer-relevancy check found {counts['yes']} of {len(verdicts)} statements of "
-        f"an AI answer relevant to the question, {counts['unsure']} partly relevant and "
-        f"{counts['no']} irrelevant. Its score is {score_text} on a scale from 0 (nothing "
-        f"relevant) to {scale:g} (everything relevant).\n\n"
-        f"{block('question', question)}\n\n"
-        f"<verdicts>\n{verdict_blocks(verdicts, 'statement')}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        f"An answer-relevancy check found {counts['yes']} of {len(shown.verdicts)} statements "
+        f"of an AI answer relevant to the question, {counts['unsure']} partly relevant and "
+        f"{counts['no']} irrelevant. Its score is {score} on a scale from 0 (nothing "
+        f"relevant) to {shown.scale:g} (everything relevant).\n\n"
+        f"{block('question', shown.question)}\n\n"
+        f"<verdicts>\n{verdict_blocks(shown.verdicts, 'statement')}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score} because" and say what '
         "in the answer addresses the question and what does not."
     )
 
 
-def _one_call_prompt(question: str, output: str) -> str:
+def _one_call_prompt(shown: Shown) -> str:
     return (
         "Judge how relevant the answer in the <output> block is to the question in the "
         "<question> block: list its statements, give one verdict per statement, and explain."
-        f"\n\n{block('question', question)}\n\n{block('output', output)}\n\n"
+        f"\n\n{block('question', shown.question)}\n\n{block('output', shown.output)}\n\n"
         'Answer with JSON only: {"statements": [...], "verdicts": [...], "reason": "..."}.'
     )
 
@@ -226,16 +224,14 @@ ANSWER_RELEVANCY = JudgeSpec(
     "cannot be measured",
     prompts=JudgePrompts(
         extract_system=EXTRACT_SYSTEM,
-        extract=lambda shown: extract_statements_prompt(shown.output),
+        extract=_extract_prompt,
         extract_schema=ExtractedStatements,
         verdict_system=VERDICT_SYSTEM,
         reason_system=REASON_SYSTEM,
         one_call_system=ONE_CALL_SYSTEM,
-        verdict=lambda shown: _verdict_prompt(shown.question, shown.items),
-        reason=lambda shown: _reason_prompt(
-            shown.question, shown.score_text, shown.scale, shown.verdicts
-        ),
-        one_call=lambda shown: _one_call_prompt(shown.question, shown.output),
+        verdict=_verdict_prompt,
+        reason=_reason_prompt,
+        one_call=_one_call_prompt,
     ),
     count_reason=_count_reason,
 )

@@ -17,12 +17,13 @@ from livescore.scorers._judge_spec import (
     JudgePrompts,
     JudgeSpec,
     ScoringPolicy,
+    Shown,
     judge_catalog_entry,
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, fmt, ground_truth_text
 from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, quote
-from livescore.scorers._verdicts import spelling_validator
+from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -110,14 +111,9 @@ class UnitMatches(BaseModel):
     contradictions: list[Contradiction]
 
 
-class AnswerSimilarityOneCallAnswer(BaseModel):
+class AnswerSimilarityOneCallAnswer(UnitMatches, ExtractedUnits):
     """The one-call answer: both unit lists, the comparison, and the reason."""
 
-    output_units: Claims
-    ground_truth_units: Claims
-    matches: list[UnitMatch]
-    extra_in_output: Claims
-    contradictions: list[Contradiction]
     reason: str
 
 
@@ -190,51 +186,29 @@ Answer with JSON only: {{"output_units": [], "ground_truth_units": [], "matches"
 "extra_in_output": [], "contradictions": [], "reason": "..."}}"""
 
 
-def _texts(output: str, ground_truth: str) -> str:
-    return f"{block('output', output)}\n\n{block('ground_truth', ground_truth)}"
+def _texts_prompt(ask: str, output: str, ground_truth: str, answer: str) -> str:
+    texts = f"{block('output', output)}\n\n{block('ground_truth', ground_truth)}"
+    return f"{ask}\n\n{texts}\n\nAnswer with JSON only: {answer}."
 
 
-def _extract_prompt(output: str, ground_truth: str) -> str:
-    return (
-        "List the semantic units of the answer in the <output> block and of the reference "
-        "answer in the <ground_truth> block.\n\n"
-        f"{_texts(output, ground_truth)}\n\n"
-        'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...]}.'
-    )
-
-
-def _one_call_prompt(output: str, ground_truth: str) -> str:
-    return (
-        "Compare the answer in the <output> block with the reference answer in the "
-        f"<ground_truth> block.\n\n{_texts(output, ground_truth)}\n\n"
-        'Answer with JSON only: {"output_units": [...], "ground_truth_units": [...], '
-        '"matches": [...], "extra_in_output": [...], "contradictions": [...], '
-        '"reason": "..."}.'
-    )
-
-
-def _match_prompt(output_units: Sequence[str], ground_truth_units: Sequence[str]) -> str:
-    answer_units = (
-        item_blocks("units", "unit", output_units) if output_units else "<units>\n</units>"
-    )
+def _match_prompt(shown: Shown) -> str:
+    answer_units, truth = shown.ctx.preprocess_step_result["output_units"], shown.items
+    listed = item_blocks("units", "unit", answer_units) if answer_units else "<units>\n</units>"
     count = one_per_item(
-        len(ground_truth_units),
-        "ground-truth unit",
-        "ground-truth units",
-        answer="match",
-        answers="matches",
+        len(truth), "ground-truth unit", "ground-truth units", answer="match", answers="matches"
     )
     return (
         "Compare the answer's units (the first <units> block) with the reference answer's "
         "units (the <ground_truth> block).\n\n"
-        f"{answer_units}\n\n"
-        f"<ground_truth>\n{item_blocks('units', 'unit', ground_truth_units)}\n</ground_truth>"
+        f"{listed}\n\n"
+        f"<ground_truth>\n{item_blocks('units', 'unit', truth)}\n</ground_truth>"
         f"\n\n{count}, as JSON only: "
         '{"matches": [...], "extra_in_output": [...], "contradictions": [...]}.'
     )
 
 
-def _reason_prompt(score_text: str, scale: float, analysis: Mapping[str, Any]) -> str:
+def _reason_prompt(shown: Shown) -> str:
+    analysis, score = shown.ctx.analyze_step_result, shown.score_text
     items = "\n".join(
         f'<match index="{i}" type="{m["match_type"]}">\n'
         f"ground truth: {quote(m['ground_truth_unit'])}\n"
@@ -247,11 +221,11 @@ def _reason_prompt(score_text: str, scale: float, analysis: Mapping[str, Any]) -
     )
     return (
         f"An answer was compared with the reference answer unit by unit. Its similarity "
-        f"score is {score_text} on a scale from 0 to {scale:g}.\n\n"
+        f"score is {score} on a scale from 0 to {shown.scale:g}.\n\n"
         f"<matches>\n{items}\n</matches>\n\n"
         f"Contradictions:\n{contradictions or '(none)'}\n"
         f"Units only in the answer: {len(analysis['extra_in_output'])}\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        f'Explain the score. Start with "The score is {score} because" and say what '
         "the answer gets right and what it misses or gets wrong."
     )
 
@@ -268,10 +242,8 @@ def _score(analysis: Mapping[str, Any]) -> float:
 
 
 def _match_counts(analysis: Mapping[str, Any]) -> dict[str, int]:
-    counts = dict.fromkeys(MATCH_WEIGHTS, 0)
-    for match in analysis["matches"]:
-        counts[match["match_type"]] += 1
-    return counts
+    counts = tally(analysis["matches"], "match_type")
+    return {match_type: counts[match_type] for match_type in MATCH_WEIGHTS}
 
 
 def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
@@ -308,7 +280,7 @@ def _fill(match: dict[str, Any], item: str, index: int) -> None:
 
 
 def _no_units(ctx: StepContext) -> float:
-    if ctx.state.get("empty_output"):
+    if not ctx.output_text.strip():
         return 0.0
     raise NotScorable("the ground truth holds no fact or claim the judge could compare")
 
@@ -327,17 +299,20 @@ def _spec(max_chars: int) -> JudgeSpec:
 
     def nothing_to_extract(ctx: StepContext) -> bool:
         ground_truth(ctx)  # before any call
-        if not ctx.output_text.strip():
-            ctx.state["empty_output"] = True
-            return True
-        return False
+        return not ctx.output_text.strip()
 
     def extract(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
         return PromptStep(
             description="Extract the semantic units of the answer and the ground truth",
             output_schema=ExtractedUnits,
             system=EXTRACT_SYSTEM,
-            create_prompt=lambda ctx: _extract_prompt(ctx.output_text, ground_truth(ctx)),
+            create_prompt=lambda ctx: _texts_prompt(
+                "List the semantic units of the answer in the <output> block and of the "
+                "reference answer in the <ground_truth> block.",
+                ctx.output_text,
+                ground_truth(ctx),
+                '{"output_units": [...], "ground_truth_units": [...]}',
+            ),
             skip_if=skip_if,
             skip_result=lambda ctx: {"output_units": [], "ground_truth_units": []},
         )
@@ -375,13 +350,16 @@ def _spec(max_chars: int) -> JudgeSpec:
             verdict_system=MATCH_SYSTEM,
             reason_system=REASON_SYSTEM,
             one_call_system=ONE_CALL_SYSTEM,
-            verdict=lambda shown: _match_prompt(
-                shown.ctx.preprocess_step_result["output_units"], shown.items
+            verdict=_match_prompt,
+            reason=_reason_prompt,
+            one_call=lambda shown: _texts_prompt(
+                "Compare the answer in the <output> block with the reference answer in the "
+                "<ground_truth> block.",
+                shown.output,
+                ground_truth(shown.ctx),
+                '{"output_units": [...], "ground_truth_units": [...], "matches": [...], '
+                '"extra_in_output": [...], "contradictions": [...], "reason": "..."}',
             ),
-            reason=lambda shown: _reason_prompt(
-                shown.score_text, shown.scale, shown.ctx.analyze_step_result
-            ),
-            one_call=lambda shown: _one_call_prompt(shown.output, ground_truth(shown.ctx)),
             verdicts_schema=UnitMatches,
             one_call_schema=AnswerSimilarityOneCallAnswer,
             verdicts_field="matches",

@@ -94,18 +94,15 @@ class CriteriaVerdicts(BaseModel):
     verdicts: list[CriteriaVerdict]
 
 
-class CriteriaOneCallAnswer(BaseModel):
+class CriteriaOneCallAnswer(CriteriaVerdicts, DerivedChecks):
     """The one-call answer without a rubric: the checks, their verdicts, the reason."""
 
-    checks: Claims
-    verdicts: list[CriteriaVerdict]
     reason: str
 
 
-class RubricOneCallAnswer(BaseModel):
+class RubricOneCallAnswer(CriteriaVerdicts):
     """The one-call answer with a rubric: one verdict per rubric check, the reason."""
 
-    verdicts: list[CriteriaVerdict]
     reason: str
 
 
@@ -126,6 +123,16 @@ context): "yes" when the answer clearly meets it, "no" when it does not, "unsure
 meets it only in part. Do not reward effort or intent, only what the answer does. A check \
 about something the answer must avoid is met when the answer avoids it."""
 
+_EACH = (
+    'each with "statement" (the check, copied), "verdict" ("yes", "no" or "unsure") and '
+    '"reason" (one short sentence)'
+)
+_EXPLAIN = (
+    "two or three sentences for the developer on what the answer meets and what it misses. "
+    "Do not give a numeric score."
+)
+_VERDICT_JSON = '{"statement": "...", "verdict": "yes", "reason": "..."}'
+
 CHECKS_SYSTEM = f"""\
 You turn an evaluation criterion into a checklist for reviewing AI answers.
 
@@ -144,8 +151,7 @@ Return exactly one verdict per check, in the order given. Each verdict has "stat
 (the check, copied), "verdict" ("yes", "no" or "unsure", lower case) and "reason" (one \
 short sentence pointing at what in the answer decides it).
 
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}]}}"""
+Answer with JSON only: {{"verdicts": [{_VERDICT_JSON}]}}"""
 
 REASON_SYSTEM = f"""\
 You explain the result of a review of an AI system's answer against a criterion to its \
@@ -159,17 +165,14 @@ You review an AI system's answer against an evaluation criterion in three moves,
 all three in one JSON answer.
 
 1. "checks": {_DERIVING}
-2. "verdicts": one verdict per check, in the same order, each with "statement" (the check, \
-copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence).
-3. "reason": two or three sentences for the developer on what the answer meets and what it \
-misses. Do not give a numeric score.
+2. "verdicts": one verdict per check, in the same order, {_EACH}.
+3. "reason": {_EXPLAIN}
 
 {_RULES}
 
 {data_rule(_TAGS)}
 
-Answer with JSON only: {{"checks": ["..."], "verdicts": [{{"statement": "...", "verdict": \
-"yes", "reason": "..."}}], "reason": "..."}}"""
+Answer with JSON only: {{"checks": ["..."], "verdicts": [{_VERDICT_JSON}], "reason": "..."}}"""
 
 RUBRIC_ONE_CALL_SYSTEM = f"""\
 You review an AI system's answer against a checklist, and give your verdicts and an \
@@ -177,107 +180,65 @@ explanation in one JSON answer.
 
 {_RULES}
 
-"verdicts": exactly one verdict per check, in the order given, each with "statement" (the \
-check, copied), "verdict" ("yes", "no" or "unsure") and "reason" (one short sentence). \
-"reason", last: two or three sentences for the developer on what the answer meets and \
-what it misses. Do not give a numeric score.
+"verdicts": exactly one verdict per check, in the order given, {_EACH}. "reason", last: \
+{_EXPLAIN}
 
 {data_rule(_TAGS)}
 
-Answer with JSON only: {{"verdicts": [{{"statement": "...", "verdict": "yes", "reason": \
-"..."}}], "reason": "..."}}"""
+Answer with JSON only: {{"verdicts": [{_VERDICT_JSON}], "reason": "..."}}"""
 
 
-def _checks_prompt(criteria: str) -> str:
-    return (
-        "The criterion, written by the developer of an AI system:\n\n"
-        f"{criteria}\n\n"
-        'Answer with JSON only: {"checks": [...]}.'
+def _checklist_prompt(answer: str, checks: Sequence[str], *, explain: bool = False) -> str:
+    """Asks for one verdict per check on ``answer`` (its blocks), then a reason: ``explain``."""
+    then, verb = (", then explain", "give") if explain else ("", "answer with")
+    wanted = (
+        '{"verdicts": [...], "reason": "..."}'
+        if explain
+        else '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}'
     )
-
-
-def _answer_part(question: str | None, output: str) -> str:
-    asked = f"{block('question', question)}\n\n" if question else ""
-    return f"{asked}{block('output', output)}"
-
-
-def _verdict_prompt(question: str | None, output: str, checks: Sequence[str]) -> str:
     return (
         "Decide for each check in the <checks> block whether the answer in the <output> "
-        "block meets it.\n\n"
-        f"{_answer_part(question, output)}\n\n{item_blocks('checks', 'check', checks)}\n\n"
-        f"{one_per_item(len(checks), 'check', 'checks')}, as JSON only: "
-        '{"verdicts": [{"statement": ..., "verdict": "yes" | "no" | "unsure", "reason": ...}]}.'
+        f"block meets it{then}.\n\n{answer}\n\n{item_blocks('checks', 'check', checks)}\n\n"
+        f"{one_per_item(len(checks), 'check', 'checks', verb=verb)}, as JSON only: {wanted}."
     )
 
 
-def _reason_prompt(
-    criteria: str, score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]
-) -> str:
+def _reason_prompt(criteria: str, shown: Shown) -> str:
+    score = shown.score_text
     return (
         f"An AI answer was reviewed against this criterion: {criteria}\n"
-        f"Its score is {score_text} on a scale from 0 (no check met) to {scale:g} (every "
+        f"Its score is {score} on a scale from 0 (no check met) to {shown.scale:g} (every "
         "check met); a check met in part counts half by default.\n\n"
-        f"<verdicts>\n{verdict_blocks(verdicts, 'check')}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and say what '
+        f"<verdicts>\n{verdict_blocks(shown.verdicts, 'check')}\n</verdicts>\n\n"
+        f'Explain the score. Start with "The score is {score} because" and say what '
         "the answer meets and what it misses."
     )
 
 
-def _one_call_prompt(
-    criteria: str, question: str | None, output: str, checks: Sequence[str] | None
-) -> str:
-    answer = _answer_part(question, output)
-    if checks is None:
-        return (
-            f"Review the answer in the <output> block against this criterion: {criteria}"
-            f"\n\n{answer}\n\n"
-            'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
-        )
-    return (
-        "Decide for each check in the <checks> block whether the answer in the <output> "
-        f"block meets it, then explain.\n\n{answer}\n\n"
-        f"{item_blocks('checks', 'check', checks)}\n\n"
-        f"{one_per_item(len(checks), 'check', 'checks', verb='give')}, as JSON only: "
-        '{"verdicts": [...], "reason": "..."}.'
-    )
-
-
-class _DerivedChecks:
+def _derived_checks(criteria: str) -> Callable[..., PromptStep[Any]]:
     """The three-step mode's checks from the criterion: asked of the judge once and kept, for
     they depend on the criterion alone (a one-call answer lists its own)."""
+    kept: list[str] = []
+    lock = threading.Lock()
 
-    def __init__(self, criteria: str) -> None:
-        self.criteria = criteria
-        self._checks: list[str] | None = None
-        self._lock = threading.Lock()
+    def keep(answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
+        with lock:  # the first answer kept wins: every later score has its checklist
+            if not kept:  # a judge that finds nothing to split keeps the criterion
+                kept.extend(answer.checks[:MAX_CHECKS] or [criteria])
+            return {"checks": list(kept)}
 
-    def step(self, skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
-        return PromptStep(
-            description="Turn the criterion into checks",
-            output_schema=DerivedChecks,
-            system=CHECKS_SYSTEM,
-            create_prompt=lambda ctx: _checks_prompt(self.criteria),
-            parse=self.keep,
-            skip_if=self.known,  # not skip_if: an empty answer is judged too
-            skip_result=self.kept,
-        )
-
-    def known(self, ctx: StepContext) -> bool:
-        _text_output(ctx)
-        return self._checks is not None
-
-    def kept(self, ctx: StepContext) -> dict[str, Any]:
-        assert self._checks is not None  # known() said so
-        return {"checks": list(self._checks)}
-
-    def keep(self, answer: DerivedChecks, ctx: StepContext) -> dict[str, Any]:
-        # A judge that finds nothing to split keeps the criterion as the one check.
-        checks = list(answer.checks[:MAX_CHECKS]) or [self.criteria]
-        with self._lock:  # the first answer kept wins: every later score has its checklist
-            if self._checks is None:
-                self._checks = checks
-            return {"checks": list(self._checks)}
+    return lambda skip_if: PromptStep(
+        description="Turn the criterion into checks",
+        output_schema=DerivedChecks,
+        system=CHECKS_SYSTEM,
+        create_prompt=lambda ctx: (
+            "The criterion, written by the developer of an AI system:\n\n"
+            f'{criteria}\n\nAnswer with JSON only: {{"checks": [...]}}.'
+        ),
+        parse=keep,
+        skip_if=lambda ctx: skip_if(ctx) or bool(kept),
+        skip_result=lambda ctx: {"checks": list(kept)},
+    )
 
 
 def _count_reason(ctx: StepContext) -> str:
@@ -305,12 +266,20 @@ def _text_output(ctx: StepContext) -> bool:
 def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int) -> JudgeSpec:
     """The criteria scorer as data: the rubric's checks, else those the judge derives."""
 
-    def question(ctx: StepContext) -> str | None:
-        return optional_user_text(ctx.run, max_chars)
+    def answer(shown: Shown) -> str:
+        question = optional_user_text(shown.ctx.run, max_chars)
+        asked = f"{block('question', question)}\n\n" if question else ""
+        return f"{asked}{block('output', shown.output)}"
 
     def one_call_prompt(shown: Shown) -> str:
-        checks = None if fixed is None else shown.ctx.preprocess_step_result["checks"]
-        return _one_call_prompt(criteria, question(shown.ctx), shown.output, checks)
+        if fixed is not None:
+            checks = shown.ctx.preprocess_step_result["checks"]
+            return _checklist_prompt(answer(shown), checks, explain=True)
+        return (
+            f"Review the answer in the <output> block against this criterion: {criteria}"
+            f"\n\n{answer(shown)}\n\n"
+            'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
+        )
 
     escaped = criteria.replace("{", "{{").replace("}", "}}")
     return JudgeSpec(
@@ -332,7 +301,7 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
         description=f"Share of the checks of a criterion the answer meets: {escaped}",
         always_explain=True,
         split=None if fixed is None else (lambda output: list(fixed)),
-        extract=_DerivedChecks(criteria).step,
+        extract=_derived_checks(criteria),
         nothing_to_judge=_text_output,
         # A one-call answer that lists no checks meets none (three-step mode always has one).
         scoring=ScoringPolicy(no_items=lambda ctx: 0.0),
@@ -342,10 +311,8 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
             verdict_system=VERDICT_SYSTEM,
             reason_system=REASON_SYSTEM,
             one_call_system=ONE_CALL_SYSTEM if fixed is None else RUBRIC_ONE_CALL_SYSTEM,
-            verdict=lambda shown: _verdict_prompt(question(shown.ctx), shown.output, shown.items),
-            reason=lambda shown: _reason_prompt(
-                criteria, shown.score_text, shown.scale, shown.verdicts
-            ),
+            verdict=lambda shown: _checklist_prompt(answer(shown), shown.items),
+            reason=lambda shown: _reason_prompt(criteria, shown),
             one_call=one_call_prompt,
             verdicts_schema=CriteriaVerdicts,
             one_call_schema=CriteriaOneCallAnswer if fixed is None else RubricOneCallAnswer,
@@ -422,9 +389,6 @@ def create_criteria_scorer(
     fixed = parse_rubric(rubric) if rubric is not None else None
     weight = check_fraction(partial_weight, name="partial_weight")
     return judge_scorer(_spec(criteria.strip(), fixed, weight, max_text_chars), **arguments)
-
-
-# -- in the catalog ---------------------------------------------------------------------------
 
 
 _build = judge_catalog_entry(
