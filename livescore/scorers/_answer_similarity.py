@@ -262,15 +262,15 @@ def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
 def _count_reason(ctx: StepContext) -> str:
     analysis = ctx.analyze_step_result
     counts = _match_counts(analysis)
-    total = len(analysis["matches"])
+    total, contradictions = len(analysis["matches"]), len(analysis["contradictions"])
     what = (
         f"of {total} ground-truth unit{'' if total == 1 else 's'}, {counts['exact']} "
         f"match exactly, {counts['semantic']} in meaning, {counts['partial']} in part and "
         f"{counts['missing']} are missing"
     )
-    if analysis["contradictions"]:
-        what += f"; the answer contradicts the ground truth {len(analysis['contradictions'])}"
-        what += " time" if len(analysis["contradictions"]) == 1 else " times"
+    if contradictions:
+        what += f"; the answer contradicts the ground truth {contradictions} time"
+        what += "" if contradictions == 1 else "s"
     return f"The score is {fmt(ctx.score)} because {what}."
 
 

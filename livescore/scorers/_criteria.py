@@ -216,8 +216,7 @@ def _reason_prompt(criteria: str, shown: Shown) -> str:
 
 
 def _derived_checks(criteria: str) -> Callable[..., PromptStep[Any]]:
-    """The three-step mode's checks from the criterion: asked of the judge once and kept, for
-    they depend on the criterion alone (a one-call answer lists its own)."""
+    """The three-step mode's checks: derived once and kept (they depend on the criterion alone)."""
     kept: list[str] = []
     lock = threading.Lock()
 
