@@ -115,10 +115,8 @@ def create_tone_scorer(
 
     Tone is VADER's compound sentiment, from -1 (very negative) to 1 (very positive), read
     sentence by sentence (:func:`sentence_tones`). Without a reference the score is 1 − the
-    standard deviation of the sentences' tones (``consistent``, ``mixed``,
-    ``inconsistent``); with one, 1 − |answer tone − reference tone| / 2, where a text's tone
-    is the mean of its sentences' (``match``, ``close``, ``different``). An empty answer is
-    skipped as not scorable.
+    standard deviation of the sentences' tones; with one, 1 − |answer tone − reference tone|
+    / 2, a text's tone being the mean of its sentences'. An empty answer is not scorable.
 
     Args:
         reference_tone: ``None`` (consistency), a text whose tone is the target, or a number

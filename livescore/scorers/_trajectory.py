@@ -1,4 +1,4 @@
-"""The trajectory scorer (code): the expected path, efficiently, handling failures, safely."""
+"""The trajectory scorer (code): the expected tool calls, efficiently, without forbidden ones."""
 
 from __future__ import annotations
 
