@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -16,7 +17,7 @@ from livescore.scorers._keyword_coverage import (
     coverage_reason,
     keyword_coverage_label,
 )
-from livescore.scorers._keywords import KeywordExtractor, Keywords, smart_stopwords
+from livescore.scorers._keywords import KeywordExtractor, smart_stopwords
 from livescore.scorers._text import check_reference, code_scorer, reference_text
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
@@ -50,11 +51,10 @@ class Elements:
     """The elements of a text that an answer should cover.
 
     Attributes:
-        keywords: The text's keywords (see ``KeywordExtractor``),
-            without the words of its names.
+        keywords: The text's keywords (see ``KeywordExtractor``) but the words of its names:
+            each keyword's key mapped to its display form.
         names: Multi-word names ("Steve Jobs", "New Zealand", "Acme Corp"), lower case.
         numbers: Standalone numbers, normalised ("1,250.50" → "1250.5").
-        name_keys: The keyword keys of the names' words (left out of ``keywords``' count).
 
     Example:
         >>> elements = extract_elements("Did Acme Corp refund the 1,250.50 EUR?")
@@ -62,19 +62,17 @@ class Elements:
         (('acme corp',), ('1250.5',), 4)
     """
 
-    keywords: Keywords
+    keywords: Mapping[str, str]
     names: tuple[str, ...]
     numbers: tuple[str, ...]
-    name_keys: frozenset[str] = frozenset()
 
     @property
     def forms(self) -> list[str]:
         """Every element's display form: names, then keywords, then numbers."""
-        keywords = [form for key, form in self.keywords.terms.items() if key not in self.name_keys]
-        return [*self.names, *keywords, *self.numbers]
+        return [*self.names, *self.keywords.values(), *self.numbers]
 
     def __len__(self) -> int:
-        return len(self.forms)
+        return len(self.names) + len(self.keywords) + len(self.numbers)
 
 
 _extractor = functools.cache(KeywordExtractor)
@@ -100,13 +98,12 @@ def extract_elements(text: str) -> Elements:
         ['steve jobs', 'present', 'iphone', '2007']
     """
     extractor = _extractor()
-    keywords = extractor.extract(text)
     names = _names(text)
-    name_keys: set[str] = set()
-    for name in names:
-        name_keys.update(extractor.extract(name).terms)
+    name_keys = {key for name in names for key in extractor.extract(name).terms}
+    terms = extractor.extract(text).terms.items()
+    keywords = {key: form for key, form in terms if key not in name_keys}
     numbers = tuple(dict.fromkeys(_normalise_number(m) for m in _NUMBER.findall(text)))
-    return Elements(keywords, tuple(names), numbers, frozenset(name_keys))
+    return Elements(keywords, tuple(names), numbers)
 
 
 def _normalise_number(raw: str) -> str:
@@ -158,11 +155,7 @@ def _missing(elements: Elements, answer: str) -> list[str]:
     words = " " + " ".join(w.lower() for w in _WORD.findall(answer)) + " "
     numbers = {_normalise_number(m) for m in _NUMBER.findall(answer)}
     missing = [n for n in elements.names if f" {n} " not in words and f" {n}'s " not in words]
-    missing += [
-        form
-        for key, form in elements.keywords.terms.items()
-        if key not in elements.name_keys and not keywords.covers(key)
-    ]
+    missing += [form for key, form in elements.keywords.items() if not keywords.covers(key)]
     return missing + [number for number in elements.numbers if number not in numbers]
 
 

@@ -10,6 +10,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS, DROP_WHITESPACE, dice_simila
 from livescore.pii import RedactSpec
 from livescore.scorers._text import (
     REFERENCES,
+    SIMILARITY_LABELS,
     Reference,
     TextComparison,
     check_reference,
@@ -19,9 +20,6 @@ from livescore.scorers._text import (
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("SIMILARITY_LABELS", "create_content_similarity_scorer", "similarity_label")
-
-SIMILARITY_LABELS = ("none", "low", "moderate", "high", "identical")
-"""Every label :func:`similarity_label` can return, from least to most similar."""
 
 
 def create_content_similarity_scorer(

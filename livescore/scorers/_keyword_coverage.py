@@ -14,7 +14,7 @@ from livescore.otel import attributes as A
 from livescore.pii import RedactSpec
 from livescore.scorers._judged import check_scale
 from livescore.scorers._keywords import KeywordExtractor, _words
-from livescore.scorers._text import check_reference, code_scorer, reference_text
+from livescore.scorers._text import band_label, check_reference, code_scorer, reference_text
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -27,8 +27,7 @@ __all__ = (
 )
 
 KeywordReference: TypeAlias = Literal["input", "ground_truth"]
-"""Where the keywords to cover come from: the user's ``"input"`` or the run's
-``"ground_truth"``."""
+"""Where the keywords to cover come from: the user's input or the run's ground truth."""
 
 KEYWORD_COVERAGE_LABELS = ("none", "low", "partial", "high", "complete")
 """Every label :func:`keyword_coverage_label` can return, from worst to best."""
@@ -40,21 +39,9 @@ _extractor = functools.lru_cache(maxsize=32)(KeywordExtractor)
 
 
 def keyword_coverage_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a keyword coverage score, from Mastra's interpretation bands.
-
-    The label reads ``score / scale``. Mastra names 1.0, 0.7–0.9, 0.4–0.6, 0.1–0.3 and 0.0;
-    livescore closes the gaps at the midpoints, keeps ``"complete"`` for full coverage only
-    and ``"none"`` for no coverage at all:
-
-    ======================  ==============  ====================================
-    ``score / scale``       label           meaning
-    ======================  ==============  ====================================
-    1                       ``"complete"``  every keyword is covered
-    0.65 up to below 1      ``"high"``      most keywords are covered
-    0.35 up to below 0.65   ``"partial"``   some keywords are covered
-    above 0, below 0.35     ``"low"``       few keywords are covered
-    0                       ``"none"``      no keyword is covered
-    ======================  ==============  ====================================
+    """The label of a keyword coverage score: on ``score / scale``, ``"complete"`` (1),
+    ``"high"`` (0.65 up to below 1), ``"partial"`` (0.35 up to below 0.65), ``"low"`` (above
+    0) and ``"none"`` (0): Mastra's interpretation bands with the gaps closed at midpoints.
 
     Example:
         >>> keyword_coverage_label(1.0), keyword_coverage_label(0.75), keyword_coverage_label(0.0)
@@ -63,16 +50,7 @@ def keyword_coverage_label(score: float, *, scale: float = 1.0) -> str:
         'partial'
     """
     check_scale(scale)
-    ratio = score / scale
-    if ratio >= 1:
-        return "complete"
-    if ratio >= 0.65:
-        return "high"
-    if ratio >= 0.35:
-        return "partial"
-    if ratio > 0:
-        return "low"
-    return "none"
+    return band_label(score / scale, KEYWORD_COVERAGE_LABELS, high=0.65, middle=0.35)
 
 
 def create_keyword_coverage_scorer(
@@ -243,9 +221,4 @@ def coverage_reason(covered: int, total: int, missing: list[str], noun: str, sou
     examples=("keyword-coverage", "keyword-coverage:ground_truth"),
 )
 def _build(argument: str | None, options: ScorerOptions) -> Scorer:
-    reference = argument or "input"
-    if reference not in ("input", "ground_truth"):  # the choices quoted, as the CLI has said
-        raise ValueError(
-            f"keyword-coverage compares with 'input' or 'ground_truth', not {reference!r}"
-        )
-    return create_keyword_coverage_scorer(reference=reference)  # type: ignore[arg-type]
+    return create_keyword_coverage_scorer(reference=argument or "input")  # type: ignore[arg-type]

@@ -137,11 +137,8 @@ class Keywords:
         )
 
     def covers(self, key: str) -> bool:
-        """Whether this text covers a keyword key of another text.
-
-        A one-word key is covered by the same key anywhere in the text; a compound key
-        (words joined by spaces) only by the same words adjacent and in order.
-        """
+        """Whether this text covers a keyword key of another text (rule 7 of
+        :class:`KeywordExtractor`)."""
         if " " not in key:
             return key in self.words
         parts = tuple(key.split(" "))
@@ -239,11 +236,7 @@ class KeywordExtractor:
         )
 
     def extract(self, text: str) -> Keywords:
-        """The keywords of ``text``.
-
-        Raises:
-            TypeError: ``text`` is not a string.
-        """
+        """The keywords of ``text`` (a ``TypeError`` if it is not a string)."""
         if not isinstance(text, str):
             raise TypeError(f"keyword extraction needs text, not {type(text).__name__}")
         if "\u2019" in text or "\u2018" in text or "\u02bc" in text:

@@ -15,9 +15,11 @@ from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext,
 
 __all__ = (
     "REFERENCES",
+    "SIMILARITY_LABELS",
     "CodeSteps",
     "Reference",
     "TextComparison",
+    "band_label",
     "check_reference",
     "code_scorer",
     "reference_text",
@@ -31,6 +33,9 @@ ground truth when the run has one, else the input)."""
 REFERENCES = ("auto", "input", "ground_truth")
 """Every :data:`Reference`."""
 
+SIMILARITY_LABELS = ("none", "low", "moderate", "high", "identical")
+"""Every label :func:`similarity_label` can return, from least to most similar."""
+
 
 def reference_text(
     ctx: StepContext,
@@ -41,15 +46,12 @@ def reference_text(
     uses: str = "compares the answer with",
 ) -> tuple[str, str]:
     """The text to compare the answer with, and where it came from (``"ground truth"`` or
-    ``"input"``); ``uses`` says what the scorer does with the ground truth, in the reason
-    a run without one is skipped for.
-
-    ``"auto"`` takes the run's ground truth when it has one, else the user's input. An
-    explicit ``"ground_truth"`` on a run without one makes the run not scorable. A ground
-    truth longer than ``limit`` characters is cut (and flagged), as input and output are.
+    ``"input"``): ``"auto"`` takes the run's ground truth when it has one, else the input.
+    A ground truth is cut at ``limit`` characters (and flagged), as input and output are.
 
     Raises:
-        NotScorable: ``reference="ground_truth"`` and the run has no ground truth.
+        NotScorable: ``reference="ground_truth"`` and the run has none (``uses`` says what
+            the scorer does with it, in the reason).
         TypeError: The ground truth is neither text nor messages.
     """
     truth = ctx.run.ground_truth
@@ -133,6 +135,14 @@ def code_scorer(
     )
 
 
+def band_label(ratio: float, labels: tuple[str, ...], high: float, middle: float) -> str:
+    """One of five ``labels`` (worst first) for a ``ratio`` from 0 to 1: the best at 1,
+    the next from ``high``, the middle one from ``middle``, then one above 0 and one at 0."""
+    none, low, middling, good, full = labels
+    bands = ((1.0, full), (high, good), (middle, middling))  # lower bounds
+    return next((label for bound, label in bands if ratio >= bound), low if ratio > 0 else none)
+
+
 def similarity_label(score: float) -> str:
     """The label of a similarity from 0 to 1 (content similarity, textual difference).
 
@@ -143,15 +153,7 @@ def similarity_label(score: float) -> str:
         >>> similarity_label(1.0), similarity_label(0.85), similarity_label(0.2)
         ('identical', 'high', 'low')
     """
-    if score >= 1:
-        return "identical"
-    if score >= 0.8:
-        return "high"
-    if score >= 0.5:
-        return "moderate"
-    if score > 0:
-        return "low"
-    return "none"
+    return band_label(score, SIMILARITY_LABELS, high=0.8, middle=0.5)
 
 
 @dataclass(frozen=True, slots=True)
