@@ -64,8 +64,7 @@ from livescore.scoring import (
 )
 
 EmptyContextPolicy: TypeAlias = Literal["skip", "all_unsupported"]
-"""What a grounded scorer does when there is no context: ``"skip"`` the run (not
-scorable), or count every item as a defect (``"all_unsupported"``)."""
+"""What a grounded scorer does with no context (see :func:`judge_scorer`)."""
 
 __all__ = (
     "ConversationPolicy",
@@ -545,15 +544,13 @@ def judge_scorer(
     """The scorer ``spec`` describes: the share of the answer's items that are defects (or,
     for a higher-is-better spec, that are not), from 0 to ``scale`` (half-up to 2 decimals).
 
-    Its arguments are the ones every prebuilt judge scorer takes; each factory's docstring
-    describes only what its scorer adds.
+    Every prebuilt judge scorer takes these arguments; its docstring describes only the rest.
 
     Args:
         spec: The scorer as data (:class:`JudgeSpec`).
         model: The judge: ``"openai/<model>"`` (an OpenAI-compatible API, configured by
             ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``) or a :class:`~livescore.judges.Judge`.
-        scale: The best score for a higher-is-better scorer, the worst for the others (a
-            positive number).
+        scale: The best score for a higher-is-better scorer, else the worst (positive).
         judge_mode: ``"three_step"`` (the default: the judge's verdicts, then a reason, each
             its own call), ``"one_call"`` (one structured answer with both: cheaper, a little
             less careful, the same result fields) or, where the scorer offers it,
@@ -563,8 +560,8 @@ def judge_scorer(
         max_text_chars: Question, answer and reference text beyond this is cut before
             judging; the result then has ``flags["output_truncated"]`` and the span
             ``livescore.output_truncated``.
-        judge_options: Keyword arguments for :func:`~livescore.judges.resolve_judge` when
-            ``model`` is a string (timeout, client, base URL…).
+        judge_options: :func:`~livescore.judges.resolve_judge`'s keyword arguments for a
+            string ``model`` (timeout, client, base URL…).
         redact: Keeps personal data from the judge (see ``Scorer.with_redaction``).
         calibration: Labels fitted on yours (see ``Scorer.with_calibration``).
         context: For a scorer that judges against a context: static ground truth, one
@@ -576,9 +573,8 @@ def judge_scorer(
             context given with the run (a dataset item's), else the run's successful tool
             calls and retrieved documents.
         max_context_chars: The most characters the context takes in a judge request, its
-            markup included. Past it the context is cut: ``flags["context_truncated"]`` and
-            the span's ``livescore.context.truncated`` say so, ``livescore.context.chars``
-            gives the context's full length.
+            markup included; past it the context is cut (``flags["context_truncated"]``,
+            ``livescore.context.truncated``; ``livescore.context.chars``: its full length).
         on_empty_context: With no context: ``"skip"`` marks the run not scorable;
             ``"all_unsupported"`` still judges the answer and counts every item a defect.
 
@@ -606,41 +602,35 @@ def judge_scorer(
         get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     judge = resolve_model(model, judge_options, scorer=spec.name)
     judging = _Judging(spec, scale, max_text_chars, max_context_chars, on_empty_context)
-    preprocess, analyze, generate_reason = getattr(judging, mode)()  # a method per mode
-    scorer = create_scorer(
-        id=spec.name if id is None else id,
-        description=(spec.description or _DESCRIPTION.format(spec=spec)).format(scale=f"{scale:g}"),
-        model=judge,
-        preprocess=preprocess,
-        analyze=analyze,
-        generate_score=judging.score,
-        generate_reason=generate_reason,
-        context=context,
-        get_context=get_context,
-        label=_label(spec, scale),
-        max_text_chars=max_text_chars,
-        sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
-        level="run" if spec.conversation is None else "conversation",
-        redact=redact,
-        calibration=calibration,
-    )
-    if mode == "three_step":
-        # What a judge budget's fallback="one_call" switches to when the budget runs low.
-        scorer.offer_judge_mode(
-            "one_call",
-            lambda: judge_scorer(
-                spec,
-                model=judge,
-                scale=scale,
-                judge_mode="one_call",
-                id=id,
-                max_text_chars=max_text_chars,
-                context=context,
-                get_context=get_context,
-                max_context_chars=max_context_chars,
-                on_empty_context=on_empty_context,
-            ),
+    described = f"Share of the answer's {spec.items} that are {spec.defect}, from 0 to {{scale}}"
+
+    def build(
+        mode: JudgeMode, redact: RedactSpec | None, calibration: CalibrationSpec | None
+    ) -> Scorer:
+        preprocess, analyze, generate_reason = getattr(judging, mode)()  # a method per mode
+        return create_scorer(
+            id=spec.name if id is None else id,
+            description=(spec.description or described).format(scale=f"{scale:g}"),
+            model=judge,
+            preprocess=preprocess,
+            analyze=analyze,
+            generate_score=judging.score,
+            generate_reason=generate_reason,
+            context=context,
+            get_context=get_context,
+            label=judging.label,
+            max_text_chars=max_text_chars,
+            sync_steps="inline",  # its code steps are quick; get_context still runs in a thread
+            level="run" if spec.conversation is None else "conversation",
+            redact=redact,
+            calibration=calibration,
         )
+
+    scorer = build(mode, redact, calibration)
+    if mode == "three_step":
+        # What a judge budget's fallback="one_call" switches to (the scorer redacts and
+        # calibrates around it).
+        scorer.offer_judge_mode("one_call", lambda: build("one_call", None, None))
     return scorer
 
 
@@ -894,6 +884,12 @@ class _Judging:
 
     # -- the score and its reason ----------------------------------------------------------------
 
+    def label(self, score: float) -> str:
+        if self.spec.higher_is_better:
+            labels = self.spec.labels or JUDGED_QUALITY_LABELS
+            return quality_label(score, scale=self.scale, labels=labels)
+        return defect_label(score, scale=self.scale)
+
     def score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result or {self.field: []}
         value = self.value(ctx, analysis)
@@ -993,16 +989,6 @@ class _Judging:
 _NO_CONTEXT = RenderedContext(block="", truncated=False, documents=0)
 
 
-_DESCRIPTION = "Share of the answer's {spec.items} that are {spec.defect}, from 0 to {{scale}}"
-
-
-def _label(spec: JudgeSpec, scale: float) -> Callable[[float], str]:
-    if spec.higher_is_better:
-        labels = spec.labels or JUDGED_QUALITY_LABELS
-        return lambda score: quality_label(score, scale=scale, labels=labels)
-    return lambda score: defect_label(score, scale=scale)
-
-
 def judge_catalog_entry(
     spec: JudgeSpec,
     factory: Callable[..., Scorer] | None = None,
@@ -1014,14 +1000,12 @@ def judge_catalog_entry(
     examples: tuple[str, ...] = (),
 ) -> Callable[[str | None, ScorerOptions], Scorer]:
     """Put ``spec``'s scorer in the catalog (``livescore eval --scorer NAME``,
-    :func:`~livescore.scorers.build_scorer`, the attribute list of the docs), every fact of
-    its entry taken from the spec; built through ``factory`` (its public
-    ``create_<name>_scorer``) where it has one, else by :func:`judge_scorer`. Returns the
-    build function it registers.
+    :func:`~livescore.scorers.build_scorer`, the docs' attribute list), every fact taken from
+    the spec; built by ``factory`` (its ``create_<name>_scorer``) or :func:`judge_scorer`.
+    Returns the build function it registers.
 
-    A scorer that takes ``NAME:ARG`` says what ``argument`` means (as
-    :func:`~livescore.scorers.catalog_entry` does), the factory's ``keyword`` it sets to
-    ``parse(ARG)``, whether it is required, and ``examples`` beyond ``NAME``.
+    For ``NAME:ARG``: what ``argument`` means (as in :func:`~livescore.scorers.catalog_entry`),
+    the factory's ``keyword`` set to ``parse(ARG)``, whether it is required, and ``examples``.
     """
 
     def build(argument: str | None, options: ScorerOptions) -> Scorer:
