@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import Annotated, Any, Literal, TypeAlias, cast, get_args
 
 from pydantic import BaseModel, Field
@@ -172,18 +173,11 @@ def _system_text(value: Any) -> str | None:
     texts: list[str] = []
     for message in value:
         if isinstance(message, Sequence) and not isinstance(message, str | bytes | bytearray):
-            nested = _system_text(message)  # a chat model's batch: [[messages]]
-            if nested:
-                texts.append(nested)
-            continue
-        if _role(message) in ("system", "developer"):
-            try:
-                text = message_text(message)
-            except TypeError:
-                continue
-            if text.strip():
-                texts.append(text)
-    return "\n\n".join(texts) or None
+            texts.append(_system_text(message) or "")  # a chat model's batch: [[messages]]
+        elif _role(message) in ("system", "developer"):
+            with suppress(TypeError):  # a message without text
+                texts.append(message_text(message))
+    return "\n\n".join(text for text in texts if text.strip()) or None
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -313,10 +307,8 @@ class _Alignment(AnalysisJudging):
         ctx.attributes[A.LIVESCORE_ALIGNMENT_MODE] = self.mode
         ctx.attributes[A.LIVESCORE_REQUIREMENTS_TOTAL] = total
         ctx.attributes[A.LIVESCORE_REQUIREMENTS_FULFILLED] = fulfilled
-        if self.mode == "both":
-            value = sum(BOTH_WEIGHTS[target] * score for target, score in scores.items())
-        else:
-            value = scores.get(self.mode, 0.0)
+        weights = BOTH_WEIGHTS if self.mode == "both" else {self.mode: 1.0}
+        value = sum(weights[target] * score for target, score in scores.items())
         return round2(value * self.scale)
 
     def label(self, score: float) -> str:
@@ -347,16 +339,13 @@ class _Alignment(AnalysisJudging):
                 f"overall: {quote(analysis['overall_assessment'])}\n</analysis>"
             )
         joined = "\n".join(parts)
+        weights = ""
+        if self.mode == "both":
+            weights = "; the user prompt counts 70% and the system prompt 30%"
         return (
             f"A prompt-alignment check ({self.mode} prompt) scored an AI answer {score_text} on "
             f"a scale from 0 to {self.scale:g} (intent 40%, requirements 30%, completeness 20%, "
-            "format and tone 10%; for a system prompt 35/35/15/15"
-            + (
-                "; the user prompt counts 70% and the system prompt 30%"
-                if self.mode == "both"
-                else ""
-            )
-            + f").\n\n{joined}\n\n"
+            f"format and tone 10%; for a system prompt 35/35/15/15{weights}).\n\n{joined}\n\n"
             f'Explain the score. Start with "The score is {score_text} because" and name the main '
             "strengths and gaps."
         )

@@ -307,19 +307,16 @@ class _ToolChoices(AnalysisJudging):
 
     def summary(self, ctx: StepContext) -> str:
         calls, missing = _calls(ctx), ctx.analyze_step_result["missing_tools"]
-        if not calls:
-            what = (
-                f"the agent called no tool although the request needed {', '.join(missing)}"
-                if missing
-                else "the agent rightly called no tool"
-            )
+        if not calls and missing:
+            what = f"the agent called no tool although the request needed {', '.join(missing)}"
+        elif not calls:
+            what = "the agent rightly called no tool"
         else:
             appropriate = ctx.flags["tool_calls_appropriate"]
             what = f"{appropriate} of {len(calls)} calls were appropriate ({describe_calls(calls)})"
             if missing:
-                what += (
-                    f" and {', '.join(missing)} {'was' if len(missing) == 1 else 'were'} missing"
-                )
+                verb = "was" if len(missing) == 1 else "were"
+                what += f" and {', '.join(missing)} {verb} missing"
         return f"The score is {fmt(ctx.score)} because {what}."
 
 
