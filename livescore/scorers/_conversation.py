@@ -92,8 +92,7 @@ def clip(text: str, cap: int, mark: str = " […]") -> str:
 
 
 def reply_items(ctx: StepContext) -> list[str]:
-    """The agent's replies as items, one per turn (``"[turn N] ..."``, cut to
-    :data:`REPLY_EXCERPT` characters)."""
+    """The agent's replies as items, ``"[turn N] ..."`` cut to :data:`REPLY_EXCERPT`."""
     return [
         turn_item(n, clip(text, REPLY_EXCERPT, "…"))
         for n, text in messages(conversation_of(ctx), "assistant")
@@ -101,12 +100,7 @@ def reply_items(ctx: StepContext) -> list[str]:
 
 
 def turn_item(turn: int, text: str) -> str:
-    """An item of turn ``turn``: ``"[turn 3] text"``.
-
-    Example:
-        >>> turn_item(3, "The order is 48213.")
-        '[turn 3] The order is 48213.'
-    """
+    """An item of turn ``turn``: ``"[turn 3] text"``."""
     return f"[turn {turn}] {text}"
 
 
@@ -114,20 +108,16 @@ def item_turn(item: str) -> int | None:
     """The turn an item names (``None`` when it names none).
 
     Example:
-        >>> item_turn("[turn 12] Lyon."), item_turn("Lyon.")
-        (12, None)
+        >>> item = turn_item(12, "Lyon.")
+        >>> item, item_turn(item), strip_turn(item), item_turn("Lyon.")
+        ('[turn 12] Lyon.', 12, 'Lyon.', None)
     """
     match = _TURN_PREFIX.match(item)
     return int(match.group(1)) if match else None
 
 
 def strip_turn(item: str) -> str:
-    """The item without its turn prefix.
-
-    Example:
-        >>> strip_turn("[turn 2] The parcel left Lyon.")
-        'The parcel left Lyon.'
-    """
+    """The item without its turn prefix."""
     return _TURN_PREFIX.sub("", item, count=1)
 
 
@@ -200,8 +190,7 @@ def render_transcript(
 
 
 def turn_block(number: int, user: str, reply: str | None = None) -> str:
-    """One ``<turn>`` of a transcript, its messages already quoted (the user's only, without
-    ``reply``)."""
+    """One ``<turn>`` of a transcript, its messages quoted (the user's only, without ``reply``)."""
     lines = [f'<turn index="{number}">', f"<user>{user}</user>"]
     if reply is not None:
         lines.append(f"<assistant>{reply}</assistant>")
@@ -245,8 +234,7 @@ Answer with JSON only: {{"facts": ["[turn 1] ..."], "intentions": ["[turn 1] ...
 
 
 def needs_user_messages(nothing: str) -> Callable[[StepContext], bool]:
-    """A check before any judge call: a conversation without user messages is not
-    scorable (``nothing`` says why)."""
+    """A check before any call: no user message, not scorable (``nothing`` says why)."""
 
     def no_user_text(ctx: StepContext) -> bool:
         if not messages(conversation_of(ctx), "user"):
@@ -323,12 +311,7 @@ def answer_schemas(
 
 
 def example(word: str, turn: str = "") -> str:
-    """One verdict, as a system prompt's JSON example shows it.
-
-    Example:
-        >>> example("no", turn="null")
-        '{"statement": "...", "verdict": "no", "reason": "...", "turn": null}'
-    """
+    """One verdict, as a system prompt's JSON example shows it."""
     last = f', "turn": {turn}' if turn else ""
     return f'{{"statement": "...", "verdict": "{word}", "reason": "..."{last}}}'
 
@@ -362,18 +345,16 @@ def judge_prompts(
     reviewed: str = "an AI assistant",
     rule: str = VERDICT_DATA_RULE,
 ) -> JudgePrompts:
-    """A conversation judge's prompts, from its words; ``schemas``: its verdict answer's
-    and its one-call answer's.
+    """A conversation judge's prompts from its words (``schemas``: its answers').
 
-    The judge is told to ``task`` by ``rules`` (``one_call_task`` where one-call mode says
-    it otherwise) and shown a step's ``blocks`` (``one_call_blocks`` in one-call mode). It
-    gives one verdict per ``noun`` (``per`` in the verdict system prompt, where it says
-    more), with its ``statement``, what the verdict ``words`` mean, a ``reason`` and, where
-    a verdict has a turn, what its ``turn`` is; ``examples``: the verdict each system
-    prompt's JSON shows. A judge that lists the items (what ``listing`` says) gives them
-    first in one-call mode; without ``lists_items``, the blocks show the items. The reason
-    request says what the check ``found`` (``{yes}`` of ``{total}``), the ``scale``'s two
-    ends, each verdict (its word as ``attribute``) and what to say (``reason_ask``).
+    The judge is told to ``task`` (``one_call_task`` in one-call mode) by ``rules``, shown a
+    step's ``blocks`` (``one_call_blocks``), and gives one verdict per ``noun`` (``per`` in
+    the verdict system prompt): its ``statement``, what its ``words`` mean, a ``reason``,
+    and what its ``turn`` is where it has one; ``examples``: each system prompt's JSON. A
+    judge that lists the items (``listing``) gives them first in one-call mode; without
+    ``lists_items`` the blocks show them. The reason request says what the check ``found``
+    (``{yes}`` of ``{total}``), the ``scale``'s ends, each verdict (``attribute``) and what
+    to say (``reason_ask``).
     """
     from livescore.scorers._judge_spec import JudgePrompts  # _judge_spec imports this module
 

@@ -158,11 +158,10 @@ def create_conversation_completeness_scorer(
 ) -> Scorer:
     """Score whether the agent did everything the user asked for over a conversation.
 
-    The judge lists the user's intentions (every question and request, with the turn it was
-    asked in), then decides for each one whether some reply satisfied it or explained
-    plainly why it cannot be done. The score is the share satisfied, times ``scale``; higher
-    is better. The intentions come from the user digest, the request the knowledge-retention
-    scorer sends too: the conversation's memo asks it once for both.
+    The judge lists the user's intentions (every question and request, from the user digest
+    knowledge retention reads too), then decides for each one whether some reply satisfied
+    it or explained plainly why it cannot be done. The score is the share satisfied, times
+    ``scale``; higher is better.
 
     Args:
         max_text_chars: The transcript the judge reads is cut to about this many characters.
@@ -170,10 +169,9 @@ def create_conversation_completeness_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"intentions": [...]}`` (each
-        ``"[turn N] ..."``), one verdict per intention (with the ``turn`` that met it) and
-        ``flags["turns_at_fault"]``, the turns whose requests were left unmet. A
-        conversation in which the user asked for nothing is skipped as not scorable.
+        A conversation scorer, its intentions each ``"[turn N] ..."`` and each verdict with
+        the ``turn`` that met it. A conversation in which the user asked for nothing is
+        skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation

@@ -43,13 +43,7 @@ from livescore.scorers._judge_spec import (
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompting import CONVERSATION_TAGS, block, data_rule
 from livescore.scorers._verdicts import StatementVerdict
-from livescore.scoring import (
-    CalibrationSpec,
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepContext,
-)
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "ConversationClaimVerdict",
@@ -97,10 +91,6 @@ def conversation_tool_results(conversation: Conversation, step: Any = None) -> l
         found.extend(turn_item(number, piece) for piece in get_run_context(run))
     return found
 
-
-_DATA_RULE = data_rule(
-    (*CONVERSATION_TAGS, "output", "context", "document", "claims", "claim", "verdicts")
-)
 
 _TURNS_RULE = """\
 Each claim starts with the turn whose reply made it, in brackets ("[turn 4] ..."), and \
@@ -232,7 +222,9 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             "instead, or say that every claim is backed.",
             attribute="hallucinated",
             reviewed="an AI assistant's conversation",
-            rule=_DATA_RULE,
+            rule=data_rule(
+                (*CONVERSATION_TAGS, "output", "context", "document", "claims", "claim", "verdicts")
+            ),
         ),
         nothing_to_judge=lambda ctx: _nothing_to_judge(ctx, max_chars),
         attributes={
@@ -262,27 +254,19 @@ def create_conversation_hallucination_scorer(
 ) -> Scorer:
     """Score how much of what the agent said over a conversation its tool results do not back.
 
-    The ground truth is the whole conversation's: every tool result (and retrieved document)
-    of every turn, so a claim in turn 4 is checked against what a tool returned in turn 1
-    too. The score is the share of the replies' claims that are hallucinated (contradicted
-    by the tool results, or not in them), times ``scale``: 0 is fully grounded, higher is
-    worse. The judging rules are the hallucination scorer's, and in three-step mode each
-    reply's claims are asked with the request that scorer sends for a run's answer: a reply
-    whose claims the conversation's memo already holds costs no call.
+    Each reply's claims are judged by the hallucination scorer's rules against every tool
+    result (and retrieved document) of every turn, earlier or later. The score is the share
+    of claims hallucinated, times ``scale``; lower is better.
 
     Args:
         max_text_chars: Each reply is cut to this many characters before its claims are
             extracted.
-        max_context_chars: The tool results sent to the judge are cut to this many
-            characters in all.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"claims": [...]}``, each claim
-        ``"[turn N] ..."``; one verdict per claim, and ``flags["turns_at_fault"]``, the
-        turns that hallucinate. A conversation without any tool result is skipped as not
-        scorable.
+        A conversation scorer, its claims each ``"[turn N] ..."``. A conversation without
+        any tool result is skipped as not scorable.
 
     Example:
         >>> from livescore.runs import Conversation

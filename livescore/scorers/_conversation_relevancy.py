@@ -189,11 +189,10 @@ def create_conversation_relevancy_scorer(
 ) -> Scorer:
     """Score whether each of the agent's replies fits the conversation just before it.
 
-    Each reply is judged against its sliding window, the ``window`` turns before it and the
-    user message it answers. A reply that answers that message (or asks a needed clarifying
-    question) is relevant; one that changes the subject, answers a question nobody asked, or
-    repeats an earlier answer while ignoring the new message is not. The score is the share
-    of relevant replies, times ``scale``; higher is better.
+    Each reply is judged against the user message it answers and the ``window`` turns
+    before it: one that changes the subject, answers a question nobody asked, or repeats an
+    earlier answer while ignoring the new message is beside the point. The score is the
+    share of relevant replies, times ``scale``; higher is better.
 
     Args:
         window: Turns before each reply that it is judged against (0: only the message it
@@ -202,10 +201,6 @@ def create_conversation_relevancy_scorer(
             characters in all.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
-
-    Returns:
-        A conversation scorer: ``preprocess_step_result = {"replies": [...]}``, one verdict
-        per reply, and ``flags["turns_at_fault"]``, the turns beside the point.
 
     Raises:
         ValueError: A negative ``window``.

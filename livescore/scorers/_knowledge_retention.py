@@ -160,11 +160,9 @@ def create_knowledge_retention_scorer(
     """Score whether the agent remembers what the user told it earlier in a conversation.
 
     The judge lists the facts the user gave (order numbers, names, dates, preferences,
-    constraints), then decides for each one whether a later reply forgets it (asks for it
-    again, goes on as if it were never said) or contradicts it. The score is the share of
-    facts kept, times ``scale``; higher is better. The facts come from the user digest, the
-    request the completeness scorer sends too: the conversation's memo asks it once for
-    both.
+    constraints: the user digest completeness reads too), then decides for each one whether
+    a later reply forgets it (asks for it again, goes on as if it were never said) or
+    contradicts it. The score is the share of facts kept, times ``scale``; higher is better.
 
     Args:
         max_text_chars: The transcript the judge reads is cut to about this many characters
@@ -173,10 +171,9 @@ def create_knowledge_retention_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"facts": [...]}``, each fact
-        ``"[turn N] ..."``; one verdict per fact, with the ``turn`` at fault, and
-        ``flags["turns_at_fault"]``. A conversation in which the user gave no facts is
-        skipped as not scorable.
+        A conversation scorer, its facts each ``"[turn N] ..."`` and each verdict with the
+        ``turn`` at fault. A conversation in which the user gave no facts is skipped as not
+        scorable.
 
     Example:
         >>> from livescore.runs import Conversation

@@ -172,11 +172,10 @@ def create_role_adherence_scorer(
 ) -> Scorer:
     """Score whether the agent stays in its role through a conversation, reply by reply.
 
-    Each of the agent's replies is judged against ``role`` (its persona, scope, tone and
-    rules) with the whole conversation as context; a reply that takes another persona,
-    helps with what the role excludes, or breaks its rules is out of role, even when the
-    user asked for it. The score is the share of replies in role, times ``scale``; higher
-    is better.
+    Each reply is judged against ``role`` (its persona, scope, tone and rules), the whole
+    conversation as context: a reply that takes another persona, helps with what the role
+    excludes, or breaks its rules is out of role, even when the user asked for it. The
+    score is the share of replies in role, times ``scale``; higher is better.
 
     Args:
         role: The role, in words (``"Parcel support only: polite, no legal advice"``).
@@ -187,9 +186,7 @@ def create_role_adherence_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A conversation scorer: ``preprocess_step_result = {"replies": [...]}``, each reply's
-        start as ``"[turn N] ..."``; one verdict per reply, and ``flags["turns_at_fault"]``,
-        the turns out of role.
+        A conversation scorer, its replies each ``"[turn N] ..."`` (their start).
 
     Raises:
         ValueError: An empty ``role``.
