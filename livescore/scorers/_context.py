@@ -1,30 +1,36 @@
 """The context a judge scorer reads (resolved once per score, rendered once, cut to fit), and
-what the two context scorers share (the pieces they judge, their prompt's end, attributes)."""
+what the two context scorers share (the pieces they judge, their prompts, attributes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
-from livescore.scorers._prompting import RenderedContext, render_context
+from livescore.scorers._prompting import (
+    RenderedContext,
+    data_rule,
+    explain_system,
+    quote,
+    render_context,
+)
 from livescore.scoring import ContextFunction, NotScorable, StepContext
 
 __all__ = (
     "CUT_ATTRIBUTES",
     "DEFAULT_MAX_CONTEXT_CHARS",
-    "MIN_MAX_CONTEXT_CHARS",
     "at_position",
     "check_max_context_chars",
     "context_for_judge",
     "context_items",
     "context_source",
-    "judged_pieces",
     "no_context_reason",
     "pieces_attributes",
     "pieces_of",
     "pieces_prompt",
+    "pieces_reason",
+    "pieces_systems",
     "plain_context_for_judge",
     "record_pieces",
 )
@@ -33,8 +39,7 @@ DEFAULT_MAX_CONTEXT_CHARS = 100_000
 """Longest context block sent to the judge, in characters: every item, its markup and its
 escaping together. Past it the context is cut (and ``livescore.context.truncated`` set)."""
 
-MIN_MAX_CONTEXT_CHARS = 100
-"""The smallest ``max_context_chars``: room for the block's own markup and some text."""
+MIN_MAX_CONTEXT_CHARS = 100  # room for the block's own markup and some text
 
 CUT_ATTRIBUTES = {
     "livescore.context.truncated": "the context sent to the judge was cut at max_context_chars",
@@ -92,8 +97,7 @@ def context_for_judge(ctx: StepContext, max_chars: int, *, start: int = 1) -> Re
 
 def plain_context_for_judge(ctx: StepContext, max_chars: int) -> str:
     """The score's context as plain text, its documents a blank line apart, at most
-    ``max_chars`` characters (for a prompt without markup); a cut is recorded as in
-    :func:`context_for_judge`."""
+    ``max_chars`` characters; a cut is recorded as in :func:`context_for_judge`."""
     items = context_items(ctx)
     text = "\n\n".join(items)
     if len(text) > max_chars:
@@ -128,46 +132,74 @@ def no_context_reason(what: str = "", *, hint: str = "") -> str:
     )
 
 
-def judged_pieces(ctx: StepContext, max_chars: int) -> list[str]:
-    """The non-blank context pieces the judge sees, in the order the agent got them, less
-    those past ``max_chars`` (a cut is recorded as in :func:`context_for_judge`)."""
-    items = context_items(ctx)
-    if not items:
-        return []
-    rendered = context_for_judge(ctx, max_chars, start=0)
-    if rendered.truncated:
-        ctx.flags["context_pieces_judged"] = rendered.documents
-    return items[: rendered.documents]
+# -- the context scorers: one verdict per context piece, in the order the agent got them ---------
 
 
 def at_position(verdict: dict[str, Any], item: str, index: int) -> None:
-    """Ties a context piece's verdict to the piece's position (from 0): the order the agent
-    got the pieces decides, not the judge's numbering."""
+    """Ties a piece's verdict to the piece's position, not to the judge's numbering."""
     verdict["context_index"] = index
-
-
-# -- the context scorers: one verdict per context piece -----------------------------------------
 
 
 def pieces_of(
     max_chars: int, what: str, check: Callable[[StepContext], object]
 ) -> Callable[[StepContext], list[str]]:
-    """A context scorer's items: :func:`judged_pieces`; a run without context (the scorer
-    judges ``what``) or one ``check`` rejects is not scorable, before any call."""
+    """A context scorer's items: the non-blank pieces the judge sees (those past
+    ``max_chars`` cut); a run without context (the scorer judges ``what``) or one ``check``
+    rejects is not scorable, before any call."""
 
     def pieces(ctx: StepContext) -> list[str]:
-        found = judged_pieces(ctx, max_chars)
-        if not found:
+        items = context_items(ctx)
+        if items:
+            rendered = context_for_judge(ctx, max_chars, start=0)
+            if rendered.truncated:
+                ctx.flags["context_pieces_judged"] = rendered.documents
+            items = items[: rendered.documents]
+        if not items:
             raise NotScorable(no_context_reason(what))
         check(ctx)
-        return found
+        return items
 
     return pieces
 
 
+def pieces_systems(
+    check: str,
+    task: str,
+    rules: str,
+    tags: Sequence[str],
+    *,
+    returned: str,
+    example: str,
+    each: str,
+    on: str,
+) -> tuple[str, str, str]:
+    """A context scorer's system prompts (verdicts, reason, one call), in its own words: what
+    the judge does (``task``), the verdict answer (``returned``, and its JSON ``example``),
+    the one-call answer's verdicts (``each``), and what the reason is ``on``."""
+    rule = data_rule(tags)
+    verdict = f"{task}.\n\n{rules}\n\n{rule}\n\n{returned}\n\nAnswer with JSON only: {example}"
+    one_call = (
+        f'{task}, and explain, in one JSON answer.\n\n{rules}\n\n{each} "reason", last: two '
+        f"or three sentences for the developer on {on}. Do not give a numeric score.\n\n{rule}"
+        f'\n\nAnswer with JSON only: {example[:-1]}, "reason": "..."}}'
+    )
+    return verdict, explain_system(check, tags), one_call
+
+
+def pieces_reason(
+    finding: str, score: str, verdicts: Iterable[tuple[str, str]], on: str, *, more: str = ""
+) -> str:
+    """A context scorer's reason prompt: its ``finding``, a ``<verdict>`` per piece (from
+    ``(attributes, reason)``) and ``more``, then the ask for a reason ``on`` them."""
+    listed = "\n".join(f"<verdict {marks}>{quote(reason)}</verdict>" for marks, reason in verdicts)
+    return (
+        f"{finding}\n\n<verdicts>\n{listed}\n</verdicts>\n\n{more}"
+        f'Explain the score. Start with "The score is {score} because" and say {on}.'
+    )
+
+
 def pieces_prompt(ctx: StepContext, max_chars: int, answer: str) -> str:
-    """The end of a context scorer's prompt: the ``<context>`` block of the judged pieces
-    (numbered from 0), and how many of ``answer`` the judge gives: one per piece."""
+    """A context scorer's prompt's end: the judged pieces (numbered from 0), one ``answer`` each."""
     count = len(ctx.preprocess_step_result["pieces"])
     pieces = "is 1 piece" if count == 1 else f"are {count} pieces"
     return (
@@ -178,15 +210,13 @@ def pieces_prompt(ctx: StepContext, max_chars: int, answer: str) -> str:
 
 
 def record_pieces(ctx: StepContext, pieces: int, relevant: int) -> None:
-    """A context score's ``flags["context_pieces"]`` and its span attributes."""
     ctx.flags["context_pieces"] = pieces
     ctx.attributes[A.LIVESCORE_CONTEXT_PIECES] = pieces
     ctx.attributes[A.LIVESCORE_CONTEXT_RELEVANT] = relevant
 
 
 def pieces_attributes(relevant: str) -> dict[str, str]:
-    """A context scorer's span attributes, for its catalog entry: ``relevant`` says which
-    pieces ``livescore.context.relevant`` counts."""
+    """A context scorer's span attributes: ``relevant`` says what ``...context.relevant`` counts."""
     return {
         "livescore.context.pieces": "context pieces judged",
         "livescore.context.relevant": relevant,

@@ -18,6 +18,8 @@ from livescore.scorers._context import (
     pieces_attributes,
     pieces_of,
     pieces_prompt,
+    pieces_reason,
+    pieces_systems,
     record_pieces,
 )
 from livescore.scorers._judge_spec import (
@@ -34,7 +36,7 @@ from livescore.scorers._judged import (
     ground_truth_text,
     optional_user_text,
 )
-from livescore.scorers._prompting import block, data_rule, explain_system, quote
+from livescore.scorers._prompting import block
 from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -101,66 +103,23 @@ a fact, figure, name or step the answer states or relies on. It is not useful ("
 it only shares the topic, gives background the answer does not use, or is unrelated. \
 Judge each piece on its own, by its content, whatever its position."""
 
-VERDICT_SYSTEM = f"""\
-You judge which pieces of the context an AI agent received are useful for a reference \
-answer to a question.
+_ON = "which pieces help and where they come in the order"
 
-{_RULES}
-
-{data_rule(_TAGS)}
-
-Return exactly one verdict per context piece, in the order of the pieces. Each verdict \
-has "context_index" (the piece's index), "verdict" ("yes" or "no", lower case) and \
-"reason" (one short sentence).
-
-Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "reason": \
-"..."}}]}}"""
-
-REASON_SYSTEM = explain_system("context-precision", _TAGS)
-
-ONE_CALL_SYSTEM = f"""\
-You judge which pieces of the context an AI agent received are useful for a reference \
-answer to a question, and explain, in one JSON answer.
-
-{_RULES}
-
-"verdicts": exactly one verdict per context piece, in the order of the pieces, each with \
-"context_index" (the piece's index), "verdict" ("yes" or "no") and "reason" (one short \
-sentence). "reason", last: two or three sentences for the developer on which pieces help \
-and where they come in the order. Do not give a numeric score.
-
-{data_rule(_TAGS)}
-
-Answer with JSON only: {{"verdicts": [{{"context_index": 0, "verdict": "yes", "reason": \
-"..."}}], "reason": "..."}}"""
-
-
-def _pieces_part(question: str | None, reference: str, pieces: str) -> str:
-    asked = f"{block('question', question)}\n\n" if question else ""
-    return (
-        "Decide for each piece of the <context> block, in order, whether it is useful for "
-        "the reference answer in the <reference> block"
-        + (" to the question in the <question> block" if question else "")
-        + f".\n\n{asked}{block('reference', reference)}\n\n{pieces}"
-    )
-
-
-def _reason_prompt(score_text: str, scale: float, verdicts: Sequence[Mapping[str, Any]]) -> str:
-    items = "\n".join(
-        f'<verdict index="{v["context_index"]}" useful="{v["verdict"]}">'
-        f"{quote(v['reason'])}</verdict>"
-        for v in verdicts
-    )
-    useful = tally(verdicts)["yes"]
-    return (
-        f"A context-precision check found {useful} of {len(verdicts)} context pieces useful, "
-        "in the order the agent received them. Its score, the mean average precision of "
-        f"that order, is {score_text} on a scale from 0 (nothing useful) to {scale:g} (every "
-        "useful piece ahead of every other one).\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and say which '
-        "pieces help and where they come in the order."
-    )
+VERDICT_SYSTEM, REASON_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
+    "context-precision",
+    "You judge which pieces of the context an AI agent received are useful for a reference "
+    "answer to a question",
+    _RULES,
+    _TAGS,
+    returned="Return exactly one verdict per context piece, in the order of the pieces. Each "
+    'verdict has "context_index" (the piece\'s index), "verdict" ("yes" or "no", lower case) '
+    'and "reason" (one short sentence).',
+    example='{"verdicts": [{"context_index": 0, "verdict": "yes", "reason": "..."}]}',
+    each='"verdicts": exactly one verdict per context piece, in the order of the pieces, each '
+    'with "context_index" (the piece\'s index), "verdict" ("yes" or "no") and "reason" (one '
+    "short sentence).",
+    on=_ON,
+)
 
 
 def _score(analysis: Mapping[str, Any]) -> float:
@@ -189,9 +148,21 @@ def _count_reason(ctx: StepContext) -> str:
     return f"The score is {fmt(ctx.score)} because {what}."
 
 
+def _reason_prompt(shown: Shown) -> str:
+    verdicts, score = shown.verdicts, shown.score_text
+    return pieces_reason(
+        f"A context-precision check found {tally(verdicts)['yes']} of {len(verdicts)} context "
+        "pieces useful, in the order the agent received them. Its score, the mean average "
+        f"precision of that order, is {score} on a scale from 0 (nothing useful) to "
+        f"{shown.scale:g} (every useful piece ahead of every other one).",
+        score,
+        ((f'index="{v["context_index"]}" useful="{v["verdict"]}"', v["reason"]) for v in verdicts),
+        _ON,
+    )
+
+
 def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
-    """The context precision scorer as data: the pieces cut to ``max_context_chars``, the
-    question and the reference answer to ``max_chars``."""
+    """The context precision scorer as data (the question and reference cut to ``max_chars``)."""
 
     def reference(ctx: StepContext) -> str:
         cached: str | None = ctx.state.get("reference")
@@ -206,11 +177,14 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         return cached
 
     def prompt_part(shown: Shown) -> str:
-        ctx = shown.ctx
-        return _pieces_part(
-            optional_user_text(ctx.run, max_chars),
-            reference(ctx),
-            pieces_prompt(ctx, max_context_chars, "verdict"),
+        question = optional_user_text(shown.ctx.run, max_chars)
+        asked = f"{block('question', question)}\n\n" if question else ""
+        return (
+            "Decide for each piece of the <context> block, in order, whether it is useful for "
+            "the reference answer in the <reference> block"
+            + (" to the question in the <question> block" if question else "")
+            + f".\n\n{asked}{block('reference', reference(shown.ctx))}\n\n"
+            + pieces_prompt(shown.ctx, max_context_chars, "verdict")
         )
 
     return JudgeSpec(
@@ -241,7 +215,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
                 f"{prompt_part(shown)}, as JSON only: "
                 '{"verdicts": [{"context_index": ..., "verdict": "yes" | "no", "reason": ...}]}.'
             ),
-            reason=lambda shown: _reason_prompt(shown.score_text, shown.scale, shown.verdicts),
+            reason=_reason_prompt,
             one_call=lambda shown: (
                 f"{prompt_part(shown)}, then explain, as "
                 'JSON only: {"verdicts": [...], "reason": "..."}.'
@@ -280,11 +254,10 @@ def create_context_precision_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result["pieces"]``,
-        ``analyze_step_result["verdicts"]`` (``{"context_index", "verdict", "reason"}``,
-        one per piece, in order), ``flags["context_pieces"]`` and
-        ``flags["context_relevant"]``. A run without context, or without a reference (no
-        ground truth and an empty answer), is skipped as not scorable before any call.
+        A scorer whose ``analyze_step_result["verdicts"]`` holds ``{"context_index",
+        "verdict", "reason"}`` per piece, in order, with ``flags["context_relevant"]``. A run
+        without context, or without a reference (no ground truth and an empty answer), is
+        skipped before any call.
 
     Example:
         >>> from livescore.testing import ScriptedJudge
@@ -301,7 +274,7 @@ def create_context_precision_scorer(
         >>> result.score, result.label
         (0.5, 'moderate')
     """
-    # Every argument is judge_scorer's (the context ones checked here: the spec needs the limit).
+    # The spec needs the context limit checked; every argument is judge_scorer's.
     get_context, max_context_chars = context_source(context, get_context, max_context_chars)
     return judge_scorer(_spec(max_text_chars, max_context_chars), **locals())
 

@@ -3,7 +3,6 @@ did its answer use it? (Mastra's formula)"""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,6 +19,8 @@ from livescore.scorers._context import (
     pieces_attributes,
     pieces_of,
     pieces_prompt,
+    pieces_reason,
+    pieces_systems,
     record_pieces,
 )
 from livescore.scorers._judge_spec import (
@@ -31,7 +32,7 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
-from livescore.scorers._prompting import block, data_rule, explain_system, quote
+from livescore.scorers._prompting import block, quote
 from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -94,123 +95,68 @@ Then "missing_context": the information a good answer to the question needs that
 provides (an empty list when nothing is missing). Judge by the content only, never by \
 your own knowledge of the world."""
 
-ANALYZE_SYSTEM = f"""\
-You judge whether the context an AI agent received was relevant to the question it \
-answered, and whether its answer used it.
+_EACH = (
+    'in the order of the pieces, each with "context_index" (the piece\'s index), '
+    '"relevance_level", "was_used" and "reasoning" (one short sentence)'
+)
+_ON = "how relevant and how used the context was, and what was missing"
 
-{_RULES}
-
-{data_rule(_TAGS)}
-
-Return exactly one evaluation per context piece, in the order of the pieces, each with \
-"context_index" (the piece's index), "relevance_level", "was_used" and "reasoning" (one \
-short sentence); then "missing_context".
-
-Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level": "high", \
-"was_used": true, "reasoning": "..."}}], "missing_context": []}}"""
-
-REASON_SYSTEM = explain_system("context-relevance", _TAGS)
-
-ONE_CALL_SYSTEM = f"""\
-You judge whether the context an AI agent received was relevant to the question it \
-answered, and whether its answer used it, and explain, in one JSON answer.
-
-{_RULES}
-
-"evaluations": exactly one per context piece, in the order of the pieces, each with \
-"context_index" (the piece's index), "relevance_level", "was_used" and "reasoning" (one \
-short sentence). "missing_context": as above. "reason", last: two or three sentences for the \
-developer on how relevant and how used the context was, and what was missing. Do not give \
-a numeric score.
-
-{data_rule(_TAGS)}
-
-Answer with JSON only: {{"evaluations": [{{"context_index": 0, "relevance_level": "high", \
-"was_used": true, "reasoning": "..."}}], "missing_context": [], "reason": "..."}}"""
+ANALYZE_SYSTEM, REASON_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
+    "context-relevance",
+    "You judge whether the context an AI agent received was relevant to the question it "
+    "answered, and whether its answer used it",
+    _RULES,
+    _TAGS,
+    returned=f'Return exactly one evaluation per context piece, {_EACH}; then "missing_context".',
+    example='{"evaluations": [{"context_index": 0, "relevance_level": "high", "was_used": '
+    'true, "reasoning": "..."}], "missing_context": []}',
+    each=f'"evaluations": exactly one per context piece, {_EACH}. "missing_context": as above.',
+    on=_ON,
+)
 
 
-def _pieces_part(question: str, output: str, pieces: str) -> str:
-    return (
-        "Judge each piece of the <context> block, in order: how relevant it is to the "
-        "question in the <question> block, and whether the answer in the <output> block "
-        "used it. Then list the information that was missing.\n\n"
-        f"{block('question', question)}\n\n{block('output', output)}\n\n{pieces}"
-    )
-
-
-def _reason_prompt(
-    score_text: str, scale: float, analysis: Mapping[str, Any], penalties: str
-) -> str:
-    items = "\n".join(
-        f'<verdict index="{e["context_index"]}" relevance="{e["relevance_level"]}" '
-        f'used="{str(e["was_used"]).lower()}">{quote(e["reasoning"])}</verdict>'
-        for e in analysis["evaluations"]
-    )
-    missing = "\n".join(f"- {quote(m)}" for m in analysis["missing_context"]) or "(none)"
-    return (
-        "A context-relevance check rated each context piece an AI agent received (relevance "
-        "weights: high 1, medium 0.7, low 0.3, none 0) and whether the answer used it. "
-        f"{penalties} Its score is {score_text} on a scale from 0 to {scale:g}.\n\n"
-        f"<verdicts>\n{items}\n</verdicts>\n\nMissing information:\n{missing}\n\n"
-        f'Explain the score. Start with "The score is {score_text} because" and say how '
-        "relevant and how used the context was, and what was missing."
-    )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Penalties:
-    """What an unused highly relevant piece and each missing item take off the score."""
-
-    unused: float
-    missing: float
-    max_missing: float
-
-    def breakdown(self, analysis: Mapping[str, Any]) -> tuple[float, int, float]:
-        evaluations = analysis["evaluations"]
-        base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
-        unused = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
-        missing = min(len(analysis["missing_context"]) * self.missing, self.max_missing)
-        return base, unused, missing
-
-    def score(self, analysis: Mapping[str, Any]) -> float:
-        base, unused, missing = self.breakdown(analysis)
-        return max(0.0, base - unused * self.unused - missing)
-
-    def text(self, analysis: Mapping[str, Any]) -> str:
-        base, unused, missing = self.breakdown(analysis)
-        return (
-            f"Mean relevance {base:.2f}; {unused} highly relevant piece(s) unused "
-            f"(−{unused * self.unused:.2f}); missing information −{missing:.2f}."
-        )
-
-
-def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
-    evaluations = analysis["evaluations"]
-    levels = dict.fromkeys(RELEVANCE_WEIGHTS, 0)
-    for evaluation in evaluations:
-        levels[evaluation["relevance_level"]] += 1
-    relevant = levels["high"] + levels["medium"]
-    record_pieces(ctx, len(evaluations), relevant)
-    ctx.flags["context_levels"] = levels
-    ctx.flags["context_used"] = sum(1 for e in evaluations if e["was_used"])
-    ctx.flags["missing_context"] = len(analysis.get("missing_context", ()))
-
-
-def _count_reason(ctx: StepContext) -> str:
-    analysis = ctx.analyze_step_result
+def _counts(analysis: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """How many pieces were judged, relevant (high or medium), used; how much was missing."""
     evaluations = analysis["evaluations"]
     relevant = sum(1 for e in evaluations if e["relevance_level"] in ("high", "medium"))
     used = sum(1 for e in evaluations if e["was_used"])
-    missing = len(analysis["missing_context"])
+    return len(evaluations), relevant, used, len(analysis.get("missing_context", ()))
+
+
+def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
+    pieces, relevant, used, missing = _counts(analysis)
+    record_pieces(ctx, pieces, relevant)
+    levels = dict.fromkeys(RELEVANCE_WEIGHTS, 0)
+    for evaluation in analysis["evaluations"]:
+        levels[evaluation["relevance_level"]] += 1
+    ctx.flags["context_levels"] = levels
+    ctx.flags["context_used"] = used
+    ctx.flags["missing_context"] = missing
+
+
+def _count_reason(ctx: StepContext) -> str:
+    pieces, relevant, used, missing = _counts(ctx.analyze_step_result)
     return (
-        f"The score is {fmt(ctx.score)} because {relevant} of {len(evaluations)} context "
-        f"pieces are relevant to the question and the answer used {used}; "
-        f"{missing} piece(s) of needed information were missing."
+        f"The score is {fmt(ctx.score)} because {relevant} of {pieces} context pieces are "
+        f"relevant to the question and the answer used {used}; {missing} piece(s) of needed "
+        "information were missing."
     )
 
 
-def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
-    """The context relevance scorer as data: the pieces cut to ``max_context_chars``."""
+def _spec(unused: float, missing: float, max_missing: float, max_context_chars: int) -> JudgeSpec:
+    """The context relevance scorer as data, with its penalties (Mastra's formula)."""
+
+    def breakdown(analysis: Mapping[str, Any]) -> tuple[float, int, float]:
+        evaluations = analysis["evaluations"]
+        base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
+        unused_high = sum(
+            1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"]
+        )
+        return base, unused_high, min(len(analysis["missing_context"]) * missing, max_missing)
+
+    def score(analysis: Mapping[str, Any]) -> float:
+        base, unused_high, missed = breakdown(analysis)
+        return max(0.0, base - unused_high * unused - missed)
 
     def question(ctx: StepContext) -> str:
         text = ctx.input_text
@@ -220,12 +166,36 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
 
     def prompt_part(shown: Shown) -> str:
         ctx = shown.ctx
-        pieces = pieces_prompt(ctx, max_context_chars, "evaluation")
-        return _pieces_part(question(ctx), ctx.output_text, pieces)
+        return (
+            "Judge each piece of the <context> block, in order: how relevant it is to the "
+            "question in the <question> block, and whether the answer in the <output> block "
+            "used it. Then list the information that was missing.\n\n"
+            f"{block('question', question(ctx))}\n\n{block('output', ctx.output_text)}\n\n"
+            f"{pieces_prompt(ctx, max_context_chars, 'evaluation')}"
+        )
 
     def reason(shown: Shown) -> str:
         analysis = shown.ctx.analyze_step_result
-        return _reason_prompt(shown.score_text, shown.scale, analysis, penalties.text(analysis))
+        base, unused_high, missed = breakdown(analysis)
+        missing_items = "\n".join(f"- {quote(m)}" for m in analysis["missing_context"])
+        return pieces_reason(
+            "A context-relevance check rated each context piece an AI agent received (relevance "
+            "weights: high 1, medium 0.7, low 0.3, none 0) and whether the answer used it. "
+            f"Mean relevance {base:.2f}; {unused_high} highly relevant piece(s) unused "
+            f"(−{unused_high * unused:.2f}); missing information −{missed:.2f}. Its score is "
+            f"{shown.score_text} on a scale from 0 to {shown.scale:g}.",
+            shown.score_text,
+            (
+                (
+                    f'index="{e["context_index"]}" relevance="{e["relevance_level"]}" '
+                    f'used="{str(e["was_used"]).lower()}"',
+                    e["reasoning"],
+                )
+                for e in analysis["evaluations"]
+            ),
+            _ON,
+            more=f"Missing information:\n{missing_items or '(none)'}\n\n",
+        )
 
     return JudgeSpec(
         name="context-relevance",
@@ -242,7 +212,7 @@ def _spec(penalties: _Penalties, max_context_chars: int) -> JudgeSpec:
         "answer used it, from 0 to {scale}",
         always_explain=True,
         items_of=pieces_of(max_context_chars, "relevance", question),
-        scoring=ScoringPolicy(score=penalties.score, record=_record, fill=at_position),
+        scoring=ScoringPolicy(score=score, record=_record, fill=at_position),
         attributes=pieces_attributes("pieces relevant to the question"),
         predicts=None,
         count_reason=_count_reason,
@@ -301,12 +271,10 @@ def create_context_relevance_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result["pieces"]``,
-        ``analyze_step_result`` = ``{"evaluations": [{"context_index", "relevance_level",
-        "was_used", "reasoning"}], "missing_context": [...]}`` (one evaluation per piece, in
-        order) and ``flags["context_pieces"]``, ``["context_levels"]`` (pieces per level),
-        ``["context_used"]`` and ``["missing_context"]``. A run without context or without a
-        question is skipped as not scorable before any call (Mastra scores no context 1).
+        A scorer whose ``analyze_step_result`` is ``{"evaluations": [...], "missing_context":
+        [...]}`` (one evaluation per piece, in order), with ``flags["context_levels"]``
+        (pieces per level), ``["context_used"]`` and ``["missing_context"]``. A run without
+        context or without a question is skipped before any call (Mastra scores no context 1).
 
     Raises:
         ValueError: A penalty that is not a number from 0 to 1.
@@ -328,19 +296,18 @@ def create_context_relevance_scorer(
         >>> result.score, result.analyze_step_result["evaluations"][1]["relevance_level"]
         (0.5, 'none')
     """
-    penalties = _Penalties(
+    penalties = (
         check_fraction(unused_penalty, name="unused_penalty"),
         check_fraction(missing_penalty, name="missing_penalty"),
         check_fraction(max_missing_penalty, name="max_missing_penalty"),
     )
     get_context, max_context_chars = context_source(context, get_context, max_context_chars)
-    arguments = dict(locals())  # judge_scorer's arguments, and this scorer's penalties
-    for own in ("unused_penalty", "missing_penalty", "max_missing_penalty", "penalties"):
-        del arguments[own]
-    return judge_scorer(_spec(penalties, max_context_chars), **arguments)
+    spec = _spec(*penalties, max_context_chars)
+    del unused_penalty, missing_penalty, max_missing_penalty, penalties
+    return judge_scorer(**locals())  # the spec, and every other argument is judge_scorer's
 
 
 # Its catalog facts hold for any penalties.
 _build = judge_catalog_entry(
-    _spec(_Penalties(0.1, 0.15, 0.5), DEFAULT_MAX_CONTEXT_CHARS), create_context_relevance_scorer
+    _spec(0.1, 0.15, 0.5, DEFAULT_MAX_CONTEXT_CHARS), create_context_relevance_scorer
 )

@@ -3,7 +3,6 @@ grounding spec of :class:`~livescore.scorers._hallucination_prompts.ClaimsWordin
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -111,33 +110,32 @@ Answer with JSON only: {{"claims": ["..."], "verdicts": [{{"statement": "...", "
 "yes", "reason": "..."}}], "reason": "..."}}"""
 
 
-FAITHFULNESS = dataclasses.replace(
-    ClaimsWording(
-        verdict_system=VERDICT_SYSTEM,
-        reason_system=REASON_SYSTEM,
-        one_call_system=ONE_CALL_SYSTEM,
-        decide='whether the <context> block backs it ("yes"), contradicts it ("no") or '
-        'does not contain it ("unsure")',
-        found="A faithfulness check of an AI output found {yes} of {total} claims backed "
-        "by the context ({no} contradicted, {unsure} not in it). Its score is {score} on a "
-        "scale from 0 (no claim backed) to {scale} (every claim backed).",
-        explain="claims the context contradicts or does not contain and what it says "
-        "instead (or that it is silent), or say that the context backs every claim",
-        attribute="verdict",
-        only={
-            "yes": "the only claim is backed by the context",
-            "no": "the context contradicts the only claim",
-            "unsure": "the context does not contain the only claim",
-        },
-        backed="yes",
-        unbacked="unsure",
-        all_backed="the context backs all {total} claims",
-        share="{yes} of {total} claims are backed by the context ({no} contradicted, "
-        "{unsure} not in it)",
-        empty="the output is empty: it claims nothing",
-        no_claims="the output makes no factual claims, so nothing in it is unfaithful",
-        logprob="{supported:.2f} on the context backing every claim of the output",
-    ).spec(),
+FAITHFULNESS = ClaimsWording(
+    verdict_system=VERDICT_SYSTEM,
+    reason_system=REASON_SYSTEM,
+    one_call_system=ONE_CALL_SYSTEM,
+    decide='whether the <context> block backs it ("yes"), contradicts it ("no") or '
+    'does not contain it ("unsure")',
+    found="A faithfulness check of an AI output found {yes} of {total} claims backed "
+    "by the context ({no} contradicted, {unsure} not in it). Its score is {score} on a "
+    "scale from 0 (no claim backed) to {scale} (every claim backed).",
+    explain="claims the context contradicts or does not contain and what it says "
+    "instead (or that it is silent), or say that the context backs every claim",
+    attribute="verdict",
+    only={
+        "yes": "the only claim is backed by the context",
+        "no": "the context contradicts the only claim",
+        "unsure": "the context does not contain the only claim",
+    },
+    backed="yes",
+    unbacked="unsure",
+    all_backed="the context backs all {total} claims",
+    share="{yes} of {total} claims are backed by the context ({no} contradicted, "
+    "{unsure} not in it)",
+    empty="the output is empty: it claims nothing",
+    no_claims="the output makes no factual claims, so nothing in it is unfaithful",
+    logprob="{supported:.2f} on the context backing every claim of the output",
+).spec(
     name="faithfulness",
     summary="share of the answer's claims the context backs (context: the item's, else "
     "the run's tool results); claims shared with hallucination",
@@ -157,9 +155,6 @@ FAITHFULNESS = dataclasses.replace(
 """The faithfulness scorer as data (see :class:`~livescore.scorers._judge_spec.JudgeSpec`)."""
 
 FaithfulnessVerdicts = judge_schemas(FAITHFULNESS)[0]
-
-
-# -- the scorer -------------------------------------------------------------------------------
 
 
 def create_faithfulness_scorer(
@@ -194,10 +189,9 @@ def create_faithfulness_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result["claims"]``,
-        ``analyze_step_result["verdicts"]`` and ``flags["claims_total"]``,
-        ``["claims_supported"]``, ``["claims_contradicted"]``, ``["claims_unsure"]``. An
-        empty output, or one with no claims, scores ``scale`` (Mastra gives 0).
+        A scorer whose ``analyze_step_result["verdicts"]`` say ``"yes"``, ``"no"`` or
+        ``"unsure"`` per claim. An empty output, or one with no claims, scores ``scale``
+        (Mastra gives 0).
 
     Example:
         >>> from livescore.testing import ScriptedJudge

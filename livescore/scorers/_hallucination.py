@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -44,10 +43,6 @@ __all__ = (
 HALLUCINATION_LABELS = DEFECT_LABELS
 """Every label :func:`hallucination_label` can return, from best to worst."""
 
-NO_CONTEXT_REASON = no_context_reason(
-    hint="pass on_empty_context='all_unsupported' to score such runs as fully unsupported"
-)
-
 # Spellings judges use for a verdict. Anything else is rejected and the judge asked again.
 _SPELLINGS = {
     "yes": ("y", "true", "hallucinated", "hallucination", "unsupported", "not supported"),
@@ -75,20 +70,8 @@ class OneCallAnswer(BaseModel):
 
 
 def hallucination_label(score: float, *, scale: float = 1.0) -> str:
-    """The label of a hallucination score, from Mastra's interpretation bands.
-
-    The label reads ``score / scale`` so it does not depend on the scale. Mastra's bands
-    leave gaps (0.3–0.4, 0.5–0.6…); livescore closes them at the midpoints:
-
-    ======================  ============  =====================================
-    ``score / scale``       label         meaning
-    ======================  ============  =====================================
-    0                       ``"none"``    every claim is backed by the context
-    above 0, below 0.45     ``"low"``     a few contradictions
-    0.45 up to below 0.65   ``"mixed"``   several contradictions
-    0.65 up to below 0.85   ``"high"``    many contradictions
-    0.85 to 1               ``"severe"``  most or all claims contradicted
-    ======================  ============  =====================================
+    """The label of a hallucination score: Mastra's bands on ``score / scale``, their gaps
+    closed at the midpoints (the bands are on the grounding docs page).
 
     Example:
         >>> hallucination_label(0.0), hallucination_label(0.33), hallucination_label(0.9)
@@ -99,7 +82,7 @@ def hallucination_label(score: float, *, scale: float = 1.0) -> str:
     return defect_label(score, scale=check_scale(scale))
 
 
-_WORDING = ClaimsWording(
+HALLUCINATION = ClaimsWording(
     verdict_system=VERDICT_SYSTEM,
     reason_system=REASON_SYSTEM,
     one_call_system=ONE_CALL_SYSTEM,
@@ -124,11 +107,7 @@ _WORDING = ClaimsWording(
     empty="the output is empty, so it makes no claims",
     no_claims="the output makes no factual claims to check",
     logprob="{unsupported:.2f} on the output making a claim the context does not support",
-)
-
-
-HALLUCINATION = dataclasses.replace(
-    _WORDING.spec(),
+).spec(
     name="hallucination",
     summary="share of the answer's claims the context does not support (context: "
     "the item's, else the run's tool results)",
@@ -138,7 +117,9 @@ HALLUCINATION = dataclasses.replace(
     counted="claims the context contradicts or does not contain",
     description="Share of the output's factual claims that the context contradicts or does "
     "not support, from 0 (none) to {scale} (all)",
-    no_context=NO_CONTEXT_REASON,
+    no_context=no_context_reason(
+        hint="pass on_empty_context='all_unsupported' to score such runs as fully unsupported"
+    ),
     # A judge that pads "statement" still gets it tied to its claim as written.
     strip_statements=True,
 )
@@ -179,11 +160,9 @@ def create_hallucination_scorer(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose results carry ``preprocess_step_result["claims"]``,
-        ``analyze_step_result["verdicts"]`` (``"yes"``: hallucinated), a label from
-        :func:`hallucination_label`, and ``flags["claims_total"]`` /
-        ``flags["claims_hallucinated"]``. An empty output scores 0 without a judge call; the
-        question is never read.
+        A scorer whose ``analyze_step_result["verdicts"]`` say ``"yes"`` for a hallucinated
+        claim, labelled by :func:`hallucination_label`. An empty output scores 0 without a
+        judge call; the question is never read.
 
     Example:
         >>> from livescore.testing import ScriptedJudge

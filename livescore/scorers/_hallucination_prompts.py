@@ -16,7 +16,7 @@ from livescore.scorers._context import context_items
 from livescore.scorers._judge_spec import JudgePrompts, JudgeSpec, LogprobSpec, Shown
 from livescore.scorers._judged import fmt
 from livescore.scorers._prompting import block, item_blocks, one_per_item, quote, verdict_blocks
-from livescore.scorers._verdicts import StatementVerdict, tally
+from livescore.scorers._verdicts import tally
 from livescore.scoring import StepContext
 
 __all__ = (
@@ -101,14 +101,11 @@ Answer with JSON only: {{"claims": ["..."], "verdicts": [{{"statement": "...", "
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimsWording:
     """What a grounding scorer says that the other does not: both judge the output's claims
-    against the context (the same claims request, the same logprob question), in their
-    own words. In a template, ``{yes}``, ``{no}`` and ``{unsure}`` are how many verdicts
-    say that word and ``{total}`` how many claims there are.
+    against the context (the same claims request, the same logprob question), in their own
+    words. In a template, ``{yes}``, ``{no}`` and ``{unsure}`` count the verdicts that say
+    that word, and ``{total}`` the claims.
 
     Attributes:
-        verdict_system: The verdict step's system prompt.
-        reason_system: The reason step's.
-        one_call_system: The one-call answer's.
         one_call_schema: The one-call answer's schema, where it is not the derived one.
         decide: What the verdict prompt asks of each claim.
         found: The reason prompt's finding (a template; ``{score}`` and ``{scale}`` too).
@@ -118,10 +115,8 @@ class ClaimsWording:
             verdict words the verdict prompt offers.
         backed: The verdict that the context backs a claim.
         unbacked: The verdict a logprob "no" (not everything supported) gives the output.
-        all_backed: The reason when every claim is backed (a template).
-        share: The reason otherwise (a template).
-        empty: Why an empty output gets its score.
-        no_claims: Why an output without claims gets its score.
+        all_backed: The reason when every claim is backed (a template); ``share`` otherwise.
+        empty: Why an empty output gets its score; ``no_claims``: one without claims.
         logprob: The logprob reason's finding: ``{unsupported}`` (or ``{supported}``), the
             judge's probability that the context does not (does) back every claim.
     """
@@ -143,48 +138,36 @@ class ClaimsWording:
     no_claims: str
     logprob: str
 
-    def spec(self) -> JudgeSpec:
-        """What the grounding scorers share, in these words: the output's claims (the same
-        request for both: a run's memo sends it once) judged against the context, the
-        prompts, the logprob mode and the reasons; each scorer replaces the rest."""
+    def spec(self, **own: Any) -> JudgeSpec:
+        """The grounding scorer in these words, ``own`` the rest of its spec: the output's
+        claims (the same request for both scorers: a run's memo sends it once) judged
+        against the context, in three steps, one call or one logprob word."""
         return JudgeSpec(
-            name="",
             family="grounding",
-            summary="",
-            check="",
             items="claims",
             noun="claim",
-            defect="",
-            verdict=StatementVerdict,
             grounded=True,
             always_explain=True,
             extract=claims_extraction_step,
-            prompts=self.prompts(),
-            logprob=self.logprob_mode(),
+            prompts=JudgePrompts(
+                verdict_system=self.verdict_system,
+                reason_system=self.reason_system,
+                one_call_system=self.one_call_system,
+                verdict=self.verdict_prompt,
+                reason=self.reason_prompt,
+                one_call=_one_call_prompt,
+                one_call_schema=self.one_call_schema,
+            ),
+            logprob=LogprobSpec(
+                system=LOGPROB_SYSTEM,
+                prompt=logprob_prompt,
+                choices=LOGPROB_CHOICES,
+                verdicts={"yes": self.backed, "no": self.unbacked},
+                reason=self.logprob_reason,
+            ),
             no_items_reason=self.no_claims_reason,
             count_reason=self.count_reason,
-        )
-
-    def prompts(self) -> JudgePrompts:
-        """The spec's prompts, in these words."""
-        return JudgePrompts(
-            verdict_system=self.verdict_system,
-            reason_system=self.reason_system,
-            one_call_system=self.one_call_system,
-            verdict=self.verdict_prompt,
-            reason=self.reason_prompt,
-            one_call=_one_call_prompt,
-            one_call_schema=self.one_call_schema,
-        )
-
-    def logprob_mode(self) -> LogprobSpec:
-        """The logprob mode: the one question both scorers ask, read in these words."""
-        return LogprobSpec(
-            system=LOGPROB_SYSTEM,
-            prompt=logprob_prompt,
-            choices=LOGPROB_CHOICES,
-            verdicts={"yes": self.backed, "no": self.unbacked},
-            reason=self.logprob_reason,
+            **own,
         )
 
     def verdict_prompt(self, shown: Shown) -> str:
@@ -207,7 +190,6 @@ class ClaimsWording:
         )
 
     def count_reason(self, ctx: StepContext) -> str:
-        """The reason from the verdicts, when the judge gives none."""
         verdicts = ctx.analyze_step_result["verdicts"]
         total = len(verdicts)
         if not context_items(ctx):
@@ -243,7 +225,6 @@ class ClaimsWording:
         )
 
     def _filled(self, template: str, verdicts: Sequence[Mapping[str, Any]], **more: str) -> str:
-        """``template`` with the verdicts counted by word (and ``more``) filled in."""
         counted = tally(verdicts)
         counts = {word: counted[word] for word in self.only}
         return template.format(total=len(verdicts), **counts, **more)
@@ -261,25 +242,20 @@ def _one_call_prompt(shown: Shown) -> str:
 
 # -- logprob mode: one word on the whole output ------------------------------------------------
 
+# The good word first: the question asks whether the context supports every statement, so
+# "yes" is good (a "yes" that means "bad" confuses small judges).
 LOGPROB_CHOICES = ("yes", "no")
-"""The logprob mode's words: the good one, then the defect. The question asks whether the
-context supports every statement, so "yes" is good; a "yes" that means "bad" confuses small
-judges."""
 
+# One sentence, no rules: chosen over a rules prompt by leave-one-set-out over four labelled
+# sets (docs/evals/judge-quality.md), it ranks better on every set, holds up better on data it
+# was not chosen on, and costs a quarter to a half of the tokens.
 LOGPROB_SYSTEM = "You check whether an answer is supported by a context."
-"""The logprob mode's system prompt: one sentence, no rules. Chosen over a rules prompt by
-leave-one-set-out over four labelled sets (``docs/evals/judge-quality.md``): it ranks better
-on every set, holds up better on data it was not chosen on, and costs a quarter to a half of
-the tokens."""
 
 
 def logprob_prompt(output: str, context: str, question: str | None) -> str:
     """The logprob-mode prompt: is every statement of ``output`` supported by ``context``?
-
-    ``question`` (the message the output answers, when the run has one) is shown before the
-    answer: a short answer ("Arthur's Magazine") only makes claims with its question. The
-    prompt has no markup to quote: the reply is one of two words, so text in the data can at
-    most sway the verdict, as it can in any judge prompt.
+    ``question`` comes first where there is one: a short answer ("Arthur's Magazine") only
+    makes claims with its question. No markup to quote: the reply is one of two words.
 
     Example:
         >>> print(logprob_prompt("Paris.", "Paris is the capital of France.", "Capital?"))
