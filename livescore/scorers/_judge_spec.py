@@ -758,11 +758,9 @@ class _Judging:
     def extract(self) -> _Step:
         """The preprocess step: the items, split in code or listed by the judge."""
         spec, key = self.spec, self.key
-        if spec.split is not None:
-            split = spec.split
+        if (split := spec.split) is not None:
             return lambda ctx: {key: split(ctx.output_text)}
-        made = spec.items_of
-        if made is not None:
+        if (made := spec.items_of) is not None:
             return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
