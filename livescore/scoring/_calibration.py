@@ -89,10 +89,9 @@ class CalibrationEntry:
             return points[0][1]
         if score >= scores[-1]:
             return points[-1][1]
+        # scores[right - 1] <= score < scores[right]: the two points differ in score.
         right = bisect.bisect_right(scores, score)
         (x0, y0), (x1, y1) = points[right - 1], points[right]
-        if x1 == x0:
-            return y1
         return y0 + (y1 - y0) * (score - x0) / (x1 - x0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,15 +256,12 @@ class Calibration:
         entries = tuple(
             CalibrationEntry.from_dict(item, f"scorers[{i}]") for i, item in enumerate(raw)
         )
-        seen: set[tuple[str, str | None]] = set()
-        for entry in entries:
-            key = (entry.scorer_id, entry.judge_model)
-            if key in seen:
+        keys = [(entry.scorer_id, entry.judge_model) for entry in entries]
+        for index, (scorer_id, judge_model) in enumerate(keys):
+            if (scorer_id, judge_model) in keys[:index]:
                 raise CalibrationError(
-                    f"two entries for scorer {entry.scorer_id!r} and judge model "
-                    f"{entry.judge_model!r}"
+                    f"two entries for scorer {scorer_id!r} and judge model {judge_model!r}"
                 )
-            seen.add(key)
         return cls(label=label, entries=entries, created=created)
 
     def save(self, path: str | os.PathLike[str]) -> Path:

@@ -98,11 +98,16 @@ class RunMemo:
         shared answer before it is handed over. Returns the reply and whether it was shared
         (its usage is then ``shared=1`` and nothing else: the first asker paid).
         """
-        key = (_judge_identity(judge), system, prompt, schema)
-        while True:
-            entry = self._entries.get(key)
-            if entry is None:
-                return await self._send(key, judge, call), False
+        # Two OpenAIJudge objects with the same settings send the same request (scorers
+        # built from the same "openai/<model>" string each get their own object); any
+        # other judge is only the same as itself.
+        if isinstance(judge, OpenAIJudge):
+            settings = (judge.temperature, judge.max_tokens, judge.structured_output)
+            identity: Hashable = ("openai", judge.base_url, judge.model_name, *settings)
+        else:
+            identity = ("object", id(judge))
+        key = (identity, system, prompt, schema)
+        while (entry := self._entries.get(key)) is not None:
             await entry.done.wait()
             reply = entry.reply
             if reply is None:
@@ -118,13 +123,6 @@ class RunMemo:
             self.reused += 1
             self.calls_saved += reply.usage.calls
             return JudgeReply(value, JudgeUsage(shared=1)), True
-
-    async def _send(
-        self,
-        key: tuple[Hashable, ...],
-        judge: Judge,
-        call: Callable[[], Awaitable[JudgeReply[Any]]],
-    ) -> JudgeReply[Any]:
         entry = self._entries[key] = _Entry(judge)
         self.requests += 1
         try:
@@ -138,23 +136,7 @@ class RunMemo:
         # The stored value is never handed out as is: each reuse gets a copy.
         entry.reply = JudgeReply(_copy(reply.value), reply.usage)
         entry.done.set()
-        return reply
-
-
-def _judge_identity(judge: Judge) -> Hashable:
-    # Two OpenAIJudge objects with the same settings send the same request (scorers built
-    # from the same "openai/<model>" string each get their own object); any other judge
-    # is only the same as itself.
-    if isinstance(judge, OpenAIJudge):
-        return (
-            "openai",
-            judge.base_url,
-            judge.model_name,
-            judge.temperature,
-            judge.max_tokens,
-            judge.structured_output,
-        )
-    return ("object", id(judge))
+        return reply, False
 
 
 def _copy(value: Any) -> Any:

@@ -89,21 +89,19 @@ class CoveredTurns:
 
 @dataclass(slots=True)
 class ScoreResult:
-    """The outcome of one scorer on one run.
+    """The outcome of one scorer (``scorer_id``) on one run (``run_id``).
+
+    ``preprocess_prompt``, ``analyze_prompt`` and ``generate_reason_prompt`` are the prompts
+    those steps sent to the judge (``None`` for a step written in code).
 
     Attributes:
-        run_id: The scored run's id.
-        scorer_id: The scorer's id (``"hallucination"``, ``"keyword-coverage"``…).
         status: ``"scored"``, ``"skipped"`` (not scorable; see ``reason``) or ``"failed"``.
         score: The score; ``None`` unless ``status == "scored"``.
         label: A low-cardinality reading of the score, when the scorer defines one.
         reason: Why the score is what it is; for a skip, why the run was not scorable.
         preprocess_step_result: What the preprocess step returned (a plain dict for a
             prebuilt scorer, with Mastra's keys in snake_case).
-        preprocess_prompt: The prompt the preprocess step sent to the judge.
         analyze_step_result: What the analyze step returned.
-        analyze_prompt: The prompt the analyze step sent to the judge.
-        generate_reason_prompt: The prompt the reason step sent to the judge.
         usage: Judge cost of the whole score.
         step_usage: Judge cost per step name.
         error: The failure message when ``status == "failed"``.
@@ -182,14 +180,12 @@ class ScoreResult:
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(ScoreResult))
 _NESTED = frozenset({"usage", "step_usage", "turns"})
-_USAGE_COUNTS = ("calls", "input_tokens", "output_tokens", "cached", "shared")
+_COUNTS = ("calls", "input_tokens", "output_tokens", "cached", "shared", "cached_input_tokens")
 
 
 def _usage_of(data: Mapping[str, Any]) -> JudgeUsage:
-    usage = JudgeUsage(latency_s=float(data.get("latency_s") or 0.0))
-    for name in _USAGE_COUNTS:
-        setattr(usage, name, int(data.get(name) or 0))
-    usage.cached_input_tokens = int(data.get("cached_input_tokens") or 0)
+    usage = JudgeUsage(**{name: int(data.get(name) or 0) for name in _COUNTS})
+    usage.latency_s = float(data.get("latency_s") or 0.0)
     cost = data.get("cost_usd")
     if not isinstance(cost, bool) and isinstance(cost, int | float):
         usage.cost_usd = float(cost)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import math
 import threading
@@ -28,6 +29,7 @@ from livescore.judges import (
     BudgetTicket,
     Classification,
     Judge,
+    JudgeBudget,
     JudgeError,
     JudgeReply,
     JudgeUsage,
@@ -86,7 +88,8 @@ _SYNC_HOOK_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("livescore_sync_hooks
 
 @dataclass(eq=False, slots=True)
 class StepContext:
-    """What every step sees.
+    """What every step sees; ``preprocess_step_result``, ``analyze_step_result`` and ``score``
+    are set as their steps run.
 
     Attributes:
         run: The run being scored; for a conversation scorer, the conversation's last turn.
@@ -100,12 +103,8 @@ class StepContext:
             input) raises :class:`NotScorable`: the score is skipped with the reason.
         output_text: The agent's answer as text, truncated; a run without one is skipped
             the same way.
-        preprocess_step_result: Set once preprocess has run.
-        analyze_step_result: Set once analyze has run.
-        score: Set once generate_score has run.
         flags: Facts recorded on the result (truncation, …); steps may add to it.
-        attributes: Span attributes recorded on the result: ``str``, ``bool``, ``int`` or
-            ``float`` values.
+        attributes: Span attributes recorded on the result (str, bool, int or float values).
         state: Scratch space the steps of one score share; not recorded in the result.
     """
 
@@ -192,7 +191,6 @@ class PromptStep(Generic[M]):
             the judge once more with the problem spelled out.
         skip_if: Optional predicate; when true the judge is not called and the step result
             is ``skip_result(ctx)`` (sync or async; ``None`` when not given).
-        skip_result: See ``skip_if``.
         parse: Optional ``(answer, ctx) -> step result``, replacing the default
             ``model_dump()`` (or the text itself); lets one answer feed several steps.
 
@@ -345,7 +343,6 @@ class Scorer:
         self._get_context = get_context
         self._label = label
         self._judge_modes: dict[str, Callable[[], Scorer]] = {}
-        self._built_modes: dict[str, Scorer] = {}
         self.redact: Detect | None = as_detector(redact) if redact is not None else None
         self.calibration: Calibration | None = None
         if calibration is not None:
@@ -378,7 +375,6 @@ class Scorer:
         """
         clone = copy.copy(self)
         clone.redact = as_detector(redact)
-        clone._built_modes = {}
         return clone
 
     def with_calibration(self, calibration: CalibrationSpec) -> Scorer:
@@ -428,18 +424,12 @@ class Scorer:
             >>> scorer.judge_modes
             ('one_call',)
         """
-        self._judge_modes[mode] = build
+        self._judge_modes[mode] = functools.cache(build)
 
     @property
     def judge_modes(self) -> tuple[str, ...]:
         """The other judge modes this scorer offers (see :meth:`offer_judge_mode`)."""
         return tuple(self._judge_modes)
-
-    def _in_mode(self, mode: str) -> Scorer:
-        built = self._built_modes.get(mode)
-        if built is None:
-            built = self._built_modes[mode] = self._judge_modes[mode]()
-        return built
 
     async def run(
         self,
@@ -507,7 +497,8 @@ class Scorer:
         try:
             subject = self._subject(run)
         except Exception as exc:
-            result = self._new_result(_run_id_of(run))
+            run_id = run.get("run_id") if isinstance(run, dict) else getattr(run, "run_id", None)
+            result = self._new_result(run_id if isinstance(run_id, str) and run_id else "unknown")
             _record_failure(result, "input", exc)
             return result
         result, _ = await self._execute(subject, step, timeout, memo)
@@ -538,10 +529,7 @@ class Scorer:
         with ThreadPoolExecutor(1, thread_name_prefix=f"livescore-run-sync-{self.id}") as pool:
             return pool.submit(score_on_a_new_loop).result()
 
-    # -- pipeline internals -------------------------------------------------------------
-
     def _subject(self, value: Any) -> Run | Conversation:
-        """What this scorer judges, read from ``value`` (raises on what it cannot read)."""
         if self.level == "conversation":
             return coerce_conversation(value)
         if isinstance(value, Conversation):
@@ -562,7 +550,8 @@ class Scorer:
         timeout: float | None,  # noqa: ASYNC109
         memo: RunMemo | None = None,
     ) -> tuple[ScoreResult, BaseException | None]:
-        attempt = _Attempt(self, timeout)
+        started = time.perf_counter()
+        deadline = math.inf if timeout is None else started + timeout
         conversation = subject if isinstance(subject, Conversation) else None
         run = subject if isinstance(subject, Run) else (subject.last_run or Run())
         result = self._new_result(run.run_id)
@@ -571,19 +560,66 @@ class Scorer:
             if conversation.first_turn > 1:
                 # Earlier turns were let go (memory bounds): the score says it covers less.
                 result.flags["turns_forgotten"] = conversation.first_turn - 1
+        where = "input"  # what runs now: a failure or a timeout names it
+        overran: str | None = None  # where the time ran out
+        # A judge budget may send the score to a fallback judge, or run the steps of this
+        # scorer in another judge mode.
+        judge, pipeline = self.judge, self
+        ticket: BudgetTicket | None = None
         error: BaseException | None = None
         # move_on_after, not fail_after: a step that raises TimeoutError itself is that
         # step's failure, not the scorer's timeout.
         try:
             with anyio.move_on_after(timeout) as scope:
                 try:
-                    ctx = await self._prepare(attempt, run, conversation, step, result, memo)
-                    attempt.check_time()
+                    pseudonyms: Pseudonyms | None = None
+                    seen_run, seen_conversation, known = run, conversation, 0
+                    if self.redact is not None:
+                        where = "redaction"
+                        pseudonyms = (memo or RunMemo()).pseudonyms(self.redact)
+                        seen_run, seen_conversation, known = await _redacted(
+                            pseudonyms, run, conversation
+                        )
+                    ctx = self._start(seen_run, step, result, seen_conversation)
+                    budget = budget_of(judge) if judge is not None else None
+                    if judge is not None and budget is not None:
+                        where = "budget"
+                        judge, pipeline, ticket = await self._admit(budget, judge, result)
+                    where = "get_context"
+                    # get_context reads the run as it was (your own lookups, on your side),
+                    # and is called once per score (Mastra calls it once per step).
+                    context = self._context
+                    if self._get_context is not None:
+                        wanted = step if step is not None else run.final_step
+                        found = await _call_hook(
+                            self._get_context, conversation or run, wanted, in_thread=True
+                        )
+                        context = _context_list(found)
+                    if pseudonyms is not None:
+                        if context:
+                            where = "redaction"
+                            context = await _guarded(pseudonyms.redact_value, list(context))
+                            if pseudonyms.generation != known:
+                                # The context named someone the run also names where the
+                                # detector missed them: the run is replaced again, with them.
+                                seen_run, seen_conversation, _ = await _redacted(
+                                    pseudonyms, run, conversation
+                                )
+                                ctx = self._start(seen_run, step, result, seen_conversation)
+                        result.flags["redacted"] = True
+                        result.flags["redacted_values"] = pseudonyms.found
+                        if pseudonyms.truncated:
+                            result.flags["redaction_truncated_at"] = pseudonyms.max_chars
+                    ctx.context = context
                     for name in _STEP_NAMES:
-                        attempt.step = name
-                        await attempt.pipeline._run_step(name, ctx, result, memo, attempt.judge)
-                        _check_step_end(ctx, name, result)
-                        attempt.check_time()
+                        # A synchronous step can overrun without reaching a checkpoint where
+                        # the cancel scope could fire: the elapsed time decides too.
+                        if overran is None and time.perf_counter() > deadline:
+                            overran = where
+                        where = name
+                        await pipeline._run_step(name, ctx, result, memo, judge)
+                    if overran is None and time.perf_counter() > deadline:
+                        overran = where
                 except NotScorable as skip:
                     result.status = "skipped"
                     result.reason = skip.reason
@@ -595,118 +631,67 @@ class Scorer:
                     # Anything else the scorer's code raised (SystemExit, GeneratorExit, a
                     # CancelledError of its own included): that score fails, nothing else.
                     error = exc
-                    _record_failure(result, attempt.step, exc)
+                    _record_failure(result, where, exc)
         finally:
             # Priced and settled even when the caller is cancelled: the calls were paid.
-            if attempt.judge is not None:
-                _price_usage(result, attempt.judge)
-            if attempt.ticket is not None:
-                await attempt.ticket.settle(result.usage, record=result.status != "skipped")
-        result.duration_s = time.perf_counter() - attempt.started
+            if judge is not None:
+                _price_usage(result, judge)
+            if ticket is not None:
+                await ticket.settle(result.usage, record=result.status != "skipped")
+        result.duration_s = time.perf_counter() - started
         if scope.cancelled_caught:
-            attempt.overran = attempt.step
-        if error is None and attempt.overran is not None:
-            assert timeout is not None
+            overran = where
+        if error is None and overran is not None:
             error = TimeoutError(
-                f"scorer {self.id!r} took longer than {timeout:g} s (in step {attempt.overran!r})"
+                f"scorer {self.id!r} took longer than {timeout:g} s (in step {overran!r})"
             )
-            _record_failure(result, attempt.overran, error)
+            _record_failure(result, overran, error)
             result.error_type = "timeout"
         if self.calibration is not None and result.status == "scored":
             result = self.calibration.apply(result)
         return result, error
 
-    async def _prepare(
-        self,
-        attempt: _Attempt,
-        run: Run,
-        conversation: Conversation | None,
-        step: Step | None,
-        result: ScoreResult,
-        memo: RunMemo | None,
-    ) -> StepContext:
-        """What runs before the steps: redaction, the budget, ``get_context``."""
-        pseudonyms: Pseudonyms | None = None
-        seen_run, seen_conversation, known = run, conversation, 0
-        if self.redact is not None:
-            attempt.step = "redaction"
-            pseudonyms = (memo or RunMemo()).pseudonyms(self.redact)
-            seen_run, seen_conversation, known = await _redacted(pseudonyms, run, conversation)
-        ctx = self._start(seen_run, step, result, seen_conversation)
-        if attempt.judge is not None and budget_of(attempt.judge) is not None:
-            attempt.step = "budget"
-            await self._admit(attempt, result)
-        attempt.step = "get_context"
-        # get_context reads the run as it was (your own lookups, on your side), and is
-        # called once per score (Mastra calls it once per step).
-        context = self._context
-        if self._get_context is not None:
-            wanted = step if step is not None else run.final_step
-            found = await _call_hook(self._get_context, conversation or run, wanted, in_thread=True)
-            context = _context_list(found)
-        if pseudonyms is not None:
-            if context:
-                attempt.step = "redaction"
-                context = await _guarded(pseudonyms.redact_value, list(context))
-                if pseudonyms.generation != known:
-                    # The context named someone the run also names where the detector
-                    # missed them: the run is replaced again, with them.
-                    seen_run, seen_conversation, _ = await _redacted(pseudonyms, run, conversation)
-                    ctx = self._start(seen_run, step, result, seen_conversation)
-            _note_redaction(pseudonyms, result)
-        ctx.context = context
-        return ctx
-
-    async def _admit(self, attempt: _Attempt, result: ScoreResult) -> None:
-        """Ask the judge's budget for this score: what to run it on, or a skip."""
-        judge = attempt.judge
-        budget = budget_of(judge)
-        assert judge is not None
-        assert budget is not None
+    async def _admit(
+        self, budget: JudgeBudget, judge: Judge, result: ScoreResult
+    ) -> tuple[Judge, Scorer, BudgetTicket]:
+        """Ask the judge's budget for this score: the judge and steps to run it on, or a skip."""
         ticket = await budget.admit(self.id, judge, one_call="one_call" in self._judge_modes)
         result.attributes[A.LIVESCORE_JUDGE_BUDGET] = budget.name
         if not ticket.admitted:
             result.attributes[A.LIVESCORE_JUDGE_BUDGET_EXHAUSTED] = True
             raise NotScorable(ticket.reason)
+        pipeline = self._judge_modes[ticket.mode]() if ticket.mode is not None else self
         used = ticket.judge if ticket.judge is not None else judge
-        attempt.pipeline = self._in_mode(ticket.mode) if ticket.mode is not None else self
-        attempt.judge, attempt.ticket = used, ticket
         if ticket.fallback is not None:
             result.attributes[A.LIVESCORE_JUDGE_FALLBACK] = ticket.fallback
             result.judge_model = used.model_name
+        return used, pipeline, ticket
 
     def _start(
-        self,
-        run: Run,
-        step: Step | None,
-        result: ScoreResult,
-        conversation: Conversation | None = None,
+        self, run: Run, step: Step | None, result: ScoreResult, conversation: Conversation | None
     ) -> StepContext:
         if conversation is not None:
-            _check_conversation(conversation)
-        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
-        if not_scorable:  # an integration knows the run has nothing to judge
-            raise NotScorable(str(not_scorable))
+            if not conversation.runs:
+                raise NotScorable(f"conversation {conversation.id!r} has no turns to judge")
+            for number, turn in conversation.turns():
+                if said := turn.metadata.get(NOT_SCORABLE_METADATA_KEY):
+                    raise NotScorable(f"turn {number} of the conversation: {said}")
+        if said := run.metadata.get(NOT_SCORABLE_METADATA_KEY):
+            raise NotScorable(str(said))  # an integration knows the run has nothing to judge
         return StepContext(
             run,
             step if step is not None else run.final_step,
             conversation,
-            self._text(run, "input", get_user_message, result),
-            self._text(run, "output", get_assistant_message, result),
+            self._text(run, "input", result),
+            self._text(run, "output", result),
             result.flags,
             result.attributes,
         )
 
-    def _text(
-        self,
-        run: Run,
-        which: Literal["input", "output"],
-        find: Callable[[Run], str | None],
-        result: ScoreResult,
-    ) -> str | None:
+    def _text(self, run: Run, which: Literal["input", "output"], result: ScoreResult) -> str | None:
         """The run's input or output text, cut to ``max_text_chars`` (and flagged when cut)."""
         try:
-            text = find(run)
+            text = get_user_message(run) if which == "input" else get_assistant_message(run)
         except TypeError:
             # Not text at all (a number, bytes): "no text", so the steps that need it skip
             # the score with the reason, as for a mapping of prompt variables.
@@ -751,34 +736,26 @@ class Scorer:
             ctx.analyze_step_result = result.analyze_step_result = value
             result.analyze_prompt = prompt
         elif name == "generate_score":
-            score = _as_score(value)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"generate_score must return a number, not {type(value).__name__}")
+            score = float(value)
+            if not math.isfinite(score):
+                raise ValueError(f"generate_score returned {score}, which is not a finite number")
             ctx.score = result.score = score
             result.label = self.label_for(score)
         else:
             result.reason = None if value is None else str(value)
             result.generate_reason_prompt = prompt
-
-
-class _Attempt:
-    """One score under way: the step it is in, and the judge and pipeline it runs on."""
-
-    __slots__ = ("judge", "overran", "pipeline", "started", "step", "ticket", "timeout")
-
-    def __init__(self, scorer: Scorer, timeout: float | None) -> None:
-        self.started = time.perf_counter()
-        self.timeout = timeout
-        self.step = "input"
-        self.overran: str | None = None  # the step during which the time ran out
-        self.judge = scorer.judge
-        self.pipeline = scorer  # the budget's fallback may run the same scorer in another mode
-        self.ticket: BudgetTicket | None = None
-
-    def check_time(self) -> None:
-        # A synchronous step can overrun without reaching a checkpoint where the cancel
-        # scope could fire: the elapsed time decides too.
-        late = self.timeout is not None and time.perf_counter() - self.started > self.timeout
-        if late and self.overran is None:
-            self.overran = self.step
+        if ctx._missing is not None:  # the step swallowed the skip of a text it lacks
+            raise NotScorable(ctx._missing)
+        for key, value in result.attributes.items():
+            if type(value) in _SPAN_SCALARS and type(key) is str:  # the common case, cheaply
+                continue
+            if not isinstance(key, str) or not isinstance(value, str | bool | int | float):
+                raise TypeError(
+                    f"step {name!r} set attributes[{key!r}] to a {type(value).__name__}: "
+                    "span attributes must be str, bool, int or float values under str names"
+                )
 
 
 async def _ask_judge(
@@ -789,78 +766,67 @@ async def _ask_judge(
     memo: RunMemo | None,
     judge: Judge,
 ) -> tuple[Any, str]:
-    """The step's answer (parsed) and its prompt; a list of prompts is asked one by one."""
+    """The step's answer (parsed) and its prompt."""
     asked = step.create_prompt(ctx)
     usage = result.step_usage.setdefault(name, JudgeUsage())
     check = step.validate
     validate = (lambda answer: check(answer, ctx)) if check is not None else None
+    schema, choices, system = step.output_schema, step.choices, step.system
+
+    async def call(prompt: str) -> JudgeReply[Any]:
+        if choices is not None:
+            classify = getattr(judge, "classify", None)
+            if classify is None:  # a judge written before classify existed
+                return await classify_with_object(
+                    judge, system=system, prompt=prompt, choices=choices
+                )
+            reply: JudgeReply[Any] = await classify(system=system, prompt=prompt, choices=choices)
+            return reply
+        if schema is None:
+            return await judge.generate_text(system=system, prompt=prompt)
+        return await judge.generate_object(
+            system=system, prompt=prompt, schema=schema, validate=validate
+        )
+
     # Several requests (one per turn of a conversation, say) are each shared through the
     # memo, and asked one after another so that a scripted judge's answers meet them in order.
     prompts = [asked] if isinstance(asked, str) else list(asked)
     answers = []
     for prompt in prompts:
-        reply, shared = await _ask_one(judge, step, prompt, memo, validate, usage)
+        try:
+            if memo is None or choices is not None:
+                reply, shared = await call(prompt), False
+            else:
+                reply, shared = await memo.ask(
+                    judge,
+                    system=system,
+                    prompt=prompt,
+                    schema=schema,
+                    call=functools.partial(call, prompt),
+                    validate=validate,
+                )
+        except JudgeError as exc:
+            usage.add(exc.usage)  # a failed call was paid for too
+            raise
         usage.add(reply.usage)
         result.usage.add(reply.usage)
         if shared:
             result.attributes[A.LIVESCORE_JUDGE_SHARED] = result.usage.shared
         answers.append(reply.value)
-    # The answer was paid for: counted before parse, which may still fail.
+    # The answers were paid for: counted before parse, which may still fail.
     if isinstance(asked, str):
         value = step.parse(answers[0], ctx) if step.parse else _plain_answer(name, answers[0])
-        return value, asked
-    if step.parse is not None:
-        return step.parse(answers, ctx), "\n\n".join(prompts)
-    return [_plain_answer(name, v) for v in answers], "\n\n".join(prompts)
-
-
-async def _ask_one(
-    judge: Judge,
-    step: PromptStep[Any],
-    prompt: str,
-    memo: RunMemo | None,
-    validate: Callable[[Any], None] | None,
-    usage: JudgeUsage,
-) -> tuple[JudgeReply[Any], bool]:
-    """The judge's reply to one prompt (or a copy of an identical request's), and whether
-    it was shared; the usage of a failed call is counted on the step."""
-    schema = step.output_schema
-    choices = step.choices
-
-    async def call() -> JudgeReply[Any]:
-        if choices is not None:
-            # A judge written before classify existed answers from a structured answer.
-            classify = getattr(judge, "classify", None)
-            if classify is None:
-                return await classify_with_object(
-                    judge, system=step.system, prompt=prompt, choices=choices
-                )
-            reply: JudgeReply[Any] = await classify(
-                system=step.system, prompt=prompt, choices=choices
-            )
-            return reply
-        if schema is None:
-            return await judge.generate_text(system=step.system, prompt=prompt)
-        return await judge.generate_object(
-            system=step.system, prompt=prompt, schema=schema, validate=validate
-        )
-
-    try:
-        if memo is None or choices is not None:
-            return await call(), False
-        return await memo.ask(
-            judge, system=step.system, prompt=prompt, schema=schema, call=call, validate=validate
-        )
-    except JudgeError as exc:
-        usage.add(exc.usage)
-        raise
+    elif step.parse is not None:
+        value = step.parse(answers, ctx)
+    else:
+        value = [_plain_answer(name, answer) for answer in answers]
+    return value, "\n\n".join(prompts)
 
 
 async def _redacted(
     pseudonyms: Pseudonyms, run: Run, conversation: Conversation | None
 ) -> tuple[Run, Conversation | None, int]:
-    """The run (and conversation) with placeholders for personal data, and the number of
-    values known when they were replaced."""
+    """The run (and conversation) with placeholders, and how many values were known then."""
 
     def redact() -> tuple[Run, Conversation | None, int]:
         if conversation is None:
@@ -872,8 +838,7 @@ async def _redacted(
 
 
 async def _guarded(work: Callable[..., T], *args: Any) -> T:
-    """``work(*args)`` in a worker thread (detection is CPU work, spaCy, and must not stall
-    the other scores on the loop); any failure a :class:`RedactionError`."""
+    # In a worker thread: detection is CPU work (spaCy) and must not stall the loop.
     try:
         return cast(T, await _in_worker_thread(work, *args))
     except Exception as exc:
@@ -881,13 +846,6 @@ async def _guarded(work: Callable[..., T], *args: Any) -> T:
         raise RedactionError(
             f"personal-data redaction failed ({type(exc).__name__}); nothing was sent to the judge"
         ) from exc
-
-
-def _note_redaction(pseudonyms: Pseudonyms, result: ScoreResult) -> None:
-    result.flags["redacted"] = True
-    result.flags["redacted_values"] = pseudonyms.found
-    if pseudonyms.truncated:
-        result.flags["redaction_truncated_at"] = pseudonyms.max_chars
 
 
 def _plain_answer(name: str, value: Any) -> Any:
@@ -902,30 +860,6 @@ def _plain_answer(name: str, value: Any) -> Any:
 
 _SPAN_SCALARS = frozenset({str, bool, int, float})
 _TRUNCATED = {"input": A.LIVESCORE_INPUT_TRUNCATED, "output": A.LIVESCORE_OUTPUT_TRUNCATED}
-
-
-def _check_conversation(conversation: Conversation) -> None:
-    """A conversation with no turns, or with a turn recorded without content, is skipped."""
-    if not conversation.runs:
-        raise NotScorable(f"conversation {conversation.id!r} has no turns to judge")
-    for number, run in conversation.turns():
-        not_scorable = run.metadata.get(NOT_SCORABLE_METADATA_KEY)
-        if not_scorable:
-            raise NotScorable(f"turn {number} of the conversation: {not_scorable}")
-
-
-def _check_step_end(ctx: StepContext, name: str, result: ScoreResult) -> None:
-    """After a step: a swallowed missing-text skip still skips; attributes are span-safe."""
-    if ctx._missing is not None:
-        raise NotScorable(ctx._missing)
-    for key, value in result.attributes.items():
-        if type(value) in _SPAN_SCALARS and type(key) is str:  # the common case, cheaply
-            continue
-        if not isinstance(key, str) or not isinstance(value, str | bool | int | float):
-            raise TypeError(
-                f"step {name!r} set attributes[{key!r}] to a {type(value).__name__}: "
-                "span attributes must be str, bool, int or float values under str names"
-            )
 
 
 def _context_list(value: Any) -> list[str]:
@@ -967,6 +901,11 @@ async def _call_hook(fn: Callable[..., Any], *args: Any, in_thread: bool) -> Any
 _PLAIN_RESULTS = frozenset({float, int, str, dict, list, type(None), bool})
 
 
+def _is_async(fn: Callable[..., Any]) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 (an object with an async __call__)
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
 class _Raised(Exception):
     """Carries a BaseException out of a worker thread (anyio hands those on unreliably)."""
 
@@ -976,6 +915,11 @@ class _Raised(Exception):
 
 
 async def _in_worker_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    # One limiter per event loop: a limiter belongs to the loop it was first used on.
+    limiter = _SYNC_HOOK_LIMITER.get(None)
+    if limiter is None:
+        limiter = anyio.CapacityLimiter(SYNC_HOOK_THREADS)
+        _SYNC_HOOK_LIMITER.set(limiter)
     started = False
 
     def call() -> Any:
@@ -991,7 +935,7 @@ async def _in_worker_thread(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         # abandon_on_cancel: on the scorer's timeout the await returns at once (the thread
         # finishes on its own, holding its limiter slot until then).
-        return await run_in_thread(call, abandon_on_cancel=True, limiter=_sync_hook_limiter())
+        return await run_in_thread(call, abandon_on_cancel=True, limiter=limiter)
     except _Raised as raised:
         raise raised.error from None
     except RuntimeError:
@@ -1000,23 +944,6 @@ async def _in_worker_thread(fn: Callable[..., Any], *args: Any) -> Any:
         # No thread could start (Python 3.12 refuses new threads in atexit handlers, where
         # the exit-time shutdown scores the last runs): call it here instead.
         return fn(*args)
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(fn, "__call__", None)  # noqa: B004 (an object with an async __call__)
-    return call is not None and inspect.iscoroutinefunction(call)
-
-
-def _sync_hook_limiter() -> anyio.CapacityLimiter:
-    # One per event loop: a limiter belongs to the loop it was first used on.
-    try:
-        return _SYNC_HOOK_LIMITER.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(SYNC_HOOK_THREADS)
-        _SYNC_HOOK_LIMITER.set(limiter)
-        return limiter
 
 
 def _ends_the_caller(exc: BaseException) -> bool:
@@ -1050,7 +977,6 @@ def _record_failure(result: ScoreResult, step: str, exc: BaseException) -> None:
 
 
 def _price_usage(result: ScoreResult, judge: Judge) -> None:
-    """Put the cost of the score's judge calls on it, when the judge knows its price."""
     price = price_of(judge)
     usage = result.usage
     if usage.cached_input_tokens:
@@ -1061,20 +987,6 @@ def _price_usage(result: ScoreResult, judge: Judge) -> None:
         step_usage.cost_usd = price.cost(step_usage)
     usage.cost_usd = price.cost(usage)
     result.attributes[A.LIVESCORE_JUDGE_COST] = usage.cost_usd
-
-
-def _run_id_of(run: object) -> str:
-    value = run.get("run_id") if isinstance(run, dict) else getattr(run, "run_id", None)
-    return value if isinstance(value, str) and value else "unknown"
-
-
-def _as_score(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"generate_score must return a number, not {type(value).__name__}")
-    score = float(value)
-    if not math.isfinite(score):
-        raise ValueError(f"generate_score returned {score}, which is not a finite number")
-    return score
 
 
 create_scorer = Scorer
