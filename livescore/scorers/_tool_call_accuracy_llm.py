@@ -1,6 +1,5 @@
-"""The LLM tool-call accuracy scorer, the judge-based sibling of
-:func:`~livescore.scorers.create_tool_call_accuracy_scorer`: were the agent's tool choices
-right for the request?"""
+"""The LLM tool-call accuracy scorer: were the agent's tool choices right for the request?
+The judge-based sibling of :func:`~livescore.scorers.create_tool_call_accuracy_scorer`."""
 
 from __future__ import annotations
 
@@ -179,13 +178,6 @@ def _calls_block(calls: Sequence[RecordedCall]) -> str:
 # -- the scorer -------------------------------------------------------------------------------
 
 
-def _request(ctx: StepContext) -> str:
-    text = ctx.input_text  # no user text at all: not scorable (StepContext's rule)
-    if not text.strip():
-        raise NotScorable("the input is empty: no request to judge the tool calls by")
-    return text
-
-
 def _calls(ctx: StepContext) -> list[RecordedCall]:
     return cast(list[RecordedCall], ctx.state["calls"])
 
@@ -206,10 +198,11 @@ class _ToolChoices(AnalysisJudging):
             for t in tools
         )
         self.tools_block = f"<tools>\n{tools_lines}\n</tools>"
-        self.preprocess = self.read_calls
 
-    def read_calls(self, ctx: StepContext) -> dict[str, Any]:
-        _request(ctx)  # before any call
+    def preprocess(self, ctx: StepContext) -> dict[str, Any]:
+        # Before any call; a run without user text at all is not scorable (StepContext's rule).
+        if not ctx.input_text.strip():
+            raise NotScorable("the input is empty: no request to judge the tool calls by")
         calls = ctx.state["calls"] = read_tool_calls(ctx.run)
         return {
             "tool_calls": [call.to_dict() for call in calls],
@@ -232,7 +225,7 @@ class _ToolChoices(AnalysisJudging):
         return (
             "Evaluate the tool calls in the <tool_calls> block, made by an agent for the user's "
             "request in the <input> block, with the tools in the <tools> block available; its "
-            f"final answer is in the <output> block.\n\n{block('input', _request(ctx))}\n\n"
+            f"final answer is in the <output> block.\n\n{block('input', ctx.input_text)}\n\n"
             f"{self.tools_block}\n\n{_calls_block(calls)}\n\n{block('output', ctx.output_text)}"
             f"\n\n{count}, as JSON only: {shape}."
         )
@@ -299,8 +292,8 @@ class _ToolChoices(AnalysisJudging):
         return (
             f"A tool-selection check scored an agent {score_text} on a scale from 0 to 1 "
             "(appropriate calls over calls plus missing tools).\n\n"
-            f"{block('input', _request(ctx))}\n\n<tool_calls>\n{items or '(none)'}\n</tool_calls>\n"
-            f"Missing tools: {missing}\n\n"
+            f"{block('input', ctx.input_text)}\n\n<tool_calls>\n{items or '(none)'}\n"
+            f"</tool_calls>\nMissing tools: {missing}\n\n"
             f'Explain the score in one sentence that starts with "The score is {score_text} '
             'because".'
         )
