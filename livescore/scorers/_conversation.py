@@ -4,7 +4,7 @@ turns at fault, the user digest, and the pieces of their prompts and reasons."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, create_model
@@ -20,6 +20,7 @@ from livescore.scorers._prompting import (
     one_per_item,
     quote,
 )
+from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import NotScorable, PromptStep, StepContext
 
 if TYPE_CHECKING:  # _judge_spec imports this module
@@ -290,24 +291,37 @@ VERDICT_DATA_RULE = data_rule((*CONVERSATION_TAGS, "verdicts", "verdict"))
 
 
 def answer_schemas(
-    verdict: type[BaseModel], one_call: str, described: str, *, listed: str = ""
-) -> tuple[type[BaseModel], type[BaseModel]]:
-    """The verdict answer (``<verdict's name>s``) and the one-call answer (``one_call``,
-    ``described``: the judge's ``listed`` items first, where it lists them), named and
-    described as the judge reads them in their schemas."""
+    name: str,
+    doc: str,
+    spellings: Mapping[str, tuple[str, ...]],
+    one_call: str,
+    described: str,
+    *,
+    listed: str = "",
+    turn: bool = False,
+) -> tuple[type[StatementVerdict], type[BaseModel], type[BaseModel]]:
+    """A ``"yes"`` / ``"no"`` verdict (``name``, its ``doc`` and ``spellings`` as
+    :class:`StatementVerdict` says, with a ``turn`` where ``turn``), the verdict answer
+    (``<name>s``) and the one-call answer (``one_call``, ``described``: the judge's
+    ``listed`` items first, where it lists them), named and described as the judge reads
+    them in their schemas."""
+    fields: dict[str, Any] = {"verdict": (Literal["yes", "no"], ...)}
+    if turn:
+        fields["turn"] = (int | None, None)
+    verdict = create_model(name, __base__=StatementVerdict, __doc__=doc, **fields)
+    verdict.spellings = spellings
     each: Any = list.__class_getitem__(verdict)
-    turn = "turn" in verdict.model_fields
-    fields = '"reason", "turn"}]' if turn else '"reason"}, ...]'
+    shape = '"reason", "turn"}]' if turn else '"reason"}, ...]'
     verdicts = create_model(
-        f"{verdict.__name__}s",
-        __doc__=f'The verdict answer: ``{{"verdicts": [{{"statement", "verdict", {fields}}}``.',
+        f"{name}s",
+        __doc__=f'The verdict answer: ``{{"verdicts": [{{"statement", "verdict", {shape}}}``.',
         verdicts=(each, ...),
     )
     items: dict[str, Any] = {listed: (Claims, ...)} if listed else {}
     answer = create_model(
         one_call, __doc__=described, **items, verdicts=(each, ...), reason=(str, ...)
     )
-    return verdicts, answer
+    return verdict, verdicts, answer
 
 
 def example(word: str, turn: str = "") -> str:

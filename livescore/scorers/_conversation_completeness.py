@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -29,7 +29,6 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode
-from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -39,27 +38,19 @@ __all__ = (
     "create_conversation_completeness_scorer",
 )
 
-_SPELLINGS = {
-    "yes": ("y", "true", "satisfied", "met", "done", "fulfilled", "answered"),
-    "no": ("n", "false", "unsatisfied", "unmet", "not satisfied", "missed", "dropped"),
-}
-
-
-class IntentionVerdict(StatementVerdict):
+IntentionVerdict, IntentionVerdicts, CompletenessOneCallAnswer = answer_schemas(
+    "IntentionVerdict",
     """One intention's verdict: ``"yes"`` when the assistant satisfied it in some reply
     (``turn``: that reply's turn), ``"no"`` when it was left unanswered, dropped, or
-    refused without a reason (``turn`` null)."""
-
-    spellings = _SPELLINGS
-    verdict: Literal["yes", "no"]
-    turn: int | None = None
-
-
-IntentionVerdicts, CompletenessOneCallAnswer = answer_schemas(
-    IntentionVerdict,
+    refused without a reason (``turn`` null).""",
+    {
+        "yes": ("y", "true", "satisfied", "met", "done", "fulfilled", "answered"),
+        "no": ("n", "false", "unsatisfied", "unmet", "not satisfied", "missed", "dropped"),
+    },
     "CompletenessOneCallAnswer",
     "The one-call answer: the user's intentions, one verdict each, and the reason.",
     listed="intentions",
+    turn=True,
 )
 
 

@@ -4,7 +4,7 @@ of every turn."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -42,7 +42,6 @@ from livescore.scorers._judge_spec import (
 )
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompting import CONVERSATION_TAGS, block, data_rule
-from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
@@ -53,26 +52,20 @@ __all__ = (
     "create_conversation_hallucination_scorer",
 )
 
-_SPELLINGS = {
-    "yes": ("y", "true", "hallucinated", "hallucination", "unsupported", "contradicted"),
-    "no": ("n", "false", "supported", "grounded", "not hallucinated"),
-}
-
-
-class ConversationClaimVerdict(StatementVerdict):
-    """One claim's verdict: ``"yes"`` when the tool results contradict it or do not back it
-    (a hallucination), ``"no"`` when they back it."""
-
-    spellings = _SPELLINGS
-    verdict: Literal["yes", "no"]
-
-
-ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer = answer_schemas(
-    ConversationClaimVerdict,
-    "ConversationHallucinationOneCallAnswer",
-    'The one-call answer: the replies\' claims (each ``"[turn N] ..."``), one verdict per\n'
-    "claim, and the reason.",
-    listed="claims",
+ConversationClaimVerdict, ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer = (
+    answer_schemas(
+        "ConversationClaimVerdict",
+        """One claim's verdict: ``"yes"`` when the tool results contradict it or do not back it
+        (a hallucination), ``"no"`` when they back it.""",
+        {
+            "yes": ("y", "true", "hallucinated", "hallucination", "unsupported", "contradicted"),
+            "no": ("n", "false", "supported", "grounded", "not hallucinated"),
+        },
+        "ConversationHallucinationOneCallAnswer",
+        'The one-call answer: the replies\' claims (each ``"[turn N] ..."``), one verdict per\n'
+        "claim, and the reason.",
+        listed="claims",
+    )
 )
 
 

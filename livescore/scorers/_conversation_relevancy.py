@@ -33,7 +33,6 @@ from livescore.scorers._judge_spec import (
 )
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompting import quote
-from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -48,23 +47,15 @@ DEFAULT_WINDOW = 3
 """Turns before a reply that its relevance is judged against (besides the message it
 answers)."""
 
-_SPELLINGS = {
-    "yes": ("y", "true", "relevant", "on topic", "pertinent"),
-    "no": ("n", "false", "irrelevant", "not relevant", "off topic", "unrelated"),
-}
-
-
-class RelevancyTurnVerdict(StatementVerdict):
+RelevancyTurnVerdict, RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = answer_schemas(
+    "RelevancyTurnVerdict",
     """One reply's verdict: ``"yes"`` when it is relevant to its window (it answers the
     message it replies to, in the light of the turns before it), ``"no"`` when it is beside
-    the point (another topic, a question that was not asked, a stale answer)."""
-
-    spellings = _SPELLINGS
-    verdict: Literal["yes", "no"]
-
-
-RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = answer_schemas(
-    RelevancyTurnVerdict,
+    the point (another topic, a question that was not asked, a stale answer).""",
+    {
+        "yes": ("y", "true", "relevant", "on topic", "pertinent"),
+        "no": ("n", "false", "irrelevant", "not relevant", "off topic", "unrelated"),
+    },
     "TurnRelevancyOneCallAnswer",
     "The one-call answer: one verdict per reply, and the reason.",
 )

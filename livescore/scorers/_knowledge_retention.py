@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -28,7 +28,6 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode
-from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
@@ -39,28 +38,20 @@ __all__ = (
 )
 
 
-_SPELLINGS = {
-    "yes": ("y", "true", "forgotten", "forgot", "contradicted", "lost"),
-    "no": ("n", "false", "kept", "retained", "remembered"),
-}
-
-
-class RetentionVerdict(StatementVerdict):
+RetentionVerdict, RetentionVerdicts, RetentionOneCallAnswer = answer_schemas(
+    "RetentionVerdict",
     """One fact's verdict: ``"yes"`` when a later reply of the assistant forgets the fact
     (asks for it again, or goes on as if it had not been said) or contradicts it; ``"no"``
     when the replies keep it (or never need it). ``turn``: the turn of the reply at fault,
-    for ``"yes"``."""
-
-    spellings = _SPELLINGS
-    verdict: Literal["yes", "no"]
-    turn: int | None = None
-
-
-RetentionVerdicts, RetentionOneCallAnswer = answer_schemas(
-    RetentionVerdict,
+    for ``"yes"``.""",
+    {
+        "yes": ("y", "true", "forgotten", "forgot", "contradicted", "lost"),
+        "no": ("n", "false", "kept", "retained", "remembered"),
+    },
     "RetentionOneCallAnswer",
     "The one-call answer: the facts the user gave, one verdict per fact, and the reason.",
     listed="facts",
+    turn=True,
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
@@ -29,7 +29,6 @@ from livescore.scorers._judge_spec import (
 from livescore.scorers._judged import JudgeMode
 from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.scorers._prompting import block, item_blocks
-from livescore.scorers._verdicts import StatementVerdict
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = (
@@ -39,23 +38,15 @@ __all__ = (
     "create_role_adherence_scorer",
 )
 
-_SPELLINGS = {
-    "yes": ("y", "true", "in role", "adheres", "consistent", "kept"),
-    "no": ("n", "false", "out of role", "broke", "left", "broken", "violated"),
-}
-
-
-class RoleVerdict(StatementVerdict):
+RoleVerdict, RoleVerdicts, RoleOneCallAnswer = answer_schemas(
+    "RoleVerdict",
     """One reply's verdict: ``"yes"`` when it stays in the assistant's role, ``"no"`` when
     it leaves it (another persona, a task the role excludes, a tone or rule the role
-    forbids). Spellings such as ``"in role"`` / ``"out of role"`` are read too."""
-
-    spellings = _SPELLINGS
-    verdict: Literal["yes", "no"]
-
-
-RoleVerdicts, RoleOneCallAnswer = answer_schemas(
-    RoleVerdict,
+    forbids). Spellings such as ``"in role"`` / ``"out of role"`` are read too.""",
+    {
+        "yes": ("y", "true", "in role", "adheres", "consistent", "kept"),
+        "no": ("n", "false", "out of role", "broke", "left", "broken", "violated"),
+    },
     "RoleOneCallAnswer",
     "The one-call answer: one verdict per reply, and the reason.",
 )
