@@ -43,14 +43,11 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CalibrationEntry:
-    """The calibration of one scorer with one judge model.
+    """The calibration of one scorer (``scorer_id``) with one judge model.
 
     Attributes:
-        scorer_id: The scorer it calibrates.
         judge_model: The judge model it was fitted on (``None`` for a code scorer).
-        threshold: The score that splits the verdicts.
-        defect_when: ``"high"``: a score at or above ``threshold`` predicts the label;
-            ``"low"``: at or below it.
+        threshold: The score that splits the verdicts (see :data:`DefectWhen`).
         probability_map: ``(score, probability)`` points, scores ascending, of an isotonic
             fit of the label's probability (interpolated between points); empty when the
             score took two values or fewer.
