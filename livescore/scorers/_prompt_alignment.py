@@ -355,11 +355,11 @@ class _Alignment(AnalysisJudging):
         if not scores:
             return f"The score is {fmt(ctx.score)} because the answer is empty."
         parts = ", ".join(f"{t} prompt {fmt(round2(s))}" for t, s in scores.items())
+        fulfilled = ctx.flags.get("requirements_fulfilled", 0)
+        total = ctx.flags.get("requirements_total", 0)
         return (
-            f"The score is {fmt(ctx.score)} because the alignment is {parts}, with "
-            f"{ctx.flags.get('requirements_fulfilled', 0)} of "
-            f"{ctx.flags.get('requirements_total', 0)} "
-            "requirements fulfilled."
+            f"The score is {fmt(ctx.score)} because the alignment is {parts}, with {fulfilled} "
+            f"of {total} requirements fulfilled."
         )
 
 

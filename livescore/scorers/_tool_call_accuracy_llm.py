@@ -341,10 +341,11 @@ def create_tool_call_accuracy_scorer_llm(
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
     Returns:
-        A scorer whose ``preprocess_step_result`` holds the run's ``"tool_calls"`` and
-        ``"actual_tools"``, its ``analyze_step_result`` the ``"evaluations"`` (one per call)
-        and ``"missing_tools"`` (the schema allows only the available tools' names), labelled
-        ``correct`` (1), ``partial`` or ``incorrect`` (0). A run without a request is skipped.
+        A scorer whose ``preprocess_step_result`` holds the run's ``"tool_calls"`` (each
+        ``{"name", "ok", "error"}``) and ``"actual_tools"``, its ``analyze_step_result`` the
+        ``"evaluations"`` (one per call) and ``"missing_tools"`` (available tools only: a judge
+        without structured output gets a corrective retry), labelled ``correct`` (1),
+        ``partial`` or ``incorrect`` (0). A run without a request is skipped.
 
     Raises:
         ValueError: No available tools, a tool without a name, or two tools with one name.
