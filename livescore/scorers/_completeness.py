@@ -4,6 +4,7 @@ judge)."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,25 +120,16 @@ def _names(text: str) -> list[str]:
         words = [t for t in tokens if t[0].isalpha()]
         if len(words) >= 4 and sum(w[0].isupper() for w in words) >= 0.8 * len(words):
             continue  # a title or a heading: capitals say nothing there
-        run: list[str] = []
-        run_starts_sentence = False
         sentence_start = True
-        for token in [*tokens, "."]:
-            if token[0].isupper():
-                if not run:
-                    run_starts_sentence = sentence_start
-                run.append(token)
-                sentence_start = False
-                continue
-            if run:
-                name = _name_from_run(run, run_starts_sentence, stop)
-                if name is not None:
-                    names.setdefault(name)
-                run = []
-            if token[0].isalpha():
-                sentence_start = False
-            elif token in _SENTENCE_BREAKS:
-                sentence_start = True
+        # Runs of capitalised words are names; a sentence starts after . ! ? (other marks
+        # leave that as it was).
+        for capitalised, group in itertools.groupby(tokens, key=lambda token: token[0].isupper()):
+            run = list(group)
+            if capitalised and (name := _name_from_run(run, sentence_start, stop)):
+                names.setdefault(name)
+            marks = [token for token in run if token[0].isalpha() or token in _SENTENCE_BREAKS]
+            if marks:
+                sentence_start = marks[-1] in _SENTENCE_BREAKS
     return list(names)
 
 

@@ -143,9 +143,14 @@ class Keywords:
             return key in self.words
         parts = tuple(key.split(" "))
         seq = self.sequence
-        return any(
-            seq[at : at + len(parts)] == parts for at, word in enumerate(seq) if word == parts[0]
-        )
+        at = -1
+        try:
+            while True:  # each place of the first word, found in C
+                at = seq.index(parts[0], at + 1)
+                if seq[at : at + len(parts)] == parts:
+                    return True
+        except ValueError:
+            return False
 
 
 class KeywordExtractor:
@@ -223,7 +228,6 @@ class KeywordExtractor:
             pair: sorted(terms, key=len, reverse=True) for pair, terms in index.items()
         }
         self._term_starts = frozenset(pair[0] for pair in index)
-        self._longest = max((len(keys) for terms in index.values() for keys in terms), default=2)
         # The tokens of each distinct chunk of text, for this extractor's stopwords, stemming
         # and compound terms. A plain dict: a hit costs one lookup, the hot path of
         # extract(). Cleared when full; dict reads and writes are atomic, so threads may
@@ -286,10 +290,14 @@ class KeywordExtractor:
 
     def _term_at(self, tokens: list[_Token | None], at: int) -> tuple[str, ...] | None:
         # The longest known compound term starting at tokens[at], if any.
-        window = tokens[at : at + self._longest]
-        units = tuple(token.unit if token is not None else None for token in window)
-        for term in self._compounds.get(units[:2], ()):
-            if units[: len(term)] == term:
+        if at + 1 >= len(tokens):
+            return None
+        first, second = tokens[at], tokens[at + 1]
+        if first is None or second is None:
+            return None
+        for term in self._compounds.get((first.unit, second.unit), ()):
+            window = tokens[at : at + len(term)]
+            if tuple([token.unit if token is not None else None for token in window]) == term:
                 return term
         return None
 
