@@ -212,8 +212,6 @@ class UserDigest(BaseModel):
     intentions: Claims
 
 
-_DIGEST_TAGS = ("conversation", "turn", "user")
-
 _DIGEST_SYSTEM = f"""\
 You read the user's side of a conversation between a user and an AI assistant, and list \
 two things, for a review of the assistant's memory and follow-through.
@@ -229,7 +227,7 @@ Start every item with the number of the turn it comes from, in brackets: "[turn 
 Keep the user's own wording and precision. An empty list is fine when there is nothing of \
 a kind.
 
-{data_rule(_DIGEST_TAGS)}
+{data_rule(("conversation", "turn", "user"))}
 
 Answer with JSON only: {{"facts": ["[turn 1] ..."], "intentions": ["[turn 1] ..."]}}"""
 
@@ -300,11 +298,9 @@ def answer_schemas(
     listed: str = "",
     turn: bool = False,
 ) -> tuple[type[StatementVerdict], type[BaseModel], type[BaseModel]]:
-    """A ``"yes"`` / ``"no"`` verdict (``name``, its ``doc`` and ``spellings`` as
-    :class:`StatementVerdict` says, with a ``turn`` where ``turn``), the verdict answer
-    (``<name>s``) and the one-call answer (``one_call``, ``described``: the judge's
-    ``listed`` items first, where it lists them), named and described as the judge reads
-    them in their schemas."""
+    """A ``"yes"`` / ``"no"`` :class:`StatementVerdict` (``name``, ``doc``, ``spellings``, a
+    ``turn`` where ``turn``), its verdict answer (``<name>s``) and the one-call answer
+    (``one_call``, ``described``: the ``listed`` items first, where the judge lists them)."""
     fields: dict[str, Any] = {"verdict": (Literal["yes", "no"], ...)}
     if turn:
         fields["turn"] = (int | None, None)

@@ -53,7 +53,6 @@ IntentionVerdict, IntentionVerdicts, CompletenessOneCallAnswer = answer_schemas(
     turn=True,
 )
 
-
 _RULES = """\
 For each thing the user asked for, read the assistant's replies from the turn it was \
 asked:

@@ -151,8 +151,7 @@ def _claims_step(max_chars: int, skip_if: Callable[[StepContext], bool]) -> Prom
 
 
 def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
-    """The conversation-hallucination scorer as data: the replies cut to ``max_chars``,
-    the tool results to ``max_context_chars``."""
+    """The scorer as data: the replies cut to ``max_chars``, the tool results to the other."""
 
     def context_block(ctx: StepContext) -> str:
         return context_for_judge(ctx, max_context_chars).block

@@ -60,7 +60,6 @@ RelevancyTurnVerdict, RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = answer
     "The one-call answer: one verdict per reply, and the reason.",
 )
 
-
 _RULES = """\
 Each reply in the <replies> block comes with its window: the turns just before it and \
 the user message it answers. Judge the reply against its window only:
@@ -117,8 +116,7 @@ def _count_reason(ctx: StepContext) -> str:
 
 
 def _spec(window: int, max_chars: int) -> JudgeSpec:
-    """The conversation-relevancy scorer as data, each reply shown with the ``window`` turns
-    before it, cut to ``max_chars`` in all."""
+    """The scorer as data, each reply shown with ``window`` turns, cut to ``max_chars``."""
     return JudgeSpec(
         name="conversation-relevancy",
         family="conversation",

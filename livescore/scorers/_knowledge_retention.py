@@ -54,7 +54,6 @@ RetentionVerdict, RetentionVerdicts, RetentionOneCallAnswer = answer_schemas(
     turn=True,
 )
 
-
 _RULES = """\
 For each fact the user gave, read the assistant's replies after the turn the fact comes \
 from:

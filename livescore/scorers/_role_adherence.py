@@ -51,7 +51,6 @@ RoleVerdict, RoleVerdicts, RoleOneCallAnswer = answer_schemas(
     "The one-call answer: one verdict per reply, and the reason.",
 )
 
-
 _RULES = """\
 Judge each assistant reply against the role in the <role> block, reading the \
 conversation around it:
@@ -76,8 +75,7 @@ def _count_reason(ctx: StepContext) -> str:
 
 
 def _spec(role: str | None, max_chars: int) -> JudgeSpec:
-    """The role-adherence scorer as data: the role given (else the agent's system prompt),
-    the transcript cut to ``max_chars``."""
+    """The scorer as data: ``role`` (else the system prompt), the transcript of ``max_chars``."""
 
     def role_of(ctx: StepContext) -> str:
         if role is not None:
