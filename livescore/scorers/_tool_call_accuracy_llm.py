@@ -51,15 +51,13 @@ class AvailableTool:
             AvailableTool(name='get_weather', description='the weather in a city')
         """
         name: object
-        description: object = ""
+        description: object
         if isinstance(tool, str):
             name, _, description = tool.partition(":")
         elif isinstance(tool, Mapping):
-            name = tool.get("name") or tool.get("id")
-            description = tool.get("description") or ""
+            name, description = tool.get("name") or tool.get("id"), tool.get("description")
         elif hasattr(tool, "name"):
-            name = tool.name
-            description = getattr(tool, "description", "") or ""
+            name, description = tool.name, getattr(tool, "description", "")
         elif callable(tool):
             name = getattr(tool, "__name__", "")
             description = (inspect.getdoc(tool) or "").split("\n", 1)[0]
@@ -70,7 +68,7 @@ class AvailableTool:
             )
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"an available tool has no name: {tool!r}")
-        return cls(name.strip(), str(description).strip())
+        return cls(name.strip(), str(description or "").strip())
 
 
 class ToolCallEvaluation(BaseModel):
