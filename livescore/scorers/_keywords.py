@@ -235,9 +235,8 @@ class KeywordExtractor:
         self._cache: dict[str, tuple[_Token, ...]] = {}
 
     def __repr__(self) -> str:
-        return (
-            f"KeywordExtractor(stemming={self.stemming}, compound_terms={len(self.compound_terms)})"
-        )
+        terms = len(self.compound_terms)
+        return f"KeywordExtractor(stemming={self.stemming}, compound_terms={terms})"
 
     def extract(self, text: str) -> Keywords:
         """The keywords of ``text`` (a ``TypeError`` if it is not a string)."""
@@ -274,18 +273,15 @@ class KeywordExtractor:
                 append(None)
                 after_break = True
         words = {key for key in terms if " " not in key}
-        if flagged:
-            matches: dict[int, tuple[str, ...]] = {}
-            for at in flagged:
-                hyphenated = tokens[at]
-                if hyphenated is not None and hyphenated.flag == _HYPHENATED:
-                    words.update(hyphenated.content)
-                else:
-                    term = self._term_at(tokens, at)
-                    if term is not None:
-                        matches[at] = term
-            if matches:
-                terms = self._merge(tokens, matches)
+        matches: dict[int, tuple[str, ...]] = {}
+        for at in flagged:
+            start = tokens[at]
+            if start is not None and start.flag == _HYPHENATED:
+                words.update(start.content)
+            elif (term := self._term_at(tokens, at)) is not None:
+                matches[at] = term
+        if matches:
+            terms = self._merge(tokens, matches)
         return Keywords(terms, frozenset(words), tokens)
 
     def _term_at(self, tokens: list[_Token | None], at: int) -> tuple[str, ...] | None:
