@@ -8,20 +8,7 @@ from typing import Any
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._conversation import (
-    answer_schemas,
-    because,
-    conversation_block,
-    digest_step,
-    every,
-    example,
-    faults,
-    judge_prompts,
-    listing,
-    needs_user_messages,
-    strip_turn,
-    turns_phrase,
-)
+from livescore.scorers import _conversation as conv
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
     JudgeSpec,
@@ -38,7 +25,7 @@ __all__ = (
     "create_conversation_completeness_scorer",
 )
 
-IntentionVerdict, IntentionVerdicts, CompletenessOneCallAnswer = answer_schemas(
+IntentionVerdict, IntentionVerdicts, CompletenessOneCallAnswer = conv.answer_schemas(
     "IntentionVerdict",
     """One intention's verdict: ``"yes"`` when the assistant satisfied it in some reply
     (``turn``: that reply's turn), ``"no"`` when it was left unanswered, dropped, or
@@ -65,15 +52,17 @@ Judge whether each request was met, not how well the replies are written."""
 
 
 def _count_reason(ctx: StepContext) -> str:
-    unmet, total = faults(ctx, "no")
+    unmet, total = conv.faults(ctx, "no")
     if not unmet:
-        return because(ctx, f"{every(total, 'request', 'requests')} of the user were met.")
+        return conv.because(
+            ctx, f"{conv.every(total, 'request', 'requests')} of the user were met."
+        )
     turns = ctx.flags["turns_at_fault"]
-    where = f" (asked in {turns_phrase(turns)})" if turns else ""
-    return because(
+    where = f" (asked in {conv.turns_phrase(turns)})" if turns else ""
+    return conv.because(
         ctx,
         f"{len(unmet)} of {total} requests of the user were left unmet{where}: "
-        + listing(strip_turn(str(v["statement"])) for v in unmet),
+        + conv.listing(conv.strip_turn(str(v["statement"])) for v in unmet),
     )
 
 
@@ -97,9 +86,9 @@ def _spec(max_chars: int) -> JudgeSpec:
         needs_items="the user asked for nothing: there is no request to complete",
         count_reason=_count_reason,
         # The user digest: the request knowledge retention and completeness share.
-        extract=lambda skip_if: digest_step("intentions", max_chars, skip_if=skip_if),
-        prompts=judge_prompts(
-            lambda ctx: (conversation_block(ctx, max_chars),),
+        extract=lambda skip_if: conv.digest_step("intentions", max_chars, skip_if=skip_if),
+        prompts=conv.judge_prompts(
+            lambda ctx: (conv.conversation_block(ctx, max_chars),),
             (IntentionVerdicts, CompletenessOneCallAnswer),
             check="conversation-completeness",
             noun="intention",
@@ -113,7 +102,7 @@ def _spec(max_chars: int) -> JudgeSpec:
             statement="the intention, copied",
             words='"yes" = satisfied, "no" = not',
             turn="the reply that satisfied it, or null",
-            examples=(example("yes", turn="2"), example("yes", turn="1")),
+            examples=(conv.example("yes", turn="2"), conv.example("yes", turn="1")),
             explain="naming what was left unmet and the turns it was asked in, or saying that "
             "everything was done",
             ask="Decide for each intention in the <intentions> block whether the assistant "
@@ -128,7 +117,9 @@ def _spec(max_chars: int) -> JudgeSpec:
             "everything was done.",
             attribute="satisfied",
         ),
-        nothing_to_judge=needs_user_messages("the conversation has no user message, so no request"),
+        nothing_to_judge=conv.needs_user_messages(
+            "the conversation has no user message, so no request"
+        ),
         conversation=ConversationPolicy(
             at_fault="turns whose requests were left unmet", counts=True
         ),

@@ -10,6 +10,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.runs import Conversation, get_run_context
+from livescore.scorers import _conversation as conv
 from livescore.scorers._claims import EXTRACT_SYSTEM, ExtractedClaims, extract_prompt
 from livescore.scorers._context import (
     DEFAULT_MAX_CONTEXT_CHARS,
@@ -17,21 +18,6 @@ from livescore.scorers._context import (
     context_for_judge,
     context_items,
     no_context_reason,
-)
-from livescore.scorers._conversation import (
-    answer_schemas,
-    because,
-    clip,
-    conversation_of,
-    every,
-    example,
-    faults,
-    item_turn,
-    judge_prompts,
-    listing,
-    messages,
-    turn_item,
-    turns_phrase,
 )
 from livescore.scorers._hallucination_prompts import _JUDGING_RULES
 from livescore.scorers._judge_spec import (
@@ -53,7 +39,7 @@ __all__ = (
 )
 
 ConversationClaimVerdict, ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer = (
-    answer_schemas(
+    conv.answer_schemas(
         "ConversationClaimVerdict",
         """One claim's verdict: ``"yes"`` when the tool results contradict it or do not back it
         (a hallucination), ``"no"`` when they back it.""",
@@ -81,7 +67,7 @@ def conversation_tool_results(conversation: Conversation, step: Any = None) -> l
     """
     found: list[str] = []
     for number, run in conversation.turns():
-        found.extend(turn_item(number, piece) for piece in get_run_context(run))
+        found.extend(conv.turn_item(number, piece) for piece in get_run_context(run))
     return found
 
 
@@ -92,21 +78,23 @@ any turn, earlier or later, may back or contradict a claim of any turn."""
 
 
 def _replies_text(conversation: Conversation, max_chars: int) -> str:
-    replies = messages(conversation, "assistant")
+    replies = conv.messages(conversation, "assistant")
     cap = max(200, max_chars // max(1, len(replies)))
-    return "\n".join(turn_item(n, clip(text, cap)) for n, text in replies)
+    return "\n".join(conv.turn_item(n, conv.clip(text, cap)) for n, text in replies)
 
 
 def _count_reason(ctx: StepContext) -> str:
-    bad, total = faults(ctx, "yes")
+    bad, total = conv.faults(ctx, "yes")
     if not bad:
-        return because(ctx, f"{every(total, 'claim is', 'claims are')} backed by the tool results.")
+        return conv.because(
+            ctx, f"{conv.every(total, 'claim is', 'claims are')} backed by the tool results."
+        )
     turns = ctx.flags["turns_at_fault"]
-    where = f" in {turns_phrase(turns)}" if turns else ""
-    return because(
+    where = f" in {conv.turns_phrase(turns)}" if turns else ""
+    return conv.because(
         ctx,
         f"{len(bad)} of {total} claims{where} are not backed by the tool results: "
-        + listing(str(v["statement"]) for v in bad),
+        + conv.listing(str(v["statement"]) for v in bad),
     )
 
 
@@ -115,7 +103,8 @@ def _replies(ctx: StepContext, max_chars: int) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] | None = ctx.state.get("replies")
     if found is None:
         found = ctx.state["replies"] = [
-            (n, text[:max_chars]) for n, text in messages(conversation_of(ctx), "assistant")
+            (n, text[:max_chars])
+            for n, text in conv.messages(conv.conversation_of(ctx), "assistant")
         ]
     return found
 
@@ -133,7 +122,7 @@ def _claims_step(max_chars: int, skip_if: Callable[[StepContext], bool]) -> Prom
         found = zip(_replies(ctx, max_chars), answers, strict=True)
         return {
             "claims": [
-                turn_item(number, claim)
+                conv.turn_item(number, claim)
                 for (number, _), answer in found
                 for claim in ExtractedClaims.model_validate(answer).claims
             ]
@@ -171,10 +160,12 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         description="Share of the claims of the agent's replies that the conversation's tool "
         "results do not back, from 0 to {scale}",
         always_explain=True,
-        no_items_reason=lambda ctx: because(ctx, "the agent's replies make no checkable claim."),
+        no_items_reason=lambda ctx: conv.because(
+            ctx, "the agent's replies make no checkable claim."
+        ),
         count_reason=_count_reason,
         extract=lambda skip_if: _claims_step(max_chars, skip_if),
-        prompts=judge_prompts(
+        prompts=conv.judge_prompts(
             lambda ctx: (context_block(ctx),),
             (ConversationClaimVerdicts, ConversationHallucinationOneCallAnswer),
             check="hallucination",
@@ -194,7 +185,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             words='"yes" = hallucinated, "no" = backed by the tool results',
             reason="one short sentence: the tool result that backs or contradicts the claim, or "
             "what is missing",
-            examples=(example("yes"), example("no")),
+            examples=(conv.example("yes"), conv.example("no")),
             explain="naming the turns whose replies hallucinate and what the tool results say "
             "instead, or saying that every claim is backed",
             ask="Decide for each claim in the <claims> block whether it is a hallucination, "
@@ -204,7 +195,7 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
             "explain.",
             one_call_blocks=lambda ctx: (
                 context_block(ctx),
-                block("output", _replies_text(conversation_of(ctx), max_chars)),
+                block("output", _replies_text(conv.conversation_of(ctx), max_chars)),
             ),
             found="A hallucination check of a conversation found {yes} of {total} claims of an "
             "AI assistant's replies hallucinated (contradicted by, or missing from, the tool "
@@ -226,7 +217,9 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
         },
         conversation=ConversationPolicy(
             at_fault="turns whose replies make unbacked claims",
-            turn=lambda verdict, claim: item_turn(str(verdict["statement"])) or item_turn(claim),
+            turn=lambda verdict, claim: (
+                conv.item_turn(str(verdict["statement"])) or conv.item_turn(claim)
+            ),
             counts=True,
         ),
     )

@@ -10,21 +10,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
 from livescore.runs import Run
-from livescore.scorers._conversation import (
-    answer_schemas,
-    because,
-    clip,
-    conversation_of,
-    every,
-    faults,
-    item_turn,
-    judge_prompts,
-    listing,
-    message,
-    reply_items,
-    turn_block,
-    turns_phrase,
-)
+from livescore.scorers import _conversation as conv
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
     JudgeSpec,
@@ -47,7 +33,7 @@ DEFAULT_WINDOW = 3
 """Turns before a reply that its relevance is judged against (besides the message it
 answers)."""
 
-RelevancyTurnVerdict, RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = answer_schemas(
+RelevancyTurnVerdict, RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer = conv.answer_schemas(
     "RelevancyTurnVerdict",
     """One reply's verdict: ``"yes"`` when it is relevant to its window (it answers the
     message it replies to, in the light of the turns before it), ``"no"`` when it is beside
@@ -72,28 +58,28 @@ Judge relevance only, not correctness or style."""
 
 def _replies_block(ctx: StepContext, window: int, max_chars: int) -> str:
     """The ``<replies>`` block: each reply with its ``window`` turns, cut to ``max_chars``."""
-    conversation, items = conversation_of(ctx), ctx.preprocess_step_result["replies"]
+    conversation, items = conv.conversation_of(ctx), ctx.preprocess_step_result["replies"]
     runs = dict(conversation.turns())
     cap = max(200, max_chars // max(1, len(items) * (2 * window + 2)))
 
     def said(run: Run, role: Literal["user", "assistant"]) -> str:
-        return quote(clip(message(run, role), cap))
+        return quote(conv.clip(conv.message(run, role), cap))
 
     parts = []
     for index, item in enumerate(items, start=1):
-        turn = item_turn(item)
+        turn = conv.item_turn(item)
         run = runs.get(turn) if turn is not None else None
         if turn is None or run is None:
             continue
         window_turns = [
-            turn_block(earlier, said(runs[earlier], "user"), said(runs[earlier], "assistant"))
+            conv.turn_block(earlier, said(runs[earlier], "user"), said(runs[earlier], "assistant"))
             for earlier in range(max(conversation.first_turn, turn - window), turn)
         ]
         lines = [
             f'<reply index="{index}" item="{quote(item).replace(chr(34), chr(39))}">',
             "<window>",
             *window_turns,
-            turn_block(turn, said(run, "user")),
+            conv.turn_block(turn, said(run, "user")),
             "</window>",
             f"<assistant>{said(run, 'assistant')}</assistant>",
             "</reply>",
@@ -103,15 +89,17 @@ def _replies_block(ctx: StepContext, window: int, max_chars: int) -> str:
 
 
 def _count_reason(ctx: StepContext) -> str:
-    off, total = faults(ctx, "no")
+    off, total = conv.faults(ctx, "no")
     if not off:
-        return because(ctx, f"{every(total, 'reply fits', 'replies fit')} the turns before them.")
+        return conv.because(
+            ctx, f"{conv.every(total, 'reply fits', 'replies fit')} the turns before them."
+        )
     turns = ctx.flags["turns_at_fault"]
-    where = turns_phrase(turns) if turns else f"{len(off)} replies"
-    return because(
+    where = conv.turns_phrase(turns) if turns else f"{len(off)} replies"
+    return conv.because(
         ctx,
         f"the replies of {where} ({len(off)} of {total}) are beside the point: "
-        + listing(str(v["reason"]) for v in off),
+        + conv.listing(str(v["reason"]) for v in off),
     )
 
 
@@ -134,7 +122,7 @@ def _spec(window: int, max_chars: int) -> JudgeSpec:
         always_explain=True,
         needs_items="the agent made no reply in this conversation",
         count_reason=_count_reason,
-        prompts=judge_prompts(
+        prompts=conv.judge_prompts(
             lambda ctx: (_replies_block(ctx, window, max_chars),),
             (RelevancyTurnVerdicts, TurnRelevancyOneCallAnswer),
             check="conversation-relevancy",
@@ -159,7 +147,7 @@ def _spec(window: int, max_chars: int) -> JudgeSpec:
             attribute="relevant",
             lists_items=False,
         ),
-        items_of=reply_items,
+        items_of=conv.reply_items,
         conversation=ConversationPolicy(at_fault="turns whose replies are beside the point"),
     )
 

@@ -8,19 +8,7 @@ from typing import Any
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._conversation import (
-    answer_schemas,
-    because,
-    conversation_block,
-    digest_step,
-    every,
-    example,
-    faults,
-    judge_prompts,
-    listing,
-    needs_user_messages,
-    turns_phrase,
-)
+from livescore.scorers import _conversation as conv
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
     JudgeSpec,
@@ -38,7 +26,7 @@ __all__ = (
 )
 
 
-RetentionVerdict, RetentionVerdicts, RetentionOneCallAnswer = answer_schemas(
+RetentionVerdict, RetentionVerdicts, RetentionOneCallAnswer = conv.answer_schemas(
     "RetentionVerdict",
     """One fact's verdict: ``"yes"`` when a later reply of the assistant forgets the fact
     (asks for it again, or goes on as if it had not been said) or contradicts it; ``"no"``
@@ -66,15 +54,15 @@ Judge memory only: whether a reply is correct or helpful otherwise does not matt
 
 
 def _count_reason(ctx: StepContext) -> str:
-    forgotten, total = faults(ctx, "yes")
+    forgotten, total = conv.faults(ctx, "yes")
     if not forgotten:
-        return because(ctx, f"{every(total, 'fact', 'facts')} the user gave are kept.")
+        return conv.because(ctx, f"{conv.every(total, 'fact', 'facts')} the user gave are kept.")
     turns = ctx.flags["turns_at_fault"]
-    where = f"{turns_phrase(turns)} forget or contradict" if turns else "replies forget"
-    return because(
+    where = f"{conv.turns_phrase(turns)} forget or contradict" if turns else "replies forget"
+    return conv.because(
         ctx,
         f"{where} {len(forgotten)} of {total} facts the user gave: "
-        + listing(str(v["statement"]) for v in forgotten),
+        + conv.listing(str(v["statement"]) for v in forgotten),
     )
 
 
@@ -98,9 +86,9 @@ def _spec(max_chars: int) -> JudgeSpec:
         needs_items="the user gave no facts for the assistant to retain",
         count_reason=_count_reason,
         # The user digest: the request knowledge retention and completeness share.
-        extract=lambda skip_if: digest_step("facts", max_chars, skip_if=skip_if),
-        prompts=judge_prompts(
-            lambda ctx: (conversation_block(ctx, max_chars),),
+        extract=lambda skip_if: conv.digest_step("facts", max_chars, skip_if=skip_if),
+        prompts=conv.judge_prompts(
+            lambda ctx: (conv.conversation_block(ctx, max_chars),),
             (RetentionVerdicts, RetentionOneCallAnswer),
             check="knowledge-retention",
             noun="fact",
@@ -113,7 +101,7 @@ def _spec(max_chars: int) -> JudgeSpec:
             statement="the fact, copied",
             words='"yes" = forgotten or contradicted later, "no" = kept',
             turn="the first reply at fault, or null",
-            examples=(example("no", turn="null"), example("no", turn="null")),
+            examples=(conv.example("no", turn="null"), conv.example("no", turn="null")),
             explain="naming the turns that forget or contradict what the user said, or saying "
             "that nothing was forgotten",
             ask="Decide for each fact in the <facts> block whether a later reply of the "
@@ -127,7 +115,9 @@ def _spec(max_chars: int) -> JudgeSpec:
             "was forgotten.",
             attribute="forgotten",
         ),
-        nothing_to_judge=needs_user_messages("the conversation has no user message, so no facts"),
+        nothing_to_judge=conv.needs_user_messages(
+            "the conversation has no user message, so no facts"
+        ),
         conversation=ConversationPolicy(
             at_fault="turns that forget or contradict a fact",
             turn=lambda verdict, item: verdict.get("turn"),

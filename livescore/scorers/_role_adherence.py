@@ -8,18 +8,7 @@ from typing import Any
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._conversation import (
-    answer_schemas,
-    because,
-    conversation_block,
-    conversation_of,
-    every,
-    faults,
-    judge_prompts,
-    listing,
-    reply_items,
-    turns_phrase,
-)
+from livescore.scorers import _conversation as conv
 from livescore.scorers._judge_spec import (
     ConversationPolicy,
     JudgeSpec,
@@ -38,7 +27,7 @@ __all__ = (
     "create_role_adherence_scorer",
 )
 
-RoleVerdict, RoleVerdicts, RoleOneCallAnswer = answer_schemas(
+RoleVerdict, RoleVerdicts, RoleOneCallAnswer = conv.answer_schemas(
     "RoleVerdict",
     """One reply's verdict: ``"yes"`` when it stays in the assistant's role, ``"no"`` when
     it leaves it (another persona, a task the role excludes, a tone or rule the role
@@ -63,14 +52,15 @@ Judge the role only, not whether the reply is correct."""
 
 
 def _count_reason(ctx: StepContext) -> str:
-    out, total = faults(ctx, "no")
+    out, total = conv.faults(ctx, "no")
     if not out:
-        return because(ctx, f"{every(total, 'reply stays', 'replies stay')} in role.")
+        return conv.because(ctx, f"{conv.every(total, 'reply stays', 'replies stay')} in role.")
     turns = ctx.flags["turns_at_fault"]
-    where = turns_phrase(turns) if turns else f"{len(out)} replies"
-    return because(
+    where = conv.turns_phrase(turns) if turns else f"{len(out)} replies"
+    return conv.because(
         ctx,
-        f"{where} of {total} replies leave the role: " + listing(str(v["reason"]) for v in out),
+        f"{where} of {total} replies leave the role: "
+        + conv.listing(str(v["reason"]) for v in out),
     )
 
 
@@ -80,7 +70,7 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
     def role_of(ctx: StepContext) -> str:
         if role is not None:
             return role
-        for run in conversation_of(ctx).runs:
+        for run in conv.conversation_of(ctx).runs:
             found = find_system_prompt(run)
             if found:
                 return found
@@ -90,11 +80,11 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
 
     def shown_role(ctx: StepContext) -> tuple[str, str]:
         """The ``<role>`` block and the transcript."""
-        return block("role", role_of(ctx)), conversation_block(ctx, max_chars)
+        return block("role", role_of(ctx)), conv.conversation_block(ctx, max_chars)
 
     def replies(ctx: StepContext) -> list[str]:
         role_of(ctx)  # before any call: no role, not scorable
-        return reply_items(ctx)
+        return conv.reply_items(ctx)
 
     return JudgeSpec(
         name="role-adherence",
@@ -112,7 +102,7 @@ def _spec(role: str | None, max_chars: int) -> JudgeSpec:
         always_explain=True,
         needs_items="the agent made no reply in this conversation",
         count_reason=_count_reason,
-        prompts=judge_prompts(
+        prompts=conv.judge_prompts(
             shown_role,
             (RoleVerdicts, RoleOneCallAnswer),
             check="role-adherence",
