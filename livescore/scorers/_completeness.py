@@ -4,7 +4,6 @@ judge)."""
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -120,16 +119,19 @@ def _names(text: str) -> list[str]:
         words = [t for t in tokens if t[0].isalpha()]
         if len(words) >= 4 and sum(w[0].isupper() for w in words) >= 0.8 * len(words):
             continue  # a title or a heading: capitals say nothing there
-        sentence_start = True
-        # Runs of capitalised words are names; a sentence starts after . ! ? (other marks
-        # leave that as it was).
-        for capitalised, group in itertools.groupby(tokens, key=lambda token: token[0].isupper()):
-            run = list(group)
-            if capitalised and (name := _name_from_run(run, sentence_start, stop)):
-                names.setdefault(name)
-            marks = [token for token in run if token[0].isalpha() or token in _SENTENCE_BREAKS]
-            if marks:
-                sentence_start = marks[-1] in _SENTENCE_BREAKS
+        run: list[str] = []  # capitalised words in a row: a name when two or more
+        run_starts_sentence = sentence_start = True
+        for token in [*tokens, "."]:  # the "." ends the last run
+            if token[0].isalpha() and token[0].isupper():
+                if not run:
+                    run_starts_sentence = sentence_start
+                run.append(token)
+            elif run:
+                if name := _name_from_run(run, run_starts_sentence, stop):
+                    names.setdefault(name)
+                run = []
+            if token[0].isalpha() or token in _SENTENCE_BREAKS:
+                sentence_start = token in _SENTENCE_BREAKS
     return list(names)
 
 
