@@ -8,13 +8,7 @@ from typing import Any
 
 from livescore.otel import attributes as A
 from livescore.runs import get_run_context
-from livescore.scorers._prompting import (
-    RenderedContext,
-    data_rule,
-    explain_system,
-    quote,
-    render_context,
-)
+from livescore.scorers._prompting import RenderedContext, data_rule, quote, render_context
 from livescore.scoring import ContextFunction, NotScorable, StepContext
 
 __all__ = (
@@ -163,19 +157,11 @@ def pieces_of(
 
 
 def pieces_systems(
-    check: str,
-    task: str,
-    rules: str,
-    tags: Sequence[str],
-    *,
-    returned: str,
-    example: str,
-    each: str,
-    on: str,
-) -> tuple[str, str, str]:
-    """A context scorer's system prompts (verdicts, reason, one call), in its own words: what
-    the judge does (``task``), the verdict answer (``returned``, and its JSON ``example``),
-    the one-call answer's verdicts (``each``), and what the reason is ``on``."""
+    task: str, rules: str, tags: Sequence[str], *, returned: str, example: str, each: str, on: str
+) -> tuple[str, str]:
+    """A context scorer's verdict and one-call system prompts, in its own words: what the
+    judge does (``task``), the verdict answer (``returned``, and its JSON ``example``), the
+    one-call answer's verdicts (``each``), and what the reason is ``on``."""
     rule = data_rule(tags)
     verdict = f"{task}.\n\n{rules}\n\n{rule}\n\n{returned}\n\nAnswer with JSON only: {example}"
     one_call = (
@@ -183,7 +169,7 @@ def pieces_systems(
         f"or three sentences for the developer on {on}. Do not give a numeric score.\n\n{rule}"
         f'\n\nAnswer with JSON only: {example[:-1]}, "reason": "..."}}'
     )
-    return verdict, explain_system(check, tags), one_call
+    return verdict, one_call
 
 
 def pieces_reason(

@@ -30,13 +30,8 @@ from livescore.scorers._judge_spec import (
     judge_catalog_entry,
     judge_scorer,
 )
-from livescore.scorers._judged import (
-    JudgeMode,
-    fmt,
-    ground_truth_text,
-    optional_user_text,
-)
-from livescore.scorers._prompting import block
+from livescore.scorers._judged import JudgeMode, fmt, ground_truth_text, optional_user_text
+from livescore.scorers._prompting import block, explain_system
 from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -105,8 +100,8 @@ Judge each piece on its own, by its content, whatever its position."""
 
 _ON = "which pieces help and where they come in the order"
 
-VERDICT_SYSTEM, REASON_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
-    "context-precision",
+REASON_SYSTEM = explain_system("context-precision", _TAGS)
+VERDICT_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
     "You judge which pieces of the context an AI agent received are useful for a reference "
     "answer to a question",
     _RULES,
@@ -248,10 +243,8 @@ def create_context_precision_scorer(
     (× ``scale``) when every useful piece precedes every other one, lower as useful pieces
     sink, 0 when none is useful. Higher is better.
 
-    Args:
-        context: Static context pieces, in order.
-
-    The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
+    Its arguments are those of :func:`~livescore.scorers.judge_scorer` (``context``: the
+    pieces, in order).
 
     Returns:
         A scorer whose ``analyze_step_result["verdicts"]`` holds ``{"context_index",

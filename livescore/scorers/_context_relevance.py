@@ -32,7 +32,7 @@ from livescore.scorers._judge_spec import (
     judge_scorer,
 )
 from livescore.scorers._judged import JudgeMode, check_fraction, fmt
-from livescore.scorers._prompting import block, quote
+from livescore.scorers._prompting import block, explain_system, quote
 from livescore.scorers._verdicts import spelling_validator
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
@@ -101,8 +101,8 @@ _EACH = (
 )
 _ON = "how relevant and how used the context was, and what was missing"
 
-ANALYZE_SYSTEM, REASON_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
-    "context-relevance",
+REASON_SYSTEM = explain_system("context-relevance", _TAGS)
+ANALYZE_SYSTEM, ONE_CALL_SYSTEM = pieces_systems(
     "You judge whether the context an AI agent received was relevant to the question it "
     "answered, and whether its answer used it",
     _RULES,

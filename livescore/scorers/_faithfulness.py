@@ -1,5 +1,4 @@
-"""The faithfulness scorer: the share of the output's claims that the context backs (the
-grounding spec of :class:`~livescore.scorers._hallucination_prompts.ClaimsWording`)."""
+"""The faithfulness scorer: the share of the output's claims that the context backs."""
 
 from __future__ import annotations
 
@@ -181,10 +180,8 @@ def create_faithfulness_scorer(
     extracted once.
 
     Args:
-        scale: The score when the context backs every claim.
-        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three calls),
-            ``"one_call"`` or ``"logprob"`` (the judge's probability that the context backs
-            every claim, × scale: see the grounding docs page).
+        judge_mode: As :func:`~livescore.scorers.judge_scorer`'s; ``"logprob"`` scores the
+            judge's probability that the context backs every claim, × ``scale``.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 

@@ -1,5 +1,4 @@
-"""The hallucination scorer: the share of the output's claims that the context does not back
-(the grounding spec of :class:`~livescore.scorers._hallucination_prompts.ClaimsWording`)."""
+"""The hallucination scorer: the share of the output's claims that the context does not back."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ __all__ = (
     "hallucination_label",
 )
 
-HALLUCINATION_LABELS = DEFECT_LABELS
-"""Every label :func:`hallucination_label` can return, from best to worst."""
+HALLUCINATION_LABELS = DEFECT_LABELS  # every label hallucination_label gives, best first
 
 # Spellings judges use for a verdict. Anything else is rejected and the judge asked again.
 _SPELLINGS = {
@@ -152,10 +150,8 @@ def create_hallucination_scorer(
     are not hallucinations; subjective claims are, unless the context states them.
 
     Args:
-        scale: The score of a fully hallucinated output.
-        judge_mode: ``"three_step"`` (claims, verdicts, reason: up to three calls),
-            ``"one_call"`` or ``"logprob"`` (the judge's probability that the output makes
-            an unsupported claim, × scale: see the grounding docs page).
+        judge_mode: As :func:`~livescore.scorers.judge_scorer`'s; ``"logprob"`` scores the
+            judge's probability that the output makes an unsupported claim, × ``scale``.
 
     The other arguments are those of :func:`~livescore.scorers.judge_scorer`.
 
