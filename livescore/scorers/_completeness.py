@@ -229,12 +229,9 @@ class _Completeness:
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
         elements = ctx.state["elements"]
         missing = _missing(elements, ctx.output_text)
-        covered = len(elements) - len(missing)
-        return {
-            "total_elements": len(elements),
-            "covered_elements": covered,
-            "missing_elements": missing,
-        }
+        total = len(elements)
+        covered = total - len(missing)
+        return {"total_elements": total, "covered_elements": covered, "missing_elements": missing}
 
     def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result

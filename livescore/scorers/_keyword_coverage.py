@@ -147,14 +147,11 @@ class _KeywordCoverage:
     def analyze(self, ctx: StepContext) -> dict[str, Any]:
         ref, response = ctx.state["keyword_coverage"]
         missing = sorted(form for key, form in ref.terms.items() if not response.covers(key))
-        matched = len(ref) - len(missing)
-        ctx.attributes[A.LIVESCORE_KEYWORDS_TOTAL] = len(ref)
+        total = len(ref)
+        matched = total - len(missing)
+        ctx.attributes[A.LIVESCORE_KEYWORDS_TOTAL] = total
         ctx.attributes[A.LIVESCORE_KEYWORDS_MATCHED] = matched
-        return {
-            "total_keywords": len(ref),
-            "matched_keywords": matched,
-            "missing_keywords": missing,
-        }
+        return {"total_keywords": total, "matched_keywords": matched, "missing_keywords": missing}
 
     def generate_score(self, ctx: StepContext) -> float:
         analysis = ctx.analyze_step_result
