@@ -4,15 +4,12 @@ own: the share of the answer's statements that address the question."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
-
-from pydantic import BaseModel
 
 from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.judges import Judge
 from livescore.pii import RedactSpec
-from livescore.scorers._claims import Claims
 from livescore.scorers._judge_spec import (
     JudgePrompts,
     JudgeSpec,
@@ -31,7 +28,7 @@ from livescore.scorers._prompting import (
     verdict_blocks,
 )
 from livescore.scorers._verdicts import StatementVerdict, tally
-from livescore.scoring import CalibrationSpec, Scorer, StepContext
+from livescore.scoring import CalibrationSpec, NotScorable, PromptStep, Scorer, StepContext
 
 __all__ = (
     "ANSWER_RELEVANCY",
@@ -56,12 +53,6 @@ _SPELLINGS = {
         "unknown",
     ),
 }
-
-
-class ExtractedStatements(BaseModel):
-    """The statement-extraction answer: ``{"statements": [...]}`` (blanks dropped)."""
-
-    statements: Claims
 
 
 class RelevancyVerdict(StatementVerdict):
@@ -141,11 +132,18 @@ Answer with JSON only: {{"statements": ["..."], "verdicts": [{{"statement": "...
 "verdict": "yes", "reason": "..."}}], "reason": "..."}}"""
 
 
-def _extract_prompt(shown: Shown) -> str:
-    return (
-        "List the statements of the text in the <output> block.\n\n"
-        f"{block('output', shown.output)}\n\n"
-        'Answer with JSON only: {"statements": [...]}.'
+def _extract(skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+    return PromptStep(
+        description="Extract the statements the answer states",
+        output_schema=ExtractedStatements,
+        system=EXTRACT_SYSTEM,
+        create_prompt=lambda ctx: (
+            "List the statements of the text in the <output> block.\n\n"
+            f"{block('output', ctx.output_text)}\n\n"
+            'Answer with JSON only: {"statements": [...]}.'
+        ),
+        skip_if=skip_if,
+        skip_result=lambda ctx: {"statements": []},
     )
 
 
@@ -183,6 +181,14 @@ def _one_call_prompt(shown: Shown) -> str:
     )
 
 
+def _nothing_to_judge(ctx: StepContext) -> bool:
+    if not ctx.input_text.strip():  # checked before any call, as is the answer
+        raise NotScorable("the input is empty: there is no question to judge relevance against")
+    if not ctx.output_text.strip():
+        raise NotScorable("the output is empty: there are no statements to judge")
+    return False
+
+
 def _count_reason(ctx: StepContext) -> str:
     verdicts = ctx.analyze_step_result["verdicts"]
     counts = tally(verdicts)
@@ -218,14 +224,11 @@ ANSWER_RELEVANCY = JudgeSpec(
     description="Share of the answer's statements relevant to the question (partly relevant "
     "ones count {weight}), from 0 to {scale}",
     always_explain=True,
-    needs_question="the input is empty: there is no question to judge relevance against",
-    empty_output="the output is empty: there are no statements to judge",
+    nothing_to_judge=_nothing_to_judge,
     needs_items="the output makes no statements the judge could find, so its relevance "
     "cannot be measured",
+    extract=_extract,
     prompts=JudgePrompts(
-        extract_system=EXTRACT_SYSTEM,
-        extract=_extract_prompt,
-        extract_schema=ExtractedStatements,
         verdict_system=VERDICT_SYSTEM,
         reason_system=REASON_SYSTEM,
         one_call_system=ONE_CALL_SYSTEM,
@@ -237,7 +240,7 @@ ANSWER_RELEVANCY = JudgeSpec(
 )
 """The answer relevancy spec; its factory sets the weight of a partly relevant statement."""
 
-RelevancyVerdicts = judge_schemas(ANSWER_RELEVANCY)[0]
+RelevancyVerdicts, _, ExtractedStatements = judge_schemas(ANSWER_RELEVANCY)
 
 
 # -- the scorer -------------------------------------------------------------------------------

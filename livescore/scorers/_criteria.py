@@ -22,7 +22,7 @@ from livescore.scorers._judge_spec import (
     judge_catalog_entry,
     judge_scorer,
 )
-from livescore.scorers._judged import JudgeMode, check_fraction, fmt, optional_user_text
+from livescore.scorers._judged import JudgeMode, check_fraction, fmt
 from livescore.scorers._prompting import block, data_rule, item_blocks, one_per_item, verdict_blocks
 from livescore.scorers._verdicts import StatementVerdict, tally
 from livescore.scoring import CalibrationSpec, PromptStep, Scorer, StepContext
@@ -262,21 +262,21 @@ def _text_output(ctx: StepContext) -> bool:
     return False  # an empty answer is judged too: it meets no check
 
 
-def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int) -> JudgeSpec:
-    """The criteria scorer as data: the rubric's checks, else those the judge derives."""
+def _answer(shown: Shown) -> str:
+    asked = f"{block('question', shown.question)}\n\n" if shown.question else ""
+    return f"{asked}{block('output', shown.output)}"
 
-    def answer(shown: Shown) -> str:
-        question = optional_user_text(shown.ctx.run, max_chars)
-        asked = f"{block('question', question)}\n\n" if question else ""
-        return f"{asked}{block('output', shown.output)}"
+
+def _spec(criteria: str, fixed: list[str] | None, weight: float) -> JudgeSpec:
+    """The criteria scorer as data: the rubric's checks, else those the judge derives."""
 
     def one_call_prompt(shown: Shown) -> str:
         if fixed is not None:
             checks = shown.ctx.preprocess_step_result["checks"]
-            return _checklist_prompt(answer(shown), checks, explain=True)
+            return _checklist_prompt(_answer(shown), checks, explain=True)
         return (
             f"Review the answer in the <output> block against this criterion: {criteria}"
-            f"\n\n{answer(shown)}\n\n"
+            f"\n\n{_answer(shown)}\n\n"
             'Answer with JSON only: {"checks": [...], "verdicts": [...], "reason": "..."}.'
         )
 
@@ -310,7 +310,7 @@ def _spec(criteria: str, fixed: list[str] | None, weight: float, max_chars: int)
             verdict_system=VERDICT_SYSTEM,
             reason_system=REASON_SYSTEM,
             one_call_system=ONE_CALL_SYSTEM if fixed is None else RUBRIC_ONE_CALL_SYSTEM,
-            verdict=lambda shown: _checklist_prompt(answer(shown), shown.items),
+            verdict=lambda shown: _checklist_prompt(_answer(shown), shown.items),
             reason=lambda shown: _reason_prompt(criteria, shown),
             one_call=one_call_prompt,
             verdicts_schema=CriteriaVerdicts,
@@ -387,11 +387,11 @@ def create_criteria_scorer(
         raise ValueError("criteria is empty: say what a good answer does, in plain words")
     fixed = parse_rubric(rubric) if rubric is not None else None
     weight = check_fraction(partial_weight, name="partial_weight")
-    return judge_scorer(_spec(criteria.strip(), fixed, weight, max_text_chars), **arguments)
+    return judge_scorer(_spec(criteria.strip(), fixed, weight), **arguments)
 
 
 _build = judge_catalog_entry(
-    _spec("", None, 0.5, DEFAULT_MAX_TEXT_CHARS),  # its catalog facts hold for any criterion
+    _spec("", None, 0.5),  # its catalog facts hold for any criterion
     create_criteria_scorer,
     argument="CRITERION: what a good answer does, in plain words",
     keyword="criteria",

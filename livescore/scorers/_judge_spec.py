@@ -129,8 +129,7 @@ class JudgeSpec:
         no_items_reason: ``ctx -> reason`` with no items; ``count_reason``: from the counts.
         weights: What a verdict word counts in a higher-is-better score, where not 1 (0 for a
             defect word): a partly relevant statement's ``{"unsure": 0.3}``.
-        needs_question: Why a run without a question is not scorable (before any call);
-            ``empty_output`` and ``needs_items``: an empty answer, one without items.
+        needs_items: Why a run without items is not scorable.
         conversation: What makes it a conversation scorer.
         items_of: ``ctx -> items`` made in code from the run, in place of ``split``; it may
             raise ``NotScorable`` before any call.
@@ -176,8 +175,6 @@ class JudgeSpec:
     no_items_reason: Callable[[StepContext], str] | None = None
     count_reason: Callable[[StepContext], str] | None = None
     weights: Mapping[str, float] | None = None
-    needs_question: str = ""
-    empty_output: str = ""
     needs_items: str = ""
     conversation: ConversationPolicy | None = None
     nothing_to_judge: Callable[[StepContext], bool] | None = None
@@ -227,10 +224,11 @@ class JudgeSpec:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Shown:
-    """What a prompt shows the judge: the answer, the items (verdict prompt), the question
-    (for a spec that shows or needs it, else ``""``), the context block (for a grounded
-    spec), the verdicts and the score as the reason starts with it (reason prompt), the
-    scale, and the step's context for a prompt that shows more (a conversation's turns)."""
+    """What a prompt shows the judge: the answer, the items (verdict prompt), the user's
+    message cut to the scorer's ``max_text_chars`` (``""`` without one), the context block
+    (for a grounded spec), the verdicts and the score as the reason starts with it (reason
+    prompt), the scale, and the step's context for a prompt that shows more (a
+    conversation's turns)."""
 
     output: str
     items: Sequence[str]
@@ -252,8 +250,6 @@ class JudgePrompts:
         verdicts_field: The verdict answer's list, where it is not ``"verdicts"``.
         preprocess_fields: The one-call answer's fields that belong to the preprocess
             result beside the items (answer similarity's ``output_units``).
-        extract_system, extract, extract_schema: The item list's system prompt, ``shown ->
-            prompt`` and schema, for a spec whose judge lists the items with its own prompts.
     """
 
     verdict_system: str
@@ -266,9 +262,6 @@ class JudgePrompts:
     verdicts_schema: type[BaseModel] | None = None
     verdicts_field: str = "verdicts"
     preprocess_fields: tuple[str, ...] = ()
-    extract_system: str = ""
-    extract: Callable[[Shown], str] | None = None
-    extract_schema: type[BaseModel] | None = None
 
 
 def _named_turn(verdict: Mapping[str, Any], item: str) -> int | None:
@@ -349,14 +342,12 @@ def _answer(name: str, doc: str, **fields: Any) -> type[BaseModel]:
 
 def _prompts(spec: JudgeSpec) -> JudgePrompts:
     """The spec's prompts and answer schemas: its own, the derived ones where it has none."""
-    extract_schema, verdicts_schema, one_call_schema = _schemas(
+    _, verdicts_schema, one_call_schema = _schemas(
         spec.verdict, spec.items, spec.noun, listed=spec.listed
     )
     own = spec.prompts or _derived_prompts(spec)
     return dataclasses.replace(
         own,
-        extract=own.extract or (lambda shown: _extract_prompt(spec, shown.ctx)),
-        extract_schema=own.extract_schema or extract_schema,
         verdicts_schema=own.verdicts_schema or verdicts_schema,
         one_call_schema=own.one_call_schema or one_call_schema,
     )
@@ -410,7 +401,6 @@ def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
         f"two or three sentences for the developer that quote what is {defect}, or say "
         "that nothing is. Do not give a numeric score."
     )
-    extract_system = ""
     if not listed:
         one_call_system = (
             f"You review {subject} for {spec.check}, and give your verdicts and an "
@@ -420,11 +410,6 @@ def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
             f'Answer with JSON only: {{"verdicts": [{verdict_json}], "reason": "..."}}'
         )
     else:
-        extract_system = (
-            f"You list the {items} a text states, for a {spec.check} review.\n\n"
-            f"{spec.item_rules}\n\n{rule}\n\n"
-            f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
-        )
         one_call_system = (
             f"You review an AI system's answer for {spec.check} in three moves, and give all "
             "three in one JSON answer.\n\n"
@@ -435,7 +420,6 @@ def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
             '"reason": "..."}'
         )
     return JudgePrompts(
-        extract_system=extract_system,
         verdict_system=(
             f"You review {subject} for {spec.check}.\n\n{spec.rules}\n\n{rule}\n\n"
             f"Return exactly one verdict per {noun}, in the order given. Each verdict has "
@@ -451,12 +435,16 @@ def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
     )
 
 
-def judge_schemas(spec: JudgeSpec) -> tuple[type[BaseModel], type[BaseModel]]:
-    """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer."""
+def judge_schemas(
+    spec: JudgeSpec,
+) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel] | None]:
+    """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer,
+    and the item list where the judge lists the items."""
     made = _prompts(spec)
     assert made.verdicts_schema is not None  # _prompts fills both
     assert made.one_call_schema is not None
-    return made.verdicts_schema, made.one_call_schema
+    listing = _schemas(spec.verdict, spec.items, spec.noun, listed=spec.listed)[0]
+    return made.verdicts_schema, made.one_call_schema, listing
 
 
 def _items_part(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> str:
@@ -514,11 +502,24 @@ def _one_call_prompt(spec: JudgeSpec, ctx: StepContext) -> str:
     )
 
 
-def _extract_prompt(spec: JudgeSpec, ctx: StepContext) -> str:
-    return (
-        f"List the {spec.items} the text in the <output> block states.\n\n"
-        f"{block('output', ctx.output_text)}\n\n"
-        f'Answer with JSON only: {{"{spec.items}": [...]}}.'
+def _listing(spec: JudgeSpec, skip_if: Callable[[StepContext], bool]) -> PromptStep[Any]:
+    """The derived preprocess step of a judge that lists the items."""
+    items, rule = spec.items, data_rule(("output", spec.items, spec.noun, "verdicts", "verdict"))
+    return PromptStep(
+        description=f"Extract the {items} the answer states",
+        output_schema=judge_schemas(spec)[2],
+        system=(
+            f"You list the {items} a text states, for a {spec.check} review.\n\n"
+            f"{spec.item_rules}\n\n{rule}\n\n"
+            f'Answer with JSON only: {{"{items}": ["...", "..."]}}'
+        ),
+        create_prompt=lambda ctx: (
+            f"List the {items} the text in the <output> block states.\n\n"
+            f"{block('output', ctx.output_text)}\n\n"
+            f'Answer with JSON only: {{"{items}": [...]}}.'
+        ),
+        skip_if=skip_if,
+        skip_result=lambda ctx: {items: []},
     )
 
 
@@ -764,17 +765,7 @@ class _Judging:
             return lambda ctx: {key: made(ctx)}
         if spec.extract is not None:
             return spec.extract(skip_if=self.nothing_to_judge)
-        prompt = self.prompts.extract
-        assert self.prompts.extract_schema is not None  # the judge lists the items
-        assert prompt is not None
-        return PromptStep(
-            description=f"Extract the {key} the answer states",
-            output_schema=self.prompts.extract_schema,
-            system=self.prompts.extract_system,
-            create_prompt=lambda ctx: prompt(self.shown(ctx)),
-            skip_if=self.nothing_to_judge,
-            skip_result=lambda ctx: {key: []},
-        )
+        return _listing(spec, self.nothing_to_judge)
 
     def items(self, ctx: StepContext) -> list[str]:
         found: list[str] = ctx.preprocess_step_result[self.key]
@@ -844,15 +835,11 @@ class _Judging:
         spec = self.spec
         if spec.nothing_to_judge is not None:
             return spec.nothing_to_judge(ctx)
-        if spec.needs_question and not ctx.input_text.strip():
-            raise NotScorable(spec.needs_question)  # before the first call
         if not ctx.output_text.strip():
-            if spec.empty_output:
-                raise NotScorable(spec.empty_output)
             return True  # an empty answer has no items: score it without a judge call
         # Checked before the first judge call, so a run without evidence costs nothing.
-        if self.spec.grounded and self.on_empty_context == "skip" and not context_items(ctx):
-            raise NotScorable(self.spec.no_context)
+        if spec.grounded and self.on_empty_context == "skip" and not context_items(ctx):
+            raise NotScorable(spec.no_context)
         return False
 
     def fixed(self, ctx: StepContext) -> list[dict[str, Any]] | None:
@@ -970,7 +957,7 @@ class _Judging:
         """What a prompt shows; the context only where asked, for a spec's own prompts."""
         grounded = context and self.spec.grounded and self.spec.prompts is not None
         rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
-        question = ctx.input_text if self.spec.needs_question else ""
+        question = optional_user_text(ctx.run, self.max_text_chars) or ""
         score = fmt(ctx.score)
         return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
 
