@@ -20,12 +20,7 @@ from livescore.scorers._prompt_alignment import find_system_prompt
 from livescore.scorers._prompting import block, item_blocks
 from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
-__all__ = (
-    "RoleOneCallAnswer",
-    "RoleVerdict",
-    "RoleVerdicts",
-    "create_role_adherence_scorer",
-)
+__all__ = ("RoleOneCallAnswer", "RoleVerdict", "RoleVerdicts", "create_role_adherence_scorer")
 
 RoleVerdict, RoleVerdicts, RoleOneCallAnswer = conv.answer_schemas(
     "RoleVerdict",
