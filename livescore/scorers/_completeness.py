@@ -14,6 +14,7 @@ from livescore._text import DEFAULT_MAX_TEXT_CHARS
 from livescore.pii import RedactSpec
 from livescore.scorers._keyword_coverage import (
     KEYWORD_COVERAGE_LABELS,
+    CoverageSteps,
     coverage_reason,
     keyword_coverage_label,
 )
@@ -200,14 +201,7 @@ def create_completeness_scorer(
 
 
 @dataclass(frozen=True, slots=True)
-class _Completeness:
-    reference: CompletenessReference
-    limit: int  # the most characters of ground truth read
-
-    @property
-    def source(self) -> str:
-        return self.reference.replace("_", " ")
-
+class _Completeness(CoverageSteps):
     @property
     def description(self) -> str:
         return (

@@ -19,6 +19,7 @@ from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = (
     "KEYWORD_COVERAGE_LABELS",
+    "CoverageSteps",
     "KeywordReference",
     "coverage_reason",
     "create_keyword_coverage_scorer",
@@ -112,22 +113,28 @@ def create_keyword_coverage_scorer(
         compound_terms=tuple(_words("compound_terms", compound_terms or ())),
         builtin_compound_terms=bool(builtin_compound_terms),
     )
-    steps = _KeywordCoverage(reference, extractor, scale, max_text_chars)
+    steps = _KeywordCoverage(reference, max_text_chars, extractor, scale)
     return code_scorer(
         steps, id=id, max_text_chars=max_text_chars, redact=redact, calibration=calibration
     )
 
 
 @dataclass(frozen=True, slots=True)
-class _KeywordCoverage:
+class CoverageSteps:
+    """What the steps of the coverage scorers (keyword coverage, completeness) share."""
+
     reference: KeywordReference
-    extractor: KeywordExtractor
-    scale: float
     limit: int  # the most characters of ground truth read
 
     @property
-    def source(self) -> str:
+    def source(self) -> str:  # the reference in reasons
         return self.reference.replace("_", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class _KeywordCoverage(CoverageSteps):
+    extractor: KeywordExtractor
+    scale: float
 
     @property
     def description(self) -> str:
