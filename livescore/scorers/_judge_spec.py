@@ -340,17 +340,15 @@ def _answer(name: str, doc: str, **fields: Any) -> type[BaseModel]:
     return model
 
 
-def _prompts(spec: JudgeSpec) -> JudgePrompts:
-    """The spec's prompts and answer schemas: its own, the derived ones where it has none."""
-    _, verdicts_schema, one_call_schema = _schemas(
-        spec.verdict, spec.items, spec.noun, listed=spec.listed
-    )
-    own = spec.prompts or _derived_prompts(spec)
-    return dataclasses.replace(
-        own,
-        verdicts_schema=own.verdicts_schema or verdicts_schema,
-        one_call_schema=own.one_call_schema or one_call_schema,
-    )
+def judge_schemas(
+    spec: JudgeSpec,
+) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel] | None]:
+    """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer,
+    and the item list where the judge lists the items; the spec's own where it has them."""
+    listing, verdicts, one_call = _schemas(spec.verdict, spec.items, spec.noun, listed=spec.listed)
+    if (own := spec.prompts) is not None:
+        verdicts, one_call = own.verdicts_schema or verdicts, own.one_call_schema or one_call
+    return verdicts, one_call, listing
 
 
 @functools.cache
@@ -433,18 +431,6 @@ def _derived_prompts(spec: JudgeSpec) -> JudgePrompts:
         reason=lambda shown: _reason_prompt(spec, shown.ctx, shown.scale),
         one_call=lambda shown: _one_call_prompt(spec, shown.ctx),
     )
-
-
-def judge_schemas(
-    spec: JudgeSpec,
-) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel] | None]:
-    """The answer schemas the judge is sent for ``spec``: the verdicts, the one-call answer,
-    and the item list where the judge lists the items."""
-    made = _prompts(spec)
-    assert made.verdicts_schema is not None  # _prompts fills both
-    assert made.one_call_schema is not None
-    listing = _schemas(spec.verdict, spec.items, spec.noun, listed=spec.listed)[0]
-    return made.verdicts_schema, made.one_call_schema, listing
 
 
 def _items_part(spec: JudgeSpec, ctx: StepContext, items: Sequence[str]) -> str:
@@ -652,7 +638,8 @@ class _Judging:
         self.spec, self.scale = spec, scale
         self.max_text_chars, self.max_context_chars = max_text_chars, max_context_chars
         self.on_empty_context = on_empty_context
-        self.prompts = _prompts(spec)
+        self.prompts = spec.prompts or _derived_prompts(spec)
+        self.verdicts_schema, self.one_call_schema, _ = judge_schemas(spec)
         self.key, self.noun, self.nouns = spec.items, spec.noun, spec.plural or spec.items
         self.field = self.prompts.verdicts_field
         self.preprocess_fields = self.prompts.preprocess_fields
@@ -663,7 +650,7 @@ class _Judging:
         """Items, one verdict per item, a reason: a judge call each where needed."""
         analyze: PromptStep[Any] = PromptStep(
             description=f"Give one verdict per {self.noun}",
-            output_schema=self.prompts.verdicts_schema,
+            output_schema=self.verdicts_schema,
             system=self.prompts.verdict_system,
             create_prompt=self.verdict_prompt,
             validate=self.check_count,
@@ -681,7 +668,7 @@ class _Judging:
         key = self.key
         one_call: PromptStep[Any] = PromptStep(
             description=f"List the {key}, judge each one and explain, in one answer",
-            output_schema=self.prompts.one_call_schema,
+            output_schema=self.one_call_schema,
             system=self.prompts.one_call_system,
             create_prompt=self.one_call_prompt,
             validate=self.check_one_call_count,
