@@ -36,7 +36,6 @@ from livescore.scorers._verdicts import spelling_validator, tally
 from livescore.scoring import CalibrationSpec, ContextFunction, NotScorable, Scorer, StepContext
 
 __all__ = (
-    "ContextPrecisionOneCallAnswer",
     "ContextPrecisionVerdict",
     "ContextPrecisionVerdicts",
     "create_context_precision_scorer",
@@ -83,13 +82,6 @@ class ContextPrecisionVerdicts(BaseModel):
     verdicts: list[ContextPrecisionVerdict]
 
 
-class ContextPrecisionOneCallAnswer(BaseModel):
-    """The one-call answer: one verdict per context piece, and the reason."""
-
-    verdicts: list[ContextPrecisionVerdict]
-    reason: str
-
-
 _TAGS = ("question", "reference", "context", "document", "verdicts", "verdict")
 
 _RULES = """\
@@ -130,15 +122,12 @@ def _record(ctx: StepContext, analysis: Mapping[str, Any]) -> None:
 
 def _count_reason(ctx: StepContext) -> str:
     verdicts = ctx.analyze_step_result["verdicts"]
-    positions = [v["context_index"] for v in verdicts if v["verdict"] == "yes"]
-    total = len(verdicts)
-    if not positions:
-        what = f"none of the {total} context pieces is useful for the answer"
-    else:
-        shown = ", ".join(str(p) for p in positions[:10])
+    useful = [str(v["context_index"]) for v in verdicts if v["verdict"] == "yes"]
+    what = f"none of the {len(verdicts)} context pieces is useful for the answer"
+    if useful:
         what = (
-            f"{len(positions)} of {total} context pieces are useful, at position"
-            f"{'' if len(positions) == 1 else 's'} {shown} (from 0)"
+            f"{len(useful)} of {len(verdicts)} context pieces are useful, at position"
+            f"{'' if len(useful) == 1 else 's'} {', '.join(useful[:10])} (from 0)"
         )
     return f"The score is {fmt(ctx.score)} because {what}."
 
@@ -216,7 +205,6 @@ def _spec(max_chars: int, max_context_chars: int) -> JudgeSpec:
                 'JSON only: {"verdicts": [...], "reason": "..."}.'
             ),
             verdicts_schema=ContextPrecisionVerdicts,
-            one_call_schema=ContextPrecisionOneCallAnswer,
         ),
     )
 
