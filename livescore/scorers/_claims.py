@@ -4,7 +4,7 @@ request, so a run scored by several of them sends it once (the run's memo)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeAlias
+from typing import Annotated, TypeAlias
 
 from pydantic import AfterValidator, BaseModel
 
@@ -86,12 +86,10 @@ def extract_prompt(output: str) -> str:
 
 
 def claims_extraction_step(
-    *,
-    skip_if: Callable[[StepContext], bool] | None = None,
-    skip_result: Callable[[StepContext], Any] | None = None,
+    *, skip_if: Callable[[StepContext], bool] | None = None
 ) -> PromptStep[ExtractedClaims]:
     """The preprocess step that extracts the output's claims: ``{"claims": [...]}``, one
-    request the run's memo shares; ``skip_if`` / ``skip_result``: when none is needed.
+    request the run's memo shares; ``skip_if``: when none is needed (then no claims).
 
     Example:
         >>> step = claims_extraction_step()
@@ -104,5 +102,5 @@ def claims_extraction_step(
         system=EXTRACT_SYSTEM,
         create_prompt=lambda ctx: extract_prompt(ctx.output_text),
         skip_if=skip_if,
-        skip_result=skip_result if skip_result is not None else (lambda ctx: {"claims": []}),
+        skip_result=lambda ctx: {"claims": []},
     )
