@@ -135,8 +135,8 @@ class JudgeSpec:
             raise ``NotScorable`` before any call.
         plural: The items in words where not ``items`` (``"context pieces"``).
         scoring: A score that is not a share of the items.
-        nothing_to_judge: ``ctx -> bool``, ``True`` when there is nothing to judge: in place
-            of the checks before any call (empty output, question, context).
+        nothing_to_judge: ``ctx -> bool``, ``True`` when there is nothing to judge, or
+            ``NotScorable``: in place of the checks before any call (empty output, context).
         attributes: Span attributes its own code sets, or derived ones said otherwise: name
             → what it holds, for the catalog.
     """
