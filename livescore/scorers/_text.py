@@ -4,7 +4,7 @@ the user's input) and how their steps become a scorer. Pure text helpers live in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
@@ -94,26 +94,25 @@ def check_reference(reference: object, allowed: tuple[str, ...] = REFERENCES) ->
 
 
 class CodeSteps(Protocol):
-    """The steps of a code scorer, as methods of one object that holds its options."""
+    """The steps of a code scorer, as methods of one object that holds its options; a
+    scorer without a preprocess or analyze step sets that name to ``None``."""
 
     @property
     def description(self) -> str: ...
-
-    def preprocess(self, ctx: StepContext) -> Any: ...
-
-    def analyze(self, ctx: StepContext) -> Any: ...
-
+    @property
+    def preprocess(self) -> Callable[[StepContext], Any] | None: ...
+    @property
+    def analyze(self) -> Callable[[StepContext], Any] | None: ...
     def generate_score(self, ctx: StepContext) -> float: ...
-
     def generate_reason(self, ctx: StepContext) -> str: ...
-
-    def label(self, score: float) -> str: ...
+    def label(self, score: float) -> str | None: ...
 
 
 def code_scorer(
     steps: CodeSteps,
     *,
     id: str,
+    level: Literal["run", "conversation"] = "run",
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     redact: RedactSpec | None,
     calibration: CalibrationSpec | None,
@@ -126,6 +125,7 @@ def code_scorer(
         label=steps.label,
         max_text_chars=max_text_chars,
         sync_steps="inline",
+        level=level,
         redact=redact,
         calibration=calibration,
         preprocess=steps.preprocess,

@@ -15,7 +15,8 @@ from livescore.scorers._conversation import (
     turns_phrase,
 )
 from livescore.scorers._judged import defect_label, round2
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
+from livescore.scorers._text import code_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = ("create_tool_error_rate_scorer",)
 
@@ -49,51 +50,46 @@ def create_tool_error_rate_scorer(
         >>> result.score, result.reason
         (0.5, 'The score is 0.5 because 1 of 2 tool calls failed, in turn 2: eta (timeout).')
     """
-    return create_scorer(
-        id=id,
-        description="Share of the conversation's tool calls that failed",
-        analyze=_analyze,
-        generate_score=_score,
-        generate_reason=_reason,
-        label=defect_label,
-        sync_steps="inline",
-        level="conversation",
-        redact=redact,
-        calibration=calibration,
+    return code_scorer(
+        _ToolErrorRate(), id=id, level="conversation", redact=redact, calibration=calibration
     )
 
 
-def _analyze(ctx: StepContext) -> dict[str, Any]:
-    calls = 0
-    failures: list[dict[str, Any]] = []
-    for number, run in conversation_of(ctx).turns():
-        for step in run.steps:
-            call = step.tool_call
-            if step.kind != "tool" or call is None:
-                continue
-            calls += 1
-            error = call.error or step.error
-            if error is not None:
-                failures.append({"turn": number, "tool": call.name, "error": error})
-    if not calls:
-        raise NotScorable("the agent called no tool in this conversation")
-    record_turns(ctx, [f["turn"] for f in failures], calls)
-    return {"calls": calls, "failed": len(failures), "failures": failures[:50]}
+class _ToolErrorRate:
+    description = "Share of the conversation's tool calls that failed"
+    preprocess = None
+    label = staticmethod(defect_label)
 
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
+        calls = 0
+        failures: list[dict[str, Any]] = []
+        for number, run in conversation_of(ctx).turns():
+            for step in run.steps:
+                call = step.tool_call
+                if step.kind != "tool" or call is None:
+                    continue
+                calls += 1
+                error = call.error or step.error
+                if error is not None:
+                    failures.append({"turn": number, "tool": call.name, "error": error})
+        if not calls:
+            raise NotScorable("the agent called no tool in this conversation")
+        record_turns(ctx, [f["turn"] for f in failures], calls)
+        return {"calls": calls, "failed": len(failures), "failures": failures[:50]}
 
-def _score(ctx: StepContext) -> float:
-    analysis = ctx.analyze_step_result
-    return round2(analysis["failed"] / analysis["calls"])
+    def generate_score(self, ctx: StepContext) -> float:
+        analysis = ctx.analyze_step_result
+        return round2(analysis["failed"] / analysis["calls"])
 
-
-def _reason(ctx: StepContext) -> str:
-    analysis = ctx.analyze_step_result
-    calls, failures = analysis["calls"], analysis["failures"]
-    if not failures:
-        return because(ctx, f"{every(calls, 'tool call', 'tool calls')} succeeded.")
-    where = turns_phrase(f["turn"] for f in failures)
-    listed = "; ".join(f"{f['tool']} ({f['error']})" for f in failures[:5])
-    return because(ctx, f"{analysis['failed']} of {calls} tool calls failed, in {where}: {listed}.")
+    def generate_reason(self, ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        calls, failures = analysis["calls"], analysis["failures"]
+        if not failures:
+            return because(ctx, f"{every(calls, 'tool call', 'tool calls')} succeeded.")
+        where = turns_phrase(f["turn"] for f in failures)
+        listed = "; ".join(f"{f['tool']} ({f['error']})" for f in failures[:5])
+        failed = f"{analysis['failed']} of {calls} tool calls failed"
+        return because(ctx, f"{failed}, in {where}: {listed}.")
 
 
 @catalog_entry(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from livescore._catalog import ScorerOptions, catalog_entry
 from livescore.pii import RedactSpec
 from livescore.scorers._conversation import conversation_of
-from livescore.scoring import CalibrationSpec, Scorer, StepContext, create_scorer
+from livescore.scorers._text import code_scorer
+from livescore.scoring import CalibrationSpec, Scorer, StepContext
 
 __all__ = ("create_turn_count_scorer",)
 
@@ -41,32 +44,31 @@ def create_turn_count_scorer(
     ):
         raise ValueError(f"max_turns must be a positive whole number, not {max_turns!r}")
 
-    def generate_score(ctx: StepContext) -> float:
+    steps = _TurnCount(max_turns)
+    return code_scorer(steps, id=id, level="conversation", redact=redact, calibration=calibration)
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnCount:
+    max_turns: int | None
+
+    description = "How many turns the conversation took"
+    preprocess = analyze = None
+
+    def generate_score(self, ctx: StepContext) -> float:
         return float(conversation_of(ctx).last_turn)
 
-    def generate_reason(ctx: StepContext) -> str:
-        turns = int(ctx.score or 0)
+    def generate_reason(self, ctx: StepContext) -> str:
+        turns, most = int(ctx.score or 0), self.max_turns
         said = f"The conversation has {turns} turn{'' if turns == 1 else 's'}"
-        if max_turns is not None:
-            said += f" (more than {max_turns})" if turns > max_turns else f" (at most {max_turns})"
+        if most is not None:
+            said += f" (more than {most})" if turns > most else f" (at most {most})"
         return said + "."
 
-    def label(score: float) -> str | None:
-        if max_turns is None:
+    def label(self, score: float) -> str | None:
+        if self.max_turns is None:
             return None
-        return "long" if score > max_turns else "ok"
-
-    return create_scorer(
-        id=id,
-        description="How many turns the conversation took",
-        generate_score=generate_score,
-        generate_reason=generate_reason,
-        label=label,
-        sync_steps="inline",
-        level="conversation",
-        redact=redact,
-        calibration=calibration,
-    )
+        return "long" if score > self.max_turns else "ok"
 
 
 @catalog_entry(

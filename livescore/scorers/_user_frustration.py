@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from livescore._catalog import ScorerOptions, catalog_entry
@@ -16,8 +17,9 @@ from livescore.scorers._conversation import (
     turns_phrase,
 )
 from livescore.scorers._judged import check_fraction, round2
+from livescore.scorers._text import code_scorer
 from livescore.scorers._tone import sentence_tones
-from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext, create_scorer
+from livescore.scoring import CalibrationSpec, NotScorable, Scorer, StepContext
 
 __all__ = ("USER_FRUSTRATION_LABELS", "create_user_frustration_scorer")
 
@@ -66,65 +68,59 @@ def create_user_frustration_scorer(
         >>> result.label, result.flags["turns_at_fault"]
         ('frustrated', [2])
     """
-    threshold = check_fraction(threshold, name="threshold")
+    steps = _UserFrustration(check_fraction(threshold, name="threshold"), max_text_chars)
+    return code_scorer(steps, id=id, level="conversation", redact=redact, calibration=calibration)
 
-    def analyze(ctx: StepContext) -> dict[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class _UserFrustration:
+    threshold: float
+    max_text_chars: int
+
+    description = "Peak negativity of the user's tone over the conversation (VADER)"
+    preprocess = None
+
+    def analyze(self, ctx: StepContext) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
         for number, text in messages(conversation_of(ctx), "user"):
-            tones = sentence_tones(text[:max_text_chars])
+            tones = sentence_tones(text[: self.max_text_chars])
             if not tones:
                 continue
             low = min(tones)
             rows.append({"turn": number, "tone": round(low, 4), "negativity": max(0.0, -low)})
         if not rows:
             raise NotScorable("the conversation has no user message to read a tone from")
-        negative: list[int | None] = [r["turn"] for r in rows if r["negativity"] > threshold]
+        negative: list[int | None] = [r["turn"] for r in rows if r["negativity"] > self.threshold]
         record_turns(ctx, negative, len(rows))
         return {"turns": rows, "first_tone": rows[0]["tone"], "last_tone": rows[-1]["tone"]}
 
-    return create_scorer(
-        id=id,
-        description="Peak negativity of the user's tone over the conversation (VADER)",
-        analyze=analyze,
-        generate_score=_peak,
-        generate_reason=_reason,
-        label=_label,
-        sync_steps="inline",
-        level="conversation",
-        redact=redact,
-        calibration=calibration,
-    )
+    def generate_score(self, ctx: StepContext) -> float:
+        return round2(max(r["negativity"] for r in ctx.analyze_step_result["turns"]))
 
+    def generate_reason(self, ctx: StepContext) -> str:
+        analysis = ctx.analyze_step_result
+        rows = analysis["turns"]
+        negative = [r for r in rows if r["turn"] in ctx.flags["turns_at_fault"]]
+        moved = (
+            f"the user's tone went from {analysis['first_tone']:+.2f} in turn "
+            f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
+        )
+        if not negative:
+            return because(ctx, f"no user message is negative ({moved}).")
+        worst = max(negative, key=lambda r: r["negativity"])
+        return because(
+            ctx,
+            f"the user's messages in {turns_phrase(r['turn'] for r in negative)} are negative, "
+            f"most in turn {worst['turn']} ({worst['tone']:+.2f}); {moved}.",
+        )
 
-def _peak(ctx: StepContext) -> float:
-    return round2(max(r["negativity"] for r in ctx.analyze_step_result["turns"]))
-
-
-def _reason(ctx: StepContext) -> str:
-    analysis = ctx.analyze_step_result
-    rows = analysis["turns"]
-    negative = [r for r in rows if r["turn"] in ctx.flags["turns_at_fault"]]
-    moved = (
-        f"the user's tone went from {analysis['first_tone']:+.2f} in turn "
-        f"{rows[0]['turn']} to {analysis['last_tone']:+.2f} in turn {rows[-1]['turn']}"
-    )
-    if not negative:
-        return because(ctx, f"no user message is negative ({moved}).")
-    worst = max(negative, key=lambda r: r["negativity"])
-    return because(
-        ctx,
-        f"the user's messages in {turns_phrase(r['turn'] for r in negative)} are negative, "
-        f"most in turn {worst['turn']} ({worst['tone']:+.2f}); {moved}.",
-    )
-
-
-def _label(score: float) -> str:
-    calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
-    if score < _NEGATIVE:
-        return calm
-    if score < 0.35:
-        return mild
-    return frustrated if score < 0.65 else angry
+    def label(self, score: float) -> str:
+        calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
+        if score < _NEGATIVE:
+            return calm
+        if score < 0.35:
+            return mild
+        return frustrated if score < 0.65 else angry
 
 
 @catalog_entry(
