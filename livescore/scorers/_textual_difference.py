@@ -75,7 +75,7 @@ def create_textual_difference_scorer(
         A scorer whose results carry ``preprocess_step_result = {"reference",
         "reference_chars", "response_chars"}`` and ``analyze_step_result = {"ratio",
         "changes", "words_added", "words_removed", "length_difference"}`` (the length
-        difference over the longer length); labels are :func:`similarity_label`'s.
+        difference over the longer length); labels are those of content similarity.
 
     Example:
         >>> scorer = create_textual_difference_scorer()
