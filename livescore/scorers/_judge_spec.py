@@ -594,9 +594,9 @@ def judge_scorer(
     def build(
         mode: JudgeMode, redact: RedactSpec | None, calibration: CalibrationSpec | None
     ) -> Scorer:
-        modes = {"three_step": judging.three_step, "one_call": judging.one_call}
-        modes["logprob"] = judging.logprob
-        preprocess, analyze, generate_reason = modes[mode]()
+        steps_of = {"three_step": judging.three_step, "one_call": judging.one_call}
+        steps_of["logprob"] = judging.logprob
+        preprocess, analyze, generate_reason = steps_of[mode]()
         return create_scorer(
             id=spec.name if id is None else id,
             description=(spec.description or described).format(scale=f"{scale:g}"),
