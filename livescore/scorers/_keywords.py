@@ -228,10 +228,8 @@ class KeywordExtractor:
             pair: sorted(terms, key=len, reverse=True) for pair, terms in index.items()
         }
         self._term_starts = frozenset(pair[0] for pair in index)
-        # The tokens of each distinct chunk of text, for this extractor's stopwords, stemming
-        # and compound terms. A plain dict: a hit costs one lookup, the hot path of
-        # extract(). Cleared when full; dict reads and writes are atomic, so threads may
-        # share it.
+        # Each distinct chunk's tokens. A plain dict, cleared when full: threads may share it
+        # (dict reads and writes are atomic).
         self._cache: dict[str, tuple[_Token, ...]] = {}
 
     def __repr__(self) -> str:
@@ -251,9 +249,7 @@ class KeywordExtractor:
         terms: dict[str, str] = {}
         flagged: list[int] = []
         after_break = True
-        # The hot loop. str.split() finds the whitespace-separated chunks in C, and each
-        # distinct chunk ("data.", "(cleaning,", "React.js") is tokenized once per extractor
-        # and cached: a chunk seen before costs one dict lookup.
+        # The hot loop: a chunk ("data.", "(cleaning,", "React.js") seen before costs one lookup.
         for line in text.splitlines():
             for chunk in line.split():
                 for token in cached(chunk) or read(chunk):

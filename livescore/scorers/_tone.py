@@ -38,8 +38,7 @@ _MAX_SENTENCE_WORDS = 100
 
 @functools.cache
 def _analyzer() -> Any:
-    # Imported and built on first use (about 10 ms: it reads the lexicon shipped inside the
-    # package), once per process.
+    # Built on first use, once per process (about 10 ms: it reads VADER's lexicon).
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
     return SentimentIntensityAnalyzer()

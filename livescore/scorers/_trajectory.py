@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import math
@@ -138,10 +139,7 @@ class _Trajectory:
         return f"Blacklisted: {', '.join(hits)}. Score 0 whatever else. Calls: {calls}."
 
     def label(self, score: float) -> str:
-        for floor, label in ((1.0, "perfect"), (0.8, "good"), (0.5, "fair")):
-            if score >= floor:
-                return label
-        return "poor"
+        return TRAJECTORY_LABELS[bisect.bisect_right((0.5, 0.8, 1.0), score)]
 
 
 # Each dimension: its figures (in analyze_step_result) and its sentence of the reason.

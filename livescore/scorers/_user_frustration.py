@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,12 +116,7 @@ class _UserFrustration:
         )
 
     def label(self, score: float) -> str:
-        calm, mild, frustrated, angry = USER_FRUSTRATION_LABELS
-        if score < _NEGATIVE:
-            return calm
-        if score < 0.35:
-            return mild
-        return frustrated if score < 0.65 else angry
+        return USER_FRUSTRATION_LABELS[bisect.bisect_right((_NEGATIVE, 0.35, 0.65), score)]
 
 
 @catalog_entry(
