@@ -86,16 +86,13 @@ class _ContentSimilarity(TextComparison):
         if self.ignore_case:
             text = text.lower()
         if self.ignore_whitespace:
-            # The comparison drops every whitespace character: drop them once, here (a C
-            # translate, ~20 times faster than collapsing runs with a regex).
+            # Dropped once, here: a C translate, ~20 times faster than collapsing runs by regex.
             text = text.translate(DROP_WHITESPACE)
         return text
 
     def analyze(self, ctx: StepContext) -> dict[str, float]:
-        ref, response = ctx.state["texts"]
-        return {
-            "similarity": dice_similarity(ref, response, ignore_whitespace=self.ignore_whitespace)
-        }
+        texts = ctx.state["texts"]
+        return {"similarity": dice_similarity(*texts, ignore_whitespace=self.ignore_whitespace)}
 
     def generate_reason(self, ctx: StepContext) -> str:
         options = (("case", self.ignore_case), ("whitespace", self.ignore_whitespace))
