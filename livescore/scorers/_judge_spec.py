@@ -232,12 +232,17 @@ class Shown:
 
     output: str
     items: Sequence[str]
-    question: str
     context: RenderedContext
     verdicts: Sequence[Mapping[str, Any]]
     score_text: str
     scale: float
     ctx: StepContext
+    max_text_chars: int
+
+    @property
+    def question(self) -> str:
+        # Read only by the prompts that show it: most never do.
+        return optional_user_text(self.ctx.run, self.max_text_chars) or ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -645,6 +650,11 @@ class _Judging:
         self.key, self.noun, self.nouns = spec.items, spec.noun, spec.plural or spec.items
         self.field = self.prompts.verdicts_field
         self.preprocess_fields = self.prompts.preprocess_fields
+        # Read on every score: worked out once here.
+        self.counted = tuple(spec.counted_words.items())
+        self.words = spec.words if "verdict" in spec.verdict.model_fields else ()
+        self.fill = spec.scoring.fill if spec.scoring is not None else None
+        self.not_analysis = {self.field, self.key, "reason", *self.preprocess_fields}
 
     # -- the three modes: (preprocess, analyze, generate_reason) --------------------------------
 
@@ -764,8 +774,7 @@ class _Judging:
         return sum(1 for verdict in verdicts if verdict["verdict"] in self.spec.defect_words)
 
     def analysis_of(self, answer: BaseModel, found: list[str]) -> dict[str, Any]:
-        dumped, field = answer.model_dump(), self.field
-        fill = self.spec.scoring.fill if self.spec.scoring is not None else None
+        dumped, field, fill = answer.model_dump(), self.field, self.fill
         verdicts = dumped[field]
         for index, (verdict, item) in enumerate(zip(verdicts, found, strict=True)):
             if fill is not None:
@@ -778,7 +787,7 @@ class _Judging:
                 verdict["statement"] = item
         # The answer's other fields belong to the analysis (context relevance's missing
         # information).
-        skipped = {field, self.key, "reason", *self.preprocess_fields}
+        skipped = self.not_analysis
         return {field: verdicts, **{k: v for k, v in dumped.items() if k not in skipped}}
 
     def preprocessed(self, answer: Any, ctx: StepContext) -> dict[str, Any]:
@@ -894,7 +903,7 @@ class _Judging:
         counts, weights = tally(verdicts), spec.weights or {}
         counted = sum(
             weights.get(word, 0.0 if word in spec.defect_words else 1.0) * counts[word]
-            for word in spec.words
+            for word in self.words
         )
         return round2(counted / total * scale)
 
@@ -911,7 +920,7 @@ class _Judging:
         ctx.flags[f"{key}_total"] = total
         if conversation is None:
             ctx.attributes[f"livescore.{key}.total"] = total
-        for index, (name, word) in enumerate(spec.counted_words.items()):
+        for index, (name, word) in enumerate(self.counted):
             ctx.flags[f"{key}_{name}"] = sum(1 for v in verdicts if v["verdict"] == word)
             if index == 0 and conversation is None:
                 ctx.attributes[f"livescore.{key}.{name}"] = ctx.flags[f"{key}_{name}"]
@@ -946,9 +955,8 @@ class _Judging:
         """What a prompt shows; the context only where asked, for a spec's own prompts."""
         grounded = context and self.spec.grounded and self.spec.prompts is not None
         rendered = context_for_judge(ctx, self.max_context_chars) if grounded else _NO_CONTEXT
-        question = optional_user_text(ctx.run, self.max_text_chars) or ""
-        score = fmt(ctx.score)
-        return Shown(ctx.output_text, items, question, rendered, verdicts, score, self.scale, ctx)
+        score, limit = fmt(ctx.score), self.max_text_chars
+        return Shown(ctx.output_text, items, rendered, verdicts, score, self.scale, ctx, limit)
 
     def verdict_prompt(self, ctx: StepContext) -> str:
         return self.prompts.verdict(self.shown(ctx, items=self.items(ctx), context=True))
