@@ -7,9 +7,10 @@ around them (usage, the result) — on one thread, with a judge that answers at 
 
 The judge is a test double written here (``InstantJudge``): it answers every structured
 request with a valid answer built from the schema it is sent (K items, one verdict per item,
-the verdict words alternating so that some items are defects), every free-text request with
-one sentence, every one-word request with fixed probabilities. Its answers are validated by
-the schema, as an HTTP judge's are.
+the verdict words alternating so that some items are defects; built once per schema, so the
+double's own work stays out of the figures), every free-text request with one sentence, every
+one-word request with fixed probabilities. Its answers are validated by the schema, as an
+HTTP judge's are.
 
 Scorers: hallucination and faithfulness (grounded: a static context of three documents) and
 bias and toxicity (the judge lists the items), each in its judge modes (three_step, one_call,
@@ -73,6 +74,8 @@ class InstantJudge:
     def __init__(self, items: int) -> None:
         self.items = [f"The answer states fact number {i}." for i in range(items)]
         self.calls = 0
+        # Built once per schema: the double's own work stays out of the figures.
+        self.answers: dict[type[BaseModel], dict[str, Any]] = {}
 
     def _usage(self) -> JudgeUsage:
         self.calls += 1
@@ -107,7 +110,10 @@ class InstantJudge:
         schema: type[ModelT],
         validate: Callable[[ModelT], None] | None = None,
     ) -> JudgeReply[ModelT]:
-        value = schema.model_validate(self._answer(schema))
+        answer = self.answers.get(schema)
+        if answer is None:
+            answer = self.answers[schema] = self._answer(schema)
+        value = schema.model_validate(answer)
         if validate is not None:
             validate(value)
         return JudgeReply(value, self._usage())
