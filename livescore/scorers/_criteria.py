@@ -263,7 +263,8 @@ def _text_output(ctx: StepContext) -> bool:
 
 
 def _answer(shown: Shown) -> str:
-    asked = f"{block('question', shown.question)}\n\n" if shown.question else ""
+    question = shown.question  # read from the run on each access
+    asked = f"{block('question', question)}\n\n" if question else ""
     return f"{asked}{block('output', shown.output)}"
 
 
